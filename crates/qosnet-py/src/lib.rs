@@ -1,0 +1,153 @@
+//! Thin PyO3 bindings: convert, release the GIL, map errors. No simulation logic here.
+
+mod error;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use qosnet_sim::metrics::{Column, Table};
+use qosnet_sim::{Config, Simulation as Engine};
+use std::path::PathBuf;
+
+/// A simulation built from a configuration (TOML or JSON text).
+#[pyclass(module = "qosnet._core")]
+struct Simulation {
+    inner: Engine,
+}
+
+#[pymethods]
+impl Simulation {
+    /// Build from configuration text; `fmt` is "toml" or "json"; relative file paths in the
+    /// configuration resolve against `base_dir`. Raises ConfigError listing every problem.
+    #[new]
+    #[pyo3(signature = (text, fmt = "toml", base_dir = None))]
+    fn new(text: &str, fmt: &str, base_dir: Option<PathBuf>) -> PyResult<Self> {
+        let mut cfg = parse(text, fmt)?;
+        cfg.base_dir = base_dir;
+        let inner = Engine::new(cfg).map_err(error::config_error)?;
+        Ok(Self { inner })
+    }
+
+    /// Current cycle.
+    #[getter]
+    fn now(&self) -> u64 {
+        self.inner.now()
+    }
+
+    /// End of the measurement window, in cycles.
+    #[getter]
+    fn window_end(&self) -> u64 {
+        self.inner.window_end()
+    }
+
+    #[getter]
+    fn finished(&self) -> bool {
+        self.inner.is_finished()
+    }
+
+    /// (flits injected, flits ejected, flit hops) so far.
+    #[getter]
+    fn flit_counts(&self) -> (u64, u64, u64) {
+        self.inner.flit_counts()
+    }
+
+    /// Simulate at most `max_cycles` cycles (GIL released). Returns True when finished.
+    fn advance(&mut self, py: Python<'_>, max_cycles: u64) -> PyResult<bool> {
+        let inner = &mut self.inner;
+        py.allow_threads(|| inner.advance(max_cycles))
+            .map_err(error::sim_error)
+    }
+
+    /// Run to the end (GIL released).
+    fn run(&mut self, py: Python<'_>) -> PyResult<()> {
+        let inner = &mut self.inner;
+        py.allow_threads(|| inner.run().map(|_| ()))
+            .map_err(error::sim_error)
+    }
+
+    /// Check every engine invariant now; raises SimulationError on a violation.
+    fn check_invariants(&self) -> PyResult<()> {
+        self.inner.check_invariants().map_err(error::sim_error)
+    }
+
+    /// The configuration with all defaults filled in, as TOML.
+    fn resolved_config(&self) -> String {
+        self.inner.config().to_toml()
+    }
+
+    /// Results: {"summary": json str, "classes": {col: list}, "nodes": ..., "links": ...,
+    /// "messages": ... or None}.
+    fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let r = py.allow_threads(|| self.inner.result());
+        let d = PyDict::new(py);
+        d.set_item("summary", r.summary_json())?;
+        d.set_item("classes", table(py, &r.classes)?)?;
+        d.set_item("nodes", table(py, &r.nodes)?)?;
+        d.set_item("links", table(py, &r.links)?)?;
+        match &r.messages {
+            Some(m) => d.set_item("messages", table(py, m)?)?,
+            None => d.set_item("messages", py.None())?,
+        }
+        Ok(d)
+    }
+}
+
+fn parse(text: &str, fmt: &str) -> PyResult<Config> {
+    let cfg = match fmt {
+        "toml" => Config::from_toml_str(text),
+        "json" => Config::from_json_str(text),
+        other => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "fmt: must be \"toml\" or \"json\", got {other:?}"
+            )))
+        }
+    };
+    cfg.map_err(error::config_error)
+}
+
+/// Validate configuration text; returns a list of (path, message), empty when valid.
+#[pyfunction]
+#[pyo3(signature = (text, fmt = "toml", base_dir = None))]
+fn validate(text: &str, fmt: &str, base_dir: Option<PathBuf>) -> PyResult<Vec<(String, String)>> {
+    let cfg = match fmt {
+        "toml" => Config::from_toml_str(text),
+        "json" => Config::from_json_str(text),
+        other => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "fmt: must be \"toml\" or \"json\", got {other:?}"
+            )))
+        }
+    };
+    let errors = match cfg {
+        Err(e) => e.0,
+        Ok(mut c) => {
+            c.base_dir = base_dir;
+            match qosnet_sim::config::validate(&c) {
+                Ok(_) => Vec::new(),
+                Err(e) => e.0,
+            }
+        }
+    };
+    Ok(errors.into_iter().map(|e| (e.path, e.message)).collect())
+}
+
+fn table<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (name, col) in &t.columns {
+        let list = match col {
+            Column::U64(v) => PyList::new(py, v)?,
+            Column::F64(v) => PyList::new(py, v)?,
+            Column::Str(v) => PyList::new(py, v)?,
+        };
+        d.set_item(name, list)?;
+    }
+    Ok(d)
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Simulation>()?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    error::register(m)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,423 @@
+//! Typed configuration (TOML or JSON), parsed with exact error paths and validated as a whole.
+//!
+//! Every section denies unknown keys. Physical quantities are written with units
+//! (`"1.6 Gb/s"`, `"10 us"`) or as plain cycle counts, and converted in [`crate::units`].
+//! Defaults follow documents 003 §4.1 and 000 §5.1: 16 VCs per port, 128-bit flits,
+//! 1.6 Gb/s links, 40-flit messages, one cycle per pipeline stage.
+
+mod validate;
+
+use crate::error::{ConfigError, ConfigErrors};
+use crate::units::{Bandwidth, Duration};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+pub use validate::validate;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub simulation: SimulationConfig,
+    #[serde(default)]
+    pub physical: PhysicalConfig,
+    pub topology: TopologyConfig,
+    #[serde(default)]
+    pub router: RouterConfig,
+    #[serde(default)]
+    pub routing: RoutingConfig,
+    #[serde(default)]
+    pub endpoint: EndpointConfig,
+    #[serde(default)]
+    pub traffic: Vec<TrafficConfig>,
+    /// Directory that relative file paths (pattern files) are resolved against.
+    #[serde(skip)]
+    pub base_dir: Option<PathBuf>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SimulationConfig {
+    /// Master seed; every component derives its own stream from it.
+    pub seed: u64,
+    /// Cycles before measurement starts.
+    pub warmup: Duration,
+    /// Messages created in [warmup, warmup + measure) are measured.
+    pub measure: Duration,
+    /// After the window, run at most this long for measured messages to arrive; if they
+    /// have not, the run reports saturation.
+    pub drain_limit: Duration,
+    /// A run with flits in flight and none moving for this long is a deadlock (an error).
+    pub watchdog: Duration,
+    /// Keep a record of every measured message (the `messages` table).
+    pub record_messages: bool,
+}
+
+impl Default for SimulationConfig {
+    fn default() -> Self {
+        Self {
+            seed: 1,
+            warmup: Duration::Cycles(10_000),
+            measure: Duration::Cycles(50_000),
+            drain_limit: Duration::Cycles(100_000),
+            watchdog: Duration::Cycles(20_000),
+            record_messages: false,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PhysicalConfig {
+    /// Flit size in bits (document 003 §4.1: 128).
+    pub flit_bits: u32,
+    /// Bandwidth of every link (document 003 §4.1: 1.6 Gb/s).
+    pub link_bandwidth: Bandwidth,
+}
+
+impl Default for PhysicalConfig {
+    fn default() -> Self {
+        Self {
+            flit_bits: 128,
+            link_bandwidth: Bandwidth {
+                bits_per_second: 1.6e9,
+            },
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TopologyConfig {
+    /// One router with `ports` endpoint ports (document 003's 8-port router).
+    Star { ports: u32 },
+    /// k-ary n-mesh (or `dims` for unequal sides), one endpoint per router.
+    Mesh {
+        #[serde(default)]
+        k: Option<u32>,
+        #[serde(default)]
+        n: Option<u32>,
+        #[serde(default)]
+        dims: Option<Vec<u32>>,
+    },
+    /// k-ary n-torus (or `dims`), one endpoint per router.
+    Torus {
+        #[serde(default)]
+        k: Option<u32>,
+        #[serde(default)]
+        n: Option<u32>,
+        #[serde(default)]
+        dims: Option<Vec<u32>>,
+    },
+    /// k-ary n-tree: k^n endpoints, n levels of k^(n-1) switches with 2k ports.
+    FatTree { k: u32, n: u32 },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PipelineConfig {
+    /// Stage 1: synchronise and demultiplex into a VC buffer.
+    pub sync: u32,
+    /// Stage 2: routing decision (header flits only).
+    pub routing: u32,
+    /// Stage 3: output-VC arbitration (header flits only).
+    pub vc_alloc: u32,
+    /// Stage 4: crossbar traversal (scheduler at the crossbar input).
+    pub crossbar: u32,
+    /// Stage 5: output buffering, physical-channel multiplexing and synchronisation.
+    pub output: u32,
+}
+
+impl Default for PipelineConfig {
+    /// Document 003 Fig. 1: five stages, one cycle each.
+    fn default() -> Self {
+        Self {
+            sync: 1,
+            routing: 1,
+            vc_alloc: 1,
+            crossbar: 1,
+            output: 1,
+        }
+    }
+}
+
+impl PipelineConfig {
+    pub fn total(&self) -> u64 {
+        (self.sync + self.routing + self.vc_alloc + self.crossbar + self.output) as u64
+    }
+}
+
+/// A scheduler choosing one VC among eligible candidates (crossbar input, output
+/// multiplexer, NIC injection port). Registered once here; built in `sched::build`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum SchedulerConfig {
+    /// Oldest flit first (traditional router, document 003 §3).
+    Fcfs,
+    /// Round robin over VCs, starting after the last one served.
+    RoundRobin,
+}
+
+/// How a free output VC is picked among the allowed ones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VcSelection {
+    LowestFree,
+    RoundRobin,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RouterConfig {
+    /// Virtual channels per physical port (document 003: 16).
+    pub vcs: u32,
+    /// Input buffer depth per VC, in flits.
+    pub input_buffer: u32,
+    /// Output buffer depth per VC, in flits (stage 5).
+    pub output_buffer: u32,
+    /// Delay of each pipeline stage, in cycles.
+    pub pipeline: PipelineConfig,
+    /// Wire delay of a link, in cycles.
+    pub link_latency: u32,
+    /// Delay of a credit from a downstream buffer back to the upstream output, in cycles.
+    pub credit_latency: u32,
+    /// Flits per cycle each crossbar input may send and each crossbar output may accept.
+    pub speedup: u32,
+    pub crossbar_scheduler: SchedulerConfig,
+    pub output_scheduler: SchedulerConfig,
+    pub vc_selection: VcSelection,
+}
+
+impl Default for RouterConfig {
+    fn default() -> Self {
+        Self {
+            vcs: 16,
+            input_buffer: 40,
+            output_buffer: 40,
+            pipeline: PipelineConfig::default(),
+            link_latency: 1,
+            credit_latency: 1,
+            speedup: 1,
+            crossbar_scheduler: SchedulerConfig::Fcfs,
+            output_scheduler: SchedulerConfig::Fcfs,
+            vc_selection: VcSelection::LowestFree,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RoutingKind {
+    /// The topology's natural deterministic routing.
+    #[default]
+    Auto,
+    /// Dimension order (mesh).
+    Dor,
+    /// Dimension order with dateline VC classes (torus).
+    DorDateline,
+    /// Deterministic up/down, D-mod-K up-port choice (fat tree).
+    DModK,
+    /// The single router of a star.
+    Direct,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RoutingConfig {
+    pub kind: RoutingKind,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EndpointConfig {
+    /// How the NIC picks a VC of the router's input port for each packet.
+    pub vc_selection: VcSelection,
+}
+
+impl Default for EndpointConfig {
+    fn default() -> Self {
+        Self {
+            vc_selection: VcSelection::RoundRobin,
+        }
+    }
+}
+
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum TrafficClass {
+    Control,
+    RealTime,
+    #[default]
+    BestEffort,
+}
+
+impl TrafficClass {
+    pub const ALL: [TrafficClass; 3] = [Self::Control, Self::RealTime, Self::BestEffort];
+    pub fn index(self) -> usize {
+        self as usize
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Control => "control",
+            Self::RealTime => "real_time",
+            Self::BestEffort => "best_effort",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Process {
+    /// Exponential inter-arrival times.
+    Poisson,
+    /// Each cycle a message with probability rate / message size.
+    Bernoulli,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum NodeSet {
+    All(AllNodes),
+    List(Vec<u32>),
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AllNodes {
+    All,
+}
+
+impl Default for NodeSet {
+    fn default() -> Self {
+        NodeSet::All(AllNodes::All)
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum PatternConfig {
+    Uniform,
+    Transpose,
+    BitComplement,
+    BitReversal,
+    PerfectShuffle,
+    Butterfly,
+    Tornado,
+    Neighbour,
+    /// With probability `fraction` a message goes to one of `nodes` (uniformly), else uniform.
+    HotSpot {
+        fraction: f64,
+        nodes: Vec<u32>,
+    },
+    /// One destination per source: lines `dst` (line i is source i) or `src dst`.
+    Permutation {
+        file: PathBuf,
+    },
+    /// N rows of N non-negative weights: row s gives the destination distribution of s.
+    Matrix {
+        file: PathBuf,
+    },
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrafficConfig {
+    #[serde(default = "default_process")]
+    pub process: Process,
+    #[serde(default)]
+    pub class: TrafficClass,
+    /// Offered load per source node as a fraction of link bandwidth (flits/node/cycle).
+    #[serde(default)]
+    pub load: Option<f64>,
+    /// Offered load per source node as a bandwidth (alternative to `load`).
+    #[serde(default)]
+    pub rate: Option<Bandwidth>,
+    /// Message length in flits.
+    #[serde(default = "default_message_flits")]
+    pub message_flits: u32,
+    /// Packet length in flits; a message is cut into packets of this size (the last may be shorter).
+    #[serde(default = "default_message_flits")]
+    pub packet_flits: u32,
+    #[serde(default = "default_pattern")]
+    pub pattern: PatternConfig,
+    /// Which nodes run this source ("all" or a list).
+    #[serde(default)]
+    pub sources: NodeSet,
+}
+
+fn default_process() -> Process {
+    Process::Poisson
+}
+fn default_message_flits() -> u32 {
+    40
+}
+fn default_pattern() -> PatternConfig {
+    PatternConfig::Uniform
+}
+
+/// Where a configuration came from, so deserialisation errors can carry the right path.
+enum Format {
+    Toml,
+    Json,
+}
+
+impl Config {
+    /// Parse a TOML document; errors carry the dotted path of the offending key.
+    pub fn from_toml_str(text: &str) -> Result<Config, ConfigErrors> {
+        Self::parse(text, Format::Toml)
+    }
+
+    /// Parse a JSON document (what the Python front sends after applying overrides).
+    pub fn from_json_str(text: &str) -> Result<Config, ConfigErrors> {
+        Self::parse(text, Format::Json)
+    }
+
+    pub fn from_file(path: &Path) -> Result<Config, ConfigErrors> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            ConfigError::new("<file>", format!("cannot read {}: {e}", path.display()))
+        })?;
+        let mut cfg = Self::from_toml_str(&text)?;
+        cfg.base_dir = path.parent().map(Path::to_path_buf);
+        Ok(cfg)
+    }
+
+    fn parse(text: &str, fmt: Format) -> Result<Config, ConfigErrors> {
+        let result: Result<Config, (String, String)> = match fmt {
+            Format::Toml => {
+                let de = toml::Deserializer::new(text);
+                serde_path_to_error::deserialize(de).map_err(|e| {
+                    let path = e.path().to_string();
+                    let inner = e.into_inner();
+                    (path, inner.message().to_string())
+                })
+            }
+            Format::Json => {
+                let mut de = serde_json::Deserializer::from_str(text);
+                serde_path_to_error::deserialize(&mut de)
+                    .map_err(|e| (e.path().to_string(), e.into_inner().to_string()))
+            }
+        };
+        result.map_err(|(path, msg)| {
+            let path = if path == "." || path.is_empty() {
+                "<root>".to_string()
+            } else {
+                path
+            };
+            ConfigErrors(vec![ConfigError::new(path, msg)])
+        })
+    }
+
+    /// The configuration with every default filled in, as TOML.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a parsed configuration serialises")
+    }
+
+    pub fn resolve_path(&self, p: &Path) -> PathBuf {
+        match &self.base_dir {
+            Some(base) if p.is_relative() => base.join(p),
+            _ => p.to_path_buf(),
+        }
+    }
+}

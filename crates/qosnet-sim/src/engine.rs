@@ -1,0 +1,581 @@
+//! The cycle loop.
+//!
+//! Components (routers, NICs) own their state in flat arrays and talk only through two
+//! timing wheels — flits on links and credits back — each with a delay of at least one
+//! cycle. So nothing a component does in cycle t is visible to another before t + 1, and
+//! the result does not depend on the order components are visited (two-phase update,
+//! STYLE.md). Only active routers and NICs are visited; when nothing is in flight the loop
+//! jumps to the next source event.
+
+use crate::config::{Config, SchedulerConfig, VcSelection};
+use crate::error::{ConfigErrors, SimError};
+use crate::flit::{Flit, Message, Packet, Slab};
+use crate::metrics::Metrics;
+use crate::ring::Rings;
+use crate::routing::{all_vcs, Routing};
+use crate::sched::Scheduler;
+use crate::topology::{Peer, Topology};
+use crate::traffic::{Source, TrafficSpec};
+use crate::units::{Clock, Cycle};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// Credits addressed to a NIC carry this bit; the rest is `node * vcs + vc`.
+pub(crate) const NIC_CREDIT: u32 = 1 << 31;
+
+/// Where a link delivers flits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Target {
+    None,
+    /// A router input port (global index router * ports + port).
+    Router(u32),
+    /// An endpoint's ejection (sink).
+    Endpoint(u32),
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Arrival {
+    pub to: Target,
+    pub flit: Flit,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CreditMsg {
+    /// Output VC (router * ports + port) * vcs + vc, or `NIC_CREDIT | node * vcs + vc`.
+    pub to: u32,
+    pub tail: bool,
+}
+
+/// Per-stage delays and other resolved parameters, in cycles.
+#[derive(Clone, Debug)]
+pub(crate) struct Params {
+    pub vcs: usize,
+    pub ports: usize,
+    pub input_depth: u32,
+    pub output_depth: u32,
+    pub d_sync: Cycle,
+    pub d_routing: Cycle,
+    pub d_vc_alloc: Cycle,
+    pub d_crossbar: Cycle,
+    pub d_output: Cycle,
+    pub link: Cycle,
+    pub credit: Cycle,
+    pub speedup: u32,
+    pub vc_selection: VcSelection,
+    pub nic_vc_selection: VcSelection,
+    pub window_end: Cycle,
+    pub drain_end: Cycle,
+    pub watchdog: Cycle,
+}
+
+/// The packet a NIC is injecting.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Injecting {
+    pub packet: u32,
+    pub seq: u16,
+    pub size: u16,
+    pub vc: u8,
+}
+
+/// A whole simulated network and its run state.
+pub struct Simulation {
+    pub(crate) config: Config,
+    pub(crate) topo: Topology,
+    pub(crate) routing: Routing,
+    pub(crate) clock: Clock,
+    pub(crate) p: Params,
+    // --- routers: input side (per input VC / per input port) ---
+    pub(crate) inbuf: Rings,
+    pub(crate) in_out_port: Vec<u16>,
+    pub(crate) in_out_vc: Vec<u8>,
+    /// Global index of the output VC the packet holds (valid once allocated).
+    pub(crate) in_ovc: Vec<u32>,
+    pub(crate) in_route_vcs: Vec<u32>,
+    /// Cycle from which the VC's header may take its next step (stages 2-4).
+    pub(crate) in_gate: Vec<Cycle>,
+    pub(crate) ip_nonempty: Vec<u32>,
+    pub(crate) ip_routing: Vec<u32>,
+    pub(crate) ip_vc_alloc: Vec<u32>,
+    pub(crate) ip_active: Vec<u32>,
+    /// VCs whose output VC buffer was found full; re-enabled when that buffer sends a flit.
+    pub(crate) ip_blocked: Vec<u32>,
+    pub(crate) xbar_sched: Vec<Scheduler>,
+    /// Per input port: first index of the upstream credit counters (`NIC_CREDIT` for a NIC).
+    pub(crate) credit_return: Vec<u32>,
+    // --- routers: output side (per output VC / per output port) ---
+    pub(crate) outbuf: Rings,
+    pub(crate) credits: Vec<u32>,
+    pub(crate) op_allocated: Vec<u32>,
+    pub(crate) op_nonempty: Vec<u32>,
+    /// Output VCs holding at least one credit.
+    pub(crate) op_credited: Vec<u32>,
+    /// Per output VC, the input VC holding it (valid while allocated).
+    pub(crate) ovc_owner: Vec<u32>,
+    pub(crate) out_sched: Vec<Scheduler>,
+    pub(crate) out_target: Vec<Target>,
+    pub(crate) vc_rr: Vec<u8>,
+    // --- routers: activity ---
+    pub(crate) work: Vec<u32>,
+    pub(crate) is_active: Vec<bool>,
+    pub(crate) active: Vec<u32>,
+    pub(crate) rr_start: Vec<u8>,
+    /// Per router, a bit per port that may have work in a stage (set eagerly, cleared
+    /// lazily when the stage finds the port idle): routing, VC allocation, crossbar, output.
+    pub(crate) r_route_ports: Vec<u64>,
+    pub(crate) r_alloc_ports: Vec<u64>,
+    pub(crate) r_xbar_ports: Vec<u64>,
+    pub(crate) r_out_ports: Vec<u64>,
+    // --- endpoints ---
+    pub(crate) nic_queue: Vec<VecDeque<u32>>,
+    pub(crate) nic_cur: Vec<Option<Injecting>>,
+    pub(crate) nic_credits: Vec<u32>,
+    pub(crate) nic_busy: Vec<u32>,
+    pub(crate) nic_rr: Vec<u8>,
+    pub(crate) nic_active: Vec<u32>,
+    pub(crate) nic_is_active: Vec<bool>,
+    /// Per node: first index of the router's ejection-port credit counters.
+    pub(crate) eject_credit: Vec<u32>,
+    pub(crate) inject_target: Vec<u32>,
+    // --- traffic ---
+    pub(crate) specs: Vec<TrafficSpec>,
+    pub(crate) sources: Vec<Source>,
+    pub(crate) events: BinaryHeap<Reverse<(Cycle, u32)>>,
+    // --- links ---
+    pub(crate) arrivals: Vec<Vec<Arrival>>,
+    pub(crate) credit_wheel: Vec<Vec<CreditMsg>>,
+    pub(crate) wheel_mask: usize,
+    // --- data ---
+    pub(crate) packets: Slab<Packet>,
+    pub(crate) messages: Slab<Message>,
+    // --- run state ---
+    pub(crate) now: Cycle,
+    pub(crate) in_flight: u64,
+    pub(crate) credits_in_flight: u64,
+    pub(crate) last_progress: Cycle,
+    pub(crate) flits_injected: u64,
+    pub(crate) flits_ejected: u64,
+    pub(crate) flit_hops: u64,
+    pub(crate) measured_outstanding: u64,
+    pub(crate) finished: bool,
+    pub(crate) saturated: bool,
+    pub(crate) violation: Option<String>,
+    pub(crate) metrics: Metrics,
+}
+
+impl Simulation {
+    /// Build a simulation from a TOML document (relative paths resolve against `base_dir`).
+    pub fn from_toml(
+        text: &str,
+        base_dir: Option<&std::path::Path>,
+    ) -> Result<Simulation, ConfigErrors> {
+        let mut cfg = Config::from_toml_str(text)?;
+        cfg.base_dir = base_dir.map(|p| p.to_path_buf());
+        Simulation::new(cfg)
+    }
+
+    /// Validate `config` completely and build the network.
+    pub fn new(config: Config) -> Result<Simulation, ConfigErrors> {
+        let v = crate::config::validate(&config)?;
+        let (topo, routing, specs) = (v.topology, v.routing, v.specs);
+        let clock = v.clock;
+        let rc = &config.router;
+        let (vcs, ports) = (rc.vcs as usize, topo.ports);
+        let cyc = |d| clock.duration_cycles(d);
+        let warmup = cyc(config.simulation.warmup);
+        let window_end = warmup + cyc(config.simulation.measure);
+        let p = Params {
+            vcs,
+            ports,
+            input_depth: rc.input_buffer,
+            output_depth: rc.output_buffer,
+            d_sync: rc.pipeline.sync as Cycle,
+            d_routing: rc.pipeline.routing as Cycle,
+            d_vc_alloc: rc.pipeline.vc_alloc as Cycle,
+            d_crossbar: rc.pipeline.crossbar as Cycle,
+            d_output: rc.pipeline.output as Cycle,
+            link: rc.link_latency as Cycle,
+            credit: rc.credit_latency as Cycle,
+            speedup: rc.speedup,
+            vc_selection: rc.vc_selection,
+            nic_vc_selection: config.endpoint.vc_selection,
+            window_end,
+            drain_end: window_end + cyc(config.simulation.drain_limit),
+            watchdog: cyc(config.simulation.watchdog).max(1),
+        };
+        let n_ports = topo.routers * ports;
+        let n_vcs = n_ports * vcs;
+        let mut out_target = vec![Target::None; n_ports];
+        let mut credit_return = vec![u32::MAX; n_ports];
+        for (i, t) in out_target.iter_mut().enumerate() {
+            match topo.peer[i] {
+                Peer::Router { router, port } => {
+                    *t = Target::Router(router * ports as u32 + port);
+                    credit_return[router as usize * ports + port as usize] = (i * vcs) as u32;
+                }
+                Peer::Endpoint { node } => {
+                    *t = Target::Endpoint(node);
+                    credit_return[i] = NIC_CREDIT | (node as usize * vcs) as u32;
+                }
+                Peer::None => {}
+            }
+        }
+        let eject_credit = topo
+            .attach
+            .iter()
+            .map(|&(r, p)| ((r as usize * ports + p as usize) * vcs) as u32)
+            .collect();
+        let inject_target = topo
+            .attach
+            .iter()
+            .map(|&(r, p)| r * ports as u32 + p)
+            .collect();
+        let max_delay = (p.d_output + p.link).max(p.credit).max(p.link) as usize;
+        let wheel = (max_delay + 1).next_power_of_two();
+        let sched = |c: SchedulerConfig| Scheduler::build(c);
+        let nodes = topo.nodes;
+        let mut sources = Vec::new();
+        let mut events = BinaryHeap::new();
+        for (si, spec) in specs.iter().enumerate() {
+            for &node in &v.spec_nodes[si] {
+                if spec.pattern.is_silent(node as usize) || spec.messages_per_cycle <= 0.0 {
+                    continue;
+                }
+                let mut s = Source::new(node, si as u32, config.simulation.seed);
+                let t = s.start(spec);
+                events.push(Reverse((t, sources.len() as u32)));
+                sources.push(s);
+            }
+        }
+        let metrics = Metrics::new(
+            warmup,
+            window_end,
+            nodes,
+            n_ports,
+            config.simulation.record_messages,
+        );
+        Ok(Simulation {
+            inbuf: Rings::new(n_vcs, p.input_depth),
+            in_out_port: vec![0; n_vcs],
+            in_out_vc: vec![0; n_vcs],
+            in_ovc: vec![0; n_vcs],
+            in_route_vcs: vec![0; n_vcs],
+            in_gate: vec![0; n_vcs],
+            ip_nonempty: vec![0; n_ports],
+            ip_routing: vec![0; n_ports],
+            ip_vc_alloc: vec![0; n_ports],
+            ip_active: vec![0; n_ports],
+            ip_blocked: vec![0; n_ports],
+            xbar_sched: vec![sched(rc.crossbar_scheduler); n_ports],
+            credit_return,
+            outbuf: Rings::new(n_vcs, p.output_depth),
+            credits: vec![p.input_depth; n_vcs],
+            op_allocated: vec![0; n_ports],
+            op_nonempty: vec![0; n_ports],
+            op_credited: vec![all_vcs(vcs as u32); n_ports],
+            ovc_owner: vec![0; n_vcs],
+            out_sched: vec![sched(rc.output_scheduler); n_ports],
+            out_target,
+            vc_rr: vec![0; n_ports],
+            work: vec![0; topo.routers],
+            is_active: vec![false; topo.routers],
+            active: Vec::with_capacity(topo.routers),
+            rr_start: vec![0; topo.routers],
+            r_route_ports: vec![0; topo.routers],
+            r_alloc_ports: vec![0; topo.routers],
+            r_xbar_ports: vec![0; topo.routers],
+            r_out_ports: vec![0; topo.routers],
+            nic_queue: vec![VecDeque::new(); nodes],
+            nic_cur: vec![None; nodes],
+            nic_credits: vec![p.input_depth; nodes * vcs],
+            nic_busy: vec![0; nodes],
+            nic_rr: vec![0; nodes],
+            nic_active: Vec::with_capacity(nodes),
+            nic_is_active: vec![false; nodes],
+            eject_credit,
+            inject_target,
+            specs,
+            sources,
+            events,
+            arrivals: vec![Vec::new(); wheel],
+            credit_wheel: vec![Vec::new(); wheel],
+            wheel_mask: wheel - 1,
+            packets: Slab::default(),
+            messages: Slab::default(),
+            now: 0,
+            in_flight: 0,
+            credits_in_flight: 0,
+            last_progress: 0,
+            flits_injected: 0,
+            flits_ejected: 0,
+            flit_hops: 0,
+            measured_outstanding: 0,
+            finished: false,
+            saturated: false,
+            violation: None,
+            metrics,
+            config,
+            topo,
+            routing,
+            clock,
+            p,
+        })
+    }
+
+    pub fn now(&self) -> Cycle {
+        self.now
+    }
+
+    /// End of the measurement window (for progress reporting).
+    pub fn window_end(&self) -> Cycle {
+        self.p.window_end
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn topology(&self) -> &Topology {
+        &self.topo
+    }
+
+    pub fn routing(&self) -> &Routing {
+        &self.routing
+    }
+
+    pub fn clock(&self) -> Clock {
+        self.clock
+    }
+
+    /// Flits injected / ejected / router-to-anything link traversals so far.
+    pub fn flit_counts(&self) -> (u64, u64, u64) {
+        (self.flits_injected, self.flits_ejected, self.flit_hops)
+    }
+
+    /// Run until finished; then the results.
+    pub fn run(&mut self) -> Result<crate::results::RunResult, SimError> {
+        while !self.advance(u64::MAX)? {}
+        Ok(self.result())
+    }
+
+    /// Simulate at most `max_cycles` more cycles. Returns whether the run has finished:
+    /// every measured message delivered after the window, or the drain limit reached
+    /// (saturation).
+    pub fn advance(&mut self, max_cycles: u64) -> Result<bool, SimError> {
+        let stop = self.now.saturating_add(max_cycles);
+        while !self.finished && self.now < stop {
+            if self.now >= self.p.window_end && self.measured_outstanding == 0 {
+                self.finished = true;
+                break;
+            }
+            if self.now >= self.p.drain_end {
+                self.finished = true;
+                self.saturated = true;
+                break;
+            }
+            if self.is_idle() {
+                // Nothing in flight: jump to the next message creation (or the end).
+                let next = self.events.peek().map_or(Cycle::MAX, |Reverse((t, _))| *t);
+                let target = next.min(self.p.drain_end).min(stop);
+                let target = if self.now < self.p.window_end {
+                    target.min(self.p.window_end)
+                } else {
+                    target
+                };
+                if target > self.now {
+                    self.now = target;
+                    self.last_progress = self.now;
+                    continue;
+                }
+            }
+            self.step()?;
+        }
+        if let Some(v) = self.violation.take() {
+            return Err(SimError::Invariant {
+                cycle: self.now,
+                what: v,
+            });
+        }
+        Ok(self.finished)
+    }
+
+    fn is_idle(&self) -> bool {
+        self.in_flight == 0
+            && self.credits_in_flight == 0
+            && self.nic_active.is_empty()
+            && self.active.is_empty()
+    }
+
+    /// One cycle.
+    pub fn step(&mut self) -> Result<(), SimError> {
+        let now = self.now;
+        self.generate(now);
+        self.deliver_credits(now);
+        self.deliver_arrivals(now);
+        let mut active = std::mem::take(&mut self.active);
+        for &r in &active {
+            self.router_cycle(r as usize, now);
+        }
+        active.retain(|&r| {
+            let keep = self.work[r as usize] > 0;
+            self.is_active[r as usize] = keep;
+            keep
+        });
+        // Routers activated while this cycle ran (none: arrivals come first) are kept.
+        active.append(&mut self.active);
+        self.active = active;
+        self.inject(now);
+        if self.in_flight > 0 && now - self.last_progress > self.p.watchdog {
+            return Err(self.deadlock());
+        }
+        self.now += 1;
+        Ok(())
+    }
+
+    #[inline]
+    pub(crate) fn activate_router(&mut self, r: usize) {
+        if !self.is_active[r] {
+            self.is_active[r] = true;
+            self.active.push(r as u32);
+        }
+    }
+
+    #[inline]
+    pub(crate) fn activate_nic(&mut self, n: usize) {
+        if !self.nic_is_active[n] {
+            self.nic_is_active[n] = true;
+            self.nic_active.push(n as u32);
+        }
+    }
+
+    #[inline]
+    pub(crate) fn send_flit(&mut self, at: Cycle, to: Target, flit: Flit) {
+        self.arrivals[at as usize & self.wheel_mask].push(Arrival { to, flit });
+    }
+
+    #[inline]
+    pub(crate) fn send_credit(&mut self, at: Cycle, to: u32, tail: bool) {
+        self.credits_in_flight += 1;
+        self.credit_wheel[at as usize & self.wheel_mask].push(CreditMsg { to, tail });
+    }
+    #[inline]
+
+    fn deliver_credits(&mut self, now: Cycle) {
+        let slot = now as usize & self.wheel_mask;
+        if self.credit_wheel[slot].is_empty() {
+            return;
+        }
+        let mut batch = std::mem::take(&mut self.credit_wheel[slot]);
+        self.credits_in_flight -= batch.len() as u64;
+        let vcs = self.p.vcs;
+        for c in batch.drain(..) {
+            if c.to & NIC_CREDIT != 0 {
+                let i = (c.to & !NIC_CREDIT) as usize;
+                self.nic_credits[i] += 1;
+                if c.tail {
+                    self.nic_busy[i / vcs] &= !(1 << (i % vcs));
+                }
+            } else {
+                let i = c.to as usize;
+                self.credits[i] += 1;
+                self.op_credited[i / vcs] |= 1 << (i % vcs);
+                if c.tail {
+                    self.op_allocated[i / vcs] &= !(1 << (i % vcs));
+                }
+            }
+        }
+        self.credit_wheel[slot] = batch;
+    }
+
+    fn deliver_arrivals(&mut self, now: Cycle) {
+        let slot = now as usize & self.wheel_mask;
+        if self.arrivals[slot].is_empty() {
+            return;
+        }
+        let mut batch = std::mem::take(&mut self.arrivals[slot]);
+        for a in batch.drain(..) {
+            match a.to {
+                Target::Router(ip) => self.receive(ip as usize, a.flit, now),
+                Target::Endpoint(node) => self.eject(node as usize, a.flit, now),
+                Target::None => unreachable!("flit sent on an unconnected port"),
+            }
+        }
+        self.arrivals[slot] = batch;
+    }
+
+    /// Stage 1 of the router: a flit from the link is synchronised and demultiplexed into
+    /// its VC buffer; a header starts the routing stage.
+    #[inline]
+    fn receive(&mut self, ip: usize, mut flit: Flit, now: Cycle) {
+        let v = flit.vc as usize;
+        let ivc = ip * self.p.vcs + v;
+        flit.ready = now + self.p.d_sync;
+        let (r, port) = (ip / self.p.ports, ip % self.p.ports);
+        if flit.is_head() {
+            debug_assert!(self.inbuf.is_empty(ivc), "header into an occupied VC");
+            self.ip_routing[ip] |= 1 << v;
+            self.r_route_ports[r] |= 1 << port;
+        } else {
+            self.r_xbar_ports[r] |= 1 << port;
+        }
+        self.inbuf.push(ivc, flit);
+        self.ip_nonempty[ip] |= 1 << v;
+        self.work[r] += 1;
+        self.activate_router(r);
+    }
+
+    /// Pick a free VC among `free` (non-empty) by the configured policy.
+    #[inline]
+    pub(crate) fn select_vc(policy: VcSelection, free: u32, rr: &mut u8) -> usize {
+        match policy {
+            VcSelection::LowestFree => free.trailing_zeros() as usize,
+            VcSelection::RoundRobin => {
+                let last = *rr as u32;
+                let after = if last >= 31 {
+                    0
+                } else {
+                    free & (u32::MAX << (last + 1))
+                };
+                let v = if after != 0 {
+                    after.trailing_zeros()
+                } else {
+                    free.trailing_zeros()
+                };
+                *rr = v as u8;
+                v as usize
+            }
+        }
+    }
+
+    pub(crate) fn all_vcs(&self) -> u32 {
+        all_vcs(self.p.vcs as u32)
+    }
+
+    fn deadlock(&self) -> SimError {
+        let (ports, vcs) = (self.p.ports, self.p.vcs);
+        let mut stuck = Vec::new();
+        for ivc in 0..self.inbuf_len() {
+            if !self.inbuf.is_empty(ivc) {
+                let (ip, v) = (ivc / vcs, ivc % vcs);
+                stuck.push(format!(
+                    "router[{}].in[{}].vc[{}]",
+                    ip / ports,
+                    ip % ports,
+                    v
+                ));
+            }
+        }
+        SimError::Deadlock {
+            cycle: self.now,
+            idle_cycles: self.now - self.last_progress,
+            stuck,
+        }
+    }
+
+    pub(crate) fn inbuf_len(&self) -> usize {
+        self.topo.routers * self.p.ports * self.p.vcs
+    }
+}

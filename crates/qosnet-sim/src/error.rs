@@ -1,0 +1,59 @@
+//! Errors of the engine, one enum per layer (STYLE.md §7).
+
+use thiserror::Error;
+
+/// One problem in a configuration, with the dotted path of the offending field.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{path}: {message}")]
+pub struct ConfigError {
+    pub path: String,
+    pub message: String,
+}
+
+impl ConfigError {
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Every problem found in a configuration (validation does not stop at the first).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub struct ConfigErrors(pub Vec<ConfigError>);
+
+impl std::fmt::Display for ConfigErrors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl From<ConfigError> for ConfigErrors {
+    fn from(e: ConfigError) -> Self {
+        ConfigErrors(vec![e])
+    }
+}
+
+/// Errors raised while a valid configuration runs.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum SimError {
+    /// No flit moved for `idle_cycles` cycles while flits were in flight.
+    #[error("deadlock at cycle {cycle}: no flit moved for {idle_cycles} cycles; stuck: {}", stuck.join(", "))]
+    Deadlock {
+        cycle: u64,
+        idle_cycles: u64,
+        /// The occupied VCs, e.g. `router[3].in[2].vc[1]`.
+        stuck: Vec<String>,
+    },
+    /// An internal invariant failed (a bug in the engine, reported rather than hidden).
+    #[error("invariant violated at cycle {cycle}: {what}")]
+    Invariant { cycle: u64, what: String },
+}

@@ -1,0 +1,105 @@
+//! Units of data: messages are cut into packets, packets move as flits (DESIGN.md).
+//!
+//! A flit is a small `Copy` record; everything else about its packet lives once in the
+//! packet slab, indexed by `Flit::packet`.
+
+use crate::config::TrafficClass;
+use crate::units::Cycle;
+
+pub const HEAD: u8 = 1;
+pub const TAIL: u8 = 2;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Flit {
+    /// Index into the packet slab.
+    pub packet: u32,
+    /// Position in the packet, 0 = header.
+    pub seq: u16,
+    /// `HEAD` and/or `TAIL` bits (a one-flit packet is both).
+    pub kind: u8,
+    /// VC on the link the flit travels (the downstream input VC).
+    pub vc: u8,
+    /// Cycle from which the current stage may act on it; also its FCFS age stamp.
+    pub ready: Cycle,
+}
+
+impl Flit {
+    #[inline]
+    pub fn is_head(&self) -> bool {
+        self.kind & HEAD != 0
+    }
+    #[inline]
+    pub fn is_tail(&self) -> bool {
+        self.kind & TAIL != 0
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Packet {
+    pub message: u32,
+    pub src: u32,
+    pub dst: u32,
+    pub size: u16,
+    /// Flits received at the destination so far.
+    pub received: u16,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Message {
+    pub src: u32,
+    pub dst: u32,
+    pub class: TrafficClass,
+    pub size: u32,
+    pub packet_flits: u32,
+    /// Flits already cut into packets.
+    pub packetized: u32,
+    /// Flits delivered to the destination.
+    pub delivered: u32,
+    pub created: Cycle,
+    /// Cycle the first header flit entered the network (`Cycle::MAX` until then).
+    pub injected: Cycle,
+    pub measured: bool,
+}
+
+/// A slab of `T` with a free list: ids are reused, nothing is allocated once it has grown.
+#[derive(Clone, Debug)]
+pub struct Slab<T> {
+    items: Vec<T>,
+    free: Vec<u32>,
+}
+
+impl<T> Default for Slab<T> {
+    fn default() -> Self {
+        Self {
+            items: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+}
+
+impl<T> Slab<T> {
+    pub fn insert(&mut self, item: T) -> u32 {
+        if let Some(id) = self.free.pop() {
+            self.items[id as usize] = item;
+            id
+        } else {
+            self.items.push(item);
+            (self.items.len() - 1) as u32
+        }
+    }
+    #[inline]
+    pub fn remove(&mut self, id: u32) {
+        self.free.push(id);
+    }
+    #[inline]
+    pub fn get(&self, id: u32) -> &T {
+        &self.items[id as usize]
+    }
+    #[inline]
+    pub fn get_mut(&mut self, id: u32) -> &mut T {
+        &mut self.items[id as usize]
+    }
+    pub fn live(&self) -> usize {
+        self.items.len() - self.free.len()
+    }
+}

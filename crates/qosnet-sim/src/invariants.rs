@@ -1,0 +1,149 @@
+//! A full consistency check of the network state, for tests (DESIGN.md "Invariants"):
+//! flit conservation, credits within [0, depth] and conserved per VC, flits of one packet
+//! only and in order in every VC buffer, the bookkeeping masks matching the buffers.
+
+use crate::engine::{Simulation, Target, NIC_CREDIT};
+use crate::error::SimError;
+
+impl Simulation {
+    pub fn check_invariants(&self) -> Result<(), SimError> {
+        let fail = |what: String| {
+            Err(SimError::Invariant {
+                cycle: self.now,
+                what,
+            })
+        };
+        let (ports, vcs) = (self.p.ports, self.p.vcs);
+        let depth = self.p.input_depth;
+        let n_vcs = self.inbuf_len();
+
+        // Flits and credits in the timing wheels, by destination.
+        let mut wheel_flits = vec![0u32; n_vcs];
+        let mut wheel_flits_nic = 0u64;
+        let mut wheel_total = 0u64;
+        for a in self.arrivals.iter().flatten() {
+            wheel_total += 1;
+            match a.to {
+                Target::Router(ip) => wheel_flits[ip as usize * vcs + a.flit.vc as usize] += 1,
+                Target::Endpoint(_) => wheel_flits_nic += 1,
+                Target::None => return fail("flit on an unconnected link".into()),
+            }
+        }
+        let mut wheel_credits = vec![0u32; n_vcs];
+        let mut wheel_credits_nic = vec![0u32; self.nic_credits.len()];
+        for c in self.credit_wheel.iter().flatten() {
+            if c.to & NIC_CREDIT != 0 {
+                wheel_credits_nic[(c.to & !NIC_CREDIT) as usize] += 1;
+            } else {
+                wheel_credits[c.to as usize] += 1;
+            }
+        }
+        let _ = wheel_flits_nic;
+
+        // Conservation: injected = ejected + in buffers + on links.
+        let buffered: u64 = (0..n_vcs)
+            .map(|q| (self.inbuf.len(q) + self.outbuf.len(q)) as u64)
+            .sum();
+        if self.flits_injected != self.flits_ejected + buffered + wheel_total {
+            return fail(format!(
+                "flit conservation: injected {} != ejected {} + buffered {} + on links {}",
+                self.flits_injected, self.flits_ejected, buffered, wheel_total
+            ));
+        }
+        if self.in_flight != buffered + wheel_total {
+            return fail(format!(
+                "in-flight counter {} != {}",
+                self.in_flight,
+                buffered + wheel_total
+            ));
+        }
+
+        // Credits: for every link, credits + downstream occupancy + flits and credits on the
+        // wire equal the downstream buffer depth.
+        for ip in 0..self.topo.routers * ports {
+            let up = self.credit_return[ip];
+            if up == u32::MAX {
+                continue;
+            }
+            for v in 0..vcs {
+                let ivc = ip * vcs + v;
+                let (credits, wire_credits) = if up & NIC_CREDIT != 0 {
+                    let i = (up & !NIC_CREDIT) as usize + v;
+                    (self.nic_credits[i], wheel_credits_nic[i])
+                } else {
+                    let i = up as usize + v;
+                    (self.credits[i], wheel_credits[i])
+                };
+                if credits > depth {
+                    return fail(format!("router[{}].in[{}].vc[{v}]: upstream holds {credits} credits > depth {depth}", ip / ports, ip % ports));
+                }
+                let total = credits + self.inbuf.len(ivc) + wheel_flits[ivc] + wire_credits;
+                if total != depth {
+                    return fail(format!(
+                        "router[{}].in[{}].vc[{v}]: credits {credits} + buffered {} + on wire {} + credits on wire {wire_credits} != depth {depth}",
+                        ip / ports, ip % ports, self.inbuf.len(ivc), wheel_flits[ivc]
+                    ));
+                }
+                // One packet per VC buffer, flits in order; masks match the buffer.
+                let mut prev: Option<(u32, u16)> = None;
+                for f in self.inbuf.iter(ivc) {
+                    if let Some((p, s)) = prev {
+                        if f.packet != p || f.seq != s + 1 {
+                            return fail(format!(
+                                "router[{}].in[{}].vc[{v}]: flits interleaved or out of order",
+                                ip / ports,
+                                ip % ports
+                            ));
+                        }
+                    }
+                    prev = Some((f.packet, f.seq));
+                }
+                if (self.ip_nonempty[ip] >> v & 1 == 1) == self.inbuf.is_empty(ivc) {
+                    return fail(format!(
+                        "router[{}].in[{}].vc[{v}]: occupancy mask out of date",
+                        ip / ports,
+                        ip % ports
+                    ));
+                }
+            }
+        }
+        // Ejection links: the sink consumes at once, so credits + wire = depth.
+        for node in 0..self.topo.nodes {
+            for v in 0..vcs {
+                let i = self.eject_credit[node] as usize + v;
+                let on_wire = self
+                    .arrivals
+                    .iter()
+                    .flatten()
+                    .filter(|a| a.to == Target::Endpoint(node as u32) && a.flit.vc as usize == v)
+                    .count() as u32;
+                if self.credits[i] + wheel_credits[i] + on_wire != depth {
+                    return fail(format!(
+                        "ejection credits of node {node} vc {v} not conserved"
+                    ));
+                }
+            }
+        }
+        for r in 0..self.topo.routers {
+            let held: u32 = (0..ports)
+                .flat_map(|p| (0..vcs).map(move |v| ((r * ports + p) * vcs + v, p)))
+                .map(|(q, _)| self.inbuf.len(q) + self.outbuf.len(q))
+                .sum();
+            if held != self.work[r] {
+                return fail(format!(
+                    "router[{r}] work counter {} != flits held {held}",
+                    self.work[r]
+                ));
+            }
+        }
+        if let Some(v) = &self.violation {
+            return fail(v.clone());
+        }
+        Ok(())
+    }
+
+    /// Packets and messages currently alive (for exactly-once checks in tests).
+    pub fn live_packets(&self) -> usize {
+        self.packets.live()
+    }
+}

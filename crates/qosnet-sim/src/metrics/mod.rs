@@ -1,0 +1,171 @@
+//! Measurement, the standard way: warm up, then a window; messages created inside the
+//! window are measured and the run drains until they are all delivered (or reports
+//! saturation). Latency = queueing (creation → header enters the network) + network
+//! (header injected → tail ejected), in cycles (DESIGN.md "Traffic and metrics").
+
+mod table;
+
+pub use table::{Column, Table};
+
+use crate::config::TrafficClass;
+use crate::units::Cycle;
+
+#[derive(Clone, Debug, Default)]
+pub struct ClassStats {
+    pub messages_measured: u64,
+    pub messages_delivered: u64,
+    pub flits_offered: u64,
+    pub flits_accepted: u64,
+    /// Latency of each delivered measured message, in cycles.
+    pub latency: Vec<u64>,
+    pub queueing_sum: u64,
+    pub network_sum: u64,
+    pub queueing_max: u64,
+    pub network_max: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct NodeStats {
+    pub flits_offered: u64,
+    pub flits_injected: u64,
+    pub flits_accepted: u64,
+    pub messages_delivered: u64,
+    pub latency_sum: u64,
+}
+
+/// One row per measured, delivered message (opt-in: `simulation.record_messages`).
+#[derive(Clone, Debug, Default)]
+pub struct MessageRecords {
+    pub src: Vec<u64>,
+    pub dst: Vec<u64>,
+    pub class: Vec<String>,
+    pub flits: Vec<u64>,
+    pub created: Vec<u64>,
+    pub injected: Vec<u64>,
+    pub delivered: Vec<u64>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Metrics {
+    pub warmup: Cycle,
+    pub window_end: Cycle,
+    pub classes: [ClassStats; 3],
+    pub nodes: Vec<NodeStats>,
+    /// Flits sent in the window on each router output port (router * ports + port).
+    pub router_link_flits: Vec<u64>,
+    /// Flits sent in the window on each NIC injection link.
+    pub nic_link_flits: Vec<u64>,
+    pub records: Option<MessageRecords>,
+}
+
+impl Metrics {
+    pub fn new(
+        warmup: Cycle,
+        window_end: Cycle,
+        nodes: usize,
+        router_ports: usize,
+        record: bool,
+    ) -> Self {
+        Self {
+            warmup,
+            window_end,
+            classes: Default::default(),
+            nodes: vec![NodeStats::default(); nodes],
+            router_link_flits: vec![0; router_ports],
+            nic_link_flits: vec![0; nodes],
+            records: record.then(MessageRecords::default),
+        }
+    }
+
+    #[inline]
+    pub fn in_window(&self, t: Cycle) -> bool {
+        t >= self.warmup && t < self.window_end
+    }
+
+    /// A measured message is complete.
+    pub fn delivered(
+        &mut self,
+        class: TrafficClass,
+        src: u32,
+        dst: u32,
+        flits: u32,
+        created: Cycle,
+        injected: Cycle,
+        done: Cycle,
+    ) {
+        let c = &mut self.classes[class.index()];
+        let (q, n) = (injected - created, done - injected);
+        c.messages_delivered += 1;
+        c.latency.push(done - created);
+        c.queueing_sum += q;
+        c.network_sum += n;
+        c.queueing_max = c.queueing_max.max(q);
+        c.network_max = c.network_max.max(n);
+        let node = &mut self.nodes[src as usize];
+        node.messages_delivered += 1;
+        node.latency_sum += done - created;
+        if let Some(r) = &mut self.records {
+            r.src.push(src as u64);
+            r.dst.push(dst as u64);
+            r.class.push(class.name().to_string());
+            r.flits.push(flits as u64);
+            r.created.push(created);
+            r.injected.push(injected);
+            r.delivered.push(done);
+        }
+    }
+}
+
+/// Latency distribution summary (cycles).
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub mean: f64,
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+impl LatencySummary {
+    /// Nearest-rank percentiles over `samples` (sorted in place).
+    pub fn of(samples: &mut [u64]) -> Self {
+        if samples.is_empty() {
+            return Self {
+                count: 0,
+                mean: f64::NAN,
+                p50: f64::NAN,
+                p95: f64::NAN,
+                p99: f64::NAN,
+                max: f64::NAN,
+            };
+        }
+        samples.sort_unstable();
+        let n = samples.len();
+        let rank = |p: f64| samples[((p * n as f64).ceil() as usize).clamp(1, n) - 1] as f64;
+        Self {
+            count: n as u64,
+            mean: samples.iter().sum::<u64>() as f64 / n as f64,
+            p50: rank(0.50),
+            p95: rank(0.95),
+            p99: rank(0.99),
+            max: samples[n - 1] as f64,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let mut v: Vec<u64> = (1..=100).rev().collect();
+        let s = LatencySummary::of(&mut v);
+        assert_eq!(
+            (s.p50, s.p95, s.p99, s.max, s.mean),
+            (50.0, 95.0, 99.0, 100.0, 50.5)
+        );
+        assert!(LatencySummary::of(&mut []).mean.is_nan());
+    }
+}

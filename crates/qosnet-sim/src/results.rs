@@ -1,0 +1,275 @@
+//! What a run produces: a summary (→ `summary.json`) and tables (→ Parquet/CSV):
+//! per class, per node, per link and, on request, per message.
+
+use crate::config::TrafficClass;
+use crate::engine::Simulation;
+use crate::metrics::{Column, LatencySummary, Table};
+use crate::topology::Peer;
+use serde::Serialize;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    pub cycles: u64,
+    pub warmup_cycles: u64,
+    pub measure_cycles: u64,
+    pub cycle_time_ns: f64,
+    pub nodes: u64,
+    pub routers: u64,
+    /// The run ended at the drain limit with measured messages undelivered.
+    pub saturated: bool,
+    pub messages_measured: u64,
+    pub messages_delivered: u64,
+    /// Flits created in the window per node per cycle.
+    pub offered_flits_per_node_cycle: f64,
+    /// Flits ejected in the window per node per cycle.
+    pub accepted_flits_per_node_cycle: f64,
+    pub offered_gbps_per_node: f64,
+    pub accepted_gbps_per_node: f64,
+    /// Message latency over all classes, cycles (creation → tail ejected).
+    pub latency: LatencySummary,
+    pub queueing_mean: f64,
+    pub network_mean: f64,
+    pub latency_mean_ns: f64,
+    pub flits_injected: u64,
+    pub flits_ejected: u64,
+    pub flit_hops: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    pub summary: Summary,
+    pub classes: Table,
+    pub nodes: Table,
+    pub links: Table,
+    pub messages: Option<Table>,
+}
+
+impl RunResult {
+    pub fn summary_json(&self) -> String {
+        serde_json::to_string_pretty(&self.summary).expect("summary serialises")
+    }
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        f64::NAN
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+impl Simulation {
+    /// The results so far (complete once `advance` reported the run finished).
+    pub fn result(&self) -> RunResult {
+        let m = &self.metrics;
+        let window = (m.window_end - m.warmup) as f64;
+        let nodes = self.topo.nodes as f64;
+        let ns = self.clock.cycle_seconds() * 1e9;
+        let per_node_cycle = |flits: u64| flits as f64 / nodes / window;
+
+        let mut classes = Table::default();
+        let (mut names, mut cols): (Vec<String>, Vec<Vec<f64>>) =
+            (Vec::new(), vec![Vec::new(); 11]);
+        let mut counts: [Vec<u64>; 2] = Default::default();
+        let mut all = Vec::new();
+        let (mut measured, mut delivered, mut offered, mut accepted, mut q_sum, mut n_sum) =
+            (0, 0, 0, 0, 0, 0);
+        for class in TrafficClass::ALL {
+            let c = &m.classes[class.index()];
+            measured += c.messages_measured;
+            delivered += c.messages_delivered;
+            offered += c.flits_offered;
+            accepted += c.flits_accepted;
+            q_sum += c.queueing_sum;
+            n_sum += c.network_sum;
+            all.extend_from_slice(&c.latency);
+            if c.messages_measured == 0 && c.flits_accepted == 0 {
+                continue;
+            }
+            let l = LatencySummary::of(&mut c.latency.clone());
+            names.push(class.name().to_string());
+            counts[0].push(c.messages_measured);
+            counts[1].push(c.messages_delivered);
+            let row = [
+                per_node_cycle(c.flits_offered),
+                per_node_cycle(c.flits_accepted),
+                l.mean,
+                l.p50,
+                l.p95,
+                l.p99,
+                l.max,
+                ratio(c.queueing_sum, c.messages_delivered),
+                ratio(c.network_sum, c.messages_delivered),
+                c.queueing_max as f64,
+                c.network_max as f64,
+            ];
+            for (col, v) in cols.iter_mut().zip(row) {
+                col.push(v);
+            }
+        }
+        classes
+            .push("class", Column::Str(names))
+            .push("messages_measured", Column::U64(counts[0].clone()))
+            .push("messages_delivered", Column::U64(counts[1].clone()));
+        for (name, col) in [
+            "offered_flits_per_node_cycle",
+            "accepted_flits_per_node_cycle",
+            "latency_mean",
+            "latency_p50",
+            "latency_p95",
+            "latency_p99",
+            "latency_max",
+            "queueing_mean",
+            "network_mean",
+            "queueing_max",
+            "network_max",
+        ]
+        .iter()
+        .zip(cols)
+        {
+            classes.push(name, Column::F64(col));
+        }
+
+        let mut node_t = Table::default();
+        let n = &m.nodes;
+        node_t
+            .push("node", Column::U64((0..n.len() as u64).collect()))
+            .push(
+                "offered_flits_per_cycle",
+                Column::F64(n.iter().map(|s| s.flits_offered as f64 / window).collect()),
+            )
+            .push(
+                "injected_flits_per_cycle",
+                Column::F64(n.iter().map(|s| s.flits_injected as f64 / window).collect()),
+            )
+            .push(
+                "accepted_flits_per_cycle",
+                Column::F64(n.iter().map(|s| s.flits_accepted as f64 / window).collect()),
+            )
+            .push(
+                "messages_delivered",
+                Column::U64(n.iter().map(|s| s.messages_delivered).collect()),
+            )
+            .push(
+                "latency_mean",
+                Column::F64(
+                    n.iter()
+                        .map(|s| ratio(s.latency_sum, s.messages_delivered))
+                        .collect(),
+                ),
+            );
+
+        let mut links = Table::default();
+        let (mut kind, mut src, mut src_port, mut dst, mut dst_port, mut util) = (
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+        );
+        for node in 0..self.topo.nodes {
+            let (r, p) = self.topo.attach[node];
+            kind.push("injection".to_string());
+            src.push(node as u64);
+            src_port.push(0);
+            dst.push(r as u64);
+            dst_port.push(p as u64);
+            util.push(m.nic_link_flits[node] as f64 / window);
+        }
+        for (i, peer) in self.topo.peer.iter().enumerate() {
+            let (r, p) = ((i / self.topo.ports) as u64, (i % self.topo.ports) as u64);
+            let (k, d, dp) = match *peer {
+                Peer::Router { router, port } => ("router", router as u64, port as u64),
+                Peer::Endpoint { node } => ("ejection", node as u64, 0),
+                Peer::None => continue,
+            };
+            kind.push(k.to_string());
+            src.push(r);
+            src_port.push(p);
+            dst.push(d);
+            dst_port.push(dp);
+            util.push(m.router_link_flits[i] as f64 / window);
+        }
+        links
+            .push("kind", Column::Str(kind))
+            .push("src", Column::U64(src))
+            .push("src_port", Column::U64(src_port))
+            .push("dst", Column::U64(dst))
+            .push("dst_port", Column::U64(dst_port))
+            .push("utilization", Column::F64(util));
+
+        let messages = m.records.as_ref().map(|r| {
+            let mut t = Table::default();
+            t.push("src", Column::U64(r.src.clone()))
+                .push("dst", Column::U64(r.dst.clone()))
+                .push("class", Column::Str(r.class.clone()))
+                .push("flits", Column::U64(r.flits.clone()))
+                .push("created", Column::U64(r.created.clone()))
+                .push("injected", Column::U64(r.injected.clone()))
+                .push("delivered", Column::U64(r.delivered.clone()))
+                .push(
+                    "latency",
+                    Column::U64(
+                        r.delivered
+                            .iter()
+                            .zip(&r.created)
+                            .map(|(d, c)| d - c)
+                            .collect(),
+                    ),
+                )
+                .push(
+                    "queueing",
+                    Column::U64(
+                        r.injected
+                            .iter()
+                            .zip(&r.created)
+                            .map(|(i, c)| i - c)
+                            .collect(),
+                    ),
+                )
+                .push(
+                    "network",
+                    Column::U64(
+                        r.delivered
+                            .iter()
+                            .zip(&r.injected)
+                            .map(|(d, i)| d - i)
+                            .collect(),
+                    ),
+                );
+            t
+        });
+
+        let latency = LatencySummary::of(&mut all);
+        let summary = Summary {
+            cycles: self.now,
+            warmup_cycles: m.warmup,
+            measure_cycles: m.window_end - m.warmup,
+            cycle_time_ns: ns,
+            nodes: self.topo.nodes as u64,
+            routers: self.topo.routers as u64,
+            saturated: self.saturated,
+            messages_measured: measured,
+            messages_delivered: delivered,
+            offered_flits_per_node_cycle: per_node_cycle(offered),
+            accepted_flits_per_node_cycle: per_node_cycle(accepted),
+            offered_gbps_per_node: self.clock.bits_per_second(per_node_cycle(offered)) / 1e9,
+            accepted_gbps_per_node: self.clock.bits_per_second(per_node_cycle(accepted)) / 1e9,
+            latency,
+            queueing_mean: ratio(q_sum, delivered),
+            network_mean: ratio(n_sum, delivered),
+            latency_mean_ns: latency.mean * ns,
+            flits_injected: self.flits_injected,
+            flits_ejected: self.flits_ejected,
+            flit_hops: self.flit_hops,
+        };
+        RunResult {
+            summary,
+            classes,
+            nodes: node_t,
+            links,
+            messages,
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! Stage 4: the crossbar. The scheduler at each crossbar input chooses one of that port's
+//! VCs whose front flit is ready and whose output VC buffer has room (document 003 §3,
+//! Fig. 1). With speedup S an input may send, and an output accept, S flits per cycle.
+//! Moving a flit out of the input buffer returns a credit upstream.
+
+use super::MAX_PORTS;
+use crate::engine::Simulation;
+use crate::sched::{bits, rotated};
+use crate::units::Cycle;
+
+impl Simulation {
+    #[inline]
+    pub(crate) fn crossbar_stage(&mut self, r: usize, now: Cycle) {
+        let (ports, vcs) = (self.p.ports, self.p.vcs);
+        let speedup = self.p.speedup as u8;
+        let out_depth = self.p.output_depth;
+        let mut grants = [0u8; MAX_PORTS];
+        for port in rotated(self.r_xbar_ports[r], self.rr_start[r] as u32, ports) {
+            let ip = r * ports + port;
+            if self.ip_active[ip] & self.ip_nonempty[ip] & !self.ip_blocked[ip] == 0 {
+                self.r_xbar_ports[r] &= !(1 << port);
+                continue;
+            }
+            let mut used = 0u32;
+            for _ in 0..speedup {
+                let waiting =
+                    self.ip_active[ip] & self.ip_nonempty[ip] & !self.ip_blocked[ip] & !used;
+                if waiting == 0 {
+                    break;
+                }
+                let mut candidates = 0u32;
+                for v in bits(waiting) {
+                    let ivc = ip * vcs + v;
+                    let out = self.in_out_port[ivc] as usize;
+                    if self.outbuf.len(self.in_ovc[ivc] as usize) >= out_depth {
+                        // Nothing to do until the output VC sends (output stage unblocks).
+                        self.ip_blocked[ip] |= 1 << v;
+                        continue;
+                    }
+                    if self.inbuf.front(ivc).ready <= now
+                        && self.in_gate[ivc] <= now
+                        && grants[out] < speedup
+                    {
+                        candidates |= 1 << v;
+                    }
+                }
+                if candidates == 0 {
+                    break;
+                }
+                let inbuf = &self.inbuf;
+                let v = self.xbar_sched[ip].select(candidates, |v| inbuf.front(ip * vcs + v).ready);
+                let ivc = ip * vcs + v;
+                let mut flit = self.inbuf.pop(ivc);
+                if self.inbuf.is_empty(ivc) {
+                    self.ip_nonempty[ip] &= !(1 << v);
+                }
+                let out = self.in_out_port[ivc] as usize;
+                let ov = self.in_out_vc[ivc] as usize;
+                let op = r * ports + out;
+                flit.ready = now + self.p.d_crossbar;
+                flit.vc = ov as u8;
+                self.outbuf.push(self.in_ovc[ivc] as usize, flit);
+                self.op_nonempty[op] |= 1 << ov;
+                self.r_out_ports[r] |= 1 << out;
+                grants[out] += 1;
+                used |= 1 << v;
+                let tail = flit.is_tail();
+                if tail {
+                    self.ip_active[ip] &= !(1 << v);
+                }
+                let up = self.credit_return[ip];
+                self.send_credit(now + self.p.credit, up + v as u32, tail);
+                self.last_progress = now;
+            }
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! The five-stage pipelined wormhole router of document 003 §3 (Fig. 1) and document 000
+//! §3.1, visited once per cycle while it holds flits.
+//!
+//! Stage 1 (synchronise, demultiplex into one of C VC buffers) runs when a flit arrives
+//! (`Simulation::receive`). Header flits then go through stage 2 (routing) and stage 3
+//! (output-VC arbitration); body and tail flits skip both. Stage 4 is the crossbar with a
+//! scheduler at each crossbar input choosing one VC of that port; stage 5 buffers flits per
+//! output VC and multiplexes the physical channel among them, with credit-based flow
+//! control toward the next input buffer. Wormhole switching: the output VC is held from
+//! the header until the downstream buffer has drained the tail (its tail credit returns),
+//! so a VC buffer never holds flits of two packets.
+//!
+//! Timing: a stage with delay d lets the flit act in the next stage d cycles later; the
+//! per-hop zero-load latency of a header is sync + routing + vc_alloc + crossbar + output +
+//! link cycles. Within a router the stages run 2, 3, 5, 4 so a stage-5 slot freed this
+//! cycle can be refilled by the crossbar in the same cycle, as in a real pipeline register.
+
+mod crossbar;
+mod output;
+mod routing_stage;
+mod vc_alloc;
+
+use crate::engine::Simulation;
+use crate::units::Cycle;
+
+/// Routers have at most this many ports (enforced by the topologies).
+pub const MAX_PORTS: usize = 64;
+
+impl Simulation {
+    #[inline]
+    pub(crate) fn router_cycle(&mut self, r: usize, now: Cycle) {
+        self.routing_stage(r, now);
+        self.vc_alloc_stage(r, now);
+        self.output_stage(r, now);
+        self.crossbar_stage(r, now);
+        let ports = self.p.ports as u8;
+        self.rr_start[r] = if self.rr_start[r] + 1 >= ports {
+            0
+        } else {
+            self.rr_start[r] + 1
+        };
+    }
+}

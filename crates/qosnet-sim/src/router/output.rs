@@ -1,0 +1,57 @@
+//! Stage 5: output buffering and the physical-channel multiplexer. Among the output VCs
+//! whose front flit is ready and that hold a credit for the downstream buffer, the output
+//! scheduler picks one flit per cycle for the link (document 003 §3).
+
+use crate::engine::Simulation;
+use crate::sched::{bits, bits64};
+use crate::units::Cycle;
+
+impl Simulation {
+    #[inline]
+    pub(crate) fn output_stage(&mut self, r: usize, now: Cycle) {
+        let (ports, vcs) = (self.p.ports, self.p.vcs);
+        for port in bits64(self.r_out_ports[r]) {
+            let op = r * ports + port;
+            let waiting = self.op_nonempty[op];
+            if waiting == 0 {
+                self.r_out_ports[r] &= !(1 << port);
+                continue;
+            }
+            let base = op * vcs;
+            let mut candidates = 0u32;
+            for v in bits(waiting & self.op_credited[op]) {
+                if self.outbuf.front(base + v).ready <= now {
+                    candidates |= 1 << v;
+                }
+            }
+            if candidates == 0 {
+                continue;
+            }
+            let outbuf = &self.outbuf;
+            let v = self.out_sched[op].select(candidates, |v| outbuf.front(base + v).ready);
+            let flit = self.outbuf.pop(base + v);
+            if self.outbuf.is_empty(base + v) {
+                self.op_nonempty[op] &= !(1 << v);
+            }
+            self.credits[base + v] -= 1;
+            if self.credits[base + v] == 0 {
+                self.op_credited[op] &= !(1 << v);
+            }
+            // The input VC feeding this output VC may have been waiting for room.
+            let owner = self.ovc_owner[base + v] as usize;
+            let (oip, ov) = (owner / vcs, owner % vcs);
+            if self.ip_blocked[oip] & (1 << ov) != 0 {
+                self.ip_blocked[oip] &= !(1 << ov);
+                self.r_xbar_ports[r] |= 1 << (oip % ports);
+            }
+            let to = self.out_target[op];
+            self.send_flit(now + self.p.d_output + self.p.link, to, flit);
+            self.work[r] -= 1;
+            self.flit_hops += 1;
+            if self.metrics.in_window(now) {
+                self.metrics.router_link_flits[op] += 1;
+            }
+            self.last_progress = now;
+        }
+    }
+}

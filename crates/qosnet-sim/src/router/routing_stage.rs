@@ -1,0 +1,35 @@
+//! Stage 2: the routing decision for header flits (document 003 §3).
+
+use crate::engine::Simulation;
+use crate::sched::{bits, bits64};
+use crate::units::Cycle;
+
+impl Simulation {
+    #[inline]
+    pub(crate) fn routing_stage(&mut self, r: usize, now: Cycle) {
+        let (ports, vcs) = (self.p.ports, self.p.vcs);
+        for port in bits64(self.r_route_ports[r]) {
+            let ip = r * ports + port;
+            let waiting = self.ip_routing[ip];
+            if waiting == 0 {
+                self.r_route_ports[r] &= !(1 << port);
+                continue;
+            }
+            for v in bits(waiting) {
+                let ivc = ip * vcs + v;
+                let head = *self.inbuf.front(ivc);
+                if head.ready > now {
+                    continue;
+                }
+                let dst = self.packets.get(head.packet).dst as usize;
+                let route = self.routing.route(&self.topo, r, port, v, dst, vcs as u32);
+                self.in_out_port[ivc] = route.port as u16;
+                self.in_route_vcs[ivc] = route.vcs;
+                self.in_gate[ivc] = now + self.p.d_routing;
+                self.ip_routing[ip] &= !(1 << v);
+                self.ip_vc_alloc[ip] |= 1 << v;
+                self.r_alloc_ports[r] |= 1 << port;
+            }
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! Routing functions: for a header flit at (router, input port, input VC) going to a node,
+//! the output port and the set of output VCs it may use. Computed in one place and shared
+//! by the simulator (stage 2) and, through [`Routing::path`], by admission control.
+
+mod dor;
+mod fat_tree;
+
+use crate::config::RoutingKind;
+use crate::error::ConfigError;
+use crate::topology::{Peer, Shape, Topology};
+
+/// A set of VCs as a bit mask (at most 32 VCs per port).
+pub type VcMask = u32;
+
+#[inline]
+pub fn all_vcs(vcs: u32) -> VcMask {
+    if vcs >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << vcs) - 1
+    }
+}
+
+/// The routing decision for one header flit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Route {
+    pub port: u32,
+    pub vcs: VcMask,
+}
+
+#[derive(Clone, Debug)]
+pub enum Routing {
+    /// Single router: output port = destination node's port.
+    Direct,
+    /// Dimension order (mesh).
+    Dor { dims: Vec<u32> },
+    /// Dimension order with two dateline VC classes per dimension (torus, Dally & Seitz).
+    DorDateline { dims: Vec<u32>, vcs: u32 },
+    /// Up/down with D-mod-K up-port choice (k-ary n-tree).
+    DModK { k: u32, n: u32 },
+}
+
+impl Routing {
+    /// Build the routing function; the only `match` from kind to implementation.
+    pub fn build(kind: RoutingKind, topo: &Topology, vcs: u32) -> Result<Routing, ConfigError> {
+        let mismatch = |want: &str| {
+            ConfigError::new(
+                "routing.kind",
+                format!("{kind:?} does not apply to this topology; use \"auto\" or {want}"),
+            )
+        };
+        Ok(match (&topo.shape, kind) {
+            (Shape::Star { .. }, RoutingKind::Auto | RoutingKind::Direct) => Routing::Direct,
+            (Shape::Star { .. }, _) => return Err(mismatch("\"direct\"")),
+            (Shape::Mesh { dims }, RoutingKind::Auto | RoutingKind::Dor) => {
+                Routing::Dor { dims: dims.clone() }
+            }
+            (Shape::Mesh { .. }, _) => return Err(mismatch("\"dor\"")),
+            (Shape::Torus { dims }, RoutingKind::Auto | RoutingKind::DorDateline) => {
+                if vcs < 2 {
+                    return Err(ConfigError::new(
+                        "router.vcs",
+                        format!("torus dateline routing needs >= 2 VCs per port, got {vcs}"),
+                    ));
+                }
+                Routing::DorDateline {
+                    dims: dims.clone(),
+                    vcs,
+                }
+            }
+            (Shape::Torus { .. }, _) => return Err(mismatch("\"dor_dateline\"")),
+            (Shape::FatTree { k, n }, RoutingKind::Auto | RoutingKind::DModK) => {
+                Routing::DModK { k: *k, n: *n }
+            }
+            (Shape::FatTree { .. }, _) => return Err(mismatch("\"d_mod_k\"")),
+        })
+    }
+
+    /// Route a header flit. `in_port`/`in_vc` matter only for the dateline classes.
+    #[inline]
+    pub fn route(
+        &self,
+        topo: &Topology,
+        router: usize,
+        in_port: usize,
+        in_vc: usize,
+        dst: usize,
+        vcs: u32,
+    ) -> Route {
+        match self {
+            Routing::Direct => Route {
+                port: dst as u32,
+                vcs: all_vcs(vcs),
+            },
+            Routing::Dor { dims } => dor::route(dims, router, dst, None, vcs),
+            Routing::DorDateline { dims, .. } => {
+                dor::route(dims, router, dst, Some((in_port, in_vc)), vcs)
+            }
+            Routing::DModK { k, n } => fat_tree::route(*k as usize, *n, topo, router, dst, vcs),
+        }
+    }
+
+    /// The routers and output ports a packet from `src` to `dst` traverses, last hop being
+    /// the ejection port. Deterministic routing only: the first allowed VC is followed.
+    pub fn path(&self, topo: &Topology, vcs: u32, src: usize, dst: usize) -> Vec<(u32, u32)> {
+        let (mut router, mut in_port) = topo.attach[src];
+        let mut in_vc = 0usize;
+        let mut hops = Vec::new();
+        loop {
+            let r = self.route(topo, router as usize, in_port as usize, in_vc, dst, vcs);
+            hops.push((router, r.port));
+            match topo.peer(router as usize, r.port as usize) {
+                Peer::Router { router: next, port } => {
+                    router = next;
+                    in_port = port;
+                    in_vc = r.vcs.trailing_zeros() as usize;
+                }
+                Peer::Endpoint { .. } | Peer::None => break,
+            }
+            assert!(
+                hops.len() <= topo.routers + 1,
+                "routing loop from {src} to {dst}"
+            );
+        }
+        hops
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::TopologyConfig;
+
+    fn every_path_reaches(topo: &Topology, routing: &Routing) {
+        for s in 0..topo.nodes {
+            for d in 0..topo.nodes {
+                let path = routing.path(topo, 4, s, d);
+                let (r, p) = *path.last().unwrap();
+                assert_eq!(
+                    topo.peer(r as usize, p as usize),
+                    Peer::Endpoint { node: d as u32 }
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn all_pairs_delivered_on_every_topology() {
+        for cfg in [
+            TopologyConfig::Star { ports: 8 },
+            TopologyConfig::Mesh {
+                k: Some(4),
+                n: Some(2),
+                dims: None,
+            },
+            TopologyConfig::Mesh {
+                k: None,
+                n: None,
+                dims: Some(vec![3, 2, 2]),
+            },
+            TopologyConfig::Torus {
+                k: Some(5),
+                n: Some(2),
+                dims: None,
+            },
+            TopologyConfig::FatTree { k: 4, n: 3 },
+            TopologyConfig::FatTree { k: 2, n: 4 },
+        ] {
+            let topo = Topology::build(&cfg).unwrap();
+            let routing = Routing::build(RoutingKind::Auto, &topo, 4).unwrap();
+            every_path_reaches(&topo, &routing);
+        }
+    }
+
+    #[test]
+    fn hop_counts() {
+        let mesh = Topology::build(&TopologyConfig::Mesh {
+            k: Some(8),
+            n: Some(2),
+            dims: None,
+        })
+        .unwrap();
+        let r = Routing::build(RoutingKind::Auto, &mesh, 16).unwrap();
+        // (0,0) -> (7,7): 14 links between routers, 15 routers
+        assert_eq!(r.path(&mesh, 16, 0, 63).len(), 15);
+        let torus = Topology::build(&TopologyConfig::Torus {
+            k: Some(8),
+            n: Some(2),
+            dims: None,
+        })
+        .unwrap();
+        let r = Routing::build(RoutingKind::Auto, &torus, 16).unwrap();
+        // (0,0) -> (7,7) wraps: 1 + 1 links, 3 routers
+        assert_eq!(r.path(&torus, 16, 0, 63).len(), 3);
+        let tree = Topology::build(&TopologyConfig::FatTree { k: 4, n: 3 }).unwrap();
+        let r = Routing::build(RoutingKind::Auto, &tree, 16).unwrap();
+        assert_eq!(r.path(&tree, 16, 0, 1).len(), 1);
+        assert_eq!(r.path(&tree, 16, 0, 4).len(), 3);
+        assert_eq!(r.path(&tree, 16, 0, 63).len(), 5);
+    }
+}

@@ -1,0 +1,173 @@
+//! Network topologies: which router port connects to which router port or endpoint.
+//!
+//! A topology is a plain table built once: `peer[router * ports + port]`. Every router of a
+//! topology has the same number of ports. Coordinates (for mesh/torus patterns and routing)
+//! live in [`Shape`].
+
+pub(crate) mod fat_tree;
+pub(crate) mod mesh;
+mod star;
+
+use crate::config::TopologyConfig;
+use crate::error::ConfigError;
+
+/// What is at the other end of a router port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Peer {
+    None,
+    Router { router: u32, port: u32 },
+    Endpoint { node: u32 },
+}
+
+/// The geometric description routing and traffic patterns need.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Shape {
+    Star {
+        ports: u32,
+    },
+    /// `dims[0]` is the fastest-varying coordinate of the router/node index.
+    Mesh {
+        dims: Vec<u32>,
+    },
+    Torus {
+        dims: Vec<u32>,
+    },
+    FatTree {
+        k: u32,
+        n: u32,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct Topology {
+    pub shape: Shape,
+    pub routers: usize,
+    pub ports: usize,
+    pub nodes: usize,
+    /// `peer[router * ports + port]`.
+    pub peer: Vec<Peer>,
+    /// Per node: (router, port) it attaches to.
+    pub attach: Vec<(u32, u32)>,
+}
+
+/// Upper bound on routers, to refuse configurations that cannot fit in memory.
+const MAX_ROUTERS: u64 = 1 << 20;
+
+impl Topology {
+    pub fn build(cfg: &TopologyConfig) -> Result<Topology, ConfigError> {
+        match cfg {
+            TopologyConfig::Star { ports } => star::build(*ports),
+            TopologyConfig::Mesh { k, n, dims } => {
+                mesh::build(mesh_dims(*k, *n, dims.as_deref())?, false)
+            }
+            TopologyConfig::Torus { k, n, dims } => {
+                mesh::build(mesh_dims(*k, *n, dims.as_deref())?, true)
+            }
+            TopologyConfig::FatTree { k, n } => fat_tree::build(*k, *n),
+        }
+    }
+
+    #[inline]
+    pub fn peer(&self, router: usize, port: usize) -> Peer {
+        self.peer[router * self.ports + port]
+    }
+
+    /// Side lengths of a mesh/torus, or `[nodes]` for other shapes (1-D view for patterns).
+    pub fn dims(&self) -> Vec<u32> {
+        match &self.shape {
+            Shape::Mesh { dims } | Shape::Torus { dims } => dims.clone(),
+            _ => vec![self.nodes as u32],
+        }
+    }
+
+    /// Build from its parts, checking that every link is symmetric.
+    fn from_parts(shape: Shape, routers: usize, ports: usize, peer: Vec<Peer>) -> Topology {
+        let mut attach = Vec::new();
+        for (i, p) in peer.iter().enumerate() {
+            if let Peer::Endpoint { node } = *p {
+                let node = node as usize;
+                if attach.len() <= node {
+                    attach.resize(node + 1, (u32::MAX, u32::MAX));
+                }
+                attach[node] = ((i / ports) as u32, (i % ports) as u32);
+            }
+        }
+        let t = Topology {
+            shape,
+            routers,
+            ports,
+            nodes: attach.len(),
+            peer,
+            attach,
+        };
+        debug_assert!(t.is_symmetric());
+        t
+    }
+
+    fn is_symmetric(&self) -> bool {
+        (0..self.routers).all(|r| {
+            (0..self.ports).all(|p| match self.peer(r, p) {
+                Peer::Router { router, port } => {
+                    self.peer(router as usize, port as usize)
+                        == Peer::Router {
+                            router: r as u32,
+                            port: p as u32,
+                        }
+                }
+                Peer::Endpoint { node } => self.attach[node as usize] == (r as u32, p as u32),
+                Peer::None => true,
+            })
+        })
+    }
+}
+
+fn mesh_dims(
+    k: Option<u32>,
+    n: Option<u32>,
+    dims: Option<&[u32]>,
+) -> Result<Vec<u32>, ConfigError> {
+    let dims = match (k, n, dims) {
+        (Some(k), Some(n), None) => {
+            if n == 0 || n > 8 {
+                return Err(ConfigError::new(
+                    "topology.n",
+                    format!("must be in 1..=8, got {n}"),
+                ));
+            }
+            vec![k; n as usize]
+        }
+        (None, None, Some(d)) => {
+            if d.is_empty() || d.len() > 8 {
+                return Err(ConfigError::new(
+                    "topology.dims",
+                    format!("must list 1 to 8 side lengths, got {}", d.len()),
+                ));
+            }
+            d.to_vec()
+        }
+        _ => {
+            return Err(ConfigError::new(
+                "topology",
+                "give either `k` and `n` (k-ary n-cube) or `dims` (side lengths), not both",
+            ))
+        }
+    };
+    for (i, &d) in dims.iter().enumerate() {
+        if d < 2 {
+            let path = if k.is_some() {
+                "topology.k".to_string()
+            } else {
+                format!("topology.dims[{i}]")
+            };
+            return Err(ConfigError::new(path, format!("must be >= 2, got {d}")));
+        }
+    }
+    let total: u64 = dims.iter().map(|&d| d as u64).product();
+    if total > MAX_ROUTERS {
+        return Err(ConfigError::new(
+            "topology",
+            format!("{total} routers is more than the supported {MAX_ROUTERS}"),
+        ));
+    }
+    Ok(dims)
+}

@@ -1,0 +1,357 @@
+//! Spatial traffic patterns: who a source sends to.
+//!
+//! Bit permutations (transpose, bit-complement, bit-reversal, perfect shuffle, butterfly)
+//! act on the b-bit node index and need a power-of-two node count (transpose: an even b);
+//! tornado and neighbour act on mesh/torus coordinates. Uniform never picks the source
+//! itself. A source that a permutation maps onto itself sends nothing.
+
+use crate::config::PatternConfig;
+use crate::error::ConfigError;
+use crate::topology::mesh::{coord, stride};
+use crate::topology::Topology;
+use rand::Rng;
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+#[derive(Clone, Debug)]
+pub enum Pattern {
+    Uniform {
+        nodes: usize,
+    },
+    /// A fixed destination per source (`None`: this source is silent).
+    Fixed(Vec<Option<u32>>),
+    HotSpot {
+        nodes: usize,
+        fraction: f64,
+        hot: Vec<u32>,
+    },
+    /// Per source the cumulative weights over destinations.
+    Matrix {
+        cumulative: Vec<Vec<f64>>,
+    },
+}
+
+fn pow2_bits(nodes: usize, path: &str, name: &str) -> Result<u32, ConfigError> {
+    if !nodes.is_power_of_two() {
+        return Err(ConfigError::new(
+            path,
+            format!("pattern \"{name}\" needs a power-of-two node count, this topology has {nodes} nodes"),
+        ));
+    }
+    Ok(nodes.trailing_zeros())
+}
+
+impl Pattern {
+    /// Build a pattern for `topo`; `path` is the config path of the pattern table.
+    pub fn build(
+        cfg: &PatternConfig,
+        topo: &Topology,
+        resolve: impl Fn(&std::path::Path) -> std::path::PathBuf,
+        path: &str,
+    ) -> Result<Pattern, ConfigError> {
+        let n = topo.nodes;
+        let fixed = |f: &dyn Fn(usize) -> usize| -> Pattern {
+            Pattern::Fixed(
+                (0..n)
+                    .map(|s| Some(f(s) as u32).filter(|&d| d as usize != s))
+                    .collect(),
+            )
+        };
+        let kind_path = format!("{path}.kind");
+        Ok(match cfg {
+            PatternConfig::Uniform => Pattern::Uniform { nodes: n },
+            PatternConfig::Transpose => {
+                let b = pow2_bits(n, &kind_path, "transpose")?;
+                if b % 2 != 0 {
+                    return Err(ConfigError::new(
+                        kind_path,
+                        format!("pattern \"transpose\" needs an even number of index bits (a square power-of-two node count), got {n} nodes"),
+                    ));
+                }
+                let h = b / 2;
+                let lo = (1usize << h) - 1;
+                fixed(&|s| ((s & lo) << h) | (s >> h))
+            }
+            PatternConfig::BitComplement => {
+                pow2_bits(n, &kind_path, "bit_complement")?;
+                fixed(&|s| !s & (n - 1))
+            }
+            PatternConfig::BitReversal => {
+                let b = pow2_bits(n, &kind_path, "bit_reversal")?;
+                fixed(&|s| {
+                    if b == 0 {
+                        s
+                    } else {
+                        s.reverse_bits() >> (usize::BITS - b)
+                    }
+                })
+            }
+            PatternConfig::PerfectShuffle => {
+                let b = pow2_bits(n, &kind_path, "perfect_shuffle")?;
+                fixed(&|s| ((s << 1) | (s >> (b - 1))) & (n - 1))
+            }
+            PatternConfig::Butterfly => {
+                let b = pow2_bits(n, &kind_path, "butterfly")?;
+                // swap the most and least significant bits
+                fixed(&|s| {
+                    let (msb, lsb) = ((s >> (b - 1)) & 1, s & 1);
+                    (s & !(1 | (1 << (b - 1)))) | (lsb << (b - 1)) | msb
+                })
+            }
+            PatternConfig::Tornado | PatternConfig::Neighbour => {
+                let dims = topo.dims();
+                let tornado = matches!(cfg, PatternConfig::Tornado);
+                fixed(&|s| {
+                    (0..dims.len())
+                        .map(|d| {
+                            let k = dims[d];
+                            let off = if tornado { k.div_ceil(2) - 1 } else { 1 };
+                            ((coord(&dims, s, d) + off) % k) as usize * stride(&dims, d)
+                        })
+                        .sum()
+                })
+            }
+            PatternConfig::HotSpot { fraction, nodes } => {
+                if !(0.0..=1.0).contains(fraction) || fraction.is_nan() {
+                    return Err(ConfigError::new(
+                        format!("{path}.fraction"),
+                        format!("must be in [0, 1], got {fraction}"),
+                    ));
+                }
+                if nodes.is_empty() {
+                    return Err(ConfigError::new(
+                        format!("{path}.nodes"),
+                        "must list at least one hot-spot node",
+                    ));
+                }
+                if let Some(bad) = nodes.iter().find(|&&h| h as usize >= n) {
+                    return Err(ConfigError::new(
+                        format!("{path}.nodes"),
+                        format!("node {bad} does not exist (nodes are 0..{})", n - 1),
+                    ));
+                }
+                Pattern::HotSpot {
+                    nodes: n,
+                    fraction: *fraction,
+                    hot: nodes.clone(),
+                }
+            }
+            PatternConfig::Permutation { file } => {
+                let fpath = format!("{path}.file");
+                let rows = read_numbers(&resolve(file), &fpath)?;
+                permutation(&rows, n, &fpath)?
+            }
+            PatternConfig::Matrix { file } => {
+                let fpath = format!("{path}.file");
+                let rows = read_numbers(&resolve(file), &fpath)?;
+                matrix(&rows, n, &fpath)?
+            }
+        })
+    }
+
+    /// The destination of the next message from `src`, or `None` if `src` is silent.
+    #[inline]
+    pub fn destination(&self, src: usize, rng: &mut Xoshiro256PlusPlus) -> Option<usize> {
+        match self {
+            Pattern::Uniform { nodes } => Some(uniform_other(*nodes, src, rng)),
+            Pattern::Fixed(d) => d[src].map(|d| d as usize),
+            Pattern::HotSpot {
+                nodes,
+                fraction,
+                hot,
+            } => {
+                if rng.gen::<f64>() < *fraction {
+                    let h = hot[rng.gen_range(0..hot.len())] as usize;
+                    if h != src {
+                        return Some(h);
+                    }
+                }
+                Some(uniform_other(*nodes, src, rng))
+            }
+            Pattern::Matrix { cumulative } => {
+                let row = &cumulative[src];
+                let total = *row.last()?;
+                if total <= 0.0 {
+                    return None;
+                }
+                let x = rng.gen::<f64>() * total;
+                Some(row.partition_point(|&c| c <= x).min(row.len() - 1))
+            }
+        }
+    }
+
+    /// Whether `src` ever sends.
+    pub fn is_silent(&self, src: usize) -> bool {
+        match self {
+            Pattern::Fixed(d) => d[src].is_none(),
+            Pattern::Matrix { cumulative } => cumulative[src].last().is_none_or(|&t| t <= 0.0),
+            _ => false,
+        }
+    }
+}
+
+#[inline]
+fn uniform_other(nodes: usize, src: usize, rng: &mut Xoshiro256PlusPlus) -> usize {
+    let d = rng.gen_range(0..nodes - 1);
+    if d >= src {
+        d + 1
+    } else {
+        d
+    }
+}
+
+fn read_numbers(file: &std::path::Path, path: &str) -> Result<Vec<Vec<f64>>, ConfigError> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| ConfigError::new(path, format!("cannot read {}: {e}", file.display())))?;
+    let mut rows = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let row: Result<Vec<f64>, _> = line
+            .split(|c: char| c.is_whitespace() || c == ',')
+            .filter(|s| !s.is_empty())
+            .map(str::parse::<f64>)
+            .collect();
+        let row = row.map_err(|_| {
+            ConfigError::new(
+                path,
+                format!(
+                    "{} line {}: not a list of numbers: {line:?}",
+                    file.display(),
+                    i + 1
+                ),
+            )
+        })?;
+        if row.iter().any(|v| !v.is_finite() || *v < 0.0) {
+            return Err(ConfigError::new(
+                path,
+                format!(
+                    "{} line {}: values must be finite and >= 0",
+                    file.display(),
+                    i + 1
+                ),
+            ));
+        }
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+fn permutation(rows: &[Vec<f64>], n: usize, path: &str) -> Result<Pattern, ConfigError> {
+    let mut dest = vec![None; n];
+    let as_node = |v: f64| -> Result<u32, ConfigError> {
+        if v.fract() != 0.0 || v as usize >= n {
+            return Err(ConfigError::new(
+                path,
+                format!("node {v} is not in 0..{}", n - 1),
+            ));
+        }
+        Ok(v as u32)
+    };
+    if rows.iter().all(|r| r.len() == 2) {
+        for r in rows {
+            let (s, d) = (as_node(r[0])?, as_node(r[1])?);
+            dest[s as usize] = Some(d).filter(|&d| d != s);
+        }
+    } else if rows.len() == n && rows.iter().all(|r| r.len() == 1) {
+        for (s, r) in rows.iter().enumerate() {
+            dest[s] = Some(as_node(r[0])?).filter(|&d| d as usize != s);
+        }
+    } else {
+        return Err(ConfigError::new(
+            path,
+            format!("expected {n} lines of one destination, or lines \"src dst\""),
+        ));
+    }
+    Ok(Pattern::Fixed(dest))
+}
+
+fn matrix(rows: &[Vec<f64>], n: usize, path: &str) -> Result<Pattern, ConfigError> {
+    if rows.len() != n || rows.iter().any(|r| r.len() != n) {
+        return Err(ConfigError::new(
+            path,
+            format!("expected a {n}x{n} matrix of weights"),
+        ));
+    }
+    let cumulative = rows
+        .iter()
+        .enumerate()
+        .map(|(s, r)| {
+            let mut acc = 0.0;
+            r.iter()
+                .enumerate()
+                .map(|(d, &w)| {
+                    if d != s {
+                        acc += w;
+                    }
+                    acc
+                })
+                .collect()
+        })
+        .collect();
+    Ok(Pattern::Matrix { cumulative })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::TopologyConfig;
+    use rand::SeedableRng;
+
+    fn mesh(k: u32) -> Topology {
+        Topology::build(&TopologyConfig::Mesh {
+            k: Some(k),
+            n: Some(2),
+            dims: None,
+        })
+        .unwrap()
+    }
+
+    fn dest(p: &Pattern, s: usize) -> Option<usize> {
+        p.destination(s, &mut Xoshiro256PlusPlus::seed_from_u64(0))
+    }
+
+    #[test]
+    fn bit_permutations_on_4x4() {
+        let t = mesh(4);
+        let id = |p: &std::path::Path| p.to_path_buf();
+        let b = |c: PatternConfig| Pattern::build(&c, &t, id, "traffic[0].pattern").unwrap();
+        // node 1 = (x=1, y=0) -> transpose (0,1) = node 4
+        assert_eq!(dest(&b(PatternConfig::Transpose), 1), Some(4));
+        assert_eq!(dest(&b(PatternConfig::Transpose), 5), None); // diagonal is silent
+        assert_eq!(dest(&b(PatternConfig::BitComplement), 1), Some(14));
+        assert_eq!(dest(&b(PatternConfig::BitReversal), 1), Some(8));
+        assert_eq!(dest(&b(PatternConfig::PerfectShuffle), 9), Some(3));
+        assert_eq!(dest(&b(PatternConfig::Butterfly), 1), Some(8));
+        assert_eq!(dest(&b(PatternConfig::Tornado), 0), Some(1 + 4));
+        assert_eq!(dest(&b(PatternConfig::Neighbour), 3), Some(4));
+    }
+
+    #[test]
+    fn power_of_two_required() {
+        let t = mesh(6);
+        let e = Pattern::build(
+            &PatternConfig::BitComplement,
+            &t,
+            |p| p.to_path_buf(),
+            "traffic[0].pattern",
+        )
+        .unwrap_err();
+        assert_eq!(e.path, "traffic[0].pattern.kind");
+        assert!(e.message.contains("36 nodes"));
+    }
+
+    #[test]
+    fn uniform_never_self() {
+        let p = Pattern::Uniform { nodes: 4 };
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
+        let mut seen = [0; 4];
+        for _ in 0..3000 {
+            let d = p.destination(2, &mut rng).unwrap();
+            seen[d] += 1;
+        }
+        assert_eq!(seen[2], 0);
+        assert!(seen.iter().enumerate().all(|(i, &c)| i == 2 || c > 900));
+    }
+}

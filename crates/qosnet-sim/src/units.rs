@@ -1,0 +1,279 @@
+//! Physical units and their conversion to simulator units — the one place where it happens.
+//!
+//! The engine counts time in integer cycles; one cycle is the time to move one flit across
+//! one link (DESIGN.md "Time"). With the documents' 128-bit flits on 1.6 Gb/s links
+//! (document 003 §4.1, document 000 §5.1) a cycle is 80 ns. Users write physical units
+//! ("1.6 Gb/s", "33.3 ms", "500 Mb/s"); this module parses them and converts them once.
+
+use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+
+/// A point or span of simulated time, in cycles.
+pub type Cycle = u64;
+
+/// A data rate in bits per second.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bandwidth {
+    pub bits_per_second: f64,
+}
+
+/// A duration as the user wrote it: either a number of cycles or a physical time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Duration {
+    Cycles(u64),
+    Seconds(f64),
+}
+
+/// Cycle time and flit size: everything needed to convert physical units.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Clock {
+    pub flit_bits: u32,
+    pub link_bits_per_second: f64,
+}
+
+impl Clock {
+    /// Seconds per cycle: one flit time on one link.
+    pub fn cycle_seconds(&self) -> f64 {
+        self.flit_bits as f64 / self.link_bits_per_second
+    }
+
+    pub fn cycles_to_seconds(&self, cycles: f64) -> f64 {
+        cycles * self.cycle_seconds()
+    }
+
+    /// A duration in whole cycles (rounded to nearest; a physical span shorter than a
+    /// cycle but above zero rounds up to one).
+    pub fn duration_cycles(&self, d: Duration) -> u64 {
+        match d {
+            Duration::Cycles(c) => c,
+            Duration::Seconds(s) => {
+                let c = (s / self.cycle_seconds()).round();
+                if s > 0.0 && c < 1.0 {
+                    1
+                } else {
+                    c as u64
+                }
+            }
+        }
+    }
+
+    /// A bandwidth as a fraction of the link bandwidth, i.e. flits per cycle.
+    pub fn flits_per_cycle(&self, b: Bandwidth) -> f64 {
+        b.bits_per_second / self.link_bits_per_second
+    }
+
+    /// Flits per cycle (per node) back to bits per second.
+    pub fn bits_per_second(&self, flits_per_cycle: f64) -> f64 {
+        flits_per_cycle * self.link_bits_per_second
+    }
+}
+
+const BANDWIDTH_UNITS: &[(&str, f64)] = &[
+    ("b/s", 1.0),
+    ("kb/s", 1e3),
+    ("Mb/s", 1e6),
+    ("Gb/s", 1e9),
+    ("Tb/s", 1e12),
+    ("B/s", 8.0),
+    ("kB/s", 8e3),
+    ("KB/s", 8e3),
+    ("MB/s", 8e6),
+    ("GB/s", 8e9),
+    ("bps", 1.0),
+    ("Kbps", 1e3),
+    ("Mbps", 1e6),
+    ("Gbps", 1e9),
+];
+
+const TIME_UNITS: &[(&str, f64)] = &[
+    ("s", 1.0),
+    ("ms", 1e-3),
+    ("us", 1e-6),
+    ("µs", 1e-6),
+    ("ns", 1e-9),
+    ("ps", 1e-12),
+];
+
+fn split_number(s: &str) -> Option<(f64, &str)> {
+    let s = s.trim();
+    let end = s
+        .char_indices()
+        .find(|(_, c)| !(c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-')))
+        .map(|(i, _)| i)
+        .unwrap_or(s.len());
+    // "1e" followed by a unit letter is ambiguous; require a parseable number prefix.
+    let (num, unit) = s.split_at(end);
+    let value: f64 = num.trim().parse().ok()?;
+    Some((value, unit.trim()))
+}
+
+fn allowed(units: &[(&str, f64)]) -> String {
+    units.iter().map(|(u, _)| *u).collect::<Vec<_>>().join(", ")
+}
+
+impl Bandwidth {
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let (v, unit) = split_number(s).ok_or_else(|| {
+            format!(
+                "expected a bandwidth like \"1.6 Gb/s\", got {s:?} (units: {})",
+                allowed(BANDWIDTH_UNITS)
+            )
+        })?;
+        let mult = BANDWIDTH_UNITS
+            .iter()
+            .find(|(u, _)| *u == unit)
+            .map(|(_, m)| *m)
+            .ok_or_else(|| {
+                format!(
+                    "unknown bandwidth unit {unit:?} in {s:?}; allowed: {}",
+                    allowed(BANDWIDTH_UNITS)
+                )
+            })?;
+        if !v.is_finite() || v <= 0.0 {
+            return Err(format!("must be a positive bandwidth, got {s:?}"));
+        }
+        Ok(Bandwidth {
+            bits_per_second: v * mult,
+        })
+    }
+}
+
+impl fmt::Display for Bandwidth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.bits_per_second;
+        if b >= 1e9 {
+            write!(f, "{} Gb/s", b / 1e9)
+        } else if b >= 1e6 {
+            write!(f, "{} Mb/s", b / 1e6)
+        } else if b >= 1e3 {
+            write!(f, "{} kb/s", b / 1e3)
+        } else {
+            write!(f, "{b} b/s")
+        }
+    }
+}
+
+impl Duration {
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let (v, unit) = split_number(s).ok_or_else(|| {
+            format!("expected a duration like \"10 us\" or \"5000 cycles\", got {s:?}")
+        })?;
+        if !v.is_finite() || v < 0.0 {
+            return Err(format!("must be a non-negative duration, got {s:?}"));
+        }
+        if unit == "cycles" || unit == "cycle" {
+            if v.fract() != 0.0 {
+                return Err(format!("a cycle count must be a whole number, got {s:?}"));
+            }
+            return Ok(Duration::Cycles(v as u64));
+        }
+        let mult = TIME_UNITS
+            .iter()
+            .find(|(u, _)| *u == unit)
+            .map(|(_, m)| *m)
+            .ok_or_else(|| {
+                format!(
+                    "unknown time unit {unit:?} in {s:?}; allowed: cycles, {}",
+                    allowed(TIME_UNITS)
+                )
+            })?;
+        Ok(Duration::Seconds(v * mult))
+    }
+}
+
+impl fmt::Display for Duration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Duration::Cycles(c) => write!(f, "{c} cycles"),
+            Duration::Seconds(s) => write!(f, "{} us", s * 1e6),
+        }
+    }
+}
+
+impl Serialize for Bandwidth {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for Bandwidth {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Bandwidth::parse(&s).map_err(de::Error::custom)
+    }
+}
+
+impl Serialize for Duration {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Duration::Cycles(c) => s.serialize_u64(*c),
+            Duration::Seconds(_) => s.serialize_str(&self.to_string()),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Duration {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl de::Visitor<'_> for V {
+            type Value = Duration;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a cycle count (integer) or a duration string like \"10 us\"")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Duration, E> {
+                Ok(Duration::Cycles(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Duration, E> {
+                u64::try_from(v)
+                    .map(Duration::Cycles)
+                    .map_err(|_| E::custom(format!("must be >= 0 cycles, got {v}")))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Duration, E> {
+                Err(E::custom(format!(
+                    "a bare number is a cycle count and must be whole, got {v}; write units, e.g. \"{v} us\""
+                )))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Duration, E> {
+                Duration::parse(v).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn documents_cycle_is_80ns() {
+        let c = Clock {
+            flit_bits: 128,
+            link_bits_per_second: 1.6e9,
+        };
+        assert!((c.cycle_seconds() - 80e-9).abs() < 1e-15);
+        // One video frame period of 33.3 ms is 416,250 cycles.
+        assert_eq!(
+            c.duration_cycles(Duration::parse("33.3 ms").unwrap()),
+            416_250
+        );
+        // 1 simulated second = 12.5 M cycles (issue 3's benchmark target).
+        assert_eq!(
+            c.duration_cycles(Duration::parse("1 s").unwrap()),
+            12_500_000
+        );
+        let b = Bandwidth::parse("400 Mb/s").unwrap();
+        assert!((c.flits_per_cycle(b) - 0.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn rejects_bad_units() {
+        assert!(Bandwidth::parse("1.6 Gb").unwrap_err().contains("allowed"));
+        assert!(Bandwidth::parse("-3 Gb/s").is_err());
+        assert!(Duration::parse("10 parsecs")
+            .unwrap_err()
+            .contains("allowed"));
+        assert!(Duration::parse("1.5 cycles").is_err());
+        assert_eq!(Duration::parse("7 cycles").unwrap(), Duration::Cycles(7));
+    }
+}
