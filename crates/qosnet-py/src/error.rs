@@ -4,24 +4,14 @@ use pyo3::create_exception;
 use pyo3::prelude::*;
 use qosnet_sim::{ConfigErrors, SimError};
 
-create_exception!(
-    _core,
-    QosnetError,
-    pyo3::exceptions::PyException,
-    "Base of every qosnet engine error."
-);
+create_exception!(_core, QosnetError, pyo3::exceptions::PyException, "Base of every qosnet engine error.");
 create_exception!(
     _core,
     ConfigError,
     pyo3::exceptions::PyValueError,
     "A configuration is invalid; `.errors` lists (path, message) pairs."
 );
-create_exception!(
-    _core,
-    SimulationError,
-    QosnetError,
-    "A valid configuration failed while running."
-);
+create_exception!(_core, SimulationError, QosnetError, "A valid configuration failed while running.");
 create_exception!(
     _core,
     DeadlockError,

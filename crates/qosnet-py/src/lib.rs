@@ -53,15 +53,13 @@ impl Simulation {
     /// Simulate at most `max_cycles` cycles (GIL released). Returns True when finished.
     fn advance(&mut self, py: Python<'_>, max_cycles: u64) -> PyResult<bool> {
         let inner = &mut self.inner;
-        py.allow_threads(|| inner.advance(max_cycles))
-            .map_err(error::sim_error)
+        py.allow_threads(|| inner.advance(max_cycles)).map_err(error::sim_error)
     }
 
     /// Run to the end (GIL released).
     fn run(&mut self, py: Python<'_>) -> PyResult<()> {
         let inner = &mut self.inner;
-        py.allow_threads(|| inner.run().map(|_| ()))
-            .map_err(error::sim_error)
+        py.allow_threads(|| inner.run().map(|_| ())).map_err(error::sim_error)
     }
 
     /// Check every engine invariant now; raises SimulationError on a violation.

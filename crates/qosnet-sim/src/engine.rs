@@ -164,10 +164,7 @@ pub struct Simulation {
 
 impl Simulation {
     /// Build a simulation from a TOML document (relative paths resolve against `base_dir`).
-    pub fn from_toml(
-        text: &str,
-        base_dir: Option<&std::path::Path>,
-    ) -> Result<Simulation, ConfigErrors> {
+    pub fn from_toml(text: &str, base_dir: Option<&std::path::Path>) -> Result<Simulation, ConfigErrors> {
         let mut cfg = Config::from_toml_str(text)?;
         cfg.base_dir = base_dir.map(|p| p.to_path_buf());
         Simulation::new(cfg)
@@ -219,16 +216,9 @@ impl Simulation {
                 Peer::None => {}
             }
         }
-        let eject_credit = topo
-            .attach
-            .iter()
-            .map(|&(r, p)| ((r as usize * ports + p as usize) * vcs) as u32)
-            .collect();
-        let inject_target = topo
-            .attach
-            .iter()
-            .map(|&(r, p)| r * ports as u32 + p)
-            .collect();
+        let eject_credit =
+            topo.attach.iter().map(|&(r, p)| ((r as usize * ports + p as usize) * vcs) as u32).collect();
+        let inject_target = topo.attach.iter().map(|&(r, p)| r * ports as u32 + p).collect();
         let max_delay = (p.d_output + p.link).max(p.credit).max(p.link) as usize;
         let wheel = (max_delay + 1).next_power_of_two();
         let sched = |c: SchedulerConfig| Scheduler::build(c);
@@ -246,13 +236,7 @@ impl Simulation {
                 sources.push(s);
             }
         }
-        let metrics = Metrics::new(
-            warmup,
-            window_end,
-            nodes,
-            n_ports,
-            config.simulation.record_messages,
-        );
+        let metrics = Metrics::new(warmup, window_end, nodes, n_ports, config.simulation.record_messages);
         Ok(Simulation {
             inbuf: Rings::new(n_vcs, p.input_depth),
             in_out_port: vec![0; n_vcs],
@@ -380,11 +364,8 @@ impl Simulation {
                 // Nothing in flight: jump to the next message creation (or the end).
                 let next = self.events.peek().map_or(Cycle::MAX, |Reverse((t, _))| *t);
                 let target = next.min(self.p.drain_end).min(stop);
-                let target = if self.now < self.p.window_end {
-                    target.min(self.p.window_end)
-                } else {
-                    target
-                };
+                let target =
+                    if self.now < self.p.window_end { target.min(self.p.window_end) } else { target };
                 if target > self.now {
                     self.now = target;
                     self.last_progress = self.now;
@@ -394,10 +375,7 @@ impl Simulation {
             self.step()?;
         }
         if let Some(v) = self.violation.take() {
-            return Err(SimError::Invariant {
-                cycle: self.now,
-                what: v,
-            });
+            return Err(SimError::Invariant { cycle: self.now, what: v });
         }
         Ok(self.finished)
     }
@@ -461,7 +439,6 @@ impl Simulation {
         self.credits_in_flight += 1;
         self.credit_wheel[at as usize & self.wheel_mask].push(CreditMsg { to, tail });
     }
-    #[inline]
 
     fn deliver_credits(&mut self, now: Cycle) {
         let slot = now as usize & self.wheel_mask;
@@ -534,16 +511,8 @@ impl Simulation {
             VcSelection::LowestFree => free.trailing_zeros() as usize,
             VcSelection::RoundRobin => {
                 let last = *rr as u32;
-                let after = if last >= 31 {
-                    0
-                } else {
-                    free & (u32::MAX << (last + 1))
-                };
-                let v = if after != 0 {
-                    after.trailing_zeros()
-                } else {
-                    free.trailing_zeros()
-                };
+                let after = if last >= 31 { 0 } else { free & (u32::MAX << (last + 1)) };
+                let v = if after != 0 { after.trailing_zeros() } else { free.trailing_zeros() };
                 *rr = v as u8;
                 v as usize
             }
@@ -560,19 +529,10 @@ impl Simulation {
         for ivc in 0..self.inbuf_len() {
             if !self.inbuf.is_empty(ivc) {
                 let (ip, v) = (ivc / vcs, ivc % vcs);
-                stuck.push(format!(
-                    "router[{}].in[{}].vc[{}]",
-                    ip / ports,
-                    ip % ports,
-                    v
-                ));
+                stuck.push(format!("router[{}].in[{}].vc[{}]", ip / ports, ip % ports, v));
             }
         }
-        SimError::Deadlock {
-            cycle: self.now,
-            idle_cycles: self.now - self.last_progress,
-            stuck,
-        }
+        SimError::Deadlock { cycle: self.now, idle_cycles: self.now - self.last_progress, stuck }
     }
 
     pub(crate) fn inbuf_len(&self) -> usize {

@@ -70,10 +70,7 @@ pub struct Slab<T> {
 
 impl<T> Default for Slab<T> {
     fn default() -> Self {
-        Self {
-            items: Vec::new(),
-            free: Vec::new(),
-        }
+        Self { items: Vec::new(), free: Vec::new() }
     }
 }
 

@@ -7,12 +7,7 @@ use crate::error::SimError;
 
 impl Simulation {
     pub fn check_invariants(&self) -> Result<(), SimError> {
-        let fail = |what: String| {
-            Err(SimError::Invariant {
-                cycle: self.now,
-                what,
-            })
-        };
+        let fail = |what: String| Err(SimError::Invariant { cycle: self.now, what });
         let (ports, vcs) = (self.p.ports, self.p.vcs);
         let depth = self.p.input_depth;
         let n_vcs = self.inbuf_len();
@@ -41,9 +36,7 @@ impl Simulation {
         let _ = wheel_flits_nic;
 
         // Conservation: injected = ejected + in buffers + on links.
-        let buffered: u64 = (0..n_vcs)
-            .map(|q| (self.inbuf.len(q) + self.outbuf.len(q)) as u64)
-            .sum();
+        let buffered: u64 = (0..n_vcs).map(|q| (self.inbuf.len(q) + self.outbuf.len(q)) as u64).sum();
         if self.flits_injected != self.flits_ejected + buffered + wheel_total {
             return fail(format!(
                 "flit conservation: injected {} != ejected {} + buffered {} + on links {}",
@@ -51,11 +44,7 @@ impl Simulation {
             ));
         }
         if self.in_flight != buffered + wheel_total {
-            return fail(format!(
-                "in-flight counter {} != {}",
-                self.in_flight,
-                buffered + wheel_total
-            ));
+            return fail(format!("in-flight counter {} != {}", self.in_flight, buffered + wheel_total));
         }
 
         // Credits: for every link, credits + downstream occupancy + flits and credits on the
@@ -75,7 +64,11 @@ impl Simulation {
                     (self.credits[i], wheel_credits[i])
                 };
                 if credits > depth {
-                    return fail(format!("router[{}].in[{}].vc[{v}]: upstream holds {credits} credits > depth {depth}", ip / ports, ip % ports));
+                    return fail(format!(
+                        "router[{}].in[{}].vc[{v}]: upstream holds {credits} credits > depth {depth}",
+                        ip / ports,
+                        ip % ports
+                    ));
                 }
                 let total = credits + self.inbuf.len(ivc) + wheel_flits[ivc] + wire_credits;
                 if total != depth {
@@ -118,9 +111,7 @@ impl Simulation {
                     .filter(|a| a.to == Target::Endpoint(node as u32) && a.flit.vc as usize == v)
                     .count() as u32;
                 if self.credits[i] + wheel_credits[i] + on_wire != depth {
-                    return fail(format!(
-                        "ejection credits of node {node} vc {v} not conserved"
-                    ));
+                    return fail(format!("ejection credits of node {node} vc {v} not conserved"));
                 }
             }
         }
@@ -130,10 +121,7 @@ impl Simulation {
                 .map(|(q, _)| self.inbuf.len(q) + self.outbuf.len(q))
                 .sum();
             if held != self.work[r] {
-                return fail(format!(
-                    "router[{r}] work counter {} != flits held {held}",
-                    self.work[r]
-                ));
+                return fail(format!("router[{r}] work counter {} != flits held {held}", self.work[r]));
             }
         }
         if let Some(v) = &self.violation {

@@ -68,8 +68,7 @@ impl Simulation {
         let per_node_cycle = |flits: u64| flits as f64 / nodes / window;
 
         let mut classes = Table::default();
-        let (mut names, mut cols): (Vec<String>, Vec<Vec<f64>>) =
-            (Vec::new(), vec![Vec::new(); 11]);
+        let (mut names, mut cols): (Vec<String>, Vec<Vec<f64>>) = (Vec::new(), vec![Vec::new(); 11]);
         let mut counts: [Vec<u64>; 2] = Default::default();
         let mut all = Vec::new();
         let (mut measured, mut delivered, mut offered, mut accepted, mut q_sum, mut n_sum) =
@@ -146,28 +145,15 @@ impl Simulation {
                 "accepted_flits_per_cycle",
                 Column::F64(n.iter().map(|s| s.flits_accepted as f64 / window).collect()),
             )
-            .push(
-                "messages_delivered",
-                Column::U64(n.iter().map(|s| s.messages_delivered).collect()),
-            )
+            .push("messages_delivered", Column::U64(n.iter().map(|s| s.messages_delivered).collect()))
             .push(
                 "latency_mean",
-                Column::F64(
-                    n.iter()
-                        .map(|s| ratio(s.latency_sum, s.messages_delivered))
-                        .collect(),
-                ),
+                Column::F64(n.iter().map(|s| ratio(s.latency_sum, s.messages_delivered)).collect()),
             );
 
         let mut links = Table::default();
-        let (mut kind, mut src, mut src_port, mut dst, mut dst_port, mut util) = (
-            Vec::new(),
-            Vec::new(),
-            Vec::new(),
-            Vec::new(),
-            Vec::new(),
-            Vec::new(),
-        );
+        let (mut kind, mut src, mut src_port, mut dst, mut dst_port, mut util) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for node in 0..self.topo.nodes {
             let (r, p) = self.topo.attach[node];
             kind.push("injection".to_string());
@@ -210,33 +196,15 @@ impl Simulation {
                 .push("delivered", Column::U64(r.delivered.clone()))
                 .push(
                     "latency",
-                    Column::U64(
-                        r.delivered
-                            .iter()
-                            .zip(&r.created)
-                            .map(|(d, c)| d - c)
-                            .collect(),
-                    ),
+                    Column::U64(r.delivered.iter().zip(&r.created).map(|(d, c)| d - c).collect()),
                 )
                 .push(
                     "queueing",
-                    Column::U64(
-                        r.injected
-                            .iter()
-                            .zip(&r.created)
-                            .map(|(i, c)| i - c)
-                            .collect(),
-                    ),
+                    Column::U64(r.injected.iter().zip(&r.created).map(|(i, c)| i - c).collect()),
                 )
                 .push(
                     "network",
-                    Column::U64(
-                        r.delivered
-                            .iter()
-                            .zip(&r.injected)
-                            .map(|(d, i)| d - i)
-                            .collect(),
-                    ),
+                    Column::U64(r.delivered.iter().zip(&r.injected).map(|(d, i)| d - i).collect()),
                 );
             t
         });
@@ -264,12 +232,6 @@ impl Simulation {
             flits_ejected: self.flits_ejected,
             flit_hops: self.flit_hops,
         };
-        RunResult {
-            summary,
-            classes,
-            nodes: node_t,
-            links,
-            messages,
-        }
+        RunResult { summary, classes, nodes: node_t, links, messages }
     }
 }

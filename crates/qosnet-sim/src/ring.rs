@@ -6,26 +6,21 @@ use crate::flit::Flit;
 pub struct Rings {
     cap: u32,
     data: Vec<Flit>,
-    head: Vec<u32>,
-    len: Vec<u32>,
+    /// Per queue (head, len), together so one cache line serves both.
+    state: Vec<(u32, u32)>,
 }
 
 impl Rings {
     pub fn new(count: usize, cap: u32) -> Self {
-        Self {
-            cap,
-            data: vec![Flit::default(); count * cap as usize],
-            head: vec![0; count],
-            len: vec![0; count],
-        }
+        Self { cap, data: vec![Flit::default(); count * cap as usize], state: vec![(0, 0); count] }
     }
     #[inline]
     pub fn len(&self, q: usize) -> u32 {
-        self.len[q]
+        self.state[q].1
     }
     #[inline]
     pub fn is_empty(&self, q: usize) -> bool {
-        self.len[q] == 0
+        self.state[q].1 == 0
     }
     #[inline]
     pub fn capacity(&self) -> u32 {
@@ -33,35 +28,35 @@ impl Rings {
     }
     #[inline]
     pub fn front(&self, q: usize) -> &Flit {
-        debug_assert!(self.len[q] > 0);
-        &self.data[q * self.cap as usize + self.head[q] as usize]
+        debug_assert!(self.state[q].1 > 0);
+        &self.data[q * self.cap as usize + self.state[q].0 as usize]
     }
     /// Push at the back; the caller has checked for space (credits guarantee it).
     #[inline]
     pub fn push(&mut self, q: usize, f: Flit) {
-        let (cap, len) = (self.cap, self.len[q]);
+        let cap = self.cap;
+        let (head, len) = self.state[q];
         debug_assert!(len < cap, "ring {q} overflow");
-        let mut slot = self.head[q] + len;
+        let mut slot = head + len;
         if slot >= cap {
             slot -= cap;
         }
         self.data[q * cap as usize + slot as usize] = f;
-        self.len[q] = len + 1;
+        self.state[q].1 = len + 1;
     }
     #[inline]
     pub fn pop(&mut self, q: usize) -> Flit {
-        debug_assert!(self.len[q] > 0);
         let cap = self.cap;
-        let h = self.head[q];
+        let (h, len) = self.state[q];
+        debug_assert!(len > 0);
         let f = self.data[q * cap as usize + h as usize];
-        self.head[q] = if h + 1 == cap { 0 } else { h + 1 };
-        self.len[q] -= 1;
+        self.state[q] = (if h + 1 == cap { 0 } else { h + 1 }, len - 1);
         f
     }
     /// The flits of queue `q`, front first (for invariant checks).
     pub fn iter(&self, q: usize) -> impl Iterator<Item = &Flit> + '_ {
         let cap = self.cap as usize;
-        (0..self.len[q] as usize)
-            .map(move |i| &self.data[q * cap + (self.head[q] as usize + i) % cap])
+        let (head, len) = self.state[q];
+        (0..len as usize).map(move |i| &self.data[q * cap + (head as usize + i) % cap])
     }
 }

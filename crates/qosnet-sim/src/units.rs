@@ -85,14 +85,8 @@ const BANDWIDTH_UNITS: &[(&str, f64)] = &[
     ("Gbps", 1e9),
 ];
 
-const TIME_UNITS: &[(&str, f64)] = &[
-    ("s", 1.0),
-    ("ms", 1e-3),
-    ("us", 1e-6),
-    ("µs", 1e-6),
-    ("ns", 1e-9),
-    ("ps", 1e-12),
-];
+const TIME_UNITS: &[(&str, f64)] =
+    &[("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("µs", 1e-6), ("ns", 1e-9), ("ps", 1e-12)];
 
 fn split_number(s: &str) -> Option<(f64, &str)> {
     let s = s.trim();
@@ -114,27 +108,15 @@ fn allowed(units: &[(&str, f64)]) -> String {
 impl Bandwidth {
     pub fn parse(s: &str) -> Result<Self, String> {
         let (v, unit) = split_number(s).ok_or_else(|| {
-            format!(
-                "expected a bandwidth like \"1.6 Gb/s\", got {s:?} (units: {})",
-                allowed(BANDWIDTH_UNITS)
-            )
+            format!("expected a bandwidth like \"1.6 Gb/s\", got {s:?} (units: {})", allowed(BANDWIDTH_UNITS))
         })?;
-        let mult = BANDWIDTH_UNITS
-            .iter()
-            .find(|(u, _)| *u == unit)
-            .map(|(_, m)| *m)
-            .ok_or_else(|| {
-                format!(
-                    "unknown bandwidth unit {unit:?} in {s:?}; allowed: {}",
-                    allowed(BANDWIDTH_UNITS)
-                )
-            })?;
+        let mult = BANDWIDTH_UNITS.iter().find(|(u, _)| *u == unit).map(|(_, m)| *m).ok_or_else(|| {
+            format!("unknown bandwidth unit {unit:?} in {s:?}; allowed: {}", allowed(BANDWIDTH_UNITS))
+        })?;
         if !v.is_finite() || v <= 0.0 {
             return Err(format!("must be a positive bandwidth, got {s:?}"));
         }
-        Ok(Bandwidth {
-            bits_per_second: v * mult,
-        })
+        Ok(Bandwidth { bits_per_second: v * mult })
     }
 }
 
@@ -155,9 +137,8 @@ impl fmt::Display for Bandwidth {
 
 impl Duration {
     pub fn parse(s: &str) -> Result<Self, String> {
-        let (v, unit) = split_number(s).ok_or_else(|| {
-            format!("expected a duration like \"10 us\" or \"5000 cycles\", got {s:?}")
-        })?;
+        let (v, unit) = split_number(s)
+            .ok_or_else(|| format!("expected a duration like \"10 us\" or \"5000 cycles\", got {s:?}"))?;
         if !v.is_finite() || v < 0.0 {
             return Err(format!("must be a non-negative duration, got {s:?}"));
         }
@@ -167,16 +148,9 @@ impl Duration {
             }
             return Ok(Duration::Cycles(v as u64));
         }
-        let mult = TIME_UNITS
-            .iter()
-            .find(|(u, _)| *u == unit)
-            .map(|(_, m)| *m)
-            .ok_or_else(|| {
-                format!(
-                    "unknown time unit {unit:?} in {s:?}; allowed: cycles, {}",
-                    allowed(TIME_UNITS)
-                )
-            })?;
+        let mult = TIME_UNITS.iter().find(|(u, _)| *u == unit).map(|(_, m)| *m).ok_or_else(|| {
+            format!("unknown time unit {unit:?} in {s:?}; allowed: cycles, {}", allowed(TIME_UNITS))
+        })?;
         Ok(Duration::Seconds(v * mult))
     }
 }
@@ -247,21 +221,12 @@ mod tests {
 
     #[test]
     fn documents_cycle_is_80ns() {
-        let c = Clock {
-            flit_bits: 128,
-            link_bits_per_second: 1.6e9,
-        };
+        let c = Clock { flit_bits: 128, link_bits_per_second: 1.6e9 };
         assert!((c.cycle_seconds() - 80e-9).abs() < 1e-15);
         // One video frame period of 33.3 ms is 416,250 cycles.
-        assert_eq!(
-            c.duration_cycles(Duration::parse("33.3 ms").unwrap()),
-            416_250
-        );
+        assert_eq!(c.duration_cycles(Duration::parse("33.3 ms").unwrap()), 416_250);
         // 1 simulated second = 12.5 M cycles (issue 3's benchmark target).
-        assert_eq!(
-            c.duration_cycles(Duration::parse("1 s").unwrap()),
-            12_500_000
-        );
+        assert_eq!(c.duration_cycles(Duration::parse("1 s").unwrap()), 12_500_000);
         let b = Bandwidth::parse("400 Mb/s").unwrap();
         assert!((c.flits_per_cycle(b) - 0.25).abs() < 1e-12);
     }
@@ -270,9 +235,7 @@ mod tests {
     fn rejects_bad_units() {
         assert!(Bandwidth::parse("1.6 Gb").unwrap_err().contains("allowed"));
         assert!(Bandwidth::parse("-3 Gb/s").is_err());
-        assert!(Duration::parse("10 parsecs")
-            .unwrap_err()
-            .contains("allowed"));
+        assert!(Duration::parse("10 parsecs").unwrap_err().contains("allowed"));
         assert!(Duration::parse("1.5 cycles").is_err());
         assert_eq!(Duration::parse("7 cycles").unwrap(), Duration::Cycles(7));
     }

@@ -77,12 +77,7 @@ pub struct PhysicalConfig {
 
 impl Default for PhysicalConfig {
     fn default() -> Self {
-        Self {
-            flit_bits: 128,
-            link_bandwidth: Bandwidth {
-                bits_per_second: 1.6e9,
-            },
-        }
+        Self { flit_bits: 128, link_bandwidth: Bandwidth { bits_per_second: 1.6e9 } }
     }
 }
 
@@ -131,13 +126,7 @@ pub struct PipelineConfig {
 impl Default for PipelineConfig {
     /// Document 003 Fig. 1: five stages, one cycle each.
     fn default() -> Self {
-        Self {
-            sync: 1,
-            routing: 1,
-            vc_alloc: 1,
-            crossbar: 1,
-            output: 1,
-        }
+        Self { sync: 1, routing: 1, vc_alloc: 1, crossbar: 1, output: 1 }
     }
 }
 
@@ -211,7 +200,8 @@ pub enum RoutingKind {
     /// The topology's natural deterministic routing.
     #[default]
     Auto,
-    /// Dimension order (mesh).
+    /// Dimension order (mesh); on a torus, minimal dimension order without dateline
+    /// classes, which can deadlock (for studying deadlock).
     Dor,
     /// Dimension order with dateline VC classes (torus).
     DorDateline,
@@ -236,15 +226,11 @@ pub struct EndpointConfig {
 
 impl Default for EndpointConfig {
     fn default() -> Self {
-        Self {
-            vc_selection: VcSelection::RoundRobin,
-        }
+        Self { vc_selection: VcSelection::RoundRobin }
     }
 }
 
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TrafficClass {
     Control,
@@ -375,9 +361,8 @@ impl Config {
     }
 
     pub fn from_file(path: &Path) -> Result<Config, ConfigErrors> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            ConfigError::new("<file>", format!("cannot read {}: {e}", path.display()))
-        })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError::new("<file>", format!("cannot read {}: {e}", path.display())))?;
         let mut cfg = Self::from_toml_str(&text)?;
         cfg.base_dir = path.parent().map(Path::to_path_buf);
         Ok(cfg)
@@ -400,11 +385,7 @@ impl Config {
             }
         };
         result.map_err(|(path, msg)| {
-            let path = if path == "." || path.is_empty() {
-                "<root>".to_string()
-            } else {
-                path
-            };
+            let path = if path == "." || path.is_empty() { "<root>".to_string() } else { path };
             ConfigErrors(vec![ConfigError::new(path, msg)])
         })
     }

@@ -28,10 +28,7 @@ fn range<T: PartialOrd + std::fmt::Display + Copy>(
     hi: T,
 ) {
     if v < lo || v > hi {
-        errs.push(ConfigError::new(
-            path,
-            format!("must be in {lo}..={hi}, got {v}"),
-        ));
+        errs.push(ConfigError::new(path, format!("must be in {lo}..={hi}, got {v}")));
     }
 }
 
@@ -41,48 +38,24 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         flit_bits: cfg.physical.flit_bits,
         link_bits_per_second: cfg.physical.link_bandwidth.bits_per_second,
     };
-    range(
-        &mut errs,
-        "physical.flit_bits",
-        cfg.physical.flit_bits,
-        1,
-        1 << 20,
-    );
+    range(&mut errs, "physical.flit_bits", cfg.physical.flit_bits, 1, 1 << 20);
 
     let sim = &cfg.simulation;
     if cfg.physical.flit_bits > 0 {
         if clock.duration_cycles(sim.measure) == 0 {
-            errs.push(ConfigError::new(
-                "simulation.measure",
-                "must be at least one cycle, got 0",
-            ));
+            errs.push(ConfigError::new("simulation.measure", "must be at least one cycle, got 0"));
         }
         if clock.duration_cycles(sim.watchdog) == 0 {
-            errs.push(ConfigError::new(
-                "simulation.watchdog",
-                "must be at least one cycle, got 0",
-            ));
+            errs.push(ConfigError::new("simulation.watchdog", "must be at least one cycle, got 0"));
         }
     }
 
     let rc = &cfg.router;
     range(&mut errs, "router.vcs", rc.vcs, 1, 32);
     range(&mut errs, "router.input_buffer", rc.input_buffer, 1, 65_535);
-    range(
-        &mut errs,
-        "router.output_buffer",
-        rc.output_buffer,
-        1,
-        65_535,
-    );
+    range(&mut errs, "router.output_buffer", rc.output_buffer, 1, 65_535);
     range(&mut errs, "router.link_latency", rc.link_latency, 1, 10_000);
-    range(
-        &mut errs,
-        "router.credit_latency",
-        rc.credit_latency,
-        1,
-        10_000,
-    );
+    range(&mut errs, "router.credit_latency", rc.credit_latency, 1, 10_000);
     range(&mut errs, "router.speedup", rc.speedup, 1, 16);
     let pl = &rc.pipeline;
     for (name, v, lo) in [
@@ -108,29 +81,21 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         if t.ports > crate::router::MAX_PORTS {
             errs.push(ConfigError::new(
                 "topology",
-                format!(
-                    "routers would have {} ports; at most {}",
-                    t.ports,
-                    crate::router::MAX_PORTS
-                ),
+                format!("routers would have {} ports; at most {}", t.ports, crate::router::MAX_PORTS),
             ));
         }
     }
-    let routing = topology.as_ref().and_then(|t| {
-        match Routing::build(cfg.routing.kind, t, rc.vcs.clamp(1, 32)) {
+    let routing =
+        topology.as_ref().and_then(|t| match Routing::build(cfg.routing.kind, t, rc.vcs.clamp(1, 32)) {
             Ok(r) => Some(r),
             Err(e) => {
                 errs.push(e);
                 None
             }
-        }
-    });
+        });
 
     if cfg.traffic.is_empty() {
-        errs.push(ConfigError::new(
-            "traffic",
-            "at least one [[traffic]] source is required",
-        ));
+        errs.push(ConfigError::new("traffic", "at least one [[traffic]] source is required"));
     }
     let mut specs = Vec::new();
     let mut spec_nodes = Vec::new();
@@ -151,33 +116,21 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
                 if l > 1.0 {
                     errs.push(ConfigError::new(
                         format!("{path}.rate"),
-                        format!(
-                            "{r} exceeds the link bandwidth {}",
-                            cfg.physical.link_bandwidth
-                        ),
+                        format!("{r} exceeds the link bandwidth {}", cfg.physical.link_bandwidth),
                     ));
                 }
                 l
             }
             _ => {
-                errs.push(ConfigError::new(path.clone(), "give exactly one of `load` (fraction of link bandwidth) or `rate` (e.g. \"400 Mb/s\")"));
+                errs.push(ConfigError::new(
+                    path.clone(),
+                    "give exactly one of `load` (fraction of link bandwidth) or `rate` (e.g. \"400 Mb/s\")",
+                ));
                 0.0
             }
         };
-        range(
-            &mut errs,
-            &format!("{path}.message_flits"),
-            t.message_flits,
-            1,
-            1 << 24,
-        );
-        range(
-            &mut errs,
-            &format!("{path}.packet_flits"),
-            t.packet_flits,
-            1,
-            65_535,
-        );
+        range(&mut errs, &format!("{path}.message_flits"), t.message_flits, 1, 1 << 24);
+        range(&mut errs, &format!("{path}.packet_flits"), t.packet_flits, 1, 65_535);
         let Some(topo) = &topology else { continue };
         let nodes: Vec<u32> = match &t.sources {
             NodeSet::All(_) => (0..topo.nodes as u32).collect(),
@@ -205,12 +158,7 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
                 l.clone()
             }
         };
-        match Pattern::build(
-            &t.pattern,
-            topo,
-            |p| cfg.resolve_path(p),
-            &format!("{path}.pattern"),
-        ) {
+        match Pattern::build(&t.pattern, topo, |p| cfg.resolve_path(p), &format!("{path}.pattern")) {
             Ok(pattern) => {
                 specs.push(TrafficSpec {
                     class: t.class,
@@ -229,11 +177,5 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
     if !errs.is_empty() {
         return Err(ConfigErrors(errs));
     }
-    Ok(Validated {
-        clock,
-        topology: topology.unwrap(),
-        routing: routing.unwrap(),
-        specs,
-        spec_nodes,
-    })
+    Ok(Validated { clock, topology: topology.unwrap(), routing: routing.unwrap(), specs, spec_nodes })
 }

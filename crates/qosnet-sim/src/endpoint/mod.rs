@@ -87,21 +87,11 @@ impl Simulation {
                 if last {
                     self.nic_queue[n].pop_front();
                 }
-                let packet = self.packets.insert(Packet {
-                    message: m,
-                    src,
-                    dst,
-                    size: size as u16,
-                    received: 0,
-                });
+                let packet =
+                    self.packets.insert(Packet { message: m, src, dst, size: size as u16, received: 0 });
                 let vc = Self::select_vc(self.p.nic_vc_selection, free, &mut self.nic_rr[n]);
                 self.nic_busy[n] |= 1 << vc;
-                let c = crate::engine::Injecting {
-                    packet,
-                    seq: 0,
-                    size: size as u16,
-                    vc: vc as u8,
-                };
+                let c = crate::engine::Injecting { packet, seq: 0, size: size as u16, vc: vc as u8 };
                 self.nic_cur[n] = Some(c);
                 c
             }
@@ -123,13 +113,7 @@ impl Simulation {
         if cur.seq + 1 == cur.size {
             kind |= TAIL;
         }
-        let flit = Flit {
-            packet: cur.packet,
-            seq: cur.seq,
-            kind,
-            vc: cur.vc,
-            ready: now,
-        };
+        let flit = Flit { packet: cur.packet, seq: cur.seq, kind, vc: cur.vc, ready: now };
         let to = Target::Router(self.inject_target[n]);
         self.send_flit(now + self.p.link, to, flit);
         self.in_flight += 1;
@@ -142,10 +126,7 @@ impl Simulation {
         self.nic_cur[n] = if cur.seq + 1 == cur.size {
             None
         } else {
-            Some(crate::engine::Injecting {
-                seq: cur.seq + 1,
-                ..cur
-            })
+            Some(crate::engine::Injecting { seq: cur.seq + 1, ..cur })
         };
     }
 
@@ -176,10 +157,8 @@ impl Simulation {
             return;
         }
         if received != size {
-            self.violation.get_or_insert(format!(
-                "packet {} ended after {received} of {size} flits",
-                flit.packet
-            ));
+            self.violation
+                .get_or_insert(format!("packet {} ended after {received} of {size} flits", flit.packet));
         }
         self.packets.remove(flit.packet);
         let msg = self.messages.get_mut(m);
@@ -191,15 +170,7 @@ impl Simulation {
         self.messages.remove(m);
         if msg.measured {
             self.measured_outstanding -= 1;
-            self.metrics.delivered(
-                msg.class,
-                msg.src,
-                msg.dst,
-                msg.size,
-                msg.created,
-                msg.injected,
-                now,
-            );
+            self.metrics.delivered(msg.class, msg.src, msg.dst, msg.size, msg.created, msg.injected, now);
         }
     }
 }

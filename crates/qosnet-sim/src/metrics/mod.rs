@@ -59,13 +59,7 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    pub fn new(
-        warmup: Cycle,
-        window_end: Cycle,
-        nodes: usize,
-        router_ports: usize,
-        record: bool,
-    ) -> Self {
+    pub fn new(warmup: Cycle, window_end: Cycle, nodes: usize, router_ports: usize, record: bool) -> Self {
         Self {
             warmup,
             window_end,
@@ -83,6 +77,7 @@ impl Metrics {
     }
 
     /// A measured message is complete.
+    #[allow(clippy::too_many_arguments)] // one field per column of the message record
     pub fn delivered(
         &mut self,
         class: TrafficClass,
@@ -162,10 +157,7 @@ mod tests {
     fn nearest_rank_percentiles() {
         let mut v: Vec<u64> = (1..=100).rev().collect();
         let s = LatencySummary::of(&mut v);
-        assert_eq!(
-            (s.p50, s.p95, s.p99, s.max, s.mean),
-            (50.0, 95.0, 99.0, 100.0, 50.5)
-        );
+        assert_eq!((s.p50, s.p95, s.p99, s.max, s.mean), (50.0, 95.0, 99.0, 100.0, 50.5));
         assert!(LatencySummary::of(&mut []).mean.is_nan());
     }
 }

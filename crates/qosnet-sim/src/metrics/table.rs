@@ -29,12 +29,7 @@ impl Table {
     }
     /// CSV text (for the Rust-only tests and the determinism check).
     pub fn to_csv(&self) -> String {
-        let mut out = self
-            .columns
-            .iter()
-            .map(|(n, _)| n.as_str())
-            .collect::<Vec<_>>()
-            .join(",");
+        let mut out = self.columns.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(",");
         out.push('\n');
         for i in 0..self.rows() {
             let row: Vec<String> = self

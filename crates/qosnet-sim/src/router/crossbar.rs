@@ -23,8 +23,7 @@ impl Simulation {
             }
             let mut used = 0u32;
             for _ in 0..speedup {
-                let waiting =
-                    self.ip_active[ip] & self.ip_nonempty[ip] & !self.ip_blocked[ip] & !used;
+                let waiting = self.ip_active[ip] & self.ip_nonempty[ip] & !self.ip_blocked[ip] & !used;
                 if waiting == 0 {
                     break;
                 }
@@ -37,9 +36,7 @@ impl Simulation {
                         self.ip_blocked[ip] |= 1 << v;
                         continue;
                     }
-                    if self.inbuf.front(ivc).ready <= now
-                        && self.in_gate[ivc] <= now
-                        && grants[out] < speedup
+                    if self.inbuf.front(ivc).ready <= now && self.in_gate[ivc] <= now && grants[out] < speedup
                     {
                         candidates |= 1 << v;
                     }

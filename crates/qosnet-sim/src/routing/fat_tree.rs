@@ -6,14 +6,7 @@ use super::{all_vcs, Route};
 use crate::topology::fat_tree::digit;
 use crate::topology::Topology;
 
-pub(super) fn route(
-    k: usize,
-    n: u32,
-    topo: &Topology,
-    router: usize,
-    dst: usize,
-    vcs: u32,
-) -> Route {
+pub(super) fn route(k: usize, n: u32, topo: &Topology, router: usize, dst: usize, vcs: u32) -> Route {
     let per_level = topo.routers / n as usize;
     let (level, w) = ((router / per_level) as u32, router % per_level);
     let leaf = dst / k;
@@ -27,8 +20,5 @@ pub(super) fn route(
     } else {
         k + digit(dst, k, level)
     };
-    Route {
-        port: port as u32,
-        vcs: all_vcs(vcs),
-    }
+    Route { port: port as u32, vcs: all_vcs(vcs) }
 }

@@ -5,6 +5,8 @@
 mod dor;
 mod fat_tree;
 
+use dor::Wrap;
+
 use crate::config::RoutingKind;
 use crate::error::ConfigError;
 use crate::topology::{Peer, Shape, Topology};
@@ -32,8 +34,9 @@ pub struct Route {
 pub enum Routing {
     /// Single router: output port = destination node's port.
     Direct,
-    /// Dimension order (mesh).
-    Dor { dims: Vec<u32> },
+    /// Dimension order (mesh), or minimal dimension order on a torus without dateline
+    /// classes (`wrap`: deadlock-prone, for studying deadlock).
+    Dor { dims: Vec<u32>, wrap: bool },
     /// Dimension order with two dateline VC classes per dimension (torus, Dally & Seitz).
     DorDateline { dims: Vec<u32>, vcs: u32 },
     /// Up/down with D-mod-K up-port choice (k-ary n-tree).
@@ -53,9 +56,10 @@ impl Routing {
             (Shape::Star { .. }, RoutingKind::Auto | RoutingKind::Direct) => Routing::Direct,
             (Shape::Star { .. }, _) => return Err(mismatch("\"direct\"")),
             (Shape::Mesh { dims }, RoutingKind::Auto | RoutingKind::Dor) => {
-                Routing::Dor { dims: dims.clone() }
+                Routing::Dor { dims: dims.clone(), wrap: false }
             }
             (Shape::Mesh { .. }, _) => return Err(mismatch("\"dor\"")),
+            (Shape::Torus { dims }, RoutingKind::Dor) => Routing::Dor { dims: dims.clone(), wrap: true },
             (Shape::Torus { dims }, RoutingKind::Auto | RoutingKind::DorDateline) => {
                 if vcs < 2 {
                     return Err(ConfigError::new(
@@ -63,12 +67,11 @@ impl Routing {
                         format!("torus dateline routing needs >= 2 VCs per port, got {vcs}"),
                     ));
                 }
-                Routing::DorDateline {
-                    dims: dims.clone(),
-                    vcs,
-                }
+                Routing::DorDateline { dims: dims.clone(), vcs }
             }
-            (Shape::Torus { .. }, _) => return Err(mismatch("\"dor_dateline\"")),
+            (Shape::Torus { .. }, _) => {
+                return Err(mismatch("\"dor_dateline\" (or \"dor\", deadlock-prone)"))
+            }
             (Shape::FatTree { k, n }, RoutingKind::Auto | RoutingKind::DModK) => {
                 Routing::DModK { k: *k, n: *n }
             }
@@ -88,13 +91,13 @@ impl Routing {
         vcs: u32,
     ) -> Route {
         match self {
-            Routing::Direct => Route {
-                port: dst as u32,
-                vcs: all_vcs(vcs),
-            },
-            Routing::Dor { dims } => dor::route(dims, router, dst, None, vcs),
+            Routing::Direct => Route { port: dst as u32, vcs: all_vcs(vcs) },
+            Routing::Dor { dims, wrap } => {
+                let wrap = if *wrap { Wrap::Unsafe } else { Wrap::Mesh };
+                dor::route(dims, router, dst, wrap, vcs)
+            }
             Routing::DorDateline { dims, .. } => {
-                dor::route(dims, router, dst, Some((in_port, in_vc)), vcs)
+                dor::route(dims, router, dst, Wrap::Dateline { in_port, in_vc }, vcs)
             }
             Routing::DModK { k, n } => fat_tree::route(*k as usize, *n, topo, router, dst, vcs),
         }
@@ -117,10 +120,7 @@ impl Routing {
                 }
                 Peer::Endpoint { .. } | Peer::None => break,
             }
-            assert!(
-                hops.len() <= topo.routers + 1,
-                "routing loop from {src} to {dst}"
-            );
+            assert!(hops.len() <= topo.routers + 1, "routing loop from {src} to {dst}");
         }
         hops
     }
@@ -136,10 +136,7 @@ mod tests {
             for d in 0..topo.nodes {
                 let path = routing.path(topo, 4, s, d);
                 let (r, p) = *path.last().unwrap();
-                assert_eq!(
-                    topo.peer(r as usize, p as usize),
-                    Peer::Endpoint { node: d as u32 }
-                );
+                assert_eq!(topo.peer(r as usize, p as usize), Peer::Endpoint { node: d as u32 });
             }
         }
     }
@@ -148,21 +145,9 @@ mod tests {
     fn all_pairs_delivered_on_every_topology() {
         for cfg in [
             TopologyConfig::Star { ports: 8 },
-            TopologyConfig::Mesh {
-                k: Some(4),
-                n: Some(2),
-                dims: None,
-            },
-            TopologyConfig::Mesh {
-                k: None,
-                n: None,
-                dims: Some(vec![3, 2, 2]),
-            },
-            TopologyConfig::Torus {
-                k: Some(5),
-                n: Some(2),
-                dims: None,
-            },
+            TopologyConfig::Mesh { k: Some(4), n: Some(2), dims: None },
+            TopologyConfig::Mesh { k: None, n: None, dims: Some(vec![3, 2, 2]) },
+            TopologyConfig::Torus { k: Some(5), n: Some(2), dims: None },
             TopologyConfig::FatTree { k: 4, n: 3 },
             TopologyConfig::FatTree { k: 2, n: 4 },
         ] {
@@ -174,21 +159,11 @@ mod tests {
 
     #[test]
     fn hop_counts() {
-        let mesh = Topology::build(&TopologyConfig::Mesh {
-            k: Some(8),
-            n: Some(2),
-            dims: None,
-        })
-        .unwrap();
+        let mesh = Topology::build(&TopologyConfig::Mesh { k: Some(8), n: Some(2), dims: None }).unwrap();
         let r = Routing::build(RoutingKind::Auto, &mesh, 16).unwrap();
         // (0,0) -> (7,7): 14 links between routers, 15 routers
         assert_eq!(r.path(&mesh, 16, 0, 63).len(), 15);
-        let torus = Topology::build(&TopologyConfig::Torus {
-            k: Some(8),
-            n: Some(2),
-            dims: None,
-        })
-        .unwrap();
+        let torus = Topology::build(&TopologyConfig::Torus { k: Some(8), n: Some(2), dims: None }).unwrap();
         let r = Routing::build(RoutingKind::Auto, &torus, 16).unwrap();
         // (0,0) -> (7,7) wraps: 1 + 1 links, 3 routers
         assert_eq!(r.path(&torus, 16, 0, 63).len(), 3);

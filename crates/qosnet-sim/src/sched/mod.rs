@@ -32,6 +32,14 @@ impl Scheduler {
     #[inline]
     pub fn select(&mut self, candidates: VcMask, stamp: impl Fn(usize) -> u64) -> usize {
         debug_assert!(candidates != 0);
+        if candidates.is_power_of_two() {
+            // One candidate: every policy picks it; round robin still records the turn.
+            let vc = candidates.trailing_zeros() as usize;
+            if let Scheduler::RoundRobin(s) = self {
+                s.served(vc);
+            }
+            return vc;
+        }
         match self {
             Scheduler::Fcfs(s) => s.select(candidates, stamp),
             Scheduler::RoundRobin(s) => s.select(candidates),
@@ -71,11 +79,7 @@ pub fn bits64(mut m: u64) -> impl Iterator<Item = usize> {
 /// arbitration among ports with a rotating first place.
 #[inline]
 pub fn rotated(m: u64, start: u32, n: usize) -> impl Iterator<Item = usize> {
-    let high = if start >= 64 {
-        0
-    } else {
-        m & (u64::MAX << start)
-    };
+    let high = if start >= 64 { 0 } else { m & (u64::MAX << start) };
     let low = m & !high;
     debug_assert!(n <= 64);
     bits64(high).chain(bits64(low))

@@ -10,18 +10,15 @@ pub struct RoundRobin {
 impl RoundRobin {
     #[inline]
     pub fn select(&mut self, candidates: VcMask) -> usize {
-        let after = if self.last >= 31 {
-            0
-        } else {
-            candidates & (u32::MAX << (self.last + 1))
-        };
-        let vc = if after != 0 {
-            after.trailing_zeros()
-        } else {
-            candidates.trailing_zeros()
-        };
+        let after = if self.last >= 31 { 0 } else { candidates & (u32::MAX << (self.last + 1)) };
+        let vc = if after != 0 { after.trailing_zeros() } else { candidates.trailing_zeros() };
         self.last = vc as u8;
         vc as usize
+    }
+
+    #[inline]
+    pub fn served(&mut self, vc: usize) {
+        self.last = vc as u8;
     }
 }
 

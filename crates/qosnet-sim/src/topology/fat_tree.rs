@@ -20,22 +20,13 @@ pub fn with_digit(x: usize, k: usize, pos: u32, v: usize) -> usize {
 
 pub(super) fn build(k: u32, n: u32) -> Result<Topology, ConfigError> {
     if !(2..=32).contains(&k) {
-        return Err(ConfigError::new(
-            "topology.k",
-            format!("must be in 2..=32, got {k}"),
-        ));
+        return Err(ConfigError::new("topology.k", format!("must be in 2..=32, got {k}")));
     }
     if !(1..=8).contains(&n) {
-        return Err(ConfigError::new(
-            "topology.n",
-            format!("must be in 1..=8, got {n}"),
-        ));
+        return Err(ConfigError::new("topology.n", format!("must be in 1..=8, got {n}")));
     }
     if (k as u64).pow(n) > 1 << 20 {
-        return Err(ConfigError::new(
-            "topology",
-            format!("{k}-ary {n}-tree has too many nodes"),
-        ));
+        return Err(ConfigError::new("topology", format!("{k}-ary {n}-tree has too many nodes")));
     }
     let (ku, per_level) = (k as usize, (k as usize).pow(n - 1));
     let routers = per_level * n as usize;
@@ -46,32 +37,20 @@ pub(super) fn build(k: u32, n: u32) -> Result<Topology, ConfigError> {
             let r = l as usize * per_level + w;
             for j in 0..ku {
                 peer[r * ports + j] = if l == 0 {
-                    Peer::Endpoint {
-                        node: (w * ku + j) as u32,
-                    }
+                    Peer::Endpoint { node: (w * ku + j) as u32 }
                 } else {
                     let child = (l as usize - 1) * per_level + with_digit(w, ku, l - 1, j);
-                    Peer::Router {
-                        router: child as u32,
-                        port: (ku + digit(w, ku, l - 1)) as u32,
-                    }
+                    Peer::Router { router: child as u32, port: (ku + digit(w, ku, l - 1)) as u32 }
                 };
                 if l + 1 < n {
                     let parent = (l as usize + 1) * per_level + with_digit(w, ku, l, j);
-                    peer[r * ports + ku + j] = Peer::Router {
-                        router: parent as u32,
-                        port: digit(w, ku, l) as u32,
-                    };
+                    peer[r * ports + ku + j] =
+                        Peer::Router { router: parent as u32, port: digit(w, ku, l) as u32 };
                 }
             }
         }
     }
-    Ok(Topology::from_parts(
-        Shape::FatTree { k, n },
-        routers,
-        ports,
-        peer,
-    ))
+    Ok(Topology::from_parts(Shape::FatTree { k, n }, routers, ports, peer))
 }
 
 #[cfg(test)]

@@ -44,34 +44,18 @@ pub(super) fn build(dims: Vec<u32>, wrap: bool) -> Result<Topology, ConfigError>
             let c = coord(&dims, r, dim);
             let s = stride(&dims, dim);
             if c + 1 < k || wrap {
-                let next = if c + 1 < k {
-                    r + s
-                } else {
-                    r - s * (k as usize - 1)
-                };
-                peer[r * ports + plus_port(dim)] = Peer::Router {
-                    router: next as u32,
-                    port: minus_port(dim) as u32,
-                };
+                let next = if c + 1 < k { r + s } else { r - s * (k as usize - 1) };
+                peer[r * ports + plus_port(dim)] =
+                    Peer::Router { router: next as u32, port: minus_port(dim) as u32 };
             }
             if c > 0 || wrap {
-                let prev = if c > 0 {
-                    r - s
-                } else {
-                    r + s * (k as usize - 1)
-                };
-                peer[r * ports + minus_port(dim)] = Peer::Router {
-                    router: prev as u32,
-                    port: plus_port(dim) as u32,
-                };
+                let prev = if c > 0 { r - s } else { r + s * (k as usize - 1) };
+                peer[r * ports + minus_port(dim)] =
+                    Peer::Router { router: prev as u32, port: plus_port(dim) as u32 };
             }
         }
     }
-    let shape = if wrap {
-        Shape::Torus { dims }
-    } else {
-        Shape::Mesh { dims }
-    };
+    let shape = if wrap { Shape::Torus { dims } } else { Shape::Mesh { dims } };
     Ok(Topology::from_parts(shape, routers, ports, peer))
 }
 
@@ -84,20 +68,8 @@ mod tests {
         let t = build(vec![4, 4], false).unwrap();
         assert_eq!((t.routers, t.ports, t.nodes), (16, 5, 16));
         // router 5 = (1,1): +x is router 6, -y is router 1
-        assert_eq!(
-            t.peer(5, plus_port(0)),
-            Peer::Router {
-                router: 6,
-                port: minus_port(0) as u32
-            }
-        );
-        assert_eq!(
-            t.peer(5, minus_port(1)),
-            Peer::Router {
-                router: 1,
-                port: plus_port(1) as u32
-            }
-        );
+        assert_eq!(t.peer(5, plus_port(0)), Peer::Router { router: 6, port: minus_port(0) as u32 });
+        assert_eq!(t.peer(5, minus_port(1)), Peer::Router { router: 1, port: plus_port(1) as u32 });
         assert_eq!(t.peer(3, plus_port(0)), Peer::None);
         assert!(t.is_symmetric());
     }
@@ -105,20 +77,8 @@ mod tests {
     #[test]
     fn torus_wraps() {
         let t = build(vec![4, 4], true).unwrap();
-        assert_eq!(
-            t.peer(3, plus_port(0)),
-            Peer::Router {
-                router: 0,
-                port: minus_port(0) as u32
-            }
-        );
-        assert_eq!(
-            t.peer(0, minus_port(1)),
-            Peer::Router {
-                router: 12,
-                port: plus_port(1) as u32
-            }
-        );
+        assert_eq!(t.peer(3, plus_port(0)), Peer::Router { router: 0, port: minus_port(0) as u32 });
+        assert_eq!(t.peer(0, minus_port(1)), Peer::Router { router: 12, port: plus_port(1) as u32 });
         assert!(t.is_symmetric());
     }
 }

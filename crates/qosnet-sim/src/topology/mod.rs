@@ -57,12 +57,8 @@ impl Topology {
     pub fn build(cfg: &TopologyConfig) -> Result<Topology, ConfigError> {
         match cfg {
             TopologyConfig::Star { ports } => star::build(*ports),
-            TopologyConfig::Mesh { k, n, dims } => {
-                mesh::build(mesh_dims(*k, *n, dims.as_deref())?, false)
-            }
-            TopologyConfig::Torus { k, n, dims } => {
-                mesh::build(mesh_dims(*k, *n, dims.as_deref())?, true)
-            }
+            TopologyConfig::Mesh { k, n, dims } => mesh::build(mesh_dims(*k, *n, dims.as_deref())?, false),
+            TopologyConfig::Torus { k, n, dims } => mesh::build(mesh_dims(*k, *n, dims.as_deref())?, true),
             TopologyConfig::FatTree { k, n } => fat_tree::build(*k, *n),
         }
     }
@@ -92,14 +88,7 @@ impl Topology {
                 attach[node] = ((i / ports) as u32, (i % ports) as u32);
             }
         }
-        let t = Topology {
-            shape,
-            routers,
-            ports,
-            nodes: attach.len(),
-            peer,
-            attach,
-        };
+        let t = Topology { shape, routers, ports, nodes: attach.len(), peer, attach };
         debug_assert!(t.is_symmetric());
         t
     }
@@ -109,10 +98,7 @@ impl Topology {
             (0..self.ports).all(|p| match self.peer(r, p) {
                 Peer::Router { router, port } => {
                     self.peer(router as usize, port as usize)
-                        == Peer::Router {
-                            router: r as u32,
-                            port: p as u32,
-                        }
+                        == Peer::Router { router: r as u32, port: p as u32 }
                 }
                 Peer::Endpoint { node } => self.attach[node as usize] == (r as u32, p as u32),
                 Peer::None => true,
@@ -121,18 +107,11 @@ impl Topology {
     }
 }
 
-fn mesh_dims(
-    k: Option<u32>,
-    n: Option<u32>,
-    dims: Option<&[u32]>,
-) -> Result<Vec<u32>, ConfigError> {
+fn mesh_dims(k: Option<u32>, n: Option<u32>, dims: Option<&[u32]>) -> Result<Vec<u32>, ConfigError> {
     let dims = match (k, n, dims) {
         (Some(k), Some(n), None) => {
             if n == 0 || n > 8 {
-                return Err(ConfigError::new(
-                    "topology.n",
-                    format!("must be in 1..=8, got {n}"),
-                ));
+                return Err(ConfigError::new("topology.n", format!("must be in 1..=8, got {n}")));
             }
             vec![k; n as usize]
         }
@@ -154,11 +133,7 @@ fn mesh_dims(
     };
     for (i, &d) in dims.iter().enumerate() {
         if d < 2 {
-            let path = if k.is_some() {
-                "topology.k".to_string()
-            } else {
-                format!("topology.dims[{i}]")
-            };
+            let path = if k.is_some() { "topology.k".to_string() } else { format!("topology.dims[{i}]") };
             return Err(ConfigError::new(path, format!("must be >= 2, got {d}")));
         }
     }

@@ -5,16 +5,8 @@ use crate::error::ConfigError;
 
 pub(super) fn build(ports: u32) -> Result<Topology, ConfigError> {
     if !(2..=64).contains(&ports) {
-        return Err(ConfigError::new(
-            "topology.ports",
-            format!("must be in 2..=64, got {ports}"),
-        ));
+        return Err(ConfigError::new("topology.ports", format!("must be in 2..=64, got {ports}")));
     }
     let peer = (0..ports).map(|node| Peer::Endpoint { node }).collect();
-    Ok(Topology::from_parts(
-        Shape::Star { ports },
-        1,
-        ports as usize,
-        peer,
-    ))
+    Ok(Topology::from_parts(Shape::Star { ports }, 1, ports as usize, peer))
 }

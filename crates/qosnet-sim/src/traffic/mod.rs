@@ -33,10 +33,7 @@ pub struct Source {
 
 /// SplitMix64 finaliser: decorrelates per-component seeds derived from one master seed.
 pub fn mix_seed(master: u64, stream: u64) -> u64 {
-    let mut z = master
-        ^ stream
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            .wrapping_add(0x632B_E59B_D9B4_E019);
+    let mut z = master ^ stream.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(0x632B_E59B_D9B4_E019);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
@@ -45,12 +42,7 @@ pub fn mix_seed(master: u64, stream: u64) -> u64 {
 impl Source {
     pub fn new(node: u32, spec: u32, master_seed: u64) -> Self {
         let stream = ((spec as u64) << 32) | node as u64;
-        Self {
-            node,
-            spec,
-            next: 0.0,
-            rng: Xoshiro256PlusPlus::seed_from_u64(mix_seed(master_seed, stream)),
-        }
+        Self { node, spec, next: 0.0, rng: Xoshiro256PlusPlus::seed_from_u64(mix_seed(master_seed, stream)) }
     }
 
     /// Draw the first arrival; returns its cycle.

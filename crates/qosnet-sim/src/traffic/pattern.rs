@@ -50,11 +50,7 @@ impl Pattern {
     ) -> Result<Pattern, ConfigError> {
         let n = topo.nodes;
         let fixed = |f: &dyn Fn(usize) -> usize| -> Pattern {
-            Pattern::Fixed(
-                (0..n)
-                    .map(|s| Some(f(s) as u32).filter(|&d| d as usize != s))
-                    .collect(),
-            )
+            Pattern::Fixed((0..n).map(|s| Some(f(s) as u32).filter(|&d| d as usize != s)).collect())
         };
         let kind_path = format!("{path}.kind");
         Ok(match cfg {
@@ -129,11 +125,7 @@ impl Pattern {
                         format!("node {bad} does not exist (nodes are 0..{})", n - 1),
                     ));
                 }
-                Pattern::HotSpot {
-                    nodes: n,
-                    fraction: *fraction,
-                    hot: nodes.clone(),
-                }
+                Pattern::HotSpot { nodes: n, fraction: *fraction, hot: nodes.clone() }
             }
             PatternConfig::Permutation { file } => {
                 let fpath = format!("{path}.file");
@@ -154,11 +146,7 @@ impl Pattern {
         match self {
             Pattern::Uniform { nodes } => Some(uniform_other(*nodes, src, rng)),
             Pattern::Fixed(d) => d[src].map(|d| d as usize),
-            Pattern::HotSpot {
-                nodes,
-                fraction,
-                hot,
-            } => {
+            Pattern::HotSpot { nodes, fraction, hot } => {
                 if rng.gen::<f64>() < *fraction {
                     let h = hot[rng.gen_range(0..hot.len())] as usize;
                     if h != src {
@@ -216,21 +204,13 @@ fn read_numbers(file: &std::path::Path, path: &str) -> Result<Vec<Vec<f64>>, Con
         let row = row.map_err(|_| {
             ConfigError::new(
                 path,
-                format!(
-                    "{} line {}: not a list of numbers: {line:?}",
-                    file.display(),
-                    i + 1
-                ),
+                format!("{} line {}: not a list of numbers: {line:?}", file.display(), i + 1),
             )
         })?;
         if row.iter().any(|v| !v.is_finite() || *v < 0.0) {
             return Err(ConfigError::new(
                 path,
-                format!(
-                    "{} line {}: values must be finite and >= 0",
-                    file.display(),
-                    i + 1
-                ),
+                format!("{} line {}: values must be finite and >= 0", file.display(), i + 1),
             ));
         }
         rows.push(row);
@@ -242,10 +222,7 @@ fn permutation(rows: &[Vec<f64>], n: usize, path: &str) -> Result<Pattern, Confi
     let mut dest = vec![None; n];
     let as_node = |v: f64| -> Result<u32, ConfigError> {
         if v.fract() != 0.0 || v as usize >= n {
-            return Err(ConfigError::new(
-                path,
-                format!("node {v} is not in 0..{}", n - 1),
-            ));
+            return Err(ConfigError::new(path, format!("node {v} is not in 0..{}", n - 1)));
         }
         Ok(v as u32)
     };
@@ -269,10 +246,7 @@ fn permutation(rows: &[Vec<f64>], n: usize, path: &str) -> Result<Pattern, Confi
 
 fn matrix(rows: &[Vec<f64>], n: usize, path: &str) -> Result<Pattern, ConfigError> {
     if rows.len() != n || rows.iter().any(|r| r.len() != n) {
-        return Err(ConfigError::new(
-            path,
-            format!("expected a {n}x{n} matrix of weights"),
-        ));
+        return Err(ConfigError::new(path, format!("expected a {n}x{n} matrix of weights")));
     }
     let cumulative = rows
         .iter()
@@ -300,12 +274,7 @@ mod tests {
     use rand::SeedableRng;
 
     fn mesh(k: u32) -> Topology {
-        Topology::build(&TopologyConfig::Mesh {
-            k: Some(k),
-            n: Some(2),
-            dims: None,
-        })
-        .unwrap()
+        Topology::build(&TopologyConfig::Mesh { k: Some(k), n: Some(2), dims: None }).unwrap()
     }
 
     fn dest(p: &Pattern, s: usize) -> Option<usize> {
@@ -331,13 +300,8 @@ mod tests {
     #[test]
     fn power_of_two_required() {
         let t = mesh(6);
-        let e = Pattern::build(
-            &PatternConfig::BitComplement,
-            &t,
-            |p| p.to_path_buf(),
-            "traffic[0].pattern",
-        )
-        .unwrap_err();
+        let e = Pattern::build(&PatternConfig::BitComplement, &t, |p| p.to_path_buf(), "traffic[0].pattern")
+            .unwrap_err();
         assert_eq!(e.path, "traffic[0].pattern.kind");
         assert!(e.message.contains("36 nodes"));
     }

@@ -1,0 +1,292 @@
+//! Behaviour of the engine as a whole: exact zero-load latency, throughput below and above
+//! saturation, deadlock freedom and the watchdog, invariants and determinism, over the
+//! shipped topologies and random configurations (proptest).
+
+use proptest::prelude::*;
+use qosnet_sim::metrics::Column;
+use qosnet_sim::{SimError, Simulation};
+
+fn sim(toml: &str) -> Simulation {
+    Simulation::from_toml(toml, None).unwrap_or_else(|e| panic!("{e}\n{toml}"))
+}
+
+fn u64s<'a>(t: &'a qosnet_sim::metrics::Table, name: &str) -> &'a [u64] {
+    match t.column(name) {
+        Some(Column::U64(v)) => v,
+        other => panic!("column {name}: {other:?}"),
+    }
+}
+
+const TOPOLOGIES: [&str; 4] = [
+    "kind = \"star\"\nports = 8",
+    "kind = \"mesh\"\nk = 4\nn = 2",
+    "kind = \"torus\"\nk = 4\nn = 2",
+    "kind = \"fat_tree\"\nk = 4\nn = 2",
+];
+
+/// Zero-load latency = link + hops × (sum of stage delays + link) + (L − 1): the header
+/// crosses `hops` routers and links, the tail follows L − 1 cycles behind.
+fn zero_load_check(topology: &str, router: &str, message: u32, packet: u32, source: u32) {
+    // About one message every 2,000 cycles: rarely two in the network at once.
+    let load = message as f64 / 2000.0;
+    let toml = format!(
+        "[simulation]\nwarmup = 0\nmeasure = 200000\nrecord_messages = true\n\
+         [topology]\n{topology}\n[router]\n{router}\n\
+         [[traffic]]\nload = {load}\nmessage_flits = {message}\npacket_flits = {packet}\nsources = [{source}]\n"
+    );
+    let mut s = sim(&toml);
+    let rc = s.config().router.clone();
+    let per_hop = rc.pipeline.total() + rc.link_latency as u64;
+    let r = s.run().unwrap();
+    let m = r.messages.unwrap();
+    let (dst, injected, delivered, created) =
+        (u64s(&m, "dst"), u64s(&m, "injected"), u64s(&m, "delivered"), u64s(&m, "created"));
+    assert!(m.rows() > 20, "too few messages: {}", m.rows());
+    let mut hops_seen = std::collections::BTreeSet::new();
+    for i in 0..m.rows() {
+        let hops = s.routing().path(s.topology(), rc.vcs, source as usize, dst[i] as usize).len() as u64;
+        hops_seen.insert(hops);
+        let expect = rc.link_latency as u64 + hops * per_hop + message as u64 - 1;
+        assert_eq!(
+            delivered[i] - injected[i],
+            expect,
+            "{topology}: message {i} to {} over {hops} routers",
+            dst[i]
+        );
+        if injected[i] == created[i] {
+            assert_eq!(delivered[i] - created[i], expect);
+        }
+    }
+    assert!(hops_seen.len() > 1 || topology.contains("star"), "{topology}: one hop count only");
+}
+
+#[test]
+fn zero_load_latency_is_analytic_on_every_topology() {
+    for topo in TOPOLOGIES {
+        zero_load_check(topo, "", 40, 40, 0);
+        zero_load_check(topo, "", 40, 40, 5);
+    }
+}
+
+#[test]
+fn zero_load_latency_with_other_stage_delays_and_multi_packet_messages() {
+    let router = "pipeline = { sync = 2, routing = 0, vc_alloc = 3, crossbar = 1, output = 2 }\n\
+                  link_latency = 3\ncredit_latency = 2\ninput_buffer = 16\noutput_buffer = 4";
+    for topo in TOPOLOGIES {
+        zero_load_check(topo, router, 20, 20, 3);
+        zero_load_check(topo, "input_buffer = 8\noutput_buffer = 8", 100, 40, 1);
+        zero_load_check(topo, "", 1, 1, 2);
+    }
+}
+
+fn run_load(topology: &str, load: f64, extra: &str) -> qosnet_sim::RunResult {
+    let toml = format!(
+        "[simulation]\nwarmup = 5000\nmeasure = 20000\ndrain_limit = 20000\n[topology]\n{topology}\n\
+         [router]\ninput_buffer = 8\noutput_buffer = 8\n{extra}\n[[traffic]]\nload = {load}\n"
+    );
+    sim(&toml).run().unwrap()
+}
+
+#[test]
+fn below_saturation_accepted_equals_offered() {
+    for (topo, load) in [
+        ("kind = \"mesh\"\nk = 8\nn = 2", 0.25),
+        ("kind = \"torus\"\nk = 8\nn = 2", 0.4),
+        ("kind = \"fat_tree\"\nk = 4\nn = 3", 0.4),
+        ("kind = \"star\"\nports = 16", 0.5),
+    ] {
+        let s = run_load(topo, load, "").summary;
+        assert!(!s.saturated, "{topo} saturated at {load}");
+        let rel = (s.accepted_flits_per_node_cycle - s.offered_flits_per_node_cycle).abs()
+            / s.offered_flits_per_node_cycle;
+        assert!(
+            rel < 0.02,
+            "{topo}: offered {} accepted {}",
+            s.offered_flits_per_node_cycle,
+            s.accepted_flits_per_node_cycle
+        );
+        assert!((s.offered_flits_per_node_cycle - load).abs() / load < 0.05);
+    }
+}
+
+/// An 8x8 mesh under uniform traffic and DOR has a channel-load bound of 4/k = 0.5
+/// flits/node/cycle (the bisection links carry k/4 × the injection rate). Accepted traffic
+/// must saturate below that bound, and stay flat, not collapse, past saturation.
+#[test]
+fn mesh_saturation_below_channel_load_bound_and_no_collapse() {
+    let mesh = "kind = \"mesh\"\nk = 8\nn = 2";
+    let at = |load: f64| run_load(mesh, load, "").summary;
+    let (s70, s100) = (at(0.7), at(1.0));
+    assert!(s70.saturated && s100.saturated);
+    let bound = 4.0 / 8.0;
+    for s in [&s70, &s100] {
+        assert!(s.accepted_flits_per_node_cycle < bound, "{}", s.accepted_flits_per_node_cycle);
+        assert!(s.accepted_flits_per_node_cycle > 0.6 * bound, "{}", s.accepted_flits_per_node_cycle);
+    }
+    let drop = (s70.accepted_flits_per_node_cycle - s100.accepted_flits_per_node_cycle).abs();
+    assert!(
+        drop < 0.03,
+        "accepted {} at 0.7, {} at 1.0",
+        s70.accepted_flits_per_node_cycle,
+        s100.accepted_flits_per_node_cycle
+    );
+    eprintln!(
+        "8x8 mesh DOR uniform: accepted {:.3} at 0.7, {:.3} at 1.0; bound {bound}",
+        s70.accepted_flits_per_node_cycle, s100.accepted_flits_per_node_cycle
+    );
+}
+
+#[test]
+fn no_deadlock_at_full_load_for_1e5_cycles() {
+    for topo in [
+        "kind = \"mesh\"\nk = 8\nn = 2",
+        "kind = \"torus\"\nk = 8\nn = 2",
+        "kind = \"fat_tree\"\nk = 4\nn = 3",
+    ] {
+        for (vcs, packet) in [(2, 40), (16, 8)] {
+            let toml = format!(
+                "[simulation]\nwarmup = 0\nmeasure = 100000\ndrain_limit = 0\nwatchdog = 2000\n\
+                 [topology]\n{topo}\n[router]\nvcs = {vcs}\ninput_buffer = 4\noutput_buffer = 2\n\
+                 [[traffic]]\nload = 1.0\nmessage_flits = {packet}\npacket_flits = {packet}\n"
+            );
+            let mut s = sim(&toml);
+            let r = s.run().unwrap_or_else(|e| panic!("{topo} vcs={vcs}: {e}"));
+            assert!(r.summary.cycles >= 100_000);
+            assert!(r.summary.accepted_flits_per_node_cycle > 0.1, "{topo}: {:?}", r.summary);
+            s.check_invariants().unwrap();
+        }
+    }
+}
+
+#[test]
+fn watchdog_names_the_stuck_vcs_of_a_deadlocked_ring() {
+    // An 8-node ring routed minimally without dateline classes, one VC, tornado traffic
+    // (3 hops, all the same way round): a cyclic channel dependency.
+    let toml = "[simulation]\nwarmup = 0\nmeasure = 200000\nwatchdog = 500\n\
+                [topology]\nkind = \"torus\"\nk = 8\nn = 1\n[routing]\nkind = \"dor\"\n\
+                [router]\nvcs = 1\ninput_buffer = 2\noutput_buffer = 1\n\
+                [[traffic]]\nload = 1.0\nmessage_flits = 16\npacket_flits = 16\npattern = { kind = \"tornado\" }\n";
+    match sim(toml).run() {
+        Err(SimError::Deadlock { stuck, idle_cycles, .. }) => {
+            assert!(idle_cycles > 500);
+            assert!(!stuck.is_empty());
+            assert!(
+                stuck.iter().all(|s| s.starts_with("router[") && s.contains("].in[") && s.contains("].vc[")),
+                "{stuck:?}"
+            );
+        }
+        other => panic!("expected a deadlock, got {:?}", other.map(|r| r.summary)),
+    }
+    // The same ring with dateline classes does not deadlock.
+    let safe = toml.replace("kind = \"dor\"", "kind = \"dor_dateline\"").replace("vcs = 1", "vcs = 2");
+    sim(&safe.replace("measure = 200000", "measure = 20000")).run().unwrap();
+}
+
+fn outputs(toml: &str) -> String {
+    let r = sim(toml).run().unwrap();
+    let mut s = r.summary_json();
+    for t in [&r.classes, &r.nodes, &r.links, r.messages.as_ref().unwrap()] {
+        s.push_str(&t.to_csv());
+    }
+    s
+}
+
+#[test]
+fn same_seed_same_bytes_different_seed_different_bytes() {
+    let toml = "[simulation]\nseed = 11\nwarmup = 1000\nmeasure = 10000\nrecord_messages = true\n\
+                [topology]\nkind = \"torus\"\nk = 4\nn = 2\n[[traffic]]\nload = 0.4\nmessage_flits = 12\npacket_flits = 5\n";
+    let a = outputs(toml);
+    assert_eq!(a, outputs(toml));
+    assert_ne!(a, outputs(&toml.replace("seed = 11", "seed = 12")));
+}
+
+#[test]
+fn invariants_hold_every_cycle_with_every_scheduler() {
+    for sched in ["fcfs", "round_robin"] {
+        for topo in TOPOLOGIES {
+            let toml = format!(
+                "[simulation]\nwarmup = 200\nmeasure = 1500\n[topology]\n{topo}\n\
+                 [router]\nvcs = 4\ninput_buffer = 3\noutput_buffer = 2\nspeedup = 2\n\
+                 crossbar_scheduler = {{ kind = \"{sched}\" }}\noutput_scheduler = {{ kind = \"{sched}\" }}\n\
+                 [[traffic]]\nload = 0.8\nmessage_flits = 9\npacket_flits = 4\n"
+            );
+            let mut s = sim(&toml);
+            while !s.advance(1).unwrap() {
+                s.check_invariants().unwrap_or_else(|e| panic!("{sched} {topo}: {e}"));
+            }
+        }
+    }
+}
+
+fn arb_config() -> impl Strategy<Value = String> {
+    let topo = prop_oneof![
+        (2u32..=6).prop_map(|p| format!("kind = \"star\"\nports = {p}")),
+        (2u32..=4, 1u32..=2).prop_map(|(k, n)| format!("kind = \"mesh\"\nk = {k}\nn = {n}")),
+        (2u32..=4, 1u32..=2).prop_map(|(k, n)| format!("kind = \"torus\"\nk = {k}\nn = {n}")),
+        (2u32..=3, 1u32..=3).prop_map(|(k, n)| format!("kind = \"fat_tree\"\nk = {k}\nn = {n}")),
+    ];
+    let router = (
+        (1u32..=4, 1u32..=4, 1u32..=3),
+        (0u32..=2, 0u32..=2, 0u32..=2, 1u32..=2, 0u32..=2),
+        (1u32..=3, 1u32..=3, 1u32..=2),
+        (prop::bool::ANY, prop::bool::ANY, prop::bool::ANY),
+    )
+        .prop_map(|((vcs, ib, ob), (s1, s2, s3, s4, s5), (link, credit, speedup), (rr1, rr2, lowest))| {
+            let sched = |rr: bool| if rr { "round_robin" } else { "fcfs" };
+            format!(
+                "vcs = {vcs}\ninput_buffer = {ib}\noutput_buffer = {ob}\n\
+                 pipeline = {{ sync = {s1}, routing = {s2}, vc_alloc = {s3}, crossbar = {s4}, output = {s5} }}\n\
+                 link_latency = {link}\ncredit_latency = {credit}\nspeedup = {speedup}\n\
+                 crossbar_scheduler = {{ kind = \"{}\" }}\noutput_scheduler = {{ kind = \"{}\" }}\n\
+                 vc_selection = \"{}\"",
+                sched(rr1),
+                sched(rr2),
+                if lowest { "lowest_free" } else { "round_robin" }
+            )
+        });
+    let traffic = (1u32..=90, 1u32..=12, 1u32..=6, prop::bool::ANY, 0u64..1000).prop_map(
+        |(load, msg, pkt, bern, seed)| {
+            (
+                format!(
+                    "load = {}\nmessage_flits = {msg}\npacket_flits = {pkt}\nprocess = \"{}\"",
+                    load as f64 / 100.0,
+                    if bern { "bernoulli" } else { "poisson" }
+                ),
+                seed,
+            )
+        },
+    );
+    (topo, router, traffic).prop_map(|(t, r, (tr, seed))| {
+        format!(
+            "[simulation]\nseed = {seed}\nwarmup = 100\nmeasure = 400\ndrain_limit = 20000\nwatchdog = 3000\n\
+             [topology]\n{t}\n[router]\n{r}\n[[traffic]]\n{tr}\n"
+        )
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// Over random small networks: invariants every few cycles, every measured message
+    /// delivered exactly once and in order (the sink checks order and completeness), and
+    /// the same seed reproduces the same result.
+    #[test]
+    fn random_configurations_keep_every_invariant(toml in arb_config()) {
+        // Torus dateline routing needs two VCs.
+        let toml = if toml.contains("torus") && toml.contains("vcs = 1\n") { toml.replace("vcs = 1\n", "vcs = 2\n") } else { toml };
+        let mut s = Simulation::from_toml(&toml, None).map_err(|e| TestCaseError::fail(format!("{e}\n{toml}")))?;
+        loop {
+            let done = s.advance(7).map_err(|e| TestCaseError::fail(format!("{e}\n{toml}")))?;
+            s.check_invariants().map_err(|e| TestCaseError::fail(format!("{e}\n{toml}")))?;
+            if done { break; }
+        }
+        let r = s.result();
+        if !r.summary.saturated {
+            prop_assert_eq!(r.summary.messages_delivered, r.summary.messages_measured);
+        }
+        let (inj, ej, _) = s.flit_counts();
+        prop_assert!(ej <= inj);
+        let again = Simulation::from_toml(&toml, None).unwrap().run().unwrap();
+        prop_assert_eq!(again.summary_json(), r.summary_json());
+    }
+}
