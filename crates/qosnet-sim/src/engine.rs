@@ -179,7 +179,7 @@ impl Simulation {
         let (vcs, ports) = (rc.vcs as usize, topo.ports);
         let cyc = |d| clock.duration_cycles(d);
         let warmup = cyc(config.simulation.warmup);
-        let window_end = warmup + cyc(config.simulation.measure);
+        let window_end = warmup.saturating_add(cyc(config.simulation.measure));
         let p = Params {
             vcs,
             ports,
@@ -196,7 +196,7 @@ impl Simulation {
             vc_selection: rc.vc_selection,
             nic_vc_selection: config.endpoint.vc_selection,
             window_end,
-            drain_end: window_end + cyc(config.simulation.drain_limit),
+            drain_end: window_end.saturating_add(cyc(config.simulation.drain_limit)),
             watchdog: cyc(config.simulation.watchdog).max(1),
         };
         let n_ports = topo.routers * ports;
@@ -501,6 +501,7 @@ impl Simulation {
         self.inbuf.push(ivc, flit);
         self.ip_nonempty[ip] |= 1 << v;
         self.work[r] += 1;
+        self.last_progress = now;
         self.activate_router(r);
     }
 

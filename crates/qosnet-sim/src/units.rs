@@ -113,7 +113,10 @@ impl Bandwidth {
         let mult = BANDWIDTH_UNITS.iter().find(|(u, _)| *u == unit).map(|(_, m)| *m).ok_or_else(|| {
             format!("unknown bandwidth unit {unit:?} in {s:?}; allowed: {}", allowed(BANDWIDTH_UNITS))
         })?;
-        if !v.is_finite() || v <= 0.0 {
+        if !(v * mult).is_finite() {
+            return Err(format!("must be a finite bandwidth, got {s:?}"));
+        }
+        if v <= 0.0 {
             return Err(format!("must be a positive bandwidth, got {s:?}"));
         }
         Ok(Bandwidth { bits_per_second: v * mult })
@@ -159,7 +162,18 @@ impl fmt::Display for Duration {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Duration::Cycles(c) => write!(f, "{c} cycles"),
-            Duration::Seconds(s) => write!(f, "{} us", s * 1e6),
+            Duration::Seconds(s) => {
+                // Largest unit in which the value is >= 1, rounded to 12 significant digits
+                // so "800 us" prints back as "800 us", not "799.9999999999999 us".
+                let (v, unit) = [(1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns"), (1e-12, "ps")]
+                    .into_iter()
+                    .map(|(m, u)| (s / m, u))
+                    .find(|(v, _)| v.abs() >= 1.0)
+                    .unwrap_or((s / 1e-12, "ps"));
+                let digits = 11 - v.abs().log10().floor().max(0.0) as i32;
+                let scale = 10f64.powi(digits);
+                write!(f, "{} {unit}", (v * scale).round() / scale)
+            }
         }
     }
 }
@@ -238,5 +252,12 @@ mod tests {
         assert!(Duration::parse("10 parsecs").unwrap_err().contains("allowed"));
         assert!(Duration::parse("1.5 cycles").is_err());
         assert_eq!(Duration::parse("7 cycles").unwrap(), Duration::Cycles(7));
+    }
+
+    #[test]
+    fn durations_print_back_as_written() {
+        for s in ["800 us", "33.3 ms", "1 s", "80 ns", "7 cycles"] {
+            assert_eq!(Duration::parse(s).unwrap().to_string(), s);
+        }
     }
 }

@@ -109,7 +109,7 @@ pub enum TopologyConfig {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct PipelineConfig {
     /// Stage 1: synchronise and demultiplex into a VC buffer.
     pub sync: u32,
@@ -211,6 +211,19 @@ pub enum RoutingKind {
     Direct,
 }
 
+impl RoutingKind {
+    /// The spelling used in configuration files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Dor => "dor",
+            Self::DorDateline => "dor_dateline",
+            Self::DModK => "d_mod_k",
+            Self::Direct => "direct",
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RoutingConfig {
@@ -262,7 +275,8 @@ pub enum Process {
     Bernoulli,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// The nodes a traffic source runs on: `"all"` or a list of node numbers.
+#[derive(Clone, Debug, Serialize)]
 #[serde(untagged)]
 pub enum NodeSet {
     All(AllNodes),
@@ -273,6 +287,33 @@ pub enum NodeSet {
 #[serde(rename_all = "snake_case")]
 pub enum AllNodes {
     All,
+}
+
+impl<'de> Deserialize<'de> for NodeSet {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = NodeSet;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("\"all\" or a list of node numbers, e.g. [0, 5, 9]")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<NodeSet, E> {
+                if v == "all" {
+                    Ok(NodeSet::All(AllNodes::All))
+                } else {
+                    Err(E::custom(format!("must be \"all\" or a list of node numbers, got {v:?}")))
+                }
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<NodeSet, A::Error> {
+                let mut nodes = Vec::new();
+                while let Some(n) = seq.next_element::<u32>()? {
+                    nodes.push(n);
+                }
+                Ok(NodeSet::List(nodes))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 impl Default for NodeSet {
@@ -375,7 +416,13 @@ impl Config {
                 serde_path_to_error::deserialize(de).map_err(|e| {
                     let path = e.path().to_string();
                     let inner = e.into_inner();
-                    (path, inner.message().to_string())
+                    // A syntax error has no field path: keep toml's line and column.
+                    let msg = if inner.span().is_some() && path == "." {
+                        inner.to_string().trim_end().to_string()
+                    } else {
+                        inner.message().to_string()
+                    };
+                    (path, msg)
                 })
             }
             Format::Json => {
@@ -385,7 +432,8 @@ impl Config {
             }
         };
         result.map_err(|(path, msg)| {
-            let path = if path == "." || path.is_empty() { "<root>".to_string() } else { path };
+            let path =
+                if path == "." || path == "?" || path.is_empty() { "<root>".to_string() } else { path };
             ConfigErrors(vec![ConfigError::new(path, msg)])
         })
     }

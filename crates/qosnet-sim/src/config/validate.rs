@@ -10,6 +10,9 @@ use crate::traffic::pattern::Pattern;
 use crate::traffic::TrafficSpec;
 use crate::units::Clock;
 
+/// Longest run or measurement window accepted, in cycles (about 2.5 years at 80 ns).
+pub const MAX_CYCLES: u64 = 1_000_000_000_000_000;
+
 /// The parts of a configuration that validation had to build.
 pub struct Validated {
     pub clock: Clock,
@@ -41,16 +44,42 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
     range(&mut errs, "physical.flit_bits", cfg.physical.flit_bits, 1, 1 << 20);
 
     let sim = &cfg.simulation;
+    let rc = &cfg.router;
     if cfg.physical.flit_bits > 0 {
+        for (name, d) in [
+            ("warmup", sim.warmup),
+            ("measure", sim.measure),
+            ("drain_limit", sim.drain_limit),
+            ("watchdog", sim.watchdog),
+        ] {
+            let c = clock.duration_cycles(d);
+            if c > MAX_CYCLES || matches!(d, crate::units::Duration::Seconds(s) if !s.is_finite()) {
+                errs.push(ConfigError::new(
+                    format!("simulation.{name}"),
+                    format!("must be at most {MAX_CYCLES} cycles, got {d}"),
+                ));
+            }
+        }
         if clock.duration_cycles(sim.measure) == 0 {
             errs.push(ConfigError::new("simulation.measure", "must be at least one cycle, got 0"));
         }
-        if clock.duration_cycles(sim.watchdog) == 0 {
-            errs.push(ConfigError::new("simulation.watchdog", "must be at least one cycle, got 0"));
+        // The watchdog must outlast the longest single wait a flit can have with nothing
+        // else moving, or a slow but healthy pipeline would be reported as a deadlock.
+        let pl = &rc.pipeline;
+        let longest =
+            [pl.sync, pl.routing, pl.vc_alloc, pl.crossbar, pl.output + rc.link_latency, rc.credit_latency]
+                .into_iter()
+                .max()
+                .unwrap_or(0) as u64;
+        let wd = clock.duration_cycles(sim.watchdog);
+        if wd <= longest {
+            errs.push(ConfigError::new(
+                "simulation.watchdog",
+                format!("must be longer than the longest pipeline, link or credit delay ({longest} cycles), got {wd} cycles"),
+            ));
         }
     }
 
-    let rc = &cfg.router;
     range(&mut errs, "router.vcs", rc.vcs, 1, 32);
     range(&mut errs, "router.input_buffer", rc.input_buffer, 1, 65_535);
     range(&mut errs, "router.output_buffer", rc.output_buffer, 1, 65_535);
@@ -86,11 +115,13 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         }
     }
     let routing =
-        topology.as_ref().and_then(|t| match Routing::build(cfg.routing.kind, t, rc.vcs.clamp(1, 32)) {
-            Ok(r) => Some(r),
-            Err(e) => {
-                errs.push(e);
-                None
+        topology.as_ref().filter(|_| (1..=32).contains(&rc.vcs)).and_then(|t| {
+            match Routing::build(cfg.routing.kind, t, rc.vcs) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    errs.push(e);
+                    None
+                }
             }
         });
 

@@ -29,6 +29,7 @@ impl Simulation {
                 self.ip_routing[ip] &= !(1 << v);
                 self.ip_vc_alloc[ip] |= 1 << v;
                 self.r_alloc_ports[r] |= 1 << port;
+                self.last_progress = now;
             }
         }
     }

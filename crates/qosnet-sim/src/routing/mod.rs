@@ -49,7 +49,11 @@ impl Routing {
         let mismatch = |want: &str| {
             ConfigError::new(
                 "routing.kind",
-                format!("{kind:?} does not apply to this topology; use \"auto\" or {want}"),
+                format!(
+                    "{:?} does not apply to a {} topology; use \"auto\" or {want}",
+                    kind.name(),
+                    topo.shape.name()
+                ),
             )
         };
         Ok(match (&topo.shape, kind) {

@@ -38,6 +38,18 @@ pub enum Shape {
     },
 }
 
+impl Shape {
+    /// The topology kind as written in configuration files.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Shape::Star { .. } => "star",
+            Shape::Mesh { .. } => "mesh",
+            Shape::Torus { .. } => "torus",
+            Shape::FatTree { .. } => "fat_tree",
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Topology {
     pub shape: Shape,
@@ -127,7 +139,7 @@ fn mesh_dims(k: Option<u32>, n: Option<u32>, dims: Option<&[u32]>) -> Result<Vec
         _ => {
             return Err(ConfigError::new(
                 "topology",
-                "give either `k` and `n` (k-ary n-cube) or `dims` (side lengths), not both",
+                "give both `k` and `n` (a k-ary n-cube) or only `dims` (side lengths per dimension)",
             ))
         }
     };

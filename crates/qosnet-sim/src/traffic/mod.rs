@@ -77,7 +77,13 @@ impl Source {
             return 1;
         }
         let u: f64 = 1.0 - self.rng.gen::<f64>();
-        (u.ln() / (1.0 - p).ln()).floor() as Cycle + 1
+        // ln(1 - p) via ln_1p: exact for tiny p, where 1.0 - p would round to 1.
+        let gap = (u.ln() / (-p).ln_1p()).floor();
+        if gap >= (Cycle::MAX / 2) as f64 {
+            Cycle::MAX / 2
+        } else {
+            gap as Cycle + 1
+        }
     }
 }
 
@@ -120,5 +126,13 @@ mod tests {
         assert_eq!(t0, 0);
         assert_eq!(src.advance(&s, 0), 1);
         assert_eq!(src.advance(&s, 1), 2);
+    }
+
+    #[test]
+    fn bernoulli_at_a_tiny_rate_stays_silent() {
+        // 1 - 1e-15 rounds to 1 in f64; the gap must still be astronomically long.
+        let s = spec(Process::Bernoulli, 1e-15);
+        let mut src = Source::new(0, 0, 1);
+        assert!(src.start(&s) > 1_000_000_000);
     }
 }

@@ -219,6 +219,9 @@ fn read_numbers(file: &std::path::Path, path: &str) -> Result<Vec<Vec<f64>>, Con
 }
 
 fn permutation(rows: &[Vec<f64>], n: usize, path: &str) -> Result<Pattern, ConfigError> {
+    if rows.is_empty() {
+        return Err(ConfigError::new(path, "the permutation file lists no destinations"));
+    }
     let mut dest = vec![None; n];
     let as_node = |v: f64| -> Result<u32, ConfigError> {
         if v.fract() != 0.0 || v as usize >= n {

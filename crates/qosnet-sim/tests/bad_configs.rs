@@ -1,0 +1,574 @@
+//! A catalogue of bad configurations: each must be rejected (never panic) with an error
+//! that names the offending field and says what is allowed or what was wrong.
+
+use qosnet_sim::{ConfigError, ConfigErrors, Simulation};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+
+/// A valid 4x4 mesh (16 nodes, a power of two with an even number of index bits).
+const MESH: &str = "[topology]\nkind = \"mesh\"\nk = 4\nn = 2\n";
+/// A valid traffic source.
+const TRAFFIC: &str = "[[traffic]]\nload = 0.1\n";
+/// A full pipeline table (every stage must be given once the table is present).
+const PIPELINE_OK: &str = "sync = 1\nrouting = 1\nvc_alloc = 1\noutput = 1\n";
+
+/// One bad configuration and what the error must say about it.
+struct Case {
+    name: &'static str,
+    toml: String,
+    /// The exact `ConfigError::path` some error must have.
+    path: &'static str,
+    /// A substring that error's message must contain.
+    contains: &'static str,
+}
+
+fn case(name: &'static str, toml: impl Into<String>, path: &'static str, contains: &'static str) -> Case {
+    Case { name, toml: toml.into(), path, contains }
+}
+
+/// `MESH` + `TRAFFIC` + `extra` (a section placed after the traffic source).
+fn with(extra: &str) -> String {
+    format!("{MESH}{TRAFFIC}{extra}")
+}
+
+/// `MESH` + one traffic source with the given body.
+fn traffic(body: &str) -> String {
+    format!("{MESH}[[traffic]]\n{body}")
+}
+
+/// A 6x6 mesh (36 nodes, not a power of two) with one source using pattern `kind`.
+fn mesh6(kind: &str) -> String {
+    format!("[topology]\nkind = \"mesh\"\nk = 6\nn = 2\n[[traffic]]\nload = 0.1\npattern = {{ kind = \"{kind}\" }}\n")
+}
+
+/// A topology table + `TRAFFIC` + `extra`.
+fn topo(topology: &str, extra: &str) -> String {
+    format!("[topology]\n{topology}{TRAFFIC}{extra}")
+}
+
+/// A file under the system temp directory with a name unique to this process and `tag`.
+fn temp_file(tag: &str, contents: &str) -> PathBuf {
+    let path = std::env::temp_dir().join(format!("qosnet_bad_configs_{}_{tag}.txt", std::process::id()));
+    std::fs::write(&path, contents).expect("write temp file");
+    path
+}
+
+fn toml_path(p: &std::path::Path) -> String {
+    // TOML literal strings take the path verbatim (no escaping of `\` on Windows).
+    format!("'{}'", p.display())
+}
+
+fn catalogue(tmp: &Tmp) -> Vec<Case> {
+    vec![
+        // ---- router ----
+        case("zero vcs", with("[router]\nvcs = 0\n"), "router.vcs", "must be in 1..=32, got 0"),
+        case("33 vcs", with("[router]\nvcs = 33\n"), "router.vcs", "must be in 1..=32, got 33"),
+        case("zero input buffer", with("[router]\ninput_buffer = 0\n"), "router.input_buffer", "got 0"),
+        case("zero output buffer", with("[router]\noutput_buffer = 0\n"), "router.output_buffer", "got 0"),
+        case("speedup 0", with("[router]\nspeedup = 0\n"), "router.speedup", "must be in 1..=16, got 0"),
+        case("speedup 17", with("[router]\nspeedup = 17\n"), "router.speedup", "must be in 1..=16, got 17"),
+        case("link latency 0", with("[router]\nlink_latency = 0\n"), "router.link_latency", "got 0"),
+        case("credit latency 0", with("[router]\ncredit_latency = 0\n"), "router.credit_latency", "got 0"),
+        case("vcs is a string", with("[router]\nvcs = \"many\"\n"), "router.vcs", "\"many\""),
+        case("negative vcs", with("[router]\nvcs = -1\n"), "router.vcs", "-1"),
+        case("unknown key in router", with("[router]\nvc = 4\n"), "router.vc", "unknown field `vc`, expected one of `vcs`"),
+        case(
+            "misspelled pipeline stage",
+            with(&format!("[router.pipeline]\n{PIPELINE_OK}crosbar = 1\n")),
+            "router.pipeline.crosbar",
+            "unknown field `crosbar`, expected one of `sync`, `routing`, `vc_alloc`, `crossbar`, `output`",
+        ),
+        case(
+            "crossbar stage delay 0",
+            with(&format!("[router.pipeline]\n{PIPELINE_OK}crossbar = 0\n")),
+            "router.pipeline.crossbar",
+            "must be in 1..=10000, got 0",
+        ),
+        case(
+            "unknown crossbar scheduler",
+            with("[router]\ncrossbar_scheduler = { kind = \"wfq\" }\n"),
+            "router.crossbar_scheduler.kind",
+            "unknown variant `wfq`, expected `fcfs` or `round_robin`",
+        ),
+        case(
+            "unknown output scheduler",
+            with("[router]\noutput_scheduler = { kind = \"edf\" }\n"),
+            "router.output_scheduler.kind",
+            "unknown variant `edf`, expected `fcfs` or `round_robin`",
+        ),
+        // Poor message: names the Rust type, does not say to write `{ kind = "fcfs" }`.
+        case(
+            "scheduler as a bare string",
+            with("[router]\ncrossbar_scheduler = \"fcfs\"\n"),
+            "router.crossbar_scheduler",
+            "invalid type: string \"fcfs\"",
+        ),
+        case(
+            "unknown router vc_selection",
+            with("[router]\nvc_selection = \"random\"\n"),
+            "router.vc_selection",
+            "`lowest_free`",
+        ),
+        case(
+            "unknown endpoint vc_selection",
+            with("[endpoint]\nvc_selection = \"random\"\n"),
+            "endpoint.vc_selection",
+            "`lowest_free`",
+        ),
+        // ---- top level ----
+        case("unknown top-level key", with("[routers]\nvcs = 4\n"), "routers", "unknown field `routers`, expected one of `simulation`"),
+        case("no traffic", MESH, "traffic", "at least one [[traffic]]"),
+        case("traffic as a table", format!("{MESH}[traffic]\nload = 0.1\n"), "traffic", "expected a sequence"),
+        case("no topology", TRAFFIC, "<root>", "missing field `topology`"),
+        // Poor message: the TOML parser's line and column are dropped.
+        case("toml syntax error", with("[router\nvcs = 4\n"), "<root>", "invalid table header"),
+        case("duplicate key", with("[router]\nvcs = 4\nvcs = 8\n"), "<root>", "duplicate key"),
+        // ---- physical ----
+        case("flit_bits 0", with("[physical]\nflit_bits = 0\n"), "physical.flit_bits", "got 0"),
+        case(
+            "link bandwidth wrong unit",
+            with("[physical]\nlink_bandwidth = \"1.6 Gb\"\n"),
+            "physical.link_bandwidth",
+            "Gb/s",
+        ),
+        case(
+            "negative link bandwidth",
+            with("[physical]\nlink_bandwidth = \"-1.6 Gb/s\"\n"),
+            "physical.link_bandwidth",
+            "positive",
+        ),
+        case(
+            "infinite link bandwidth",
+            with("[physical]\nlink_bandwidth = \"1e400 b/s\"\n"),
+            "physical.link_bandwidth",
+            "1e400 b/s",
+        ),
+        case(
+            "link bandwidth as a bare number",
+            with("[physical]\nlink_bandwidth = 1600000000\n"),
+            "physical.link_bandwidth",
+            "string",
+        ),
+        // ---- simulation ----
+        case(
+            "warmup unknown time unit",
+            with("[simulation]\nwarmup = \"10 parsecs\"\n"),
+            "simulation.warmup",
+            "\"parsecs\"",
+        ),
+        case(
+            "warmup fractional bare cycles",
+            with("[simulation]\nwarmup = 1.5\n"),
+            "simulation.warmup",
+            "must be whole, got 1.5",
+        ),
+        case(
+            "warmup negative bare cycles",
+            with("[simulation]\nwarmup = -5\n"),
+            "simulation.warmup",
+            "got -5",
+        ),
+        case(
+            "warmup fractional cycles string",
+            with("[simulation]\nwarmup = \"2.5 cycles\"\n"),
+            "simulation.warmup",
+            "whole number",
+        ),
+        case("measure 0", with("[simulation]\nmeasure = 0\n"), "simulation.measure", "at least one cycle"),
+        case(
+            "measure 0 us",
+            with("[simulation]\nmeasure = \"0 us\"\n"),
+            "simulation.measure",
+            "at least one cycle",
+        ),
+        case("watchdog 0", with("[simulation]\nwatchdog = 0\n"), "simulation.watchdog", "longer than the longest"),
+        case(
+            "watchdog shorter than a link",
+            with("[simulation]\nwatchdog = 5\n[router]\nlink_latency = 20\n"),
+            "simulation.watchdog",
+            "(21 cycles), got 5 cycles",
+        ),
+        case(
+            "warmup 1e30 s",
+            with("[simulation]\nwarmup = \"1e30 s\"\n"),
+            "simulation.warmup",
+            "must be at most",
+        ),
+        case(
+            "measure i64::MAX cycles",
+            with("[simulation]\nmeasure = 9223372036854775807\n"),
+            "simulation.measure",
+            "must be at most",
+        ),
+        case(
+            "unknown key in simulation",
+            with("[simulation]\nwarm_up = 100\n"),
+            "simulation.warm_up",
+            "unknown field `warm_up`, expected one of `seed`, `warmup`",
+        ),
+        case("negative seed", with("[simulation]\nseed = -1\n"), "simulation.seed", "-1"),
+        // ---- traffic: load / rate ----
+        case("negative load", traffic("load = -0.1\n"), "traffic[0].load", "got -0.1"),
+        case("load above 1", traffic("load = 1.5\n"), "traffic[0].load", "must be in (0, 1]"),
+        case("load 0", traffic("load = 0.0\n"), "traffic[0].load", "got 0"),
+        case("load nan", traffic("load = nan\n"), "traffic[0].load", "got NaN"),
+        case("load as a string", traffic("load = \"0.1\"\n"), "traffic[0].load", "invalid type: string \"0.1\""),
+        case(
+            "load and rate both",
+            traffic("load = 0.1\nrate = \"100 Mb/s\"\n"),
+            "traffic[0]",
+            "exactly one of `load`",
+        ),
+        case("neither load nor rate", traffic("class = \"control\"\n"), "traffic[0]", "exactly one of `load`"),
+        case("rate unknown unit", traffic("rate = \"1.6 GB\"\n"), "traffic[0].rate", "allowed: b/s"),
+        case(
+            "rate above link bandwidth",
+            traffic("rate = \"2 Gb/s\"\n"),
+            "traffic[0].rate",
+            "exceeds the link bandwidth 1.6 Gb/s",
+        ),
+        case("rate as a bare number", traffic("rate = 400\n"), "traffic[0].rate", "string"),
+        case("rate 0", traffic("rate = \"0 Mb/s\"\n"), "traffic[0].rate", "positive bandwidth, got \"0 Mb/s\""),
+        case("second source bad", format!("{MESH}{TRAFFIC}[[traffic]]\nload = 7\n"), "traffic[1].load", "got 7"),
+        case("unknown key in traffic", traffic("loads = 0.1\n"), "traffic[0].loads", "unknown field `loads`"),
+        // ---- traffic: other fields ----
+        case("unknown traffic class", traffic("load = 0.1\nclass = \"bulk\"\n"), "traffic[0].class", "`real_time`"),
+        case("unknown process", traffic("load = 0.1\nprocess = \"mmpp\"\n"), "traffic[0].process", "`poisson`"),
+        case("packet_flits 0", traffic("load = 0.1\npacket_flits = 0\n"), "traffic[0].packet_flits", "got 0"),
+        case("message_flits 0", traffic("load = 0.1\nmessage_flits = 0\n"), "traffic[0].message_flits", "got 0"),
+        case(
+            "packet_flits too large",
+            traffic("load = 0.1\npacket_flits = 70000\n"),
+            "traffic[0].packet_flits",
+            "must be in 1..=65535, got 70000",
+        ),
+        case(
+            "sources node out of range",
+            traffic("load = 0.1\nsources = [0, 16]\n"),
+            "traffic[0].sources",
+            "node 16 does not exist (nodes are 0..15)",
+        ),
+        case(
+            "sources duplicate",
+            traffic("load = 0.1\nsources = [3, 5, 3]\n"),
+            "traffic[0].sources",
+            "node 3 is listed twice",
+        ),
+        case("sources empty", traffic("load = 0.1\nsources = []\n"), "traffic[0].sources", "non-empty list"),
+        // Poor message: does not say that "all" or a list of nodes is expected.
+        case(
+            "sources bad word",
+            traffic("load = 0.1\nsources = \"some\"\n"),
+            "traffic[0].sources",
+            "must be \"all\" or a list of node numbers",
+        ),
+        // ---- traffic: patterns ----
+        case(
+            "bit_complement on 6x6",
+            mesh6("bit_complement"),
+            "traffic[0].pattern.kind",
+            "power-of-two node count, this topology has 36 nodes",
+        ),
+        case(
+            "transpose on 6x6",
+            mesh6("transpose"),
+            "traffic[0].pattern.kind",
+            "36 nodes",
+        ),
+        case(
+            "butterfly on 6x6",
+            mesh6("butterfly"),
+            "traffic[0].pattern.kind",
+            "36 nodes",
+        ),
+        case(
+            "bit_reversal on 6x6",
+            mesh6("bit_reversal"),
+            "traffic[0].pattern.kind",
+            "36 nodes",
+        ),
+        case(
+            "perfect_shuffle on 6x6",
+            mesh6("perfect_shuffle"),
+            "traffic[0].pattern.kind",
+            "36 nodes",
+        ),
+        case(
+            "transpose on 8 nodes",
+            "[topology]\nkind = \"star\"\nports = 8\n[[traffic]]\nload = 0.1\npattern = { kind = \"transpose\" }\n",
+            "traffic[0].pattern.kind",
+            "even number of index bits",
+        ),
+        case(
+            "hot_spot fraction 1.5",
+            traffic("load = 0.1\npattern = { kind = \"hot_spot\", fraction = 1.5, nodes = [0] }\n"),
+            "traffic[0].pattern.fraction",
+            "must be in [0, 1], got 1.5",
+        ),
+        case(
+            "hot_spot fraction nan",
+            traffic("load = 0.1\npattern = { kind = \"hot_spot\", fraction = nan, nodes = [0] }\n"),
+            "traffic[0].pattern.fraction",
+            "got NaN",
+        ),
+        case(
+            "hot_spot node out of range",
+            traffic("load = 0.1\npattern = { kind = \"hot_spot\", fraction = 0.2, nodes = [3, 99] }\n"),
+            "traffic[0].pattern.nodes",
+            "node 99 does not exist",
+        ),
+        case(
+            "hot_spot empty nodes",
+            traffic("load = 0.1\npattern = { kind = \"hot_spot\", fraction = 0.2, nodes = [] }\n"),
+            "traffic[0].pattern.nodes",
+            "at least one hot-spot node",
+        ),
+        case(
+            "hot_spot missing nodes",
+            traffic("load = 0.1\npattern = { kind = \"hot_spot\", fraction = 0.2 }\n"),
+            "traffic[0].pattern",
+            "missing field `nodes`",
+        ),
+        case(
+            "unknown pattern",
+            traffic("load = 0.1\npattern = { kind = \"zipf\" }\n"),
+            "traffic[0].pattern.kind",
+            "unknown variant `zipf`, expected one of `uniform`",
+        ),
+        // Poor message: names the Rust type, does not say to write `{ kind = "uniform" }`.
+        case(
+            "pattern as a bare string",
+            traffic("load = 0.1\npattern = \"uniform\"\n"),
+            "traffic[0].pattern",
+            "PatternConfig",
+        ),
+        case(
+            "permutation file missing",
+            traffic(&format!("load = 0.1\npattern = {{ kind = \"permutation\", file = {} }}\n", toml_path(&tmp.missing))),
+            "traffic[0].pattern.file",
+            "cannot read",
+        ),
+        case(
+            "matrix wrong shape",
+            traffic(&format!("load = 0.1\npattern = {{ kind = \"matrix\", file = {} }}\n", toml_path(&tmp.matrix_3x3))),
+            "traffic[0].pattern.file",
+            "expected a 16x16 matrix",
+        ),
+        case(
+            "permutation wrong length",
+            traffic(&format!("load = 0.1\npattern = {{ kind = \"permutation\", file = {} }}\n", toml_path(&tmp.perm_short))),
+            "traffic[0].pattern.file",
+            "expected 16 lines",
+        ),
+        case(
+            "permutation node out of range",
+            traffic(&format!("load = 0.1\npattern = {{ kind = \"permutation\", file = {} }}\n", toml_path(&tmp.perm_range))),
+            "traffic[0].pattern.file",
+            "node 40 is not in 0..15",
+        ),
+        case(
+            "matrix negative weight",
+            traffic(&format!("load = 0.1\npattern = {{ kind = \"matrix\", file = {} }}\n", toml_path(&tmp.matrix_neg))),
+            "traffic[0].pattern.file",
+            ">= 0",
+        ),
+        // ---- topology ----
+        case("unknown topology kind", topo("kind = \"ring\"\nk = 4\n", ""), "topology.kind", "unknown variant `ring`, expected one of `star`, `mesh`, `torus`, `fat_tree`"),
+        case("topology without kind", topo("k = 4\nn = 2\n", ""), "topology", "missing field `kind`"),
+        case(
+            "topology kind wrong case",
+            topo("kind = \"Mesh\"\nk = 4\nn = 2\n", ""),
+            "topology.kind",
+            "unknown variant `Mesh`, expected one of `star`, `mesh`",
+        ),
+        case("mesh k=1", topo("kind = \"mesh\"\nk = 1\nn = 2\n", ""), "topology.k", "must be >= 2, got 1"),
+        case(
+            "mesh k/n and dims",
+            topo("kind = \"mesh\"\nk = 4\nn = 2\ndims = [4, 4]\n", ""),
+            "topology",
+            "or only `dims`",
+        ),
+        case("mesh only k", topo("kind = \"mesh\"\nk = 4\n", ""), "topology", "`n`"),
+        case("mesh n=0", topo("kind = \"mesh\"\nk = 4\nn = 0\n", ""), "topology.n", "must be in 1..=8, got 0"),
+        case("mesh n=9", topo("kind = \"mesh\"\nk = 2\nn = 9\n", ""), "topology.n", "must be in 1..=8, got 9"),
+        case("mesh empty dims", topo("kind = \"mesh\"\ndims = []\n", ""), "topology.dims", "got 0"),
+        case(
+            "mesh 9 dims",
+            topo("kind = \"mesh\"\ndims = [2, 2, 2, 2, 2, 2, 2, 2, 2]\n", ""),
+            "topology.dims",
+            "must list 1 to 8 side lengths, got 9",
+        ),
+        case("mesh dims side 1", topo("kind = \"mesh\"\ndims = [4, 1]\n", ""), "topology.dims[1]", "got 1"),
+        case(
+            "mesh too many routers",
+            topo("kind = \"mesh\"\nk = 2048\nn = 2\n", ""),
+            "topology",
+            "4194304 routers",
+        ),
+        // The path is the table, not `topology.ports` (internally tagged enum); the message names the key.
+        case(
+            "unknown key in mesh",
+            topo("kind = \"mesh\"\nk = 4\nn = 2\nports = 4\n", ""),
+            "topology",
+            "unknown field `ports`",
+        ),
+        case(
+            "torus with 1 vc",
+            topo("kind = \"torus\"\nk = 4\nn = 2\n", "[router]\nvcs = 1\n"),
+            "router.vcs",
+            "needs >= 2 VCs",
+        ),
+        case("star 1 port", topo("kind = \"star\"\nports = 1\n", ""), "topology.ports", "must be in 2..=64, got 1"),
+        case("star 65 ports", topo("kind = \"star\"\nports = 65\n", ""), "topology.ports", "must be in 2..=64, got 65"),
+        case("star missing ports", topo("kind = \"star\"\n", ""), "topology", "missing field `ports`"),
+        case("fat tree k=1", topo("kind = \"fat_tree\"\nk = 1\nn = 2\n", ""), "topology.k", "must be in 2..=32, got 1"),
+        case("fat tree n=0", topo("kind = \"fat_tree\"\nk = 4\nn = 0\n", ""), "topology.n", "must be in 1..=8, got 0"),
+        case("fat tree k=33", topo("kind = \"fat_tree\"\nk = 33\nn = 1\n", ""), "topology.k", "must be in 2..=32, got 33"),
+        case(
+            "fat tree too many nodes",
+            topo("kind = \"fat_tree\"\nk = 32\nn = 5\n", ""),
+            "topology",
+            "32-ary 5-tree has too many nodes",
+        ),
+        // ---- routing ----
+        // The message spells the kind as the Rust variant (`Dor`, `DModK`), not as written (`dor`, `d_mod_k`).
+        case(
+            "dor on fat tree",
+            topo("kind = \"fat_tree\"\nk = 4\nn = 2\n", "[routing]\nkind = \"dor\"\n"),
+            "routing.kind",
+            "\"d_mod_k\"",
+        ),
+        case(
+            "d_mod_k on mesh",
+            with("[routing]\nkind = \"d_mod_k\"\n"),
+            "routing.kind",
+            "\"dor\"",
+        ),
+        case(
+            "dor on star",
+            topo("kind = \"star\"\nports = 8\n", "[routing]\nkind = \"dor\"\n"),
+            "routing.kind",
+            "\"direct\"",
+        ),
+        case("unknown routing kind", with("[routing]\nkind = \"adaptive\"\n"), "routing.kind", "`dor_dateline`"),
+    ]
+}
+
+/// Temporary pattern files; removed on drop.
+struct Tmp {
+    missing: PathBuf,
+    matrix_3x3: PathBuf,
+    perm_short: PathBuf,
+    perm_range: PathBuf,
+    matrix_neg: PathBuf,
+}
+
+impl Tmp {
+    fn new() -> Tmp {
+        let missing =
+            std::env::temp_dir().join(format!("qosnet_bad_configs_{}_missing.txt", std::process::id()));
+        let _ = std::fs::remove_file(&missing);
+        let neg = (0..16)
+            .map(|r| (0..16).map(|c| if r == 2 && c == 5 { "-1" } else { "1" }).collect::<Vec<_>>().join(" "))
+            .collect::<Vec<_>>()
+            .join("\n");
+        Tmp {
+            missing,
+            matrix_3x3: temp_file("matrix_3x3", "0 1 1\n1 0 1\n1 1 0\n"),
+            perm_short: temp_file("perm_short", "1\n2\n3\n0\n"),
+            perm_range: temp_file("perm_range", "0 40\n1 2\n"),
+            matrix_neg: temp_file("matrix_neg", &neg),
+        }
+    }
+}
+
+impl Drop for Tmp {
+    fn drop(&mut self) {
+        for p in [&self.matrix_3x3, &self.perm_short, &self.perm_range, &self.matrix_neg] {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+fn build(text: &str) -> std::thread::Result<Result<Simulation, ConfigErrors>> {
+    catch_unwind(AssertUnwindSafe(|| Simulation::from_toml(text, None)))
+}
+
+fn show(errs: &[ConfigError]) -> String {
+    errs.iter().map(|e| format!("  {:?}: {:?}", e.path, e.message)).collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn every_bad_config_is_rejected_with_path_and_reason() {
+    let tmp = Tmp::new();
+    let cases = catalogue(&tmp);
+    let mut failures = Vec::new();
+    for c in &cases {
+        match build(&c.toml) {
+            Err(_) => failures.push(format!("[{}] panicked", c.name)),
+            Ok(Ok(_)) => failures.push(format!("[{}] was accepted", c.name)),
+            Ok(Err(ConfigErrors(errs))) => {
+                let hit = errs.iter().any(|e| e.path == c.path && e.message.contains(c.contains));
+                if !hit {
+                    failures.push(format!(
+                        "[{}] no error with path {:?} containing {:?}; got:\n{}",
+                        c.name,
+                        c.path,
+                        c.contains,
+                        show(&errs)
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn independent_semantic_errors_are_all_reported() {
+    let text = format!("{MESH}[[traffic]]\nload = 2\n[router]\nvcs = 0\ninput_buffer = 0\n");
+    let errs = match build(&text) {
+        Err(_) => panic!("building panicked"),
+        Ok(Ok(_)) => panic!("accepted a configuration with three errors"),
+        Ok(Err(ConfigErrors(errs))) => errs,
+    };
+    let expected = [
+        ("router.vcs", "must be in 1..=32, got 0"),
+        ("router.input_buffer", "must be in 1..=65535, got 0"),
+        ("traffic[0].load", "got 2"),
+    ];
+    for (path, text) in expected {
+        assert!(
+            errs.iter().any(|e| e.path == path && e.message.contains(text)),
+            "missing {path:?} ({text:?}); got:\n{}",
+            show(&errs)
+        );
+    }
+    assert_eq!(errs.len(), expected.len(), "unexpected extra errors:\n{}", show(&errs));
+}
+
+/// Huge durations must not overflow `warmup + measure + drain_limit` when the simulation is
+/// built. Either an error or a working simulation is acceptable; a panic is not.
+#[test]
+fn huge_durations_do_not_panic() {
+    let cases = [
+        ("warmup 1e30 s", with("[simulation]\nwarmup = \"1e30 s\"\n")),
+        ("measure 1e30 s", with("[simulation]\nmeasure = \"1e30 s\"\n")),
+        ("drain_limit 1e30 s", with("[simulation]\ndrain_limit = \"1e30 s\"\n")),
+        (
+            "all three i64::MAX cycles",
+            with(
+                "[simulation]\nwarmup = 9223372036854775807\nmeasure = 9223372036854775807\n\
+                 drain_limit = 9223372036854775807\n",
+            ),
+        ),
+    ];
+    let panicked: Vec<&str> = cases.iter().filter(|(_, t)| build(t).is_err()).map(|(n, _)| *n).collect();
+    assert!(panicked.is_empty(), "building panicked for: {panicked:?}");
+}

@@ -1,0 +1,47 @@
+"""qosnet: a flit-level simulator of QoS-capable interconnects, with a Python front.
+
+`run` simulates one configuration and returns DataFrames; `load_config` reads a
+configuration and applies `path=value` overrides. The engine is Rust (`qosnet._core`).
+`run` and `RunResult` are imported on first use, so that `import qosnet` (and the CLI's
+`validate`) does not pay for pandas and pyarrow.
+"""
+
+from typing import TYPE_CHECKING, Any
+
+from qosnet._core import (
+    ConfigError,
+    DeadlockError,
+    QosnetError,
+    SimulationError,
+    __version__,
+)
+from qosnet.config import LoadedConfig, OverrideError, load_config, validate
+
+if TYPE_CHECKING:
+    from qosnet.api import run
+    from qosnet.results import RunResult
+
+__all__ = [
+    "ConfigError",
+    "DeadlockError",
+    "LoadedConfig",
+    "OverrideError",
+    "QosnetError",
+    "RunResult",
+    "SimulationError",
+    "__version__",
+    "load_config",
+    "run",
+    "validate",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "run":
+        from qosnet.api import run as value
+    elif name == "RunResult":
+        from qosnet.results import RunResult as value
+    else:
+        raise AttributeError(f"module 'qosnet' has no attribute {name!r}")
+    globals()[name] = value
+    return value

@@ -1,0 +1,179 @@
+"""Speed of the engine on fixed configurations (DESIGN.md, "Speed is a feature").
+
+Each configuration runs in a fresh Python process (`python -m qosnet.bench`, reading a job
+on stdin and writing one JSON line): peak memory (`getrusage` maxrss) is a high-water mark
+of the whole process, so only a process of its own gives each configuration an honest
+number, and no configuration runs in the wake of another's heap. The worker imports only
+the engine, not pandas.
+
+Wall time covers the simulation only (building it is `setup_seconds`); delivered flits and
+flit-hops count the whole run, warm-up included, like BookSim2's figures in
+configs/bench/README.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from qosnet import _core
+from qosnet.config import LoadedConfig, config_error, load_config, simulation
+
+__all__ = ["BenchResult", "bench", "default_configs", "find_bench_dir"]
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    """The speed of one configuration."""
+
+    config: str
+    cycles: int
+    finished: bool
+    setup_seconds: float
+    wall_seconds: float
+    flits_injected: int
+    flits_delivered: int
+    flit_hops: int
+    #: Peak resident memory of the process that ran the configuration, in bytes.
+    peak_rss_bytes: int
+
+    def _per_second(self, n: int) -> float:
+        return n / self.wall_seconds if self.wall_seconds > 0 else float("inf")
+
+    @property
+    def cycles_per_second(self) -> float:
+        return self._per_second(self.cycles)
+
+    @property
+    def flits_per_second(self) -> float:
+        """Delivered flits per second."""
+        return self._per_second(self.flits_delivered)
+
+    @property
+    def flit_hops_per_second(self) -> float:
+        return self._per_second(self.flit_hops)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **asdict(self),
+            "cycles_per_second": self.cycles_per_second,
+            "flits_per_second": self.flits_per_second,
+            "flit_hops_per_second": self.flit_hops_per_second,
+        }
+
+
+def find_bench_dir(start: Path | None = None) -> Path | None:
+    """configs/bench under the working directory or the repository this package sits in."""
+    here = Path(__file__).resolve()
+    candidates = [
+        (start or Path.cwd()) / "configs" / "bench",
+        here.parents[2] / "configs" / "bench",
+    ]
+    return next((c for c in candidates if c.is_dir()), None)
+
+
+def default_configs(directory: str | os.PathLike[str] | None = None) -> list[Path]:
+    """Every `*.toml` in `directory` (default: `find_bench_dir()`), sorted by name."""
+    found = Path(directory) if directory is not None else find_bench_dir()
+    if found is None:
+        raise FileNotFoundError("no configs/bench directory found; name configs or pass --dir")
+    if not found.is_dir():
+        raise FileNotFoundError(f"{found} is not a directory")
+    return sorted(found.glob("*.toml"))
+
+
+def bench(
+    configs: Iterable[str | os.PathLike[str]], cycles: int | None = None
+) -> list[BenchResult]:
+    """Benchmark each configuration in its own process; `cycles` caps each run."""
+    return [bench_one(c, cycles) for c in configs]
+
+
+def bench_one(config: str | os.PathLike[str], cycles: int | None = None) -> BenchResult:
+    """Benchmark one configuration file in a fresh process. Raises what a run would."""
+    loaded = load_config(config)  # read and parsed here, so file errors surface here
+    job = {
+        "config": loaded.data,
+        "base_dir": str(loaded.base_dir) if loaded.base_dir else None,
+        "cycles": cycles,
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "qosnet.bench"],
+        input=json.dumps(job),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    try:
+        reply = json.loads(proc.stdout.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        tail = proc.stderr.strip().splitlines()[-5:]
+        raise _core.QosnetError(
+            f"benchmark worker for {config} failed (exit {proc.returncode}): " + " | ".join(tail)
+        ) from None
+    if "error" in reply:
+        raise _rebuild_error(reply)
+    return BenchResult(config=str(config), **reply)
+
+
+def _measure(loaded: LoadedConfig, cycles: int | None) -> dict[str, Any]:
+    """Run one configuration in this process and measure it (the worker's job)."""
+    import resource
+
+    t0 = time.perf_counter()
+    sim = simulation(loaded)
+    t1 = time.perf_counter()
+    if cycles is None:
+        sim.run()
+    else:
+        sim.advance(cycles)
+    t2 = time.perf_counter()
+    injected, ejected, hops = sim.flit_counts
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {
+        "cycles": sim.now,
+        "finished": sim.finished,
+        "setup_seconds": t1 - t0,
+        "wall_seconds": t2 - t1,
+        "flits_injected": injected,
+        "flits_delivered": ejected,
+        "flit_hops": hops,
+        "peak_rss_bytes": rss if sys.platform == "darwin" else rss * 1024,
+    }
+
+
+def _rebuild_error(reply: dict[str, Any]) -> Exception:
+    kind, message = reply["error"], reply["message"]
+    if kind == "ConfigError":
+        return config_error([tuple(e) for e in reply["errors"]])
+    cls = getattr(_core, kind, None)
+    if not (isinstance(cls, type) and issubclass(cls, _core.QosnetError)):
+        cls = _core.QosnetError
+    err = cls(message)
+    if kind == "DeadlockError":
+        err.stuck = reply["stuck"]
+    return err
+
+
+def _worker() -> int:
+    job = json.loads(sys.stdin.read())
+    base_dir = Path(job["base_dir"]) if job["base_dir"] else None
+    try:
+        reply = _measure(LoadedConfig(job["config"], base_dir), job["cycles"])
+    except _core.ConfigError as e:
+        reply = {"error": "ConfigError", "message": str(e), "errors": e.errors}
+    except _core.QosnetError as e:
+        reply = {"error": type(e).__name__, "message": str(e), "stuck": getattr(e, "stuck", [])}
+    print(json.dumps(reply))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_worker())

@@ -1,0 +1,213 @@
+"""The Python API: run, RunResult, load_config and overrides."""
+
+import filecmp
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import qosnet
+from qosnet import _core
+from qosnet.config import load_config, parse_override
+
+
+def test_run_returns_frames_with_expected_columns(small):
+    r = qosnet.run(small)
+    assert isinstance(r, qosnet.RunResult)
+    for frame in (r.classes, r.nodes, r.links):
+        assert isinstance(frame, pd.DataFrame)
+    assert {"class", "offered_flits_per_node_cycle", "accepted_flits_per_node_cycle"} <= set(
+        r.classes.columns
+    )
+    assert {"latency_mean", "latency_p99", "messages_delivered"} <= set(r.classes.columns)
+    assert {"node", "offered_flits_per_cycle", "accepted_flits_per_cycle"} <= set(r.nodes.columns)
+    assert {"kind", "src", "dst", "utilization"} <= set(r.links.columns)
+    assert len(r.nodes) == 16
+    assert r.messages is None
+    assert r.summary["nodes"] == 16
+    assert "[topology]" in r.config_toml
+    assert r.wall_seconds > 0
+
+
+def test_record_messages(small):
+    r = qosnet.run(small, record_messages=True)
+    assert r.messages is not None
+    assert {"src", "dst", "class", "flits", "created", "delivered", "latency"} <= set(
+        r.messages.columns
+    )
+    assert len(r.messages) == r.summary["messages_measured"]
+    assert (r.messages["latency"] == r.messages["queueing"] + r.messages["network"]).all()
+
+
+def test_accepted_matches_offered_below_saturation(small):
+    small["simulation"]["measure"] = 20000
+    s = qosnet.run(small).summary
+    assert not s["saturated"]
+    offered, accepted = s["offered_flits_per_node_cycle"], s["accepted_flits_per_node_cycle"]
+    assert offered == pytest.approx(0.1, rel=0.05)
+    assert accepted == pytest.approx(offered, rel=0.05)
+
+
+def test_progress_reports_cycles_up_to_the_window(small):
+    calls = []
+    r = qosnet.run(small, progress=lambda now, target: calls.append((now, target)))
+    assert calls, "progress was never called"
+    nows = [c[0] for c in calls]
+    assert nows == sorted(nows)
+    assert {c[1] for c in calls} == {5000}
+    assert nows[-1] == r.summary["cycles"] >= 5000
+
+
+def test_chunked_run_matches_one_engine_call(small):
+    sim = _core.Simulation(json.dumps(small), "json")
+    sim.run()
+    assert qosnet.run(small).summary == json.loads(sim.result()["summary"])
+
+
+def _run_dir_files(d: Path) -> list[str]:
+    return sorted(p.name for p in d.iterdir())
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_two_runs_write_identical_files(small_toml, tmp_path, fmt):
+    a = qosnet.run(small_toml, record_messages=True).write(tmp_path / "a", fmt=fmt)
+    b = qosnet.run(small_toml, record_messages=True).write(tmp_path / "b", fmt=fmt)
+    names = _run_dir_files(a)
+    ext = fmt
+    expected = {"config.toml", "summary.json", "timing.json"} | {
+        f"{t}.{ext}" for t in ("classes", "nodes", "links", "messages")
+    }
+    assert set(names) == expected
+    assert names == _run_dir_files(b)
+    for name in names:
+        if name != "timing.json":
+            assert filecmp.cmp(a / name, b / name, shallow=False), name
+    summary = json.loads((a / "summary.json").read_text())
+    assert "wall_seconds" not in json.dumps(summary)
+    assert json.loads((a / "timing.json").read_text())["wall_seconds"] > 0
+
+
+def test_write_replaces_an_earlier_run(small, tmp_path):
+    qosnet.run(small, record_messages=True).write(tmp_path)
+    r = qosnet.run(small)
+    r.write(tmp_path, fmt="csv")
+    assert not list(tmp_path.glob("*.parquet"))
+    assert not (tmp_path / "messages.csv").exists()
+    back = qosnet.RunResult.read(tmp_path)
+    assert back.summary == r.summary
+    assert back.messages is None
+    pd.testing.assert_frame_equal(back.nodes, r.nodes, check_dtype=False)
+
+
+def test_resolved_config_reproduces_the_run(small, tmp_path):
+    r = qosnet.run(small)
+    r.write(tmp_path)
+    assert qosnet.run(tmp_path / "config.toml").summary == r.summary
+
+
+def test_load_config_from_file_text_and_dict(small_toml, small):
+    from_file = load_config(small_toml)
+    assert from_file.data == small
+    assert from_file.base_dir == small_toml.parent.resolve()
+    assert load_config(small_toml.read_text()).data == small
+    assert load_config(small).data == small
+    assert load_config(small, ["router.vcs=8"]).data["router"]["vcs"] == 8
+    assert small["router"]["vcs"] == 4, "load_config must not change its input"
+
+
+@pytest.mark.parametrize(
+    ("override", "keys", "value"),
+    [
+        ("router.vcs=8", ["router", "vcs"], 8),
+        ("traffic[0].load = 0.5", ["traffic", 0, "load"], 0.5),
+        ("topology.kind=torus", ["topology", "kind"], "torus"),
+        ("physical.link_bandwidth=1.6 Gb/s", ["physical", "link_bandwidth"], "1.6 Gb/s"),
+        ('router.vcs="8"', ["router", "vcs"], "8"),
+        ("simulation.record_messages=true", ["simulation", "record_messages"], True),
+        ("traffic[0].pattern={kind='hot_spot', fraction=0.2, nodes=[0]}", None, None),
+        ("traffic[0].sources=[0, 1]", ["traffic", 0, "sources"], [0, 1]),
+    ],
+)
+def test_parse_override(override, keys, value):
+    got_keys, got_value = parse_override(override)
+    if keys is None:
+        assert got_value == {"kind": "hot_spot", "fraction": 0.2, "nodes": [0]}
+    else:
+        assert (got_keys, got_value) == (keys, value)
+
+
+def test_overrides_reach_the_engine(small):
+    r = qosnet.run(small, ["router.vcs=8", "traffic[0].load=0.2", "simulation.seed=3"])
+    assert "vcs = 8" in r.config_toml
+    assert "seed = 3" in r.config_toml
+    assert r.summary["offered_flits_per_node_cycle"] == pytest.approx(0.2, rel=0.1)
+
+
+def test_override_changes_topology_kind(small):
+    r = qosnet.run(small, ["topology.kind=torus", "simulation.measure=500"])
+    assert 'kind = "torus"' in r.config_toml
+
+
+@pytest.mark.parametrize(
+    ("override", "words"),
+    [
+        ("router.vcs", "expected path=value"),
+        ("traffic[3].load=0.5", "index 3 is out of range: traffic has 1 entry"),
+        ("router.vcs.deep=1", "router.vcs is not a table"),
+        ("traffic.load=0.5", "traffic is not a table"),
+        ("router[0]=1", "router is not a list"),
+        ("nothing[0].x=1", "nothing does not exist"),
+        ("router..vcs=1", "bad path"),
+        ("=1", "bad path"),
+    ],
+)
+def test_bad_override_names_itself(small, override, words):
+    with pytest.raises(qosnet.OverrideError) as info:
+        qosnet.run(small, [override])
+    assert isinstance(info.value, qosnet.ConfigError)
+    assert info.value.errors[0][0] == override
+    assert words in info.value.errors[0][1]
+    assert override in str(info.value)
+
+
+def test_engine_errors_keep_engine_paths(small):
+    with pytest.raises(qosnet.ConfigError) as info:
+        qosnet.run(small, ["router.vcs=99"])
+    assert info.value.errors == [("router.vcs", "must be in 1..=32, got 99")]
+    with pytest.raises(qosnet.ConfigError) as info:
+        qosnet.run(small, ["router.vcs=many"])
+    [(path, message)] = info.value.errors
+    assert path == "router.vcs"
+    assert "line 1 column" not in message, "positions in the generated JSON mean nothing"
+
+
+def test_deadlock_names_the_stuck_vcs(deadlocking):
+    with pytest.raises(qosnet.DeadlockError) as info:
+        qosnet.run(deadlocking)
+    assert isinstance(info.value, qosnet.SimulationError)
+    assert info.value.stuck
+    assert all(v.startswith("router[") for v in info.value.stuck)
+
+
+def test_validate_lists_every_problem(small):
+    errors = qosnet.validate(small, ["router.vcs=0", "traffic[0].load=2"])
+    assert [p for p, _ in errors] == ["router.vcs", "traffic[0].load"]
+    assert qosnet.validate(small) == []
+
+
+def test_non_finite_numbers_are_named(small):
+    errors = qosnet.validate(small, ["traffic[0].load=nan"])
+    assert errors == [("traffic[0].load", "must be a finite number (JSON has no NaN or inf)")]
+
+
+def test_bad_toml_is_a_config_error(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text("[topology\nkind = 'mesh'\n")
+    with pytest.raises(qosnet.ConfigError, match="bad.toml is not valid TOML"):
+        load_config(path)
+
+
+def test_missing_file_is_an_os_error(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        load_config(tmp_path / "missing.toml")
