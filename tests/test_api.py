@@ -40,6 +40,24 @@ def test_record_messages(small):
     assert (r.messages["latency"] == r.messages["queueing"] + r.messages["network"]).all()
 
 
+def test_empty_message_table_keeps_its_schema(small, tmp_path):
+    # A window too short for any message: the table is empty but still typed.
+    small["simulation"]["measure"] = 1
+    small["traffic"][0]["load"] = 0.0001
+    r = qosnet.run(small, record_messages=True)
+    assert len(r.messages) == 0
+    assert str(r.messages["class"].dtype) in ("object", "str", "string")
+    assert r.messages["created"].dtype == "uint64"
+    r.write(tmp_path / "run")
+    full = qosnet.run(small | {"simulation": {"measure": 4000}}, record_messages=True)
+    full.write(tmp_path / "full")
+    import pyarrow.parquet as pq
+
+    empty_schema = pq.read_schema(tmp_path / "run" / "messages.parquet")
+    full_schema = pq.read_schema(tmp_path / "full" / "messages.parquet")
+    assert empty_schema.types == full_schema.types
+
+
 def test_accepted_matches_offered_below_saturation(small):
     small["simulation"]["measure"] = 20000
     s = qosnet.run(small).summary

@@ -40,7 +40,8 @@ class RunResult:
     @classmethod
     def from_engine(cls, raw: dict[str, Any], config_toml: str, wall_seconds: float) -> RunResult:
         """Wrap `_core.Simulation.result()` (columns as lists) in DataFrames."""
-        frames = {name: _frame(raw[name]) for name in TABLES}
+        types = raw.get("types", {})
+        frames = {name: _frame(raw[name], types.get(name)) for name in TABLES}
         return cls(
             summary=json.loads(raw["summary"]),
             config_toml=config_toml,
@@ -108,9 +109,20 @@ class RunResult:
         )
 
 
-def _frame(columns: dict[str, list[Any]] | None) -> pd.DataFrame | None:
-    # Through Arrow: about twice as fast as pd.DataFrame on million-row message tables.
-    return None if columns is None else pa.table(columns).to_pandas()
+_ARROW_TYPES = {"u64": pa.uint64(), "f64": pa.float64(), "str": pa.string()}
+
+
+def _frame(
+    columns: dict[str, list[Any]] | None, types: dict[str, str] | None = None
+) -> pd.DataFrame | None:
+    # Through Arrow: about twice as fast as pd.DataFrame on million-row message tables. The
+    # engine's column types keep the schema of an empty table (no rows to infer from).
+    if columns is None:
+        return None
+    if types:
+        schema = pa.schema([(name, _ARROW_TYPES[types[name]]) for name in columns])
+        return pa.table(columns, schema=schema).to_pandas()
+    return pa.table(columns).to_pandas()
 
 
 def _write_text(path: Path, text: str) -> None:

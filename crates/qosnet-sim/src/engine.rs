@@ -20,7 +20,7 @@ use crate::units::{Clock, Cycle};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-/// Credits addressed to a NIC carry this bit; the rest is `node * vcs + vc`.
+/// Credits addressed to a NIC carry this bit; the rest is the node.
 pub(crate) const NIC_CREDIT: u32 = 1 << 31;
 
 /// Where a link delivers flits.
@@ -41,8 +41,9 @@ pub(crate) struct Arrival {
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct CreditMsg {
-    /// Output VC (router * ports + port) * vcs + vc, or `NIC_CREDIT | node * vcs + vc`.
+    /// Output port (router * ports + port), or `NIC_CREDIT | node`.
     pub to: u32,
+    pub vc: u8,
     pub tail: bool,
 }
 
@@ -100,8 +101,10 @@ pub struct Simulation {
     /// VCs whose output VC buffer was found full; re-enabled when that buffer sends a flit.
     pub(crate) ip_blocked: Vec<u32>,
     pub(crate) xbar_sched: Vec<Scheduler>,
-    /// Per input port: first index of the upstream credit counters (`NIC_CREDIT` for a NIC).
+    /// Per input port: the upstream output port its credits go to (`NIC_CREDIT | node`).
     pub(crate) credit_return: Vec<u32>,
+    /// Per input port: (router, port), so the hot path needs no division.
+    pub(crate) ip_place: Vec<(u32, u32)>,
     // --- routers: output side (per output VC / per output port) ---
     pub(crate) outbuf: Rings,
     pub(crate) credits: Vec<u32>,
@@ -109,7 +112,7 @@ pub struct Simulation {
     pub(crate) op_nonempty: Vec<u32>,
     /// Output VCs holding at least one credit.
     pub(crate) op_credited: Vec<u32>,
-    /// Per output VC, the input VC holding it (valid while allocated).
+    /// Per output VC, the input VC holding it as `input port << 5 | vc` (valid while allocated).
     pub(crate) ovc_owner: Vec<u32>,
     pub(crate) out_sched: Vec<Scheduler>,
     pub(crate) out_target: Vec<Target>,
@@ -133,7 +136,7 @@ pub struct Simulation {
     pub(crate) nic_rr: Vec<u8>,
     pub(crate) nic_active: Vec<u32>,
     pub(crate) nic_is_active: Vec<bool>,
-    /// Per node: first index of the router's ejection-port credit counters.
+    /// Per node: the router output port (router * ports + port) that ejects to it.
     pub(crate) eject_credit: Vec<u32>,
     pub(crate) inject_target: Vec<u32>,
     // --- traffic ---
@@ -207,17 +210,17 @@ impl Simulation {
             match topo.peer[i] {
                 Peer::Router { router, port } => {
                     *t = Target::Router(router * ports as u32 + port);
-                    credit_return[router as usize * ports + port as usize] = (i * vcs) as u32;
+                    credit_return[router as usize * ports + port as usize] = i as u32;
                 }
                 Peer::Endpoint { node } => {
                     *t = Target::Endpoint(node);
-                    credit_return[i] = NIC_CREDIT | (node as usize * vcs) as u32;
+                    credit_return[i] = NIC_CREDIT | node;
                 }
                 Peer::None => {}
             }
         }
-        let eject_credit =
-            topo.attach.iter().map(|&(r, p)| ((r as usize * ports + p as usize) * vcs) as u32).collect();
+        let eject_credit = topo.attach.iter().map(|&(r, p)| r * ports as u32 + p).collect();
+        let ip_place = (0..n_ports).map(|i| ((i / ports) as u32, (i % ports) as u32)).collect();
         let inject_target = topo.attach.iter().map(|&(r, p)| r * ports as u32 + p).collect();
         let max_delay = (p.d_output + p.link).max(p.credit).max(p.link) as usize;
         let wheel = (max_delay + 1).next_power_of_two();
@@ -251,6 +254,7 @@ impl Simulation {
             ip_blocked: vec![0; n_ports],
             xbar_sched: vec![sched(rc.crossbar_scheduler); n_ports],
             credit_return,
+            ip_place,
             outbuf: Rings::new(n_vcs, p.output_depth),
             credits: vec![p.input_depth; n_vcs],
             op_allocated: vec![0; n_ports],
@@ -435,11 +439,12 @@ impl Simulation {
     }
 
     #[inline]
-    pub(crate) fn send_credit(&mut self, at: Cycle, to: u32, tail: bool) {
+    pub(crate) fn send_credit(&mut self, at: Cycle, to: u32, vc: u8, tail: bool) {
         self.credits_in_flight += 1;
-        self.credit_wheel[at as usize & self.wheel_mask].push(CreditMsg { to, tail });
+        self.credit_wheel[at as usize & self.wheel_mask].push(CreditMsg { to, vc, tail });
     }
 
+    #[inline]
     fn deliver_credits(&mut self, now: Cycle) {
         let slot = now as usize & self.wheel_mask;
         if self.credit_wheel[slot].is_empty() {
@@ -449,24 +454,26 @@ impl Simulation {
         self.credits_in_flight -= batch.len() as u64;
         let vcs = self.p.vcs;
         for c in batch.drain(..) {
+            let bit = 1u32 << c.vc;
             if c.to & NIC_CREDIT != 0 {
-                let i = (c.to & !NIC_CREDIT) as usize;
-                self.nic_credits[i] += 1;
+                let node = (c.to & !NIC_CREDIT) as usize;
+                self.nic_credits[node * vcs + c.vc as usize] += 1;
                 if c.tail {
-                    self.nic_busy[i / vcs] &= !(1 << (i % vcs));
+                    self.nic_busy[node] &= !bit;
                 }
             } else {
-                let i = c.to as usize;
-                self.credits[i] += 1;
-                self.op_credited[i / vcs] |= 1 << (i % vcs);
+                let op = c.to as usize;
+                self.credits[op * vcs + c.vc as usize] += 1;
+                self.op_credited[op] |= bit;
                 if c.tail {
-                    self.op_allocated[i / vcs] &= !(1 << (i % vcs));
+                    self.op_allocated[op] &= !bit;
                 }
             }
         }
         self.credit_wheel[slot] = batch;
     }
 
+    #[inline]
     fn deliver_arrivals(&mut self, now: Cycle) {
         let slot = now as usize & self.wheel_mask;
         if self.arrivals[slot].is_empty() {
@@ -490,7 +497,8 @@ impl Simulation {
         let v = flit.vc as usize;
         let ivc = ip * self.p.vcs + v;
         flit.ready = now + self.p.d_sync;
-        let (r, port) = (ip / self.p.ports, ip % self.p.ports);
+        let (r, port) = self.ip_place[ip];
+        let (r, port) = (r as usize, port as usize);
         if flit.is_head() {
             debug_assert!(self.inbuf.is_empty(ivc), "header into an occupied VC");
             self.ip_routing[ip] |= 1 << v;

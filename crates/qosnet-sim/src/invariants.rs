@@ -28,9 +28,9 @@ impl Simulation {
         let mut wheel_credits_nic = vec![0u32; self.nic_credits.len()];
         for c in self.credit_wheel.iter().flatten() {
             if c.to & NIC_CREDIT != 0 {
-                wheel_credits_nic[(c.to & !NIC_CREDIT) as usize] += 1;
+                wheel_credits_nic[(c.to & !NIC_CREDIT) as usize * vcs + c.vc as usize] += 1;
             } else {
-                wheel_credits[c.to as usize] += 1;
+                wheel_credits[c.to as usize * vcs + c.vc as usize] += 1;
             }
         }
         let _ = wheel_flits_nic;
@@ -57,10 +57,10 @@ impl Simulation {
             for v in 0..vcs {
                 let ivc = ip * vcs + v;
                 let (credits, wire_credits) = if up & NIC_CREDIT != 0 {
-                    let i = (up & !NIC_CREDIT) as usize + v;
+                    let i = (up & !NIC_CREDIT) as usize * vcs + v;
                     (self.nic_credits[i], wheel_credits_nic[i])
                 } else {
-                    let i = up as usize + v;
+                    let i = up as usize * vcs + v;
                     (self.credits[i], wheel_credits[i])
                 };
                 if credits > depth {
@@ -103,7 +103,7 @@ impl Simulation {
         // Ejection links: the sink consumes at once, so credits + wire = depth.
         for node in 0..self.topo.nodes {
             for v in 0..vcs {
-                let i = self.eject_credit[node] as usize + v;
+                let i = self.eject_credit[node] as usize * vcs + v;
                 let on_wire = self
                     .arrivals
                     .iter()

@@ -10,6 +10,7 @@ use std::cmp::Reverse;
 
 impl Simulation {
     /// Create the messages whose time has come and queue them at their source NICs.
+    #[inline]
     pub(crate) fn generate(&mut self, now: Cycle) {
         while let Some(&Reverse((t, s))) = self.events.peek() {
             if t > now {
@@ -51,6 +52,7 @@ impl Simulation {
     }
 
     /// Each active NIC sends at most one flit this cycle.
+    #[inline]
     pub(crate) fn inject(&mut self, now: Cycle) {
         let mut active = std::mem::take(&mut self.nic_active);
         for &n in &active {
@@ -133,8 +135,7 @@ impl Simulation {
     /// The sink at node `n` consumes a flit arriving from the router's ejection port.
     #[inline]
     pub(crate) fn eject(&mut self, n: usize, flit: Flit, now: Cycle) {
-        let credit = self.eject_credit[n] + flit.vc as u32;
-        self.send_credit(now + self.p.credit, credit, flit.is_tail());
+        self.send_credit(now + self.p.credit, self.eject_credit[n], flit.vc, flit.is_tail());
         self.in_flight -= 1;
         self.flits_ejected += 1;
         self.last_progress = now;

@@ -5,7 +5,7 @@
 
 use super::MAX_PORTS;
 use crate::engine::Simulation;
-use crate::sched::{bits, rotated};
+use crate::sched::rotated;
 use crate::units::Cycle;
 
 impl Simulation {
@@ -27,25 +27,24 @@ impl Simulation {
                 if waiting == 0 {
                     break;
                 }
-                let mut candidates = 0u32;
-                for v in bits(waiting) {
+                let blocked = std::cell::Cell::new(0u32);
+                let (inbuf, outbuf, in_gate) = (&self.inbuf, &self.outbuf, &self.in_gate);
+                let (in_out_port, in_ovc) = (&self.in_out_port, &self.in_ovc);
+                let eligible = |v: usize| {
                     let ivc = ip * vcs + v;
-                    let out = self.in_out_port[ivc] as usize;
-                    if self.outbuf.len(self.in_ovc[ivc] as usize) >= out_depth {
+                    if outbuf.len(in_ovc[ivc] as usize) >= out_depth {
                         // Nothing to do until the output VC sends (output stage unblocks).
-                        self.ip_blocked[ip] |= 1 << v;
-                        continue;
+                        blocked.set(blocked.get() | 1 << v);
+                        return None;
                     }
-                    if self.inbuf.front(ivc).ready <= now && self.in_gate[ivc] <= now && grants[out] < speedup
-                    {
-                        candidates |= 1 << v;
-                    }
-                }
-                if candidates == 0 {
-                    break;
-                }
-                let inbuf = &self.inbuf;
-                let v = self.xbar_sched[ip].select(candidates, |v| inbuf.front(ip * vcs + v).ready);
+                    let ready = inbuf.front(ivc).ready;
+                    let ok =
+                        ready <= now && in_gate[ivc] <= now && grants[in_out_port[ivc] as usize] < speedup;
+                    ok.then_some(ready)
+                };
+                let chosen = self.xbar_sched[ip].select(waiting, eligible);
+                self.ip_blocked[ip] |= blocked.get();
+                let Some(v) = chosen else { break };
                 let ivc = ip * vcs + v;
                 let mut flit = self.inbuf.pop(ivc);
                 if self.inbuf.is_empty(ivc) {
@@ -66,7 +65,7 @@ impl Simulation {
                     self.ip_active[ip] &= !(1 << v);
                 }
                 let up = self.credit_return[ip];
-                self.send_credit(now + self.p.credit, up + v as u32, tail);
+                self.send_credit(now + self.p.credit, up, v as u8, tail);
                 self.last_progress = now;
             }
         }

@@ -3,7 +3,7 @@
 //! scheduler picks one flit per cycle for the link (document 003 §3).
 
 use crate::engine::Simulation;
-use crate::sched::{bits, bits64};
+use crate::sched::bits64;
 use crate::units::Cycle;
 
 impl Simulation {
@@ -18,17 +18,14 @@ impl Simulation {
                 continue;
             }
             let base = op * vcs;
-            let mut candidates = 0u32;
-            for v in bits(waiting & self.op_credited[op]) {
-                if self.outbuf.front(base + v).ready <= now {
-                    candidates |= 1 << v;
-                }
-            }
-            if candidates == 0 {
-                continue;
-            }
             let outbuf = &self.outbuf;
-            let v = self.out_sched[op].select(candidates, |v| outbuf.front(base + v).ready);
+            let eligible = |v: usize| {
+                let ready = outbuf.front(base + v).ready;
+                (ready <= now).then_some(ready)
+            };
+            let Some(v) = self.out_sched[op].select(waiting & self.op_credited[op], eligible) else {
+                continue;
+            };
             let flit = self.outbuf.pop(base + v);
             if self.outbuf.is_empty(base + v) {
                 self.op_nonempty[op] &= !(1 << v);
@@ -39,7 +36,7 @@ impl Simulation {
             }
             // The input VC feeding this output VC may have been waiting for room.
             let owner = self.ovc_owner[base + v] as usize;
-            let (oip, ov) = (owner / vcs, owner % vcs);
+            let (oip, ov) = (owner >> 5, owner & 31);
             if self.ip_blocked[oip] & (1 << ov) != 0 {
                 self.ip_blocked[oip] &= !(1 << ov);
                 self.r_xbar_ports[r] |= 1 << (oip % ports);

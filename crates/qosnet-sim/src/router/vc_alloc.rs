@@ -31,7 +31,7 @@ impl Simulation {
                 self.op_allocated[op] |= 1 << ov;
                 self.in_out_vc[ivc] = ov as u8;
                 self.in_ovc[ivc] = (op * vcs + ov) as u32;
-                self.ovc_owner[op * vcs + ov] = ivc as u32;
+                self.ovc_owner[op * vcs + ov] = (ip << 5 | v) as u32;
                 self.r_xbar_ports[r] |= 1 << port;
                 self.in_gate[ivc] = now + self.p.d_vc_alloc;
                 self.ip_vc_alloc[ip] &= !(1 << v);

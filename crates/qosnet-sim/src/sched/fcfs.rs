@@ -1,5 +1,5 @@
-//! First come, first served: the candidate whose flit is oldest (smallest stamp) wins;
-//! ties go to the lowest VC so the choice is deterministic. The traditional router's
+//! First come, first served: the eligible candidate whose flit is oldest (smallest stamp)
+//! wins; ties go to the lowest VC so the choice is deterministic. The traditional router's
 //! scheduler (document 003 §3, "TR").
 
 use super::bits;
@@ -10,15 +10,20 @@ pub struct Fcfs;
 
 impl Fcfs {
     #[inline]
-    pub fn select(&mut self, candidates: VcMask, stamp: impl Fn(usize) -> u64) -> usize {
-        let mut best = (u64::MAX, usize::MAX);
-        for vc in bits(candidates) {
-            let s = stamp(vc);
-            if s < best.0 {
-                best = (s, vc);
+    pub fn select(
+        &mut self,
+        offered: VcMask,
+        mut eligible: impl FnMut(usize) -> Option<u64>,
+    ) -> Option<usize> {
+        let mut best: Option<(u64, usize)> = None;
+        for vc in bits(offered) {
+            if let Some(s) = eligible(vc) {
+                if best.is_none_or(|(b, _)| s < b) {
+                    best = Some((s, vc));
+                }
             }
         }
-        best.1
+        best.map(|(_, vc)| vc)
     }
 }
 
@@ -27,11 +32,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn oldest_first_ties_to_lowest() {
+    fn oldest_eligible_first_ties_to_lowest() {
         let stamps = [9u64, 4, 7, 4];
         let mut s = Fcfs;
-        assert_eq!(s.select(0b1111, |v| stamps[v]), 1);
-        assert_eq!(s.select(0b1101, |v| stamps[v]), 3);
-        assert_eq!(s.select(0b0101, |v| stamps[v]), 2);
+        assert_eq!(s.select(0b1111, |v| Some(stamps[v])), Some(1));
+        assert_eq!(s.select(0b1101, |v| Some(stamps[v])), Some(3));
+        assert_eq!(s.select(0b0101, |v| Some(stamps[v])), Some(2));
+        // VC 1 is the oldest but not eligible
+        assert_eq!(s.select(0b1111, |v| (v != 1).then_some(stamps[v])), Some(3));
+        assert_eq!(s.select(0b1111, |_| None), None);
     }
 }

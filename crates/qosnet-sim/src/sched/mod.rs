@@ -28,59 +28,75 @@ impl Scheduler {
         }
     }
 
-    /// Pick one VC from `candidates` (non-empty). `stamp(vc)` gives the candidate's key.
+    /// Pick one VC among `offered`. `eligible(vc)` says whether the VC may be served now
+    /// and with which stamp (its key: FCFS age now, virtual clock later); `None` if not.
+    /// Asking per VC lets a scheduler stop early (round robin) and test eligibility and
+    /// order in one pass (FCFS).
     #[inline]
-    pub fn select(&mut self, candidates: VcMask, stamp: impl Fn(usize) -> u64) -> usize {
-        debug_assert!(candidates != 0);
-        if candidates.is_power_of_two() {
-            // One candidate: every policy picks it; round robin still records the turn.
-            let vc = candidates.trailing_zeros() as usize;
-            if let Scheduler::RoundRobin(s) = self {
-                s.served(vc);
-            }
-            return vc;
-        }
+    pub fn select(&mut self, offered: VcMask, eligible: impl FnMut(usize) -> Option<u64>) -> Option<usize> {
         match self {
-            Scheduler::Fcfs(s) => s.select(candidates, stamp),
-            Scheduler::RoundRobin(s) => s.select(candidates),
+            Scheduler::Fcfs(s) => s.select(offered, eligible),
+            Scheduler::RoundRobin(s) => s.select(offered, eligible),
         }
     }
 }
 
-/// Iterate the set bits of a mask, lowest first.
-#[inline]
-pub fn bits(mut m: u32) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        if m == 0 {
-            None
-        } else {
-            let b = m.trailing_zeros() as usize;
-            m &= m - 1;
-            Some(b)
+/// The set bits of a mask, lowest first (a plain struct iterator: it compiles to a
+/// `tzcnt` loop, which matters in the per-cycle stages).
+#[derive(Clone, Copy)]
+pub struct Bits(u64);
+
+impl Iterator for Bits {
+    type Item = usize;
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        if self.0 == 0 {
+            return None;
         }
-    })
+        let b = self.0.trailing_zeros() as usize;
+        self.0 &= self.0 - 1;
+        Some(b)
+    }
+}
+
+/// Iterate the set bits of a VC mask, lowest first.
+#[inline]
+pub fn bits(m: u32) -> Bits {
+    Bits(m as u64)
 }
 
 /// Iterate the set bits of a 64-bit mask, lowest first.
 #[inline]
-pub fn bits64(mut m: u64) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        if m == 0 {
-            None
-        } else {
-            let b = m.trailing_zeros() as usize;
-            m &= m - 1;
-            Some(b)
-        }
-    })
+pub fn bits64(m: u64) -> Bits {
+    Bits(m)
 }
 
 /// The set bits of `m` (bits `0..n`) in the order `start, start+1, ..., n-1, 0, ..., start-1`:
 /// arbitration among ports with a rotating first place.
 #[inline]
 pub fn rotated(m: u64, start: u32, n: usize) -> impl Iterator<Item = usize> {
-    let high = if start >= 64 { 0 } else { m & (u64::MAX << start) };
-    let low = m & !high;
-    debug_assert!(n <= 64);
-    bits64(high).chain(bits64(low))
+    debug_assert!(n <= 64 && (start as usize) < n.max(1));
+    let s = start as usize;
+    let rot = if s == 0 {
+        m
+    } else {
+        let keep = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+        ((m >> s) | (m << (n - s))) & keep
+    };
+    Bits(rot).map(move |b| if b + s >= n { b + s - n } else { b + s })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rotated_order() {
+        let v: Vec<usize> = rotated(0b10110, 2, 5).collect();
+        assert_eq!(v, vec![2, 4, 1]);
+        let v: Vec<usize> = rotated(0b10110, 0, 5).collect();
+        assert_eq!(v, vec![1, 2, 4]);
+        let v: Vec<usize> = rotated(u64::MAX, 63, 64).take(3).collect();
+        assert_eq!(v, vec![63, 0, 1]);
+    }
 }

@@ -1,5 +1,6 @@
-//! Round robin: the first candidate after the VC served last, wrapping around.
+//! Round robin: the first eligible candidate after the VC served last, wrapping around.
 
+use super::bits;
 use crate::routing::VcMask;
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -9,16 +10,15 @@ pub struct RoundRobin {
 
 impl RoundRobin {
     #[inline]
-    pub fn select(&mut self, candidates: VcMask) -> usize {
-        let after = if self.last >= 31 { 0 } else { candidates & (u32::MAX << (self.last + 1)) };
-        let vc = if after != 0 { after.trailing_zeros() } else { candidates.trailing_zeros() };
+    pub fn select(
+        &mut self,
+        offered: VcMask,
+        mut eligible: impl FnMut(usize) -> Option<u64>,
+    ) -> Option<usize> {
+        let after = if self.last >= 31 { 0 } else { offered & (u32::MAX << (self.last + 1)) };
+        let vc = bits(after).chain(bits(offered & !after)).find(|&v| eligible(v).is_some())?;
         self.last = vc as u8;
-        vc as usize
-    }
-
-    #[inline]
-    pub fn served(&mut self, vc: usize) {
-        self.last = vc as u8;
+        Some(vc)
     }
 }
 
@@ -27,13 +27,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rotates_over_candidates() {
+    fn rotates_over_eligible_candidates() {
         let mut s = RoundRobin::default();
-        let seq: Vec<usize> = (0..5).map(|_| s.select(0b1011)).collect();
+        let seq: Vec<usize> = (0..5).map(|_| s.select(0b1011, |_| Some(0)).unwrap()).collect();
         assert_eq!(seq, vec![1, 3, 0, 1, 3]);
         // a candidate that appears takes its turn in order
-        assert_eq!(s.select(0b1111), 0);
-        assert_eq!(s.select(0b1111), 1);
-        assert_eq!(s.select(0b1111), 2);
+        assert_eq!(s.select(0b1111, |_| Some(0)), Some(0));
+        assert_eq!(s.select(0b1111, |_| Some(0)), Some(1));
+        // an ineligible VC is skipped without losing the others' turns
+        assert_eq!(s.select(0b1111, |v| (v != 2).then_some(0)), Some(3));
+        assert_eq!(s.select(0b1111, |_| None), None);
+        assert_eq!(s.select(0b1111, |_| Some(0)), Some(0));
     }
 }
