@@ -229,3 +229,11 @@ def test_bad_toml_is_a_config_error(tmp_path):
 def test_missing_file_is_an_os_error(tmp_path):
     with pytest.raises(FileNotFoundError):
         load_config(tmp_path / "missing.toml")
+
+
+def test_config_error_is_both_a_qosnet_error_and_a_value_error(small):
+    small["router"]["vcs"] = 0
+    with pytest.raises(qosnet.QosnetError) as info:
+        qosnet.run(small)
+    assert isinstance(info.value, ValueError)
+    assert ("router.vcs", "must be in 1..=32, got 0") in info.value.errors

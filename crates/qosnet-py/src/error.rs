@@ -2,15 +2,34 @@
 
 use pyo3::create_exception;
 use pyo3::prelude::*;
+use pyo3::sync::GILOnceCell;
+use pyo3::types::{PyDict, PyTuple, PyType};
 use qosnet_sim::{ConfigErrors, SimError};
 
 create_exception!(_core, QosnetError, pyo3::exceptions::PyException, "Base of every qosnet engine error.");
-create_exception!(
-    _core,
-    ConfigError,
-    pyo3::exceptions::PyValueError,
-    "A configuration is invalid; `.errors` lists (path, message) pairs."
-);
+
+/// `ConfigError(QosnetError, ValueError)`: catchable as either. PyO3's `create_exception!`
+/// takes one base, so the class is made once with Python's `type()`.
+static CONFIG_ERROR: GILOnceCell<Py<PyType>> = GILOnceCell::new();
+
+fn config_error_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    CONFIG_ERROR
+        .get_or_try_init(py, || {
+            let bases = PyTuple::new(
+                py,
+                [
+                    py.get_type::<QosnetError>().into_any(),
+                    py.get_type::<pyo3::exceptions::PyValueError>().into_any(),
+                ],
+            )?;
+            let ns = PyDict::new(py);
+            ns.set_item("__doc__", "A configuration is invalid; `.errors` lists (path, message) pairs.")?;
+            ns.set_item("__module__", "qosnet._core")?;
+            let ty = py.get_type::<PyType>().call1(("ConfigError", bases, ns))?;
+            Ok::<_, PyErr>(ty.downcast_into::<PyType>()?.unbind())
+        })
+        .map(|t| t.bind(py))
+}
 create_exception!(_core, SimulationError, QosnetError, "A valid configuration failed while running.");
 create_exception!(
     _core,
@@ -21,7 +40,11 @@ create_exception!(
 
 pub fn config_error(e: ConfigErrors) -> PyErr {
     Python::with_gil(|py| {
-        let err = ConfigError::new_err(e.to_string());
+        let ty = match config_error_type(py) {
+            Ok(t) => t,
+            Err(err) => return err,
+        };
+        let err = PyErr::from_type(ty.clone(), e.to_string());
         let pairs: Vec<(String, String)> = e.0.into_iter().map(|e| (e.path, e.message)).collect();
         let _ = err.value(py).setattr("errors", pairs);
         err
@@ -42,7 +65,7 @@ pub fn sim_error(e: SimError) -> PyErr {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("QosnetError", py.get_type::<QosnetError>())?;
-    m.add("ConfigError", py.get_type::<ConfigError>())?;
+    m.add("ConfigError", config_error_type(py)?)?;
     m.add("SimulationError", py.get_type::<SimulationError>())?;
     m.add("DeadlockError", py.get_type::<DeadlockError>())?;
     Ok(())
