@@ -20,7 +20,7 @@ fn steady_state(name: &str) -> Simulation {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../configs/bench").join(format!("{name}.toml"));
     let mut cfg = Config::from_file(&path).expect("bench config");
     // Never stop measuring inside the benchmark.
-    cfg.simulation.measure = qosnet_sim::units::Duration::Cycles(u64::MAX / 4);
+    cfg.simulation.measure = qosnet_sim::units::Duration::Cycles(qosnet_sim::config::MAX_CYCLES);
     let mut sim = Simulation::new(cfg).expect("valid bench config");
     sim.advance(2_000).expect("warm-up");
     sim

@@ -100,6 +100,8 @@ pub struct Simulation {
     pub(crate) ip_active: Vec<u32>,
     /// VCs whose output VC buffer was found full; re-enabled when that buffer sends a flit.
     pub(crate) ip_blocked: Vec<u32>,
+    /// Per (input port, output port): the active VCs of the input heading to that output.
+    pub(crate) ip_to_out: Vec<u32>,
     pub(crate) xbar_sched: Vec<Scheduler>,
     /// Per input port: the upstream output port its credits go to (`NIC_CREDIT | node`).
     pub(crate) credit_return: Vec<u32>,
@@ -252,6 +254,7 @@ impl Simulation {
             ip_vc_alloc: vec![0; n_ports],
             ip_active: vec![0; n_ports],
             ip_blocked: vec![0; n_ports],
+            ip_to_out: vec![0; n_ports * ports],
             xbar_sched: vec![sched(rc.crossbar_scheduler); n_ports],
             credit_return,
             ip_place,

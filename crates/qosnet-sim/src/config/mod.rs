@@ -12,7 +12,7 @@ use crate::units::{Bandwidth, Duration};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-pub use validate::validate;
+pub use validate::{validate, MAX_CYCLES};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

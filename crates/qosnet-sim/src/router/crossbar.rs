@@ -5,7 +5,7 @@
 
 use super::MAX_PORTS;
 use crate::engine::Simulation;
-use crate::sched::rotated;
+use crate::sched::{bits64, rotated};
 use crate::units::Cycle;
 
 impl Simulation {
@@ -15,6 +15,8 @@ impl Simulation {
         let speedup = self.p.speedup as u8;
         let out_depth = self.p.output_depth;
         let mut grants = [0u8; MAX_PORTS];
+        // Output ports that have taken all the flits they can this cycle.
+        let mut saturated = 0u64;
         for port in rotated(self.r_xbar_ports[r], self.rr_start[r] as u32, ports) {
             let ip = r * ports + port;
             if self.ip_active[ip] & self.ip_nonempty[ip] & !self.ip_blocked[ip] == 0 {
@@ -23,7 +25,13 @@ impl Simulation {
             }
             let mut used = 0u32;
             for _ in 0..speedup {
-                let waiting = self.ip_active[ip] & self.ip_nonempty[ip] & !self.ip_blocked[ip] & !used;
+                // VCs heading to a saturated output are not even looked at.
+                let mut excluded = 0u32;
+                for out in bits64(saturated) {
+                    excluded |= self.ip_to_out[ip * ports + out];
+                }
+                let waiting =
+                    self.ip_active[ip] & self.ip_nonempty[ip] & !self.ip_blocked[ip] & !used & !excluded;
                 if waiting == 0 {
                     break;
                 }
@@ -38,9 +46,8 @@ impl Simulation {
                         return None;
                     }
                     let ready = inbuf.front(ivc).ready;
-                    let ok =
-                        ready <= now && in_gate[ivc] <= now && grants[in_out_port[ivc] as usize] < speedup;
-                    ok.then_some(ready)
+                    debug_assert!(grants[in_out_port[ivc] as usize] < speedup);
+                    (ready <= now && in_gate[ivc] <= now).then_some(ready)
                 };
                 let chosen = self.xbar_sched[ip].select(waiting, eligible);
                 self.ip_blocked[ip] |= blocked.get();
@@ -59,10 +66,14 @@ impl Simulation {
                 self.op_nonempty[op] |= 1 << ov;
                 self.r_out_ports[r] |= 1 << out;
                 grants[out] += 1;
+                if grants[out] >= speedup {
+                    saturated |= 1 << out;
+                }
                 used |= 1 << v;
                 let tail = flit.is_tail();
                 if tail {
                     self.ip_active[ip] &= !(1 << v);
+                    self.ip_to_out[ip * ports + out] &= !(1 << v);
                 }
                 let up = self.credit_return[ip];
                 self.send_credit(now + self.p.credit, up, v as u8, tail);

@@ -36,6 +36,7 @@ impl Simulation {
                 self.in_gate[ivc] = now + self.p.d_vc_alloc;
                 self.ip_vc_alloc[ip] &= !(1 << v);
                 self.ip_active[ip] |= 1 << v;
+                self.ip_to_out[ip * ports + self.in_out_port[ivc] as usize] |= 1 << v;
                 self.last_progress = now;
             }
         }
