@@ -162,6 +162,8 @@ pub struct Simulation {
     pub(crate) flit_hops: u64,
     pub(crate) measured_outstanding: u64,
     pub(crate) finished: bool,
+    /// Visit routers in reverse order (a test hook: results must not change).
+    pub(crate) reverse_visits: bool,
     pub(crate) saturated: bool,
     pub(crate) violation: Option<String>,
     pub(crate) metrics: Metrics,
@@ -301,6 +303,7 @@ impl Simulation {
             flit_hops: 0,
             measured_outstanding: 0,
             finished: false,
+            reverse_visits: false,
             saturated: false,
             violation: None,
             metrics,
@@ -319,6 +322,14 @@ impl Simulation {
     /// End of the measurement window (for progress reporting).
     pub fn window_end(&self) -> Cycle {
         self.p.window_end
+    }
+
+    /// Visit active routers in reverse order each cycle. Components only talk through
+    /// delayed link and credit channels, so this must not change any result; tests use it
+    /// to check that claim.
+    #[doc(hidden)]
+    pub fn set_reverse_visits(&mut self, on: bool) {
+        self.reverse_visits = on;
     }
 
     pub fn is_finished(&self) -> bool {
@@ -401,8 +412,14 @@ impl Simulation {
         self.deliver_credits(now);
         self.deliver_arrivals(now);
         let mut active = std::mem::take(&mut self.active);
-        for &r in &active {
-            self.router_cycle(r as usize, now);
+        if self.reverse_visits {
+            for &r in active.iter().rev() {
+                self.router_cycle(r as usize, now);
+            }
+        } else {
+            for &r in &active {
+                self.router_cycle(r as usize, now);
+            }
         }
         active.retain(|&r| {
             let keep = self.work[r as usize] > 0;

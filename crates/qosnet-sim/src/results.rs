@@ -186,27 +186,29 @@ impl Simulation {
             .push("utilization", Column::F64(util));
 
         let messages = m.records.as_ref().map(|r| {
+            // Messages finishing in the same cycle are recorded in the order their tails
+            // happened to be delivered; sort so the table does not depend on it.
+            let mut order: Vec<usize> = (0..r.src.len()).collect();
+            order
+                .sort_unstable_by_key(|&i| (r.delivered[i], r.src[i], r.created[i], r.dst[i], r.injected[i]));
+            let pick = |v: &[u64]| order.iter().map(|&i| v[i]).collect::<Vec<u64>>();
+            let (src, dst, created, injected, delivered) =
+                (pick(&r.src), pick(&r.dst), pick(&r.created), pick(&r.injected), pick(&r.delivered));
             let mut t = Table::default();
-            t.push("src", Column::U64(r.src.clone()))
-                .push("dst", Column::U64(r.dst.clone()))
-                .push("class", Column::Str(r.class.clone()))
-                .push("flits", Column::U64(r.flits.clone()))
-                .push("created", Column::U64(r.created.clone()))
-                .push("injected", Column::U64(r.injected.clone()))
-                .push("delivered", Column::U64(r.delivered.clone()))
-                .push(
-                    "latency",
-                    Column::U64(r.delivered.iter().zip(&r.created).map(|(d, c)| d - c).collect()),
-                )
-                .push(
-                    "queueing",
-                    Column::U64(r.injected.iter().zip(&r.created).map(|(i, c)| i - c).collect()),
-                )
-                .push(
-                    "network",
-                    Column::U64(r.delivered.iter().zip(&r.injected).map(|(d, i)| d - i).collect()),
-                );
-            t
+            t.push("class", Column::Str(order.iter().map(|&i| r.class[i].clone()).collect()))
+                .push("flits", Column::U64(pick(&r.flits)))
+                .push("latency", Column::U64(delivered.iter().zip(&created).map(|(d, c)| d - c).collect()))
+                .push("queueing", Column::U64(injected.iter().zip(&created).map(|(i, c)| i - c).collect()))
+                .push("network", Column::U64(delivered.iter().zip(&injected).map(|(d, i)| d - i).collect()));
+            let mut front = Table::default();
+            front
+                .push("src", Column::U64(src))
+                .push("dst", Column::U64(dst))
+                .push("created", Column::U64(created))
+                .push("injected", Column::U64(injected))
+                .push("delivered", Column::U64(delivered));
+            front.columns.extend(t.columns);
+            front
         });
 
         let latency = LatencySummary::of(&mut all);
