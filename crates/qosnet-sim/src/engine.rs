@@ -69,6 +69,20 @@ pub(crate) struct Params {
     pub watchdog: Cycle,
 }
 
+/// What an input VC knows about the packet it holds (one packet at a time): kept together
+/// so one cache line serves the crossbar's look at a VC.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct InVc {
+    /// Cycle from which the header may take its next step (stages 2-4).
+    pub gate: Cycle,
+    /// Global index of the output VC held (valid once allocated).
+    pub ovc: u32,
+    /// Output VCs the route allows.
+    pub route_vcs: u32,
+    pub out_port: u16,
+    pub out_vc: u8,
+}
+
 /// The packet a NIC is injecting.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Injecting {
@@ -87,13 +101,8 @@ pub struct Simulation {
     pub(crate) p: Params,
     // --- routers: input side (per input VC / per input port) ---
     pub(crate) inbuf: Rings,
-    pub(crate) in_out_port: Vec<u16>,
-    pub(crate) in_out_vc: Vec<u8>,
-    /// Global index of the output VC the packet holds (valid once allocated).
-    pub(crate) in_ovc: Vec<u32>,
-    pub(crate) in_route_vcs: Vec<u32>,
-    /// Cycle from which the VC's header may take its next step (stages 2-4).
-    pub(crate) in_gate: Vec<Cycle>,
+    /// Per input VC: the routing and allocation state of the packet it holds.
+    pub(crate) in_vc: Vec<InVc>,
     pub(crate) ip_nonempty: Vec<u32>,
     pub(crate) ip_routing: Vec<u32>,
     pub(crate) ip_vc_alloc: Vec<u32>,
@@ -246,11 +255,7 @@ impl Simulation {
         let metrics = Metrics::new(warmup, window_end, nodes, n_ports, config.simulation.record_messages);
         Ok(Simulation {
             inbuf: Rings::new(n_vcs, p.input_depth),
-            in_out_port: vec![0; n_vcs],
-            in_out_vc: vec![0; n_vcs],
-            in_ovc: vec![0; n_vcs],
-            in_route_vcs: vec![0; n_vcs],
-            in_gate: vec![0; n_vcs],
+            in_vc: vec![InVc::default(); n_vcs],
             ip_nonempty: vec![0; n_ports],
             ip_routing: vec![0; n_ports],
             ip_vc_alloc: vec![0; n_ports],

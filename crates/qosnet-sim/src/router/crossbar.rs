@@ -36,18 +36,18 @@ impl Simulation {
                     break;
                 }
                 let blocked = std::cell::Cell::new(0u32);
-                let (inbuf, outbuf, in_gate) = (&self.inbuf, &self.outbuf, &self.in_gate);
-                let (in_out_port, in_ovc) = (&self.in_out_port, &self.in_ovc);
+                let (inbuf, outbuf, in_vc) = (&self.inbuf, &self.outbuf, &self.in_vc);
                 let eligible = |v: usize| {
                     let ivc = ip * vcs + v;
-                    if outbuf.len(in_ovc[ivc] as usize) >= out_depth {
+                    let state = &in_vc[ivc];
+                    if outbuf.len(state.ovc as usize) >= out_depth {
                         // Nothing to do until the output VC sends (output stage unblocks).
                         blocked.set(blocked.get() | 1 << v);
                         return None;
                     }
                     let ready = inbuf.front(ivc).ready;
-                    debug_assert!(grants[in_out_port[ivc] as usize] < speedup);
-                    (ready <= now && in_gate[ivc] <= now).then_some(ready)
+                    debug_assert!(grants[state.out_port as usize] < speedup);
+                    (ready <= now && state.gate <= now).then_some(ready)
                 };
                 let chosen = self.xbar_sched[ip].select(waiting, eligible);
                 self.ip_blocked[ip] |= blocked.get();
@@ -57,12 +57,12 @@ impl Simulation {
                 if self.inbuf.is_empty(ivc) {
                     self.ip_nonempty[ip] &= !(1 << v);
                 }
-                let out = self.in_out_port[ivc] as usize;
-                let ov = self.in_out_vc[ivc] as usize;
+                let out = self.in_vc[ivc].out_port as usize;
+                let ov = self.in_vc[ivc].out_vc as usize;
                 let op = r * ports + out;
                 flit.ready = now + self.p.d_crossbar;
                 flit.vc = ov as u8;
-                self.outbuf.push(self.in_ovc[ivc] as usize, flit);
+                self.outbuf.push(self.in_vc[ivc].ovc as usize, flit);
                 self.op_nonempty[op] |= 1 << ov;
                 self.r_out_ports[r] |= 1 << out;
                 grants[out] += 1;

@@ -23,9 +23,9 @@ impl Simulation {
                 }
                 let dst = self.packets.get(head.packet).dst as usize;
                 let route = self.routing.route(&self.topo, r, port, v, dst, vcs as u32);
-                self.in_out_port[ivc] = route.port as u16;
-                self.in_route_vcs[ivc] = route.vcs;
-                self.in_gate[ivc] = now + self.p.d_routing;
+                self.in_vc[ivc].out_port = route.port as u16;
+                self.in_vc[ivc].route_vcs = route.vcs;
+                self.in_vc[ivc].gate = now + self.p.d_routing;
                 self.ip_routing[ip] &= !(1 << v);
                 self.ip_vc_alloc[ip] |= 1 << v;
                 self.r_alloc_ports[r] |= 1 << port;

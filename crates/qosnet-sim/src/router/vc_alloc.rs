@@ -19,24 +19,24 @@ impl Simulation {
             }
             for v in bits(waiting) {
                 let ivc = ip * vcs + v;
-                if self.in_gate[ivc] > now {
+                if self.in_vc[ivc].gate > now {
                     continue;
                 }
-                let op = r * ports + self.in_out_port[ivc] as usize;
-                let free = self.in_route_vcs[ivc] & !self.op_allocated[op];
+                let op = r * ports + self.in_vc[ivc].out_port as usize;
+                let free = self.in_vc[ivc].route_vcs & !self.op_allocated[op];
                 if free == 0 {
                     continue;
                 }
                 let ov = Self::select_vc(self.p.vc_selection, free, &mut self.vc_rr[op]);
                 self.op_allocated[op] |= 1 << ov;
-                self.in_out_vc[ivc] = ov as u8;
-                self.in_ovc[ivc] = (op * vcs + ov) as u32;
+                self.in_vc[ivc].out_vc = ov as u8;
+                self.in_vc[ivc].ovc = (op * vcs + ov) as u32;
                 self.ovc_owner[op * vcs + ov] = (ip << 5 | v) as u32;
                 self.r_xbar_ports[r] |= 1 << port;
-                self.in_gate[ivc] = now + self.p.d_vc_alloc;
+                self.in_vc[ivc].gate = now + self.p.d_vc_alloc;
                 self.ip_vc_alloc[ip] &= !(1 << v);
                 self.ip_active[ip] |= 1 << v;
-                self.ip_to_out[ip * ports + self.in_out_port[ivc] as usize] |= 1 << v;
+                self.ip_to_out[ip * ports + self.in_vc[ivc].out_port as usize] |= 1 << v;
                 self.last_progress = now;
             }
         }
