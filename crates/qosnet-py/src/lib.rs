@@ -5,7 +5,7 @@ mod error;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use qosnet_sim::metrics::{Column, Table};
-use qosnet_sim::{Config, Simulation as Engine};
+use qosnet_sim::{Config, ConfigErrors, Simulation as Engine};
 use std::path::PathBuf;
 
 /// A simulation built from a configuration (TOML or JSON text).
@@ -21,7 +21,7 @@ impl Simulation {
     #[new]
     #[pyo3(signature = (text, fmt = "toml", base_dir = None))]
     fn new(text: &str, fmt: &str, base_dir: Option<PathBuf>) -> PyResult<Self> {
-        let mut cfg = parse(text, fmt)?;
+        let mut cfg = parse(text, fmt)?.map_err(error::config_error)?;
         cfg.base_dir = base_dir;
         let inner = Engine::new(cfg).map_err(error::config_error)?;
         Ok(Self { inner })
@@ -113,32 +113,23 @@ impl Simulation {
     }
 }
 
-fn parse(text: &str, fmt: &str) -> PyResult<Config> {
-    let cfg = match fmt {
-        "toml" => Config::from_toml_str(text),
-        "json" => Config::from_json_str(text),
-        other => {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "fmt: must be \"toml\" or \"json\", got {other:?}"
-            )))
-        }
-    };
-    cfg.map_err(error::config_error)
+/// Parse configuration text: a bad `fmt` is the caller's error (ValueError); a bad
+/// configuration is returned for the caller to raise or list.
+fn parse(text: &str, fmt: &str) -> PyResult<Result<Config, ConfigErrors>> {
+    match fmt {
+        "toml" => Ok(Config::from_toml_str(text)),
+        "json" => Ok(Config::from_json_str(text)),
+        other => Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "fmt: must be \"toml\" or \"json\", got {other:?}"
+        ))),
+    }
 }
 
 /// Validate configuration text; returns a list of (path, message), empty when valid.
 #[pyfunction]
 #[pyo3(signature = (text, fmt = "toml", base_dir = None))]
 fn validate(text: &str, fmt: &str, base_dir: Option<PathBuf>) -> PyResult<Vec<(String, String)>> {
-    let cfg = match fmt {
-        "toml" => Config::from_toml_str(text),
-        "json" => Config::from_json_str(text),
-        other => {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "fmt: must be \"toml\" or \"json\", got {other:?}"
-            )))
-        }
-    };
+    let cfg = parse(text, fmt)?;
     let errors = match cfg {
         Err(e) => e.0,
         Ok(mut c) => {

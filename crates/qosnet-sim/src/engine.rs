@@ -13,7 +13,7 @@ use crate::flit::{Flit, Message, Packet, Slab};
 use crate::metrics::Metrics;
 use crate::ring::Rings;
 use crate::routing::{all_vcs, Routing};
-use crate::sched::Scheduler;
+use crate::sched::{RoundRobin, Scheduler};
 use crate::topology::{Peer, Topology};
 use crate::traffic::{Source, TrafficSpec};
 use crate::units::{Clock, Cycle};
@@ -127,7 +127,7 @@ pub struct Simulation {
     pub(crate) ovc_owner: Vec<u32>,
     pub(crate) out_sched: Vec<Scheduler>,
     pub(crate) out_target: Vec<Target>,
-    pub(crate) vc_rr: Vec<u8>,
+    pub(crate) vc_rr: Vec<RoundRobin>,
     // --- routers: activity ---
     pub(crate) work: Vec<u32>,
     pub(crate) is_active: Vec<bool>,
@@ -144,7 +144,7 @@ pub struct Simulation {
     pub(crate) nic_cur: Vec<Option<Injecting>>,
     pub(crate) nic_credits: Vec<u32>,
     pub(crate) nic_busy: Vec<u32>,
-    pub(crate) nic_rr: Vec<u8>,
+    pub(crate) nic_rr: Vec<RoundRobin>,
     pub(crate) nic_active: Vec<u32>,
     pub(crate) nic_is_active: Vec<bool>,
     /// Per node: the router output port (router * ports + port) that ejects to it.
@@ -273,7 +273,7 @@ impl Simulation {
             ovc_owner: vec![0; n_vcs],
             out_sched: vec![sched(rc.output_scheduler); n_ports],
             out_target,
-            vc_rr: vec![0; n_ports],
+            vc_rr: vec![RoundRobin::default(); n_ports],
             work: vec![0; topo.routers],
             is_active: vec![false; topo.routers],
             active: Vec::with_capacity(topo.routers),
@@ -286,7 +286,7 @@ impl Simulation {
             nic_cur: vec![None; nodes],
             nic_credits: vec![p.input_depth; nodes * vcs],
             nic_busy: vec![0; nodes],
-            nic_rr: vec![0; nodes],
+            nic_rr: vec![RoundRobin::default(); nodes],
             nic_active: Vec::with_capacity(nodes),
             nic_is_active: vec![false; nodes],
             eject_credit,
@@ -540,16 +540,11 @@ impl Simulation {
 
     /// Pick a free VC among `free` (non-empty) by the configured policy.
     #[inline]
-    pub(crate) fn select_vc(policy: VcSelection, free: u32, rr: &mut u8) -> usize {
+    pub(crate) fn select_vc(policy: VcSelection, free: u32, rr: &mut RoundRobin) -> usize {
+        debug_assert!(free != 0);
         match policy {
             VcSelection::LowestFree => free.trailing_zeros() as usize,
-            VcSelection::RoundRobin => {
-                let last = *rr as u32;
-                let after = if last >= 31 { 0 } else { free & (u32::MAX << (last + 1)) };
-                let v = if after != 0 { after.trailing_zeros() } else { free.trailing_zeros() };
-                *rr = v as u8;
-                v as usize
-            }
+            VcSelection::RoundRobin => rr.select(free, |_| Some(0)).unwrap_or(0),
         }
     }
 
