@@ -171,6 +171,8 @@ pub struct Simulation {
     pub(crate) flit_hops: u64,
     pub(crate) measured_outstanding: u64,
     pub(crate) finished: bool,
+    /// Whether the current cycle lies in the measurement window (set once per cycle).
+    pub(crate) measuring: bool,
     /// Visit routers in reverse order (a test hook: results must not change).
     pub(crate) reverse_visits: bool,
     pub(crate) saturated: bool,
@@ -308,6 +310,7 @@ impl Simulation {
             flit_hops: 0,
             measured_outstanding: 0,
             finished: false,
+            measuring: false,
             reverse_visits: false,
             saturated: false,
             violation: None,
@@ -413,6 +416,7 @@ impl Simulation {
     /// One cycle.
     pub fn step(&mut self) -> Result<(), SimError> {
         let now = self.now;
+        self.measuring = self.metrics.in_window(now);
         self.generate(now);
         self.deliver_credits(now);
         self.deliver_arrivals(now);

@@ -42,6 +42,8 @@ pub struct Packet {
     pub size: u16,
     /// Flits received at the destination so far.
     pub received: u16,
+    /// The message's class, copied so ejection need not look the message up per flit.
+    pub class: TrafficClass,
 }
 
 #[derive(Clone, Copy, Debug)]

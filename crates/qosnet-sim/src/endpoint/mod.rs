@@ -21,7 +21,7 @@ impl Simulation {
             let spec = &self.specs[source.spec as usize];
             let node = source.node as usize;
             if let Some(dst) = spec.pattern.destination(node, &mut source.rng) {
-                let measured = self.metrics.in_window(now);
+                let measured = self.measuring;
                 let class = spec.class;
                 let size = spec.message_flits;
                 let m = self.messages.insert(Message {
@@ -85,12 +85,18 @@ impl Simulation {
                 let size = msg.packet_flits.min(msg.size - msg.packetized);
                 msg.packetized += size;
                 let last = msg.packetized == msg.size;
-                let (src, dst) = (msg.src, msg.dst);
+                let (src, dst, class) = (msg.src, msg.dst, msg.class);
                 if last {
                     self.nic_queue[n].pop_front();
                 }
-                let packet =
-                    self.packets.insert(Packet { message: m, src, dst, size: size as u16, received: 0 });
+                let packet = self.packets.insert(Packet {
+                    message: m,
+                    src,
+                    dst,
+                    size: size as u16,
+                    received: 0,
+                    class,
+                });
                 let vc = Self::select_vc(self.p.nic_vc_selection, free, &mut self.nic_rr[n]);
                 self.nic_busy[n] |= 1 << vc;
                 let c = crate::engine::Injecting { packet, seq: 0, size: size as u16, vc: vc as u8 };
@@ -121,7 +127,7 @@ impl Simulation {
         self.in_flight += 1;
         self.flits_injected += 1;
         self.last_progress = now;
-        if self.metrics.in_window(now) {
+        if self.measuring {
             self.metrics.nodes[n].flits_injected += 1;
             self.metrics.nic_link_flits[n] += 1;
         }
@@ -139,7 +145,7 @@ impl Simulation {
         self.in_flight -= 1;
         self.flits_ejected += 1;
         self.last_progress = now;
-        let measuring = self.metrics.in_window(now);
+        let measuring = self.measuring;
         let pkt = self.packets.get_mut(flit.packet);
         if pkt.dst as usize != n || flit.seq != pkt.received {
             self.violation.get_or_insert(format!(
@@ -148,8 +154,7 @@ impl Simulation {
             ));
         }
         pkt.received += 1;
-        let (m, size, received) = (pkt.message, pkt.size, pkt.received);
-        let class = self.messages.get(m).class;
+        let (m, size, received, class) = (pkt.message, pkt.size, pkt.received, pkt.class);
         if measuring {
             self.metrics.nodes[n].flits_accepted += 1;
             self.metrics.classes[class.index()].flits_accepted += 1;
