@@ -175,7 +175,8 @@ pub struct Simulation {
     pub(crate) measuring: bool,
     /// Visit routers in reverse order (a test hook: results must not change).
     pub(crate) reverse_visits: bool,
-    pub(crate) saturated: bool,
+    /// The drain limit passed with measured messages still undelivered.
+    pub(crate) drain_incomplete: bool,
     pub(crate) violation: Option<String>,
     pub(crate) metrics: Metrics,
 }
@@ -312,7 +313,7 @@ impl Simulation {
             finished: false,
             measuring: false,
             reverse_visits: false,
-            saturated: false,
+            drain_incomplete: false,
             violation: None,
             metrics,
             config,
@@ -383,7 +384,7 @@ impl Simulation {
             }
             if self.now >= self.p.drain_end {
                 self.finished = true;
-                self.saturated = true;
+                self.drain_incomplete = true;
                 break;
             }
             if self.is_idle() {
