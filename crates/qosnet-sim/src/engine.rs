@@ -75,6 +75,9 @@ pub(crate) struct Params {
 pub(crate) struct InVc {
     /// Cycle from which the header may take its next step (stages 2-4).
     pub gate: Cycle,
+    /// `ready` of the flit at the front of the buffer (valid while it is non-empty): the
+    /// crossbar's eligibility test then needs no look into the buffer itself.
+    pub front_ready: Cycle,
     /// Global index of the output VC held (valid once allocated).
     pub ovc: u32,
     /// Output VCs the route allows.
@@ -535,6 +538,9 @@ impl Simulation {
             self.r_route_ports[r] |= 1 << port;
         } else {
             self.r_xbar_ports[r] |= 1 << port;
+        }
+        if self.inbuf.is_empty(ivc) {
+            self.in_vc[ivc].front_ready = flit.ready;
         }
         self.inbuf.push(ivc, flit);
         self.ip_nonempty[ip] |= 1 << v;

@@ -45,7 +45,8 @@ impl Simulation {
                         blocked.set(blocked.get() | 1 << v);
                         return None;
                     }
-                    let ready = inbuf.front(ivc).ready;
+                    let ready = state.front_ready;
+                    debug_assert_eq!(ready, inbuf.front(ivc).ready);
                     debug_assert!(grants[state.out_port as usize] < speedup);
                     (ready <= now && state.gate <= now).then_some(ready)
                 };
@@ -56,6 +57,8 @@ impl Simulation {
                 let mut flit = self.inbuf.pop(ivc);
                 if self.inbuf.is_empty(ivc) {
                     self.ip_nonempty[ip] &= !(1 << v);
+                } else {
+                    self.in_vc[ivc].front_ready = self.inbuf.front(ivc).ready;
                 }
                 let out = self.in_vc[ivc].out_port as usize;
                 let ov = self.in_vc[ivc].out_vc as usize;
