@@ -98,10 +98,10 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
         ),
         // Poor message: names the Rust type, does not say to write `{ kind = "fcfs" }`.
         case(
-            "scheduler as a bare string",
-            with("[router]\ncrossbar_scheduler = \"fcfs\"\n"),
+            "scheduler as an unknown bare kind",
+            with("[router]\ncrossbar_scheduler = \"lifo\"\n"),
             "router.crossbar_scheduler",
-            "invalid type: string \"fcfs\"",
+            "unknown variant `lifo`, expected `fcfs` or `round_robin`",
         ),
         case(
             "unknown router vc_selection",
@@ -337,10 +337,10 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
         ),
         // Poor message: names the Rust type, does not say to write `{ kind = "uniform" }`.
         case(
-            "pattern as a bare string",
-            traffic("load = 0.1\npattern = \"uniform\"\n"),
+            "pattern as a bare kind that needs parameters",
+            traffic("load = 0.1\npattern = \"hot_spot\"\n"),
             "traffic[0].pattern",
-            "PatternConfig",
+            "missing field `fraction`",
         ),
         case(
             "permutation file missing",

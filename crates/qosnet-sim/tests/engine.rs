@@ -228,7 +228,7 @@ fn invariants_hold_every_cycle_with_every_scheduler() {
             let toml = format!(
                 "[simulation]\nwarmup = 200\nmeasure = 1500\n[topology]\n{topo}\n\
                  [router]\nvcs = 4\ninput_buffer = 3\noutput_buffer = 2\nspeedup = 2\n\
-                 crossbar_scheduler = {{ kind = \"{sched}\" }}\noutput_scheduler = {{ kind = \"{sched}\" }}\n\
+                 crossbar_scheduler = \"{sched}\"\noutput_scheduler = {{ kind = \"{sched}\" }}\n\
                  [[traffic]]\nload = 0.8\nmessage_flits = 9\npacket_flits = 4\n"
             );
             let mut s = sim(&toml);

@@ -172,7 +172,9 @@ pub struct RouterConfig {
     pub credit_latency: u32,
     /// Flits per cycle each crossbar input may send and each crossbar output may accept.
     pub speedup: u32,
+    #[serde(deserialize_with = "kind_or_table")]
     pub crossbar_scheduler: SchedulerConfig,
+    #[serde(deserialize_with = "kind_or_table")]
     pub output_scheduler: SchedulerConfig,
     pub vc_selection: VcSelection,
 }
@@ -367,11 +369,36 @@ pub struct TrafficConfig {
     /// Packet length in flits; a message is cut into packets of this size (the last may be shorter).
     #[serde(default = "default_message_flits")]
     pub packet_flits: u32,
-    #[serde(default = "default_pattern")]
+    #[serde(default = "default_pattern", deserialize_with = "kind_or_table")]
     pub pattern: PatternConfig,
     /// Which nodes run this source ("all" or a list).
     #[serde(default)]
     pub sources: NodeSet,
+}
+
+/// A mechanism written either as a table with its `kind` and parameters
+/// (`{ kind = "hot_spot", fraction = 0.1, nodes = [0] }`) or, when it has no parameters, as
+/// the bare kind (`"uniform"`, which reads as `{ kind = "uniform" }`).
+fn kind_or_table<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct V<T>(std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for V<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a kind name, or a table with `kind` and its parameters")
+        }
+        fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<T, E> {
+            let kind = std::iter::once(("kind", s));
+            T::deserialize(serde::de::value::MapDeserializer::new(kind))
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+            T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+        }
+    }
+    d.deserialize_any(V(std::marker::PhantomData))
 }
 
 fn default_process() -> Process {
