@@ -131,11 +131,20 @@ pub struct Simulation {
     pub(crate) out_sched: Vec<Scheduler>,
     pub(crate) out_target: Vec<Target>,
     pub(crate) vc_rr: Vec<RoundRobin>,
+    /// Per output port: the input port after the one the crossbar output served last.
+    pub(crate) xbar_rr: Vec<u8>,
+    /// Per output port: the (input port << 5 | VC) after the header granted a VC last.
+    pub(crate) va_rr: Vec<u16>,
+    /// Scratch for stage 3's requests and stage 4's saved input-scheduler states (reused:
+    /// nothing is allocated per cycle).
+    pub(crate) va_requests: Vec<(u32, u32, u32)>,
+    pub(crate) xbar_saved: Vec<Scheduler>,
+    pub(crate) xbar_requests: Vec<u64>,
+    pub(crate) xbar_used: Vec<u32>,
     // --- routers: activity ---
     pub(crate) work: Vec<u32>,
     pub(crate) is_active: Vec<bool>,
     pub(crate) active: Vec<u32>,
-    pub(crate) rr_start: Vec<u8>,
     /// Per router, a bit per port that may have work in a stage (set eagerly, cleared
     /// lazily when the stage finds the port idle): routing, VC allocation, crossbar, output.
     pub(crate) r_route_ports: Vec<u64>,
@@ -280,10 +289,15 @@ impl Simulation {
             out_sched: vec![sched(rc.output_scheduler); n_ports],
             out_target,
             vc_rr: vec![RoundRobin::default(); n_ports],
+            xbar_rr: vec![0; n_ports],
+            va_rr: vec![0; n_ports],
+            va_requests: Vec::with_capacity(ports * vcs),
+            xbar_saved: vec![Scheduler::build(rc.crossbar_scheduler); ports],
+            xbar_requests: vec![0; ports],
+            xbar_used: vec![0; ports],
             work: vec![0; topo.routers],
             is_active: vec![false; topo.routers],
             active: Vec::with_capacity(topo.routers),
-            rr_start: vec![0; topo.routers],
             r_route_ports: vec![0; topo.routers],
             r_alloc_ports: vec![0; topo.routers],
             r_xbar_ports: vec![0; topo.routers],

@@ -1,12 +1,19 @@
 //! Stage 4: the crossbar. The scheduler at each crossbar input chooses one of that port's
 //! VCs whose front flit is ready and whose output VC buffer has room (document 003 §3,
-//! Fig. 1). With speedup S an input may send, and an output accept, S flits per cycle.
-//! Moving a flit out of the input buffer returns a credit upstream.
+//! Fig. 1); each crossbar output then grants the inputs that chose it in round-robin order
+//! from the input after the one it served last (a separable input-first allocator, as in
+//! iSLIP). An input whose choice lost keeps its scheduler state and tries again, for
+//! another output, in the next iteration. With speedup S an input may send, and an output
+//! accept, S flits per cycle. Moving a flit out of the input buffer returns a credit
+//! upstream.
 
 use super::MAX_PORTS;
 use crate::engine::Simulation;
 use crate::sched::{bits64, rotated};
 use crate::units::Cycle;
+
+/// Nominate-and-grant rounds per cycle: enough for a loser to find a free output.
+const ITERATIONS: usize = 3;
 
 impl Simulation {
     #[inline]
@@ -15,73 +22,134 @@ impl Simulation {
         let speedup = self.p.speedup as u8;
         let out_depth = self.p.output_depth;
         let mut grants = [0u8; MAX_PORTS];
+        let mut sent = [0u8; MAX_PORTS];
+        let mut nominee = [0u8; MAX_PORTS];
         // Output ports that have taken all the flits they can this cycle.
         let mut saturated = 0u64;
-        for port in rotated(self.r_xbar_ports[r], self.rr_start[r] as u32, ports) {
-            let ip = r * ports + port;
-            if self.ip_active[ip] & self.ip_nonempty[ip] & !self.ip_blocked[ip] == 0 {
-                self.r_xbar_ports[r] &= !(1 << port);
-                continue;
-            }
-            let mut used = 0u32;
-            for _ in 0..speedup {
+        // Inputs that may still nominate: after the first round only those whose nomination
+        // lost (or that may send more under speedup) can find something new.
+        let mut pending = self.r_xbar_ports[r];
+        // Scratch kept all-zero between calls: `requests[out]` are the inputs asking for
+        // `out` this round, `used[port]` the VCs an input already sent from this cycle.
+        let mut requests = std::mem::take(&mut self.xbar_requests);
+        let mut used = std::mem::take(&mut self.xbar_used);
+        let mut senders = 0u64;
+        for _ in 0..ITERATIONS {
+            // Inputs nominate one VC each.
+            let mut asked = 0u64;
+            let mut nominated = 0u64;
+            for port in bits64(pending) {
+                let ip = r * ports + port;
+                let live = self.ip_active[ip] & self.ip_nonempty[ip] & !self.ip_blocked[ip];
+                if live == 0 {
+                    self.r_xbar_ports[r] &= !(1 << port);
+                    continue;
+                }
+                if sent[port] >= speedup {
+                    continue;
+                }
                 // VCs heading to a saturated output are not even looked at.
-                let mut excluded = 0u32;
+                let mut excluded = used[port];
                 for out in bits64(saturated) {
                     excluded |= self.ip_to_out[ip * ports + out];
                 }
-                let waiting =
-                    self.ip_active[ip] & self.ip_nonempty[ip] & !self.ip_blocked[ip] & !used & !excluded;
+                let waiting = live & !excluded;
                 if waiting == 0 {
-                    break;
+                    continue;
                 }
                 let blocked = std::cell::Cell::new(0u32);
-                let (inbuf, outbuf, in_vc) = (&self.inbuf, &self.outbuf, &self.in_vc);
+                let (outbuf, in_vc) = (&self.outbuf, &self.in_vc);
                 let eligible = |v: usize| {
-                    let ivc = ip * vcs + v;
-                    let state = &in_vc[ivc];
+                    let state = &in_vc[ip * vcs + v];
                     if outbuf.len(state.ovc as usize) >= out_depth {
                         // Nothing to do until the output VC sends (output stage unblocks).
                         blocked.set(blocked.get() | 1 << v);
                         return None;
                     }
                     let ready = state.front_ready;
-                    debug_assert_eq!(ready, inbuf.front(ivc).ready);
-                    debug_assert!(grants[state.out_port as usize] < speedup);
                     (ready <= now && state.gate <= now).then_some(ready)
                 };
+                // The input's scheduler state advances only if its choice is granted.
+                let before = self.xbar_sched[ip];
                 let chosen = self.xbar_sched[ip].select(waiting, eligible);
                 self.ip_blocked[ip] |= blocked.get();
-                let Some(v) = chosen else { break };
-                let ivc = ip * vcs + v;
-                let mut flit = self.inbuf.pop(ivc);
-                if self.inbuf.is_empty(ivc) {
-                    self.ip_nonempty[ip] &= !(1 << v);
-                } else {
-                    self.in_vc[ivc].front_ready = self.inbuf.front(ivc).ready;
-                }
-                let out = self.in_vc[ivc].out_port as usize;
-                let ov = self.in_vc[ivc].out_vc as usize;
+                let Some(v) = chosen else { continue };
+                self.xbar_saved[port] = before;
+                nominee[port] = v as u8;
+                nominated |= 1 << port;
+                let out = self.in_vc[ip * vcs + v].out_port as usize;
+                requests[out] |= 1 << port;
+                asked |= 1 << out;
+            }
+            if asked == 0 {
+                break;
+            }
+            // Outputs grant in round-robin order over the requesting inputs.
+            for out in bits64(asked) {
                 let op = r * ports + out;
-                flit.ready = now + self.p.d_crossbar;
-                flit.vc = ov as u8;
-                self.outbuf.push(self.in_vc[ivc].ovc as usize, flit);
-                self.op_nonempty[op] |= 1 << ov;
-                self.r_out_ports[r] |= 1 << out;
-                grants[out] += 1;
+                let mut losers = requests[out];
+                requests[out] = 0;
+                for port in rotated(losers, self.xbar_rr[op] as u32, ports) {
+                    if grants[out] >= speedup {
+                        break;
+                    }
+                    losers &= !(1 << port);
+                    self.traverse(r, port, nominee[port] as usize, now);
+                    self.xbar_rr[op] = if port + 1 >= ports { 0 } else { port as u8 + 1 };
+                    grants[out] += 1;
+                    sent[port] += 1;
+                    used[port] |= 1 << nominee[port];
+                    senders |= 1 << port;
+                }
                 if grants[out] >= speedup {
                     saturated |= 1 << out;
                 }
-                used |= 1 << v;
-                let tail = flit.is_tail();
-                if tail {
-                    self.ip_active[ip] &= !(1 << v);
-                    self.ip_to_out[ip * ports + out] &= !(1 << v);
+                for port in bits64(losers) {
+                    self.xbar_sched[r * ports + port] = self.xbar_saved[port];
                 }
-                let up = self.credit_return[ip];
-                self.send_credit(now + self.p.credit, up, v as u8, tail);
-                self.last_progress = now;
+            }
+            pending = nominated;
+            for port in bits64(nominated) {
+                if sent[port] >= speedup {
+                    pending &= !(1 << port);
+                }
             }
         }
+        for port in bits64(senders) {
+            used[port] = 0;
+        }
+        self.xbar_requests = requests;
+        self.xbar_used = used;
+    }
+
+    /// Move the front flit of input VC `v` of `port` through the crossbar into its output
+    /// VC buffer, returning a credit upstream.
+    #[inline]
+    fn traverse(&mut self, r: usize, port: usize, v: usize, now: Cycle) {
+        let (ports, vcs) = (self.p.ports, self.p.vcs);
+        let ip = r * ports + port;
+        let ivc = ip * vcs + v;
+        let mut flit = self.inbuf.pop(ivc);
+        if self.inbuf.is_empty(ivc) {
+            self.ip_nonempty[ip] &= !(1 << v);
+        } else {
+            self.in_vc[ivc].front_ready = self.inbuf.front(ivc).ready;
+        }
+        let state = self.in_vc[ivc];
+        let (out, ov) = (state.out_port as usize, state.out_vc as usize);
+        let op = r * ports + out;
+        flit.ready = now + self.p.d_crossbar;
+        flit.vc = ov as u8;
+        self.outbuf.push(state.ovc as usize, flit);
+        self.op_nonempty[op] |= 1 << ov;
+        self.r_out_ports[r] |= 1 << out;
+        let tail = flit.is_tail();
+        if tail {
+            self.ip_active[ip] &= !(1 << v);
+            self.ip_to_out[ip * ports + out] &= !(1 << v);
+        }
+        let up = self.credit_return[ip];
+        self.send_credit(now + self.p.credit, up, v as u8, tail);
+        self.last_progress = now;
     }
 }

@@ -33,7 +33,5 @@ impl Simulation {
         self.vc_alloc_stage(r, now);
         self.output_stage(r, now);
         self.crossbar_stage(r, now);
-        let ports = self.p.ports as u8;
-        self.rr_start[r] = if self.rr_start[r] + 1 >= ports { 0 } else { self.rr_start[r] + 1 };
     }
 }

@@ -1,16 +1,22 @@
-//! Stage 3: output-VC arbitration for header flits. Input ports are served in an order that
-//! rotates every cycle, so no input port is favoured; a header takes a free VC among those
-//! its route allows (lowest free, or round robin per output port).
+//! Stage 3: output-VC arbitration for header flits. Each output port serves the headers
+//! asking for one of its VCs in round-robin order over (input port, VC), starting after
+//! the last one it granted, so no input is favoured or starved; the header takes a free
+//! VC among those its route allows (lowest free, or round robin per output port).
 
 use crate::engine::Simulation;
-use crate::sched::{bits, rotated};
+use crate::sched::{bits, bits64};
 use crate::units::Cycle;
+
+/// Requesters are numbered `input port << 5 | vc` (at most 64 ports of 32 VCs).
+const KEYS: u32 = 64 << 5;
 
 impl Simulation {
     #[inline]
     pub(crate) fn vc_alloc_stage(&mut self, r: usize, now: Cycle) {
         let (ports, vcs) = (self.p.ports, self.p.vcs);
-        for port in rotated(self.r_alloc_ports[r], self.rr_start[r] as u32, ports) {
+        let mut requests = std::mem::take(&mut self.va_requests);
+        requests.clear();
+        for port in bits64(self.r_alloc_ports[r]) {
             let ip = r * ports + port;
             let waiting = self.ip_vc_alloc[ip];
             if waiting == 0 {
@@ -18,27 +24,39 @@ impl Simulation {
                 continue;
             }
             for v in bits(waiting) {
-                let ivc = ip * vcs + v;
-                if self.in_vc[ivc].gate > now {
-                    continue;
+                let state = &self.in_vc[ip * vcs + v];
+                if state.gate <= now {
+                    let op = (r * ports + state.out_port as usize) as u32;
+                    let key = (port << 5 | v) as u32;
+                    // Order: by output port, then round robin from the port's pointer.
+                    let turn = (key + KEYS - self.va_rr[op as usize] as u32) % KEYS;
+                    requests.push((op, turn, key));
                 }
-                let op = r * ports + self.in_vc[ivc].out_port as usize;
-                let free = self.in_vc[ivc].route_vcs & !self.op_allocated[op];
-                if free == 0 {
-                    continue;
-                }
-                let ov = Self::select_vc(self.p.vc_selection, free, &mut self.vc_rr[op]);
-                self.op_allocated[op] |= 1 << ov;
-                self.in_vc[ivc].out_vc = ov as u8;
-                self.in_vc[ivc].ovc = (op * vcs + ov) as u32;
-                self.ovc_owner[op * vcs + ov] = (ip << 5 | v) as u32;
-                self.r_xbar_ports[r] |= 1 << port;
-                self.in_vc[ivc].gate = now + self.p.d_vc_alloc;
-                self.ip_vc_alloc[ip] &= !(1 << v);
-                self.ip_active[ip] |= 1 << v;
-                self.ip_to_out[ip * ports + self.in_vc[ivc].out_port as usize] |= 1 << v;
-                self.last_progress = now;
             }
         }
+        requests.sort_unstable();
+        for &(op, _, key) in &requests {
+            let (op, port, v) = (op as usize, (key >> 5) as usize, (key & 31) as usize);
+            let ip = r * ports + port;
+            let ivc = ip * vcs + v;
+            let free = self.in_vc[ivc].route_vcs & !self.op_allocated[op];
+            if free == 0 {
+                continue;
+            }
+            let ov = Self::select_vc(self.p.vc_selection, free, &mut self.vc_rr[op]);
+            self.va_rr[op] = ((key + 1) % KEYS) as u16;
+            self.op_allocated[op] |= 1 << ov;
+            let state = &mut self.in_vc[ivc];
+            state.out_vc = ov as u8;
+            state.ovc = (op * vcs + ov) as u32;
+            state.gate = now + self.p.d_vc_alloc;
+            self.ovc_owner[op * vcs + ov] = (ip << 5 | v) as u32;
+            self.r_xbar_ports[r] |= 1 << port;
+            self.ip_vc_alloc[ip] &= !(1 << v);
+            self.ip_active[ip] |= 1 << v;
+            self.ip_to_out[ip * ports + (op - r * ports)] |= 1 << v;
+            self.last_progress = now;
+        }
+        self.va_requests = requests;
     }
 }

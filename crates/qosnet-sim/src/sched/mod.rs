@@ -13,7 +13,9 @@ use crate::routing::VcMask;
 pub use fcfs::Fcfs;
 pub use round_robin::RoundRobin;
 
-#[derive(Clone, Debug)]
+/// Small and `Copy`: the crossbar saves a scheduler's state before it nominates and puts it
+/// back when the nomination loses.
+#[derive(Clone, Copy, Debug)]
 pub enum Scheduler {
     Fcfs(Fcfs),
     RoundRobin(RoundRobin),
