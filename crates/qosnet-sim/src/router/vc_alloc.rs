@@ -34,7 +34,9 @@ impl Simulation {
                 }
             }
         }
-        requests.sort_unstable();
+        if requests.len() > 1 {
+            requests.sort_unstable();
+        }
         for &(op, _, key) in &requests {
             let (op, port, v) = (op as usize, (key >> 5) as usize, (key & 31) as usize);
             let ip = r * ports + port;

@@ -8,6 +8,30 @@
 use super::{all_vcs, Route};
 use crate::topology::mesh::{coord, minus_port, plus_port, EJECT_PORT};
 
+/// The side lengths of a mesh/torus and every router's coordinates, precomputed so routing
+/// a header needs no division.
+#[derive(Clone, Debug)]
+pub struct Grid {
+    pub dims: Vec<u32>,
+    /// `coords[router * dims.len() + dim]`.
+    coords: Vec<u16>,
+}
+
+impl Grid {
+    pub fn new(dims: &[u32]) -> Grid {
+        let routers: usize = dims.iter().map(|&d| d as usize).product();
+        let coords =
+            (0..routers).flat_map(|r| (0..dims.len()).map(move |d| coord(dims, r, d) as u16)).collect();
+        Grid { dims: dims.to_vec(), coords }
+    }
+
+    #[inline]
+    fn at(&self, router: usize) -> &[u16] {
+        let n = self.dims.len();
+        &self.coords[router * n..router * n + n]
+    }
+}
+
 /// How the wrap-around links of a torus are treated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Wrap {
@@ -20,9 +44,10 @@ pub enum Wrap {
     Dateline { in_port: usize, in_vc: usize },
 }
 
-pub(super) fn route(dims: &[u32], router: usize, dst: usize, wrap: Wrap, vcs: u32) -> Route {
-    for (dim, &k) in dims.iter().enumerate() {
-        let (c, t) = (coord(dims, router, dim), coord(dims, dst, dim));
+pub(super) fn route(grid: &Grid, router: usize, dst: usize, wrap: Wrap, vcs: u32) -> Route {
+    let (here, there) = (grid.at(router), grid.at(dst));
+    for (dim, &k) in grid.dims.iter().enumerate() {
+        let (c, t) = (here[dim] as u32, there[dim] as u32);
         if c == t {
             continue;
         }
@@ -52,7 +77,7 @@ mod tests {
 
     #[test]
     fn dateline_switches_class_on_wrap() {
-        let dims = [4u32];
+        let dims = Grid::new(&[4u32]);
         let from_nic = Wrap::Dateline { in_port: EJECT_PORT, in_vc: 0 };
         // at x=3 going to x=0 (+ direction, distance 1): crosses the wrap link -> upper half
         assert_eq!(route(&dims, 3, 0, from_nic, 4), Route { port: plus_port(0) as u32, vcs: 0b1100 });

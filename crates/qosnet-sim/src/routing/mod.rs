@@ -5,7 +5,7 @@
 mod dor;
 mod fat_tree;
 
-use dor::Wrap;
+use dor::{Grid, Wrap};
 
 use crate::config::RoutingKind;
 use crate::error::ConfigError;
@@ -36,9 +36,9 @@ pub enum Routing {
     Direct,
     /// Dimension order (mesh), or minimal dimension order on a torus without dateline
     /// classes (`wrap`: deadlock-prone, for studying deadlock).
-    Dor { dims: Vec<u32>, wrap: bool },
+    Dor { grid: Grid, wrap: bool },
     /// Dimension order with two dateline VC classes per dimension (torus, Dally & Seitz).
-    DorDateline { dims: Vec<u32>, vcs: u32 },
+    DorDateline { grid: Grid, vcs: u32 },
     /// Up/down with D-mod-K up-port choice (k-ary n-tree).
     DModK { k: u32, n: u32 },
 }
@@ -60,10 +60,10 @@ impl Routing {
             (Shape::Star { .. }, RoutingKind::Auto | RoutingKind::Direct) => Routing::Direct,
             (Shape::Star { .. }, _) => return Err(mismatch("\"direct\"")),
             (Shape::Mesh { dims }, RoutingKind::Auto | RoutingKind::Dor) => {
-                Routing::Dor { dims: dims.clone(), wrap: false }
+                Routing::Dor { grid: Grid::new(dims), wrap: false }
             }
             (Shape::Mesh { .. }, _) => return Err(mismatch("\"dor\"")),
-            (Shape::Torus { dims }, RoutingKind::Dor) => Routing::Dor { dims: dims.clone(), wrap: true },
+            (Shape::Torus { dims }, RoutingKind::Dor) => Routing::Dor { grid: Grid::new(dims), wrap: true },
             (Shape::Torus { dims }, RoutingKind::Auto | RoutingKind::DorDateline) => {
                 if vcs < 2 {
                     return Err(ConfigError::new(
@@ -71,7 +71,7 @@ impl Routing {
                         format!("torus dateline routing needs >= 2 VCs per port, got {vcs}"),
                     ));
                 }
-                Routing::DorDateline { dims: dims.clone(), vcs }
+                Routing::DorDateline { grid: Grid::new(dims), vcs }
             }
             (Shape::Torus { .. }, _) => {
                 return Err(mismatch("\"dor_dateline\" (or \"dor\", deadlock-prone)"))
@@ -96,12 +96,12 @@ impl Routing {
     ) -> Route {
         match self {
             Routing::Direct => Route { port: dst as u32, vcs: all_vcs(vcs) },
-            Routing::Dor { dims, wrap } => {
+            Routing::Dor { grid, wrap } => {
                 let wrap = if *wrap { Wrap::Unsafe } else { Wrap::Mesh };
-                dor::route(dims, router, dst, wrap, vcs)
+                dor::route(grid, router, dst, wrap, vcs)
             }
-            Routing::DorDateline { dims, .. } => {
-                dor::route(dims, router, dst, Wrap::Dateline { in_port, in_vc }, vcs)
+            Routing::DorDateline { grid, .. } => {
+                dor::route(grid, router, dst, Wrap::Dateline { in_port, in_vc }, vcs)
             }
             Routing::DModK { k, n } => fat_tree::route(*k as usize, *n, topo, router, dst, vcs),
         }
