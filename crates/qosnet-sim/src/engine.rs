@@ -159,9 +159,10 @@ pub struct Simulation {
     pub(crate) nic_rr: Vec<RoundRobin>,
     pub(crate) nic_active: Vec<u32>,
     pub(crate) nic_is_active: Vec<bool>,
-    /// Per node: the router output port (router * ports + port) that ejects to it.
-    pub(crate) eject_credit: Vec<u32>,
-    pub(crate) inject_target: Vec<u32>,
+    /// Per node: the router port (router * ports + port) it attaches to. Its input side
+    /// receives the node's injected flits; its output side ejects to the node and gets the
+    /// node's credits.
+    pub(crate) attach_port: Vec<u32>,
     // --- traffic ---
     pub(crate) specs: Vec<TrafficSpec>,
     pub(crate) sources: Vec<Source>,
@@ -247,9 +248,8 @@ impl Simulation {
                 Peer::None => {}
             }
         }
-        let eject_credit = topo.attach.iter().map(|&(r, p)| r * ports as u32 + p).collect();
+        let attach_port = topo.attach.iter().map(|&(r, p)| r * ports as u32 + p).collect();
         let ip_place = (0..n_ports).map(|i| ((i / ports) as u32, (i % ports) as u32)).collect();
-        let inject_target = topo.attach.iter().map(|&(r, p)| r * ports as u32 + p).collect();
         let max_delay = (p.d_output + p.link).max(p.credit).max(p.link) as usize;
         let wheel = (max_delay + 1).next_power_of_two();
         let sched = |c: SchedulerConfig| Scheduler::build(c);
@@ -309,8 +309,7 @@ impl Simulation {
             nic_rr: vec![RoundRobin::default(); nodes],
             nic_active: Vec::with_capacity(nodes),
             nic_is_active: vec![false; nodes],
-            eject_credit,
-            inject_target,
+            attach_port,
             specs,
             sources,
             events,

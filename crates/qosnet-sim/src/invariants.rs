@@ -103,7 +103,7 @@ impl Simulation {
         // Ejection links: the sink consumes at once, so credits + wire = depth.
         for node in 0..self.topo.nodes {
             for v in 0..vcs {
-                let i = self.eject_credit[node] as usize * vcs + v;
+                let i = self.attach_port[node] as usize * vcs + v;
                 let on_wire = self
                     .arrivals
                     .iter()

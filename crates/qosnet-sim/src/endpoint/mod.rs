@@ -122,7 +122,7 @@ impl Simulation {
             kind |= TAIL;
         }
         let flit = Flit { packet: cur.packet, seq: cur.seq, kind, vc: cur.vc, ready: now };
-        let to = Target::Router(self.inject_target[n]);
+        let to = Target::Router(self.attach_port[n]);
         self.send_flit(now + self.p.link, to, flit);
         self.in_flight += 1;
         self.flits_injected += 1;
@@ -141,7 +141,7 @@ impl Simulation {
     /// The sink at node `n` consumes a flit arriving from the router's ejection port.
     #[inline]
     pub(crate) fn eject(&mut self, n: usize, flit: Flit, now: Cycle) {
-        self.send_credit(now + self.p.credit, self.eject_credit[n], flit.vc, flit.is_tail());
+        self.send_credit(now + self.p.credit, self.attach_port[n], flit.vc, flit.is_tail());
         self.in_flight -= 1;
         self.flits_ejected += 1;
         self.last_progress = now;
