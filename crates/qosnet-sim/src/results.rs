@@ -204,21 +204,21 @@ impl Simulation {
             let pick = |v: &[u64]| order.iter().map(|&i| v[i]).collect::<Vec<u64>>();
             let (src, dst, created, injected, delivered) =
                 (pick(&r.src), pick(&r.dst), pick(&r.created), pick(&r.injected), pick(&r.delivered));
+            let diff = |a: &[u64], b: &[u64]| a.iter().zip(b).map(|(a, b)| a - b).collect::<Vec<u64>>();
+            let (latency, queueing, network) =
+                (diff(&delivered, &created), diff(&injected, &created), diff(&delivered, &injected));
             let mut t = Table::default();
-            t.push("class", Column::Str(order.iter().map(|&i| r.class[i].clone()).collect()))
-                .push("flits", Column::U64(pick(&r.flits)))
-                .push("latency", Column::U64(delivered.iter().zip(&created).map(|(d, c)| d - c).collect()))
-                .push("queueing", Column::U64(injected.iter().zip(&created).map(|(i, c)| i - c).collect()))
-                .push("network", Column::U64(delivered.iter().zip(&injected).map(|(d, i)| d - i).collect()));
-            let mut front = Table::default();
-            front
-                .push("src", Column::U64(src))
+            t.push("src", Column::U64(src))
                 .push("dst", Column::U64(dst))
                 .push("created", Column::U64(created))
                 .push("injected", Column::U64(injected))
-                .push("delivered", Column::U64(delivered));
-            front.columns.extend(t.columns);
-            front
+                .push("delivered", Column::U64(delivered))
+                .push("class", Column::Str(order.iter().map(|&i| r.class[i].clone()).collect()))
+                .push("flits", Column::U64(pick(&r.flits)))
+                .push("latency", Column::U64(latency))
+                .push("queueing", Column::U64(queueing))
+                .push("network", Column::U64(network));
+            t
         });
 
         let latency = LatencySummary::of(&mut all);
