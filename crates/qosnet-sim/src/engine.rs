@@ -7,13 +7,13 @@
 //! STYLE.md). Only active routers and NICs are visited; when nothing is in flight the loop
 //! jumps to the next source event.
 
-use crate::config::{Config, SchedulerConfig, VcSelection};
+use crate::config::{Config, RouterKind, VcSelection};
 use crate::error::{ConfigErrors, SimError};
 use crate::flit::{Flit, Message, Packet, Slab};
 use crate::metrics::Metrics;
 use crate::ring::Rings;
 use crate::routing::{all_vcs, Routing};
-use crate::sched::{RoundRobin, Scheduler};
+use crate::sched::{KeyMode, RateKeys, RoundRobin, SchedTables, Scheduler};
 use crate::topology::{Peer, Topology};
 use crate::traffic::{Source, TrafficSpec};
 use crate::units::{Clock, Cycle};
@@ -64,6 +64,16 @@ pub(crate) struct Params {
     pub speedup: u32,
     pub vc_selection: VcSelection,
     pub nic_vc_selection: VcSelection,
+    #[allow(dead_code)] // read by the preemptive router
+    pub kind: RouterKind,
+    /// Per traffic class (`TrafficClass::index`): the VCs it may be given.
+    pub class_vcs: [u32; 3],
+    /// Per class: its own VCs in the configured split (the preemptive router prefers them).
+    pub home_vcs: [u32; 3],
+    /// Per-class source queues served by priority (else one FIFO).
+    pub per_class_queues: bool,
+    /// Packets a NIC injects at once.
+    pub concurrent_packets: u32,
     pub window_end: Cycle,
     pub drain_end: Cycle,
     pub watchdog: Cycle,
@@ -78,21 +88,29 @@ pub(crate) struct InVc {
     /// `ready` of the flit at the front of the buffer (valid while it is non-empty): the
     /// crossbar's eligibility test then needs no look into the buffer itself.
     pub front_ready: Cycle,
+    /// The crossbar scheduler's key for the front flit (its age, VirtualClock stamp or
+    /// finish tag; see `sched::RateKeys`).
+    pub key: u64,
     /// Global index of the output VC held (valid once allocated).
     pub ovc: u32,
     /// Output VCs the route allows.
     pub route_vcs: u32,
     pub out_port: u16,
     pub out_vc: u8,
+    /// Traffic class of the packet held (`TrafficClass::index`).
+    pub class: u8,
 }
 
-/// The packet a NIC is injecting.
-#[derive(Clone, Copy, Debug)]
+/// A packet a NIC is injecting (one per VC).
+#[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Injecting {
     pub packet: u32,
     pub seq: u16,
     pub size: u16,
-    pub vc: u8,
+    /// Cycle the packet entered the NIC VC (all its flits are there from then on).
+    pub start: Cycle,
+    /// Injection scheduler key of the next flit.
+    pub key: u64,
 }
 
 /// A whole simulated network and its run state.
@@ -115,6 +133,9 @@ pub struct Simulation {
     /// Per (input port, output port): the active VCs of the input heading to that output.
     pub(crate) ip_to_out: Vec<u32>,
     pub(crate) xbar_sched: Vec<Scheduler>,
+    pub(crate) xbar_tables: SchedTables,
+    /// Per input VC: the rate-scheduler state behind `InVc::key`.
+    pub(crate) in_keys: RateKeys,
     /// Per input port: the upstream output port its credits go to (`NIC_CREDIT | node`).
     pub(crate) credit_return: Vec<u32>,
     /// Per input port: (router, port), so the hot path needs no division.
@@ -129,6 +150,10 @@ pub struct Simulation {
     /// Per output VC, the input VC holding it as `input port << 5 | vc` (valid while allocated).
     pub(crate) ovc_owner: Vec<u32>,
     pub(crate) out_sched: Vec<Scheduler>,
+    pub(crate) out_tables: SchedTables,
+    pub(crate) out_keys: RateKeys,
+    /// Per output VC: the output scheduler's key for its front flit.
+    pub(crate) ovc_key: Vec<u64>,
     pub(crate) out_target: Vec<Target>,
     pub(crate) vc_rr: Vec<RoundRobin>,
     /// Per output port: the input port after the one the crossbar output served last.
@@ -152,11 +177,19 @@ pub struct Simulation {
     pub(crate) r_xbar_ports: Vec<u64>,
     pub(crate) r_out_ports: Vec<u64>,
     // --- endpoints ---
+    /// Per node, 3 source queues (one per class, or only the first as a FIFO).
     pub(crate) nic_queue: Vec<VecDeque<u32>>,
-    pub(crate) nic_cur: Vec<Option<Injecting>>,
+    /// Per node and VC: the packet being injected on it (valid where `nic_sending` is set).
+    pub(crate) nic_pkt: Vec<Injecting>,
+    /// Per node: VCs with flits left to inject.
+    pub(crate) nic_sending: Vec<u32>,
     pub(crate) nic_credits: Vec<u32>,
+    /// Per node: VCs held by a packet, from its header until its tail credit returns.
     pub(crate) nic_busy: Vec<u32>,
     pub(crate) nic_rr: Vec<RoundRobin>,
+    pub(crate) nic_sched: Vec<Scheduler>,
+    pub(crate) nic_tables: SchedTables,
+    pub(crate) nic_keys: RateKeys,
     pub(crate) nic_active: Vec<u32>,
     pub(crate) nic_is_active: Vec<bool>,
     /// Per node: the router port (router * ports + port) it attaches to. Its input side
@@ -227,6 +260,11 @@ impl Simulation {
             speedup: rc.speedup,
             vc_selection: rc.vc_selection,
             nic_vc_selection: config.endpoint.vc_selection,
+            kind: rc.kind,
+            class_vcs: v.class_vcs,
+            home_vcs: v.home_vcs,
+            per_class_queues: config.endpoint.queues == crate::config::SourceQueues::PerClass,
+            concurrent_packets: config.endpoint.concurrent_packets,
             window_end,
             drain_end: window_end.saturating_add(cyc(config.simulation.drain_limit)),
             watchdog: cyc(config.simulation.watchdog).max(1),
@@ -252,7 +290,9 @@ impl Simulation {
         let ip_place = (0..n_ports).map(|i| ((i / ports) as u32, (i % ports) as u32)).collect();
         let max_delay = (p.d_output + p.link).max(p.credit).max(p.link) as usize;
         let wheel = (max_delay + 1).next_power_of_two();
-        let sched = |c: SchedulerConfig| Scheduler::build(c);
+        let (xbar_cfg, out_cfg) = (rc.crossbar(), rc.output());
+        let nic_cfg = config.endpoint.scheduler.clone().unwrap_or_else(|| xbar_cfg.clone());
+        let block = rc.block_size;
         let nodes = topo.nodes;
         let mut sources = Vec::new();
         let mut events = BinaryHeap::new();
@@ -277,7 +317,9 @@ impl Simulation {
             ip_active: vec![0; n_ports],
             ip_blocked: vec![0; n_ports],
             ip_to_out: vec![0; n_ports * ports],
-            xbar_sched: vec![sched(rc.crossbar_scheduler); n_ports],
+            xbar_sched: vec![Scheduler::build(&xbar_cfg, block); n_ports],
+            xbar_tables: SchedTables::build(&xbar_cfg, &clock),
+            in_keys: RateKeys::new(KeyMode::of(&xbar_cfg), n_ports, vcs),
             credit_return,
             ip_place,
             outbuf: Rings::new(n_vcs, p.output_depth),
@@ -286,13 +328,16 @@ impl Simulation {
             op_nonempty: vec![0; n_ports],
             op_credited: vec![all_vcs(vcs as u32); n_ports],
             ovc_owner: vec![0; n_vcs],
-            out_sched: vec![sched(rc.output_scheduler); n_ports],
+            out_sched: vec![Scheduler::build(&out_cfg, block); n_ports],
+            out_tables: SchedTables::build(&out_cfg, &clock),
+            out_keys: RateKeys::new(KeyMode::of(&out_cfg), n_ports, vcs),
+            ovc_key: vec![0; n_vcs],
             out_target,
             vc_rr: vec![RoundRobin::default(); n_ports],
             xbar_rr: vec![0; n_ports],
             va_rr: vec![0; n_ports],
             va_requests: Vec::with_capacity(ports * vcs),
-            xbar_saved: vec![Scheduler::build(rc.crossbar_scheduler); ports],
+            xbar_saved: vec![Scheduler::build(&xbar_cfg, block); ports],
             xbar_requests: vec![0; ports],
             xbar_used: vec![0; ports],
             work: vec![0; topo.routers],
@@ -302,11 +347,16 @@ impl Simulation {
             r_alloc_ports: vec![0; topo.routers],
             r_xbar_ports: vec![0; topo.routers],
             r_out_ports: vec![0; topo.routers],
-            nic_queue: vec![VecDeque::new(); nodes],
-            nic_cur: vec![None; nodes],
+            nic_queue: vec![VecDeque::new(); nodes * 3],
+            nic_pkt: vec![Injecting::default(); nodes * vcs],
+            nic_sending: vec![0; nodes],
             nic_credits: vec![p.input_depth; nodes * vcs],
             nic_busy: vec![0; nodes],
             nic_rr: vec![RoundRobin::default(); nodes],
+            // The simple endpoint keeps no injection block: its link is its own.
+            nic_sched: vec![Scheduler::build(&nic_cfg, 1); nodes],
+            nic_tables: SchedTables::build(&nic_cfg, &clock),
+            nic_keys: RateKeys::new(KeyMode::of(&nic_cfg), nodes, vcs),
             nic_active: Vec::with_capacity(nodes),
             nic_is_active: vec![false; nodes],
             attach_port,
@@ -553,7 +603,12 @@ impl Simulation {
             self.r_xbar_ports[r] |= 1 << port;
         }
         if self.inbuf.is_empty(ivc) {
+            if flit.is_head() {
+                let vtick = self.packets.get(flit.packet).vtick;
+                self.in_keys.set_vtick(ip, v, vtick);
+            }
             self.in_vc[ivc].front_ready = flit.ready;
+            self.in_vc[ivc].key = self.in_keys.key(ip, v, now, flit.ready);
         }
         self.inbuf.push(ivc, flit);
         self.ip_nonempty[ip] |= 1 << v;
@@ -570,10 +625,6 @@ impl Simulation {
             VcSelection::LowestFree => free.trailing_zeros() as usize,
             VcSelection::RoundRobin => rr.select(free, |_| Some(0)).unwrap_or(0),
         }
-    }
-
-    pub(crate) fn all_vcs(&self) -> u32 {
-        all_vcs(self.p.vcs as u32)
     }
 
     fn deadlock(&self) -> SimError {

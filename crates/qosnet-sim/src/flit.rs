@@ -44,6 +44,8 @@ pub struct Packet {
     pub received: u16,
     /// The message's class, copied so ejection need not look the message up per flit.
     pub class: TrafficClass,
+    /// VirtualClock Vtick (cycles per flit) the header carries (document 003 §3.1).
+    pub vtick: u32,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -61,6 +63,12 @@ pub struct Message {
     /// Cycle the first header flit entered the network (`Cycle::MAX` until then).
     pub injected: Cycle,
     pub measured: bool,
+    /// VirtualClock Vtick, cycles per flit.
+    pub vtick: u32,
+    /// The flow (stream or source) the message belongs to.
+    pub flow: u32,
+    /// Frame number within a video stream (`u32::MAX` for other traffic).
+    pub frame: u32,
 }
 
 /// A slab of `T` with a free list: ids are reused, nothing is allocated once it has grown.

@@ -57,6 +57,11 @@ impl Clock {
         }
     }
 
+    /// A size in bytes as flits (fractional).
+    pub fn bytes_to_flits(&self, bytes: f64) -> f64 {
+        bytes * 8.0 / self.flit_bits as f64
+    }
+
     /// A bandwidth as a fraction of the link bandwidth, i.e. flits per cycle.
     pub fn flits_per_cycle(&self, b: Bandwidth) -> f64 {
         b.bits_per_second / self.link_bits_per_second

@@ -71,7 +71,7 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
         case("credit latency 0", with("[router]\ncredit_latency = 0\n"), "router.credit_latency", "got 0"),
         case("vcs is a string", with("[router]\nvcs = \"many\"\n"), "router.vcs", "\"many\""),
         case("negative vcs", with("[router]\nvcs = -1\n"), "router.vcs", "-1"),
-        case("unknown key in router", with("[router]\nvc = 4\n"), "router.vc", "unknown field `vc`, expected one of `vcs`"),
+        case("unknown key in router", with("[router]\nvc = 4\n"), "router.vc", "unknown field `vc`, expected one of `kind`, `vcs`"),
         case(
             "misspelled pipeline stage",
             with(&format!("[router.pipeline]\n{PIPELINE_OK}crosbar = 1\n")),
@@ -88,20 +88,20 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
             "unknown crossbar scheduler",
             with("[router]\ncrossbar_scheduler = { kind = \"wfq\" }\n"),
             "router.crossbar_scheduler.kind",
-            "unknown variant `wfq`, expected `fcfs` or `round_robin`",
+            "unknown variant `wfq`, expected one of `fcfs`, `round_robin`, `virtual_clock`, `fair_queueing`, `wrr`, `vl_arbitration`",
         ),
         case(
             "unknown output scheduler",
             with("[router]\noutput_scheduler = { kind = \"edf\" }\n"),
             "router.output_scheduler.kind",
-            "unknown variant `edf`, expected `fcfs` or `round_robin`",
+            "unknown variant `edf`, expected one of `fcfs`, `round_robin`, `virtual_clock`, `fair_queueing`, `wrr`, `vl_arbitration`",
         ),
         // Poor message: names the Rust type, does not say to write `{ kind = "fcfs" }`.
         case(
             "scheduler as an unknown bare kind",
             with("[router]\ncrossbar_scheduler = \"lifo\"\n"),
             "router.crossbar_scheduler",
-            "unknown variant `lifo`, expected `fcfs` or `round_robin`",
+            "unknown variant `lifo`, expected one of `fcfs`, `round_robin`, `virtual_clock`, `fair_queueing`, `wrr`, `vl_arbitration`",
         ),
         case(
             "unknown router vc_selection",

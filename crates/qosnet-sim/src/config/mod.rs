@@ -30,6 +30,8 @@ pub struct Config {
     pub endpoint: EndpointConfig,
     #[serde(default)]
     pub traffic: Vec<TrafficConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mix: Option<MixConfig>,
     /// Directory that relative file paths (pattern files) are resolved against.
     #[serde(skip)]
     pub base_dir: Option<PathBuf>,
@@ -137,14 +139,145 @@ impl PipelineConfig {
 }
 
 /// A scheduler choosing one VC among eligible candidates (crossbar input, output
-/// multiplexer, NIC injection port). Registered once here; built in `sched::build`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// multiplexer, NIC injection port). Registered once here; built in `sched::Scheduler::build`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum SchedulerConfig {
     /// Oldest flit first (traditional router, document 003 §3).
     Fcfs,
     /// Round robin over VCs, starting after the last one served.
     RoundRobin,
+    /// VirtualClock (document 003 §3.1): smallest stamp first, stamps from each message's
+    /// Vtick. `counter_bits` > 0 models the document's finite counters (16 in its VHDL).
+    VirtualClock {
+        #[serde(default)]
+        counter_bits: u32,
+    },
+    /// Weighted Fair Queueing with an exact GPS round number (document 003 §3.1).
+    FairQueueing,
+    /// Weighted round robin (document 000 §3.1): `weights[vc]` flits per round (all 1 if
+    /// empty, which is round robin).
+    Wrr {
+        #[serde(default)]
+        weights: Vec<u32>,
+    },
+    /// IBA two-level VL arbitration (document 000 §3.3): `[vl, weight]` entries, weights
+    /// in IBA units of 64 bytes; `limit_of_high_priority` in units of 4 KiB (255 =
+    /// unbounded, 0 = one flit); `management_vl` always served first (VL15 in IBA).
+    VlArbitration {
+        #[serde(default)]
+        high: Vec<[u32; 2]>,
+        #[serde(default)]
+        low: Vec<[u32; 2]>,
+        #[serde(default = "default_limit_of_high_priority")]
+        limit_of_high_priority: u32,
+        #[serde(default)]
+        management_vl: Option<u32>,
+    },
+}
+
+fn default_limit_of_high_priority() -> u32 {
+    255
+}
+
+impl SchedulerConfig {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Fcfs => "fcfs",
+            Self::RoundRobin => "round_robin",
+            Self::VirtualClock { .. } => "virtual_clock",
+            Self::FairQueueing => "fair_queueing",
+            Self::Wrr { .. } => "wrr",
+            Self::VlArbitration { .. } => "vl_arbitration",
+        }
+    }
+}
+
+/// The router designs of document 003 §3.2.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RouterKind {
+    /// VCs split among classes, FCFS scheduling (no QoS: "TR").
+    #[default]
+    Traditional,
+    /// VCs split among classes at configuration time, rate-based scheduling ("NP").
+    NonPreemptive,
+    /// Any class may use any VC; a higher-priority message preempts a lower one ("P").
+    Preemptive,
+}
+
+/// How many VCs each traffic class gets (traditional and non-preemptive routers; the
+/// preemptive router starts from the same split). VCs are given in priority order:
+/// control first (VC 0 in document 003 §4.2), then real-time, then best effort.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum VcClasses {
+    /// `"auto"`: one class present -> it has every VC; otherwise control gets one VC and
+    /// real-time / best-effort split the rest in the ratio of the first phase (or of their
+    /// loads), at least one each.
+    #[default]
+    Auto,
+    Counts(ClassCounts),
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClassCounts {
+    pub control: u32,
+    pub real_time: u32,
+    pub best_effort: u32,
+}
+
+impl Serialize for VcClasses {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            VcClasses::Auto => s.serialize_str("auto"),
+            VcClasses::Counts(c) => c.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for VcClasses {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = VcClasses;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("\"auto\" or a table { control, real_time, best_effort } of VC counts")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<VcClasses, E> {
+                if v == "auto" {
+                    Ok(VcClasses::Auto)
+                } else {
+                    Err(E::custom(format!(
+                        "must be \"auto\" or a table {{ control, real_time, best_effort }} of VC counts, got {v:?}"
+                    )))
+                }
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<VcClasses, A::Error> {
+                ClassCounts::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(VcClasses::Counts)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Document 003 §3.2.1: the preemptive router's extra buffer and acceleration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PreemptionConfig {
+    /// Extra input buffer per VC for a preempting message, in flits (s − 1 = 2 for the
+    /// documents' three priority levels).
+    pub extra_buffer: u32,
+    /// Flit acceleration (§3.2.2): the flits of a preempted or blocking lower-priority
+    /// message get the lowest virtual clock value until its tail crosses the crossbar.
+    pub acceleration: bool,
+}
+
+impl Default for PreemptionConfig {
+    fn default() -> Self {
+        Self { extra_buffer: 2, acceleration: true }
+    }
 }
 
 /// How a free output VC is picked among the allowed ones.
@@ -158,8 +291,12 @@ pub enum VcSelection {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RouterConfig {
+    /// Router design (document 003 §3.2): traditional, non_preemptive or preemptive.
+    pub kind: RouterKind,
     /// Virtual channels per physical port (document 003: 16).
     pub vcs: u32,
+    /// VCs per traffic class.
+    pub vc_classes: VcClasses,
     /// Input buffer depth per VC, in flits.
     pub input_buffer: u32,
     /// Output buffer depth per VC, in flits (stage 5).
@@ -172,27 +309,56 @@ pub struct RouterConfig {
     pub credit_latency: u32,
     /// Flits per cycle each crossbar input may send and each crossbar output may accept.
     pub speedup: u32,
-    #[serde(deserialize_with = "kind_or_table")]
-    pub crossbar_scheduler: SchedulerConfig,
-    #[serde(deserialize_with = "kind_or_table")]
-    pub output_scheduler: SchedulerConfig,
+    /// Scheduler at each crossbar input (stage 4). Default: FCFS for the traditional
+    /// router, VirtualClock for the QoS routers.
+    #[serde(deserialize_with = "opt_kind_or_table", skip_serializing_if = "Option::is_none")]
+    pub crossbar_scheduler: Option<SchedulerConfig>,
+    /// Scheduler of each output multiplexer (stage 5). Default: as the crossbar's.
+    #[serde(deserialize_with = "opt_kind_or_table", skip_serializing_if = "Option::is_none")]
+    pub output_scheduler: Option<SchedulerConfig>,
+    /// Block-level multiplexing (document 003 §5.1): schedulers switch VC only every
+    /// `block_size` flits (1 = flit-level).
+    pub block_size: u32,
     pub vc_selection: VcSelection,
+    /// Preemptive router only.
+    pub preemption: PreemptionConfig,
 }
 
 impl Default for RouterConfig {
     fn default() -> Self {
         Self {
+            kind: RouterKind::Traditional,
             vcs: 16,
+            vc_classes: VcClasses::Auto,
             input_buffer: 40,
             output_buffer: 40,
             pipeline: PipelineConfig::default(),
             link_latency: 1,
             credit_latency: 1,
             speedup: 1,
-            crossbar_scheduler: SchedulerConfig::Fcfs,
-            output_scheduler: SchedulerConfig::Fcfs,
+            crossbar_scheduler: None,
+            output_scheduler: None,
+            block_size: 1,
             vc_selection: VcSelection::LowestFree,
+            preemption: PreemptionConfig::default(),
         }
+    }
+}
+
+impl RouterConfig {
+    /// The crossbar scheduler in force: as configured, else by router kind.
+    pub fn crossbar(&self) -> SchedulerConfig {
+        self.crossbar_scheduler.clone().unwrap_or(match self.kind {
+            RouterKind::Traditional => SchedulerConfig::Fcfs,
+            RouterKind::NonPreemptive | RouterKind::Preemptive => {
+                SchedulerConfig::VirtualClock { counter_bits: 0 }
+            }
+        })
+    }
+
+    /// The output multiplexer's scheduler in force.
+    pub fn output(&self) -> SchedulerConfig {
+        self.output_scheduler.clone().unwrap_or_else(|| self.crossbar())
     }
 }
 
@@ -237,12 +403,36 @@ pub struct RoutingConfig {
 pub struct EndpointConfig {
     /// How the NIC picks a VC of the router's input port for each packet.
     pub vc_selection: VcSelection,
+    /// Source queues: one FIFO for all messages, or one per traffic class served in
+    /// priority order (control, real-time, best effort) — document 003 §3.3's prioritized
+    /// doorbells, without the DMA model of the NIC issue.
+    pub queues: SourceQueues,
+    /// Packets in injection at once, each on its own VC, multiplexed flit by flit on the
+    /// link (1 = one packet at a time, the simple endpoint).
+    pub concurrent_packets: u32,
+    /// Scheduler multiplexing the injection link among those packets' VCs. Default: the
+    /// router's crossbar scheduler.
+    #[serde(deserialize_with = "opt_kind_or_table", skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<SchedulerConfig>,
 }
 
 impl Default for EndpointConfig {
     fn default() -> Self {
-        Self { vc_selection: VcSelection::RoundRobin }
+        Self {
+            vc_selection: VcSelection::RoundRobin,
+            queues: SourceQueues::Fifo,
+            concurrent_packets: 1,
+            scheduler: None,
+        }
     }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceQueues {
+    #[default]
+    Fifo,
+    PerClass,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -374,6 +564,45 @@ pub struct TrafficConfig {
     /// Which nodes run this source ("all" or a list).
     #[serde(default)]
     pub sources: NodeSet,
+    /// The messages' VirtualClock Vtick (document 003 §3.1: the bandwidth requirement each
+    /// header carries): cycles per flit, or a rate ("4 Mb/s" -> link rate / 4 Mb/s
+    /// cycles per flit). Default: control 1 (link rate), real-time its source's rate,
+    /// best effort 65535 (no requirement: the largest 16-bit Vtick, so it uses what the
+    /// reserved traffic leaves).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vtick: Option<VtickConfig>,
+}
+
+/// A Vtick as cycles per flit or as the rate it stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum VtickConfig {
+    Cycles(f64),
+    Rate(Bandwidth),
+}
+
+/// A real-time : best-effort mix whose ratio changes over time (document 003 §4.2: the load
+/// is split x:y between the two classes, in phases 20:80 -> 30:70 -> 50:50 -> 70:30 ->
+/// 80:20, without reconfiguring the routers' VC split). `[[traffic]]` entries of class
+/// real_time or best_effort that give no `load`/`rate` take their class's share, divided
+/// evenly among the entries of the class.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MixConfig {
+    /// Total offered load per node, fraction of link bandwidth.
+    pub load: f64,
+    pub phases: Vec<PhaseConfig>,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseConfig {
+    /// How long the phase lasts (the last one lasts to the end of the run).
+    pub duration: Duration,
+    /// The real-time part x of x:y.
+    pub real_time: f64,
+    /// The best-effort part y of x:y.
+    pub best_effort: f64,
 }
 
 /// A mechanism written either as a table with its `kind` and parameters
@@ -399,6 +628,15 @@ where
         }
     }
     d.deserialize_any(V(std::marker::PhantomData))
+}
+
+/// [`kind_or_table`] for an optional mechanism.
+fn opt_kind_or_table<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    kind_or_table(d).map(Some)
 }
 
 fn default_process() -> Process {

@@ -2,7 +2,10 @@
 //! the allowed values. Also builds what validation needs anyway (topology, routing,
 //! traffic), so the engine never re-derives them.
 
-use super::{Config, NodeSet, TopologyConfig};
+use super::{
+    ClassCounts, Config, NodeSet, RouterKind, SchedulerConfig, TopologyConfig, TrafficClass, VcClasses,
+    VtickConfig,
+};
 use crate::error::{ConfigError, ConfigErrors};
 use crate::routing::Routing;
 use crate::topology::Topology;
@@ -21,6 +24,122 @@ pub struct Validated {
     pub specs: Vec<TrafficSpec>,
     /// Per spec, the nodes that run it.
     pub spec_nodes: Vec<Vec<u32>>,
+    /// Per class: the VCs it may be given, and its own split (see `engine::Params`).
+    pub class_vcs: [u32; 3],
+    pub home_vcs: [u32; 3],
+}
+
+/// The largest Vtick: best effort's default (document 003 §3.1's 16-bit counters).
+pub const BEST_EFFORT_VTICK: u32 = 65_535;
+
+/// Check one scheduler configuration's parameters.
+fn check_scheduler(errs: &mut Vec<ConfigError>, path: &str, cfg: &SchedulerConfig, vcs: u32) {
+    match cfg {
+        SchedulerConfig::VirtualClock { counter_bits } => {
+            if *counter_bits != 0 && !(4..=63).contains(counter_bits) {
+                errs.push(ConfigError::new(
+                    format!("{path}.counter_bits"),
+                    format!("must be 0 (unbounded) or in 4..=63, got {counter_bits}"),
+                ));
+            }
+        }
+        SchedulerConfig::Wrr { weights } => {
+            if weights.len() > vcs as usize {
+                errs.push(ConfigError::new(
+                    format!("{path}.weights"),
+                    format!("gives {} weights for {vcs} VCs", weights.len()),
+                ));
+            }
+            for (i, &w) in weights.iter().enumerate() {
+                range(errs, &format!("{path}.weights[{i}]"), w, 0, 65_535);
+            }
+            if !weights.is_empty() && weights.iter().all(|&w| w == 0) {
+                errs.push(ConfigError::new(format!("{path}.weights"), "at least one weight must be > 0"));
+            }
+        }
+        SchedulerConfig::VlArbitration { high, low, limit_of_high_priority, management_vl } => {
+            for (name, table) in [("high", high), ("low", low)] {
+                if table.len() > 64 {
+                    errs.push(ConfigError::new(
+                        format!("{path}.{name}"),
+                        format!("at most 64 entries (IBA), got {}", table.len()),
+                    ));
+                }
+                for (i, &[vl, w]) in table.iter().enumerate() {
+                    if vl >= vcs {
+                        errs.push(ConfigError::new(
+                            format!("{path}.{name}[{i}]"),
+                            format!("VL {vl} does not exist (VLs are 0..{})", vcs - 1),
+                        ));
+                    }
+                    range(errs, &format!("{path}.{name}[{i}] weight"), w, 0, 255);
+                }
+            }
+            if high.iter().chain(low.iter()).all(|e| e[1] == 0) {
+                errs.push(ConfigError::new(path, "needs at least one high or low entry with weight > 0"));
+            }
+            range(errs, &format!("{path}.limit_of_high_priority"), *limit_of_high_priority, 0, 255);
+            if let Some(m) = management_vl {
+                if *m >= vcs {
+                    errs.push(ConfigError::new(
+                        format!("{path}.management_vl"),
+                        format!("VL {m} does not exist (VLs are 0..{})", vcs - 1),
+                    ));
+                }
+            }
+        }
+        SchedulerConfig::Fcfs | SchedulerConfig::RoundRobin | SchedulerConfig::FairQueueing => {}
+    }
+}
+
+/// The VC masks of the classes, in priority order from VC 0 (document 003 §4.2: control on
+/// VC 0, the ratio x:y of the first phase deciding the real-time / best-effort split).
+fn class_split(cfg: &Config, present: [bool; 3], vcs: u32) -> Result<[u32; 3], String> {
+    let counts = match cfg.router.vc_classes {
+        VcClasses::Counts(c) => c,
+        VcClasses::Auto => {
+            if present.iter().filter(|&&p| p).count() <= 1 {
+                return Ok([crate::routing::all_vcs(vcs); 3]);
+            }
+            let control = present[0] as u32;
+            let rest = vcs.saturating_sub(control);
+            let (x, y) = match (&cfg.mix, present[1], present[2]) {
+                (Some(m), true, true) if !m.phases.is_empty() => {
+                    (m.phases[0].real_time, m.phases[0].best_effort)
+                }
+                _ => {
+                    let load = |c: TrafficClass| -> f64 {
+                        cfg.traffic.iter().filter(|t| t.class == c).map(|t| t.load.unwrap_or(0.0)).sum()
+                    };
+                    (load(TrafficClass::RealTime), load(TrafficClass::BestEffort))
+                }
+            };
+            let share = if x + y > 0.0 { x / (x + y) } else { 0.5 };
+            let mut rt = if present[1] { ((rest as f64 * share).round() as u32).max(1) } else { 0 };
+            if present[2] && rt >= rest {
+                rt = rest.saturating_sub(1);
+            }
+            let be = rest - rt;
+            ClassCounts { control, real_time: rt, best_effort: be }
+        }
+    };
+    let total = counts.control + counts.real_time + counts.best_effort;
+    if total != vcs {
+        return Err(format!(
+            "VC counts control {} + real_time {} + best_effort {} = {total} must equal router.vcs = {vcs}",
+            counts.control, counts.real_time, counts.best_effort
+        ));
+    }
+    let mut masks = [0u32; 3];
+    let mut first = 0;
+    for (i, n) in [counts.control, counts.real_time, counts.best_effort].into_iter().enumerate() {
+        if present[i] && n == 0 {
+            return Err(format!("class {} has traffic but no VC", TrafficClass::ALL[i].name()));
+        }
+        masks[i] = if n == 0 { 0 } else { ((1u64 << (first + n)) - (1u64 << first)) as u32 };
+        first += n;
+    }
+    Ok(masks)
 }
 
 fn range<T: PartialOrd + std::fmt::Display + Copy>(
@@ -86,6 +205,16 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
     range(&mut errs, "router.link_latency", rc.link_latency, 1, 10_000);
     range(&mut errs, "router.credit_latency", rc.credit_latency, 1, 10_000);
     range(&mut errs, "router.speedup", rc.speedup, 1, 16);
+    range(&mut errs, "router.block_size", rc.block_size, 1, 65_535);
+    check_scheduler(&mut errs, "router.crossbar_scheduler", &rc.crossbar(), rc.vcs);
+    check_scheduler(&mut errs, "router.output_scheduler", &rc.output(), rc.vcs);
+    if let Some(s) = &cfg.endpoint.scheduler {
+        check_scheduler(&mut errs, "endpoint.scheduler", s, rc.vcs);
+    }
+    range(&mut errs, "endpoint.concurrent_packets", cfg.endpoint.concurrent_packets, 1, rc.vcs.max(1));
+    if rc.kind == RouterKind::Preemptive {
+        range(&mut errs, "router.preemption.extra_buffer", rc.preemption.extra_buffer, 1, 65_535);
+    }
     let pl = &rc.pipeline;
     for (name, v, lo) in [
         ("sync", pl.sync, 0),
@@ -132,7 +261,22 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
     let mut spec_nodes = Vec::new();
     for (i, t) in cfg.traffic.iter().enumerate() {
         let path = format!("traffic[{i}]");
+        let mix_share = cfg.mix.as_ref().and_then(|m| {
+            let n = cfg
+                .traffic
+                .iter()
+                .filter(|o| o.class == t.class && o.load.is_none() && o.rate.is_none())
+                .count();
+            let first = m.phases.first()?;
+            let part = match t.class {
+                TrafficClass::RealTime => first.real_time,
+                TrafficClass::BestEffort => first.best_effort,
+                TrafficClass::Control => return None,
+            };
+            Some(m.load * part / (first.real_time + first.best_effort) / n.max(1) as f64)
+        });
         let load = match (t.load, t.rate) {
+            (None, None) if mix_share.is_some() => mix_share.unwrap_or(0.0),
             (Some(l), None) => {
                 if !(l > 0.0 && l <= 1.0) {
                     errs.push(ConfigError::new(
@@ -191,7 +335,24 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         };
         match Pattern::build(&t.pattern, topo, |p| cfg.resolve_path(p), &format!("{path}.pattern")) {
             Ok(pattern) => {
+                let vtick = match (t.vtick, t.class) {
+                    (Some(VtickConfig::Cycles(c)), _) => c,
+                    (Some(VtickConfig::Rate(r)), _) => 1.0 / clock.flits_per_cycle(r),
+                    (None, TrafficClass::Control) => 1.0,
+                    (None, TrafficClass::RealTime) => 1.0 / load,
+                    (None, TrafficClass::BestEffort) => BEST_EFFORT_VTICK as f64,
+                };
+                if !(vtick.is_finite() && (1.0..=u32::MAX as f64).contains(&vtick.round())) {
+                    errs.push(ConfigError::new(
+                        format!("{path}.vtick"),
+                        format!(
+                            "must be 1..={} cycles per flit (a rate up to the link bandwidth), got {vtick}",
+                            u32::MAX
+                        ),
+                    ));
+                }
                 specs.push(TrafficSpec {
+                    vtick: vtick.round().clamp(1.0, u32::MAX as f64) as u32,
                     class: t.class,
                     process: t.process,
                     messages_per_cycle: load / t.message_flits.max(1) as f64,
@@ -205,8 +366,60 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         }
     }
 
+    if let Some(m) = &cfg.mix {
+        if !(m.load > 0.0 && m.load <= 1.0) {
+            errs.push(ConfigError::new(
+                "mix.load",
+                format!("must be in (0, 1] (a fraction of link bandwidth), got {}", m.load),
+            ));
+        }
+        if m.phases.is_empty() {
+            errs.push(ConfigError::new("mix.phases", "at least one phase is required"));
+        }
+        for (i, p) in m.phases.iter().enumerate() {
+            let sum = p.real_time + p.best_effort;
+            if !(p.real_time >= 0.0 && p.best_effort >= 0.0 && sum > 0.0 && sum.is_finite()) {
+                errs.push(ConfigError::new(
+                    format!("mix.phases[{i}]"),
+                    format!(
+                        "real_time and best_effort must be >= 0 and not both 0, got {}:{}",
+                        p.real_time, p.best_effort
+                    ),
+                ));
+            }
+            if clock.duration_cycles(p.duration) == 0 && i + 1 < m.phases.len() {
+                errs.push(ConfigError::new(
+                    format!("mix.phases[{i}].duration"),
+                    "must be at least one cycle",
+                ));
+            }
+        }
+    }
+    let mut present = [false; 3];
+    for t in &cfg.traffic {
+        present[t.class.index()] = true;
+    }
+    let mut split = [0u32; 3];
+    if (1..=32).contains(&rc.vcs) {
+        match class_split(cfg, present, rc.vcs) {
+            Ok(m) => split = m,
+            Err(e) => errs.push(ConfigError::new("router.vc_classes", e)),
+        }
+    }
     if !errs.is_empty() {
         return Err(ConfigErrors(errs));
     }
-    Ok(Validated { clock, topology: topology.unwrap(), routing: routing.unwrap(), specs, spec_nodes })
+    let class_vcs = match rc.kind {
+        RouterKind::Preemptive => [crate::routing::all_vcs(rc.vcs); 3],
+        _ => split,
+    };
+    Ok(Validated {
+        clock,
+        topology: topology.unwrap(),
+        routing: routing.unwrap(),
+        specs,
+        spec_nodes,
+        class_vcs,
+        home_vcs: split,
+    })
 }

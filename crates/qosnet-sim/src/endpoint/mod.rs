@@ -1,8 +1,12 @@
-//! Simple endpoints (the NIC issue replaces them): a source queue per node, messages cut
-//! into packets and packets into flits, one packet at a time injected at one flit per
-//! cycle onto a VC chosen by the configured policy, and a sink that consumes one flit per
-//! cycle per link and returns its credit.
+//! Simple endpoints (the NIC issue replaces them with NIC and HCA models): source queues
+//! per node (one FIFO, or one per class served by priority), messages cut into packets and
+//! packets into flits; up to `concurrent_packets` packets are injected at once, each on a
+//! VC its class may use, multiplexed on the link one flit per cycle by the injection
+//! scheduler (the same schedulers as the router's). A sink consumes one flit per cycle per
+//! link and returns its credit.
 
+use crate::config::TrafficClass;
+use crate::engine::Injecting;
 use crate::engine::{Simulation, Target};
 use crate::flit::{Flit, Message, Packet, HEAD, TAIL};
 use crate::units::Cycle;
@@ -24,6 +28,8 @@ impl Simulation {
                 let measured = self.measuring;
                 let class = spec.class;
                 let size = spec.message_flits;
+                let vtick = spec.vtick;
+                let flow = s;
                 let m = self.messages.insert(Message {
                     src: node as u32,
                     dst: dst as u32,
@@ -35,6 +41,9 @@ impl Simulation {
                     created: now,
                     injected: Cycle::MAX,
                     measured,
+                    vtick,
+                    flow,
+                    frame: u32::MAX,
                 });
                 if measured {
                     self.measured_outstanding += 1;
@@ -42,7 +51,8 @@ impl Simulation {
                     self.metrics.classes[class.index()].flits_offered += size as u64;
                     self.metrics.nodes[node].flits_offered += size as u64;
                 }
-                self.nic_queue[node].push_back(m);
+                let q = self.source_queue(node, class);
+                self.nic_queue[q].push_back(m);
                 self.activate_nic(node);
             }
             let source = &mut self.sources[s as usize];
@@ -60,7 +70,8 @@ impl Simulation {
         }
         active.retain(|&n| {
             let n = n as usize;
-            let keep = self.nic_cur[n].is_some() || !self.nic_queue[n].is_empty();
+            let keep =
+                self.nic_sending[n] != 0 || self.nic_queue[n * 3..n * 3 + 3].iter().any(|q| !q.is_empty());
             self.nic_is_active[n] = keep;
             keep
         });
@@ -68,26 +79,37 @@ impl Simulation {
         self.nic_active = active;
     }
 
+    /// The source queue a message waits in: its class's, or the single FIFO.
     #[inline]
-    fn inject_one(&mut self, n: usize, now: Cycle) {
+    pub(crate) fn source_queue(&self, node: usize, class: TrafficClass) -> usize {
+        node * 3 + if self.p.per_class_queues { class.index() } else { 0 }
+    }
+
+    /// Start packets while the NIC may inject more at once: the first message of each
+    /// queue, in priority order (control, real-time, best effort; a class that finds no free
+    /// VC does not hold up the next one), takes a free VC its class may use.
+    #[inline]
+    fn start_packets(&mut self, n: usize, now: Cycle) {
         let vcs = self.p.vcs;
-        let cur = match self.nic_cur[n] {
-            Some(c) => c,
-            None => {
-                let free = self.all_vcs() & !self.nic_busy[n];
-                let Some(&m) = self.nic_queue[n].front() else {
-                    return;
-                };
-                if free == 0 {
+        for q in n * 3..n * 3 + 3 {
+            loop {
+                if (self.nic_sending[n].count_ones()) >= self.p.concurrent_packets {
                     return;
                 }
+                let Some(&m) = self.nic_queue[q].front() else { break };
+                let class = self.messages.get(m).class.index();
+                let free = self.p.class_vcs[class] & !self.nic_busy[n];
+                if free == 0 {
+                    break;
+                }
+                let home = free & self.p.home_vcs[class];
+                let free = if home != 0 { home } else { free };
                 let msg = self.messages.get_mut(m);
                 let size = msg.packet_flits.min(msg.size - msg.packetized);
                 msg.packetized += size;
-                let last = msg.packetized == msg.size;
-                let (src, dst, class) = (msg.src, msg.dst, msg.class);
-                if last {
-                    self.nic_queue[n].pop_front();
+                let (src, dst, class, vtick) = (msg.src, msg.dst, msg.class, msg.vtick);
+                if msg.packetized == msg.size {
+                    self.nic_queue[q].pop_front();
                 }
                 let packet = self.packets.insert(Packet {
                     message: m,
@@ -96,18 +118,35 @@ impl Simulation {
                     size: size as u16,
                     received: 0,
                     class,
+                    vtick,
                 });
                 let vc = Self::select_vc(self.p.nic_vc_selection, free, &mut self.nic_rr[n]);
                 self.nic_busy[n] |= 1 << vc;
-                let c = crate::engine::Injecting { packet, seq: 0, size: size as u16, vc: vc as u8 };
-                self.nic_cur[n] = Some(c);
-                c
+                self.nic_sending[n] |= 1 << vc;
+                self.nic_keys.set_vtick(n, vc, vtick);
+                let key = self.nic_keys.key(n, vc, now, now);
+                self.nic_pkt[n * vcs + vc] = Injecting { packet, seq: 0, size: size as u16, start: now, key };
             }
-        };
-        let ci = n * vcs + cur.vc as usize;
-        if self.nic_credits[ci] == 0 {
+        }
+    }
+
+    #[inline]
+    fn inject_one(&mut self, n: usize, now: Cycle) {
+        let vcs = self.p.vcs;
+        self.start_packets(n, now);
+        let sending = self.nic_sending[n];
+        if sending == 0 {
             return;
         }
+        // The injection link is multiplexed flit by flit among the packets in progress.
+        let (pkts, credits) =
+            (&self.nic_pkt[n * vcs..(n + 1) * vcs], &self.nic_credits[n * vcs..(n + 1) * vcs]);
+        let eligible = |v: usize| (credits[v] > 0).then_some(pkts[v].key);
+        let Some(vc) = self.nic_sched[n].select(sending, &self.nic_tables, eligible) else {
+            return;
+        };
+        let ci = n * vcs + vc;
+        let cur = self.nic_pkt[ci];
         self.nic_credits[ci] -= 1;
         let mut kind = 0;
         if cur.seq == 0 {
@@ -118,10 +157,16 @@ impl Simulation {
                 msg.injected = now;
             }
         }
-        if cur.seq + 1 == cur.size {
+        let last = cur.seq + 1 == cur.size;
+        if last {
             kind |= TAIL;
+            self.nic_sending[n] &= !(1 << vc);
+        } else {
+            // All of a packet's flits are in the NIC VC from its start (FCFS: packet age).
+            let key = self.nic_keys.key(n, vc, cur.start, cur.start);
+            self.nic_pkt[ci] = Injecting { seq: cur.seq + 1, key, ..cur };
         }
-        let flit = Flit { packet: cur.packet, seq: cur.seq, kind, vc: cur.vc, ready: now };
+        let flit = Flit { packet: cur.packet, seq: cur.seq, kind, vc: vc as u8, ready: now };
         let to = Target::Router(self.attach_port[n]);
         self.send_flit(now + self.p.link, to, flit);
         self.in_flight += 1;
@@ -131,11 +176,6 @@ impl Simulation {
             self.metrics.nodes[n].flits_injected += 1;
             self.metrics.nic_link_flits[n] += 1;
         }
-        self.nic_cur[n] = if cur.seq + 1 == cur.size {
-            None
-        } else {
-            Some(crate::engine::Injecting { seq: cur.seq + 1, ..cur })
-        };
     }
 
     /// The sink at node `n` consumes a flit arriving from the router's ejection port.

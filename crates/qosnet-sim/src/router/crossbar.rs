@@ -66,12 +66,11 @@ impl Simulation {
                         blocked.set(blocked.get() | 1 << v);
                         return None;
                     }
-                    let ready = state.front_ready;
-                    (ready <= now && state.gate <= now).then_some(ready)
+                    (state.front_ready <= now && state.gate <= now).then_some(state.key)
                 };
                 // The input's scheduler state advances only if its choice is granted.
                 let before = self.xbar_sched[ip];
-                let chosen = self.xbar_sched[ip].select(waiting, eligible);
+                let chosen = self.xbar_sched[ip].select(waiting, &self.xbar_tables, eligible);
                 self.ip_blocked[ip] |= blocked.get();
                 let Some(v) = chosen else { continue };
                 self.xbar_saved[port] = before;
@@ -133,14 +132,24 @@ impl Simulation {
         if self.inbuf.is_empty(ivc) {
             self.ip_nonempty[ip] &= !(1 << v);
         } else {
-            self.in_vc[ivc].front_ready = self.inbuf.front(ivc).ready;
+            let ready = self.inbuf.front(ivc).ready;
+            self.in_vc[ivc].front_ready = ready;
+            self.in_vc[ivc].key = self.in_keys.key(ip, v, ready - self.p.d_sync, ready);
         }
         let state = self.in_vc[ivc];
         let (out, ov) = (state.out_port as usize, state.out_vc as usize);
         let op = r * ports + out;
         flit.ready = now + self.p.d_crossbar;
         flit.vc = ov as u8;
-        self.outbuf.push(state.ovc as usize, flit);
+        let ovc = state.ovc as usize;
+        if self.outbuf.is_empty(ovc) {
+            if flit.is_head() {
+                let vtick = self.packets.get(flit.packet).vtick;
+                self.out_keys.set_vtick(op, ov, vtick);
+            }
+            self.ovc_key[ovc] = self.out_keys.key(op, ov, now, flit.ready);
+        }
+        self.outbuf.push(ovc, flit);
         self.op_nonempty[op] |= 1 << ov;
         self.r_out_ports[r] |= 1 << out;
         let tail = flit.is_tail();

@@ -18,17 +18,18 @@ impl Simulation {
                 continue;
             }
             let base = op * vcs;
-            let outbuf = &self.outbuf;
-            let eligible = |v: usize| {
-                let ready = outbuf.front(base + v).ready;
-                (ready <= now).then_some(ready)
-            };
-            let Some(v) = self.out_sched[op].select(waiting & self.op_credited[op], eligible) else {
+            let (outbuf, keys) = (&self.outbuf, &self.ovc_key);
+            let eligible = |v: usize| (outbuf.front(base + v).ready <= now).then_some(keys[base + v]);
+            let offered = waiting & self.op_credited[op];
+            let Some(v) = self.out_sched[op].select(offered, &self.out_tables, eligible) else {
                 continue;
             };
             let flit = self.outbuf.pop(base + v);
             if self.outbuf.is_empty(base + v) {
                 self.op_nonempty[op] &= !(1 << v);
+            } else {
+                let ready = self.outbuf.front(base + v).ready;
+                self.ovc_key[base + v] = self.out_keys.key(op, v, ready - self.p.d_crossbar, ready);
             }
             self.credits[base + v] -= 1;
             if self.credits[base + v] == 0 {

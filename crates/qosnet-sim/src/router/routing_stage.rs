@@ -21,10 +21,13 @@ impl Simulation {
                 if head.ready > now {
                     continue;
                 }
-                let dst = self.packets.get(head.packet).dst as usize;
+                let pkt = self.packets.get(head.packet);
+                let (dst, class) = (pkt.dst as usize, pkt.class.index());
                 let route = self.routing.route(&self.topo, r, port, v, dst, vcs as u32);
                 self.in_vc[ivc].out_port = route.port as u16;
-                self.in_vc[ivc].route_vcs = route.vcs;
+                // The route's VCs that the message's class may use (document 003 §3.2).
+                self.in_vc[ivc].route_vcs = route.vcs & self.p.class_vcs[class];
+                self.in_vc[ivc].class = class as u8;
                 self.in_vc[ivc].gate = now + self.p.d_routing;
                 self.ip_routing[ip] &= !(1 << v);
                 self.ip_vc_alloc[ip] |= 1 << v;

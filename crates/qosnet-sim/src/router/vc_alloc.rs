@@ -45,6 +45,9 @@ impl Simulation {
             if free == 0 {
                 continue;
             }
+            // The preemptive router lets any class take any VC, its own split first.
+            let home = free & self.p.home_vcs[self.in_vc[ivc].class as usize];
+            let free = if home != 0 { home } else { free };
             let ov = Self::select_vc(self.p.vc_selection, free, &mut self.vc_rr[op]);
             self.va_rr[op] = ((key + 1) % KEYS) as u16;
             self.op_allocated[op] |= 1 << ov;

@@ -3,43 +3,159 @@
 //! One interface serves the crossbar input (stage 4), the output multiplexer (stage 5)
 //! and the NIC injection port. A scheduler sees only the candidate set, a per-candidate
 //! stamp (the FCFS age now; the VirtualClock value in the QoS router) and its own state.
-//! Static dispatch: an enum, matched once per decision.
+//! Static dispatch: an enum, matched once per decision. Rate-based schedulers
+//! (VirtualClock, Fair Queueing) are "smallest key first" over keys the VC's owner stamps
+//! ([`RateKeys`]); WRR and IBA VL arbitration read weight tables ([`SchedTables`]).
 
+mod fair_queueing;
 mod fcfs;
+mod rate_keys;
 mod round_robin;
+mod virtual_clock;
+mod vl_arbitration;
+mod wrr;
 
 use crate::config::SchedulerConfig;
 use crate::routing::VcMask;
+pub use fair_queueing::{FqFlow, FqPort};
 pub use fcfs::Fcfs;
+pub use rate_keys::RateKeys;
 pub use round_robin::RoundRobin;
+pub use virtual_clock::{CounterMode, VcClock};
+pub use vl_arbitration::{VlArb, VlArbTable};
+pub use wrr::Wrr;
 
-/// Small and `Copy`: the crossbar saves a scheduler's state before it nominates and puts it
-/// back when the nomination loses.
+/// What a scheduler's candidates are ordered by: the key `eligible(vc)` returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyMode {
+    /// The front flit's ready cycle (FCFS age); round robin, WRR and VL arbitration ignore it.
+    Age,
+    /// The VirtualClock stamp of the front flit (document 003 §3.1).
+    VirtualClock(CounterMode),
+    /// The weighted-fair-queueing finish tag of the front flit.
+    FairQueueing,
+}
+
+/// The choosing policy; small and `Copy` (the crossbar saves a scheduler's state before it
+/// nominates and puts it back when the nomination loses).
 #[derive(Clone, Copy, Debug)]
-pub enum Scheduler {
+pub enum Policy {
+    /// Smallest key first (FCFS, VirtualClock, Fair Queueing), ties to the lowest VC.
     Fcfs(Fcfs),
     RoundRobin(RoundRobin),
+    Wrr(Wrr),
+    VlArb(VlArb),
+}
+
+impl KeyMode {
+    /// The keys a scheduler configuration orders by.
+    pub fn of(cfg: &SchedulerConfig) -> KeyMode {
+        match cfg {
+            SchedulerConfig::VirtualClock { counter_bits } => {
+                KeyMode::VirtualClock(CounterMode::bits(*counter_bits))
+            }
+            SchedulerConfig::FairQueueing => KeyMode::FairQueueing,
+            _ => KeyMode::Age,
+        }
+    }
+}
+
+/// Configuration a policy reads but never changes, shared by all ports of one scheduling
+/// point (crossbar inputs, output multiplexers, NIC injection).
+#[derive(Clone, Debug)]
+pub struct SchedTables {
+    /// WRR weights, flits per round per VC.
+    pub wrr: [u16; 32],
+    pub vl: VlArbTable,
+}
+
+impl SchedTables {
+    /// The tables of a scheduler configuration, IBA units converted to flits (document 000
+    /// §3.3: weights in 64-byte units, the high-priority limit in 4 KiB units, 255 = none).
+    pub fn build(cfg: &SchedulerConfig, clock: &crate::units::Clock) -> SchedTables {
+        let mut t = SchedTables::default();
+        match cfg {
+            SchedulerConfig::Wrr { weights } => {
+                for (v, &w) in weights.iter().enumerate().take(32) {
+                    t.wrr[v] = w.min(u16::MAX as u32) as u16;
+                }
+            }
+            SchedulerConfig::VlArbitration { high, low, limit_of_high_priority, management_vl } => {
+                let unit = |bytes: f64, n: u32| (clock.bytes_to_flits(bytes) * n as f64).ceil() as u32;
+                let entries = |e: &[[u32; 2]]| e.iter().map(|&[vl, w]| (vl as u8, unit(64.0, w))).collect();
+                t.vl = VlArbTable {
+                    high: entries(high),
+                    low: entries(low),
+                    limit: (*limit_of_high_priority < 255)
+                        .then(|| unit(4096.0, *limit_of_high_priority).max(1)),
+                    management: management_vl.map(|m| m as u8),
+                };
+            }
+            _ => {}
+        }
+        t
+    }
+}
+
+impl Default for SchedTables {
+    fn default() -> Self {
+        Self { wrr: [1; 32], vl: VlArbTable::default() }
+    }
+}
+
+/// A scheduler: a policy plus block-level multiplexing (document 003 §5.1, Fig. 6): once
+/// a VC is chosen it keeps the channel for `block` flits while it can send, so the choice
+/// is made only every `block` flits (1 = flit-level multiplexing).
+#[derive(Clone, Copy, Debug)]
+pub struct Scheduler {
+    pub policy: Policy,
+    block: u16,
+    block_vc: u8,
+    block_left: u16,
 }
 
 impl Scheduler {
-    /// The only `match` from configuration to scheduler.
-    pub fn build(cfg: SchedulerConfig) -> Scheduler {
-        match cfg {
-            SchedulerConfig::Fcfs => Scheduler::Fcfs(Fcfs),
-            SchedulerConfig::RoundRobin => Scheduler::RoundRobin(RoundRobin::default()),
-        }
+    /// The only `match` from configuration to policy.
+    pub fn build(cfg: &SchedulerConfig, block: u32) -> Scheduler {
+        let policy = match cfg {
+            SchedulerConfig::Fcfs | SchedulerConfig::VirtualClock { .. } | SchedulerConfig::FairQueueing => {
+                Policy::Fcfs(Fcfs)
+            }
+            SchedulerConfig::RoundRobin => Policy::RoundRobin(RoundRobin::default()),
+            SchedulerConfig::Wrr { .. } => Policy::Wrr(Wrr::default()),
+            SchedulerConfig::VlArbitration { .. } => Policy::VlArb(VlArb::default()),
+        };
+        Scheduler { policy, block: block.clamp(1, u16::MAX as u32) as u16, block_vc: 0, block_left: 0 }
     }
 
     /// Pick one VC among `offered`. `eligible(vc)` says whether the VC may be served now
-    /// and with which stamp (its key: FCFS age now, virtual clock later); `None` if not.
-    /// Asking per VC lets a scheduler stop early (round robin) and test eligibility and
-    /// order in one pass (FCFS).
+    /// and with which key (see [`KeyMode`]); `None` if not. Asking per VC lets a policy
+    /// stop early (round robin) and test eligibility and order in one pass (FCFS).
     #[inline]
-    pub fn select(&mut self, offered: VcMask, eligible: impl FnMut(usize) -> Option<u64>) -> Option<usize> {
-        match self {
-            Scheduler::Fcfs(s) => s.select(offered, eligible),
-            Scheduler::RoundRobin(s) => s.select(offered, eligible),
+    pub fn select(
+        &mut self,
+        offered: VcMask,
+        tables: &SchedTables,
+        mut eligible: impl FnMut(usize) -> Option<u64>,
+    ) -> Option<usize> {
+        if self.block_left > 0 {
+            let v = self.block_vc as usize;
+            if offered >> v & 1 == 1 && eligible(v).is_some() {
+                self.block_left -= 1;
+                return Some(v);
+            }
         }
+        let v = match &mut self.policy {
+            Policy::Fcfs(s) => s.select(offered, eligible),
+            Policy::RoundRobin(s) => s.select(offered, eligible),
+            Policy::Wrr(s) => s.select(offered, &tables.wrr, eligible),
+            Policy::VlArb(s) => s.select(offered, &tables.vl, eligible),
+        }?;
+        if self.block > 1 {
+            self.block_vc = v as u8;
+            self.block_left = self.block - 1;
+        }
+        Some(v)
     }
 }
 

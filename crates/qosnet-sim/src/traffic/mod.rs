@@ -19,6 +19,8 @@ pub struct TrafficSpec {
     pub message_flits: u32,
     pub packet_flits: u32,
     pub pattern: Pattern,
+    /// VirtualClock Vtick of its messages, cycles per flit.
+    pub vtick: u32,
 }
 
 /// One node running one traffic spec.
@@ -99,6 +101,7 @@ mod tests {
             message_flits: 1,
             packet_flits: 1,
             pattern: Pattern::Uniform { nodes: 2 },
+            vtick: 1,
         }
     }
 
