@@ -20,7 +20,10 @@ import pyarrow.parquet as pq
 __all__ = ["TABLES", "RunResult"]
 
 #: The tables of a run, in the order they are written.
-TABLES = ("classes", "nodes", "links", "messages")
+TABLES = ("classes", "nodes", "links", "flows", "messages")
+#: Tables a run directory may lack: `messages` unless recorded; `flows` in directories
+#: written before it existed.
+_OPTIONAL = ("flows", "messages")
 _FORMATS = ("parquet", "csv")
 
 
@@ -32,6 +35,8 @@ class RunResult:
     classes: pd.DataFrame
     nodes: pd.DataFrame
     links: pd.DataFrame
+    #: Per flow (traffic source): messages, flits and bandwidth received in the window.
+    flows: pd.DataFrame | None
     messages: pd.DataFrame | None
     #: The configuration with every default filled in, as the engine resolved it (TOML).
     config_toml: str
@@ -41,7 +46,7 @@ class RunResult:
     def from_engine(cls, raw: dict[str, Any], config_toml: str, wall_seconds: float) -> RunResult:
         """Wrap `_core.Simulation.result()` (columns as lists) in DataFrames."""
         types = raw.get("types", {})
-        frames = {name: _frame(raw[name], types.get(name)) for name in TABLES}
+        frames = {name: _frame(raw.get(name), types.get(name)) for name in TABLES}
         return cls(
             summary=json.loads(raw["summary"]),
             config_toml=config_toml,
@@ -95,7 +100,7 @@ class RunResult:
                 frames[name] = pd.read_parquet(src / f"{name}.parquet")
             elif (src / f"{name}.csv").exists():
                 frames[name] = pd.read_csv(src / f"{name}.csv")
-            elif name == "messages":
+            elif name in _OPTIONAL:
                 frames[name] = None
             else:
                 raise FileNotFoundError(f"{src / name}.parquet (or .csv) is missing")

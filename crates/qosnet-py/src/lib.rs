@@ -73,42 +73,30 @@ impl Simulation {
     }
 
     /// Results: {"summary": json str, "classes": {col: list}, "nodes": ..., "links": ...,
-    /// "messages": ... or None, "types": {table: {col: "u64" | "f64" | "str"}}} — the types
+    /// "flows": ..., "messages": ... or None, "types": {table: {col: "u64" | "f64" | "str"}}} — the types
     /// let an empty table keep its schema.
     fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let r = py.allow_threads(|| self.inner.result());
         let d = PyDict::new(py);
         let types = PyDict::new(py);
-        for (name, t) in [
-            ("classes", Some(&r.classes)),
-            ("nodes", Some(&r.nodes)),
-            ("links", Some(&r.links)),
-            ("messages", r.messages.as_ref()),
-        ] {
-            if let Some(t) = t {
-                let cols = PyDict::new(py);
-                for (col, c) in &t.columns {
-                    cols.set_item(
-                        col,
-                        match c {
-                            Column::U64(_) => "u64",
-                            Column::F64(_) => "f64",
-                            Column::Str(_) => "str",
-                        },
-                    )?;
-                }
-                types.set_item(name, cols)?;
+        d.set_item("messages", py.None())?;
+        for (name, t) in r.tables() {
+            let cols = PyDict::new(py);
+            for (col, c) in &t.columns {
+                cols.set_item(
+                    col,
+                    match c {
+                        Column::U64(_) => "u64",
+                        Column::F64(_) => "f64",
+                        Column::Str(_) => "str",
+                    },
+                )?;
             }
+            types.set_item(name, cols)?;
+            d.set_item(name, table(py, t)?)?;
         }
         d.set_item("types", types)?;
         d.set_item("summary", r.summary_json())?;
-        d.set_item("classes", table(py, &r.classes)?)?;
-        d.set_item("nodes", table(py, &r.nodes)?)?;
-        d.set_item("links", table(py, &r.links)?)?;
-        match &r.messages {
-            Some(m) => d.set_item("messages", table(py, m)?)?,
-            None => d.set_item("messages", py.None())?,
-        }
         Ok(d)
     }
 }

@@ -7,7 +7,7 @@
 //! STYLE.md). Only active routers and NICs are visited; when nothing is in flight the loop
 //! jumps to the next source event.
 
-use crate::config::{Config, RouterKind, VcSelection};
+use crate::config::{Config, RouterKind, TrafficClass, VcSelection};
 use crate::error::{ConfigErrors, SimError};
 use crate::flit::{Flit, Message, Packet, Slab};
 use crate::metrics::Metrics;
@@ -51,6 +51,12 @@ pub(crate) struct CreditMsg {
 #[derive(Clone, Debug)]
 pub(crate) struct Params {
     pub vcs: usize,
+    /// Buffers per port: the C VCs, and in the preemptive router C more, the extra
+    /// buffers (lane C + v is VC v's extra buffer, document 003 §3.2.1).
+    pub lanes: usize,
+    /// Depth of an extra buffer, flits.
+    pub extra_depth: u32,
+    pub acceleration: bool,
     pub ports: usize,
     pub input_depth: u32,
     pub output_depth: u32,
@@ -64,7 +70,6 @@ pub(crate) struct Params {
     pub speedup: u32,
     pub vc_selection: VcSelection,
     pub nic_vc_selection: VcSelection,
-    #[allow(dead_code)] // read by the preemptive router
     pub kind: RouterKind,
     /// Per traffic class (`TrafficClass::index`): the VCs it may be given.
     pub class_vcs: [u32; 3],
@@ -99,6 +104,10 @@ pub(crate) struct InVc {
     pub out_vc: u8,
     /// Traffic class of the packet held (`TrafficClass::index`).
     pub class: u8,
+    /// The packet held (from its header's arrival).
+    pub packet: u32,
+    /// The header is a dummy header: the packet resumes after a preemption.
+    pub resumed: bool,
 }
 
 /// A packet a NIC is injecting (one per VC).
@@ -136,6 +145,19 @@ pub struct Simulation {
     pub(crate) xbar_tables: SchedTables,
     /// Per input VC: the rate-scheduler state behind `InVc::key`.
     pub(crate) in_keys: RateKeys,
+    // --- preemption (document 003 §3.2.1), per input port, masks over its C VCs ---
+    /// VCs whose extra buffer holds a preempting message (the VC itself waits).
+    pub(crate) ip_preempting: Vec<u32>,
+    /// VCs whose preempted message's dummy tail must cross first.
+    pub(crate) ip_draining: Vec<u32>,
+    /// VCs whose preempted message resumes with a dummy header (its history-stack entry).
+    pub(crate) ip_resume: Vec<u32>,
+    /// Lanes holding a message whose tail has not arrived yet.
+    pub(crate) ip_open: Vec<u32>,
+    /// Lanes whose flits are accelerated (the lowest key) until their tail crosses.
+    pub(crate) ip_accel: Vec<u32>,
+    /// Per input VC: the preempted packet a dummy header will resume.
+    pub(crate) resume_packet: Vec<u32>,
     /// Per input port: the upstream output port its credits go to (`NIC_CREDIT | node`).
     pub(crate) credit_return: Vec<u32>,
     /// Per input port: (router, port), so the hot path needs no division.
@@ -149,6 +171,13 @@ pub struct Simulation {
     pub(crate) op_credited: Vec<u32>,
     /// Per output VC, the input VC holding it as `input port << 5 | vc` (valid while allocated).
     pub(crate) ovc_owner: Vec<u32>,
+    /// Per output VC: the class of the packet holding it.
+    pub(crate) ovc_class: Vec<u8>,
+    /// Per output port: VCs whose holder's tail has not crossed the crossbar yet.
+    pub(crate) op_open: Vec<u32>,
+    /// Per output VC: the packet whose dummy tail it carries until that tail's credit
+    /// returns (`u32::MAX`: none): the packet's resumed part may not overtake it.
+    pub(crate) ovc_guard: Vec<u32>,
     pub(crate) out_sched: Vec<Scheduler>,
     pub(crate) out_tables: SchedTables,
     pub(crate) out_keys: RateKeys,
@@ -187,6 +216,8 @@ pub struct Simulation {
     /// Per node: VCs held by a packet, from its header until its tail credit returns.
     pub(crate) nic_busy: Vec<u32>,
     pub(crate) nic_rr: Vec<RoundRobin>,
+    /// Per node and lane: the class of the packet holding it.
+    pub(crate) nic_class: Vec<u8>,
     pub(crate) nic_sched: Vec<Scheduler>,
     pub(crate) nic_tables: SchedTables,
     pub(crate) nic_keys: RateKeys,
@@ -215,6 +246,8 @@ pub struct Simulation {
     pub(crate) flits_injected: u64,
     pub(crate) flits_ejected: u64,
     pub(crate) flit_hops: u64,
+    /// Dummy tails and headers made by preemption (flit conservation counts them).
+    pub(crate) dummy_flits: u64,
     pub(crate) measured_outstanding: u64,
     pub(crate) finished: bool,
     /// Whether the current cycle lies in the measurement window (set once per cycle).
@@ -245,8 +278,13 @@ impl Simulation {
         let cyc = |d| clock.duration_cycles(d);
         let warmup = cyc(config.simulation.warmup);
         let window_end = warmup.saturating_add(cyc(config.simulation.measure));
+        let preemptive = rc.kind == RouterKind::Preemptive;
+        let lanes = if preemptive { 2 * vcs } else { vcs };
         let p = Params {
             vcs,
+            lanes,
+            extra_depth: rc.preemption.extra_buffer,
+            acceleration: rc.preemption.acceleration,
             ports,
             input_depth: rc.input_buffer,
             output_depth: rc.output_buffer,
@@ -270,7 +308,12 @@ impl Simulation {
             watchdog: cyc(config.simulation.watchdog).max(1),
         };
         let n_ports = topo.routers * ports;
-        let n_vcs = n_ports * vcs;
+        let n_vcs = n_ports * lanes;
+        let lane_depths = |n: usize| -> Vec<u32> {
+            (0..n * lanes).map(|i| if i % lanes < vcs { p.input_depth } else { p.extra_depth }).collect()
+        };
+        // Room for the dummy flits preemption makes inside a buffer (not covered by credits).
+        let in_cap = p.input_depth.max(p.extra_depth) + if preemptive { 2 } else { 0 };
         let mut out_target = vec![Target::None; n_ports];
         let mut credit_return = vec![u32::MAX; n_ports];
         for (i, t) in out_target.iter_mut().enumerate() {
@@ -307,9 +350,10 @@ impl Simulation {
                 sources.push(s);
             }
         }
-        let metrics = Metrics::new(warmup, window_end, nodes, n_ports, config.simulation.record_messages);
+        let mut metrics = Metrics::new(warmup, window_end, nodes, n_ports, config.simulation.record_messages);
+        metrics.flows = vec![Default::default(); sources.len() + 1];
         Ok(Simulation {
-            inbuf: Rings::new(n_vcs, p.input_depth),
+            inbuf: Rings::new(n_vcs, in_cap),
             in_vc: vec![InVc::default(); n_vcs],
             ip_nonempty: vec![0; n_ports],
             ip_routing: vec![0; n_ports],
@@ -318,25 +362,34 @@ impl Simulation {
             ip_blocked: vec![0; n_ports],
             ip_to_out: vec![0; n_ports * ports],
             xbar_sched: vec![Scheduler::build(&xbar_cfg, block); n_ports],
-            xbar_tables: SchedTables::build(&xbar_cfg, &clock),
-            in_keys: RateKeys::new(KeyMode::of(&xbar_cfg), n_ports, vcs),
+            xbar_tables: SchedTables::build(&xbar_cfg, &clock, vcs, preemptive),
+            in_keys: RateKeys::new(KeyMode::of(&xbar_cfg), n_ports, lanes),
+            ip_preempting: vec![0; n_ports],
+            ip_draining: vec![0; n_ports],
+            ip_resume: vec![0; n_ports],
+            ip_open: vec![0; n_ports],
+            ip_accel: vec![0; n_ports],
+            resume_packet: vec![0; n_vcs],
             credit_return,
             ip_place,
             outbuf: Rings::new(n_vcs, p.output_depth),
-            credits: vec![p.input_depth; n_vcs],
+            credits: lane_depths(n_ports),
             op_allocated: vec![0; n_ports],
             op_nonempty: vec![0; n_ports],
-            op_credited: vec![all_vcs(vcs as u32); n_ports],
+            op_credited: vec![all_vcs(lanes as u32); n_ports],
             ovc_owner: vec![0; n_vcs],
+            ovc_class: vec![0; n_vcs],
+            op_open: vec![0; n_ports],
+            ovc_guard: vec![u32::MAX; n_vcs],
             out_sched: vec![Scheduler::build(&out_cfg, block); n_ports],
-            out_tables: SchedTables::build(&out_cfg, &clock),
-            out_keys: RateKeys::new(KeyMode::of(&out_cfg), n_ports, vcs),
+            out_tables: SchedTables::build(&out_cfg, &clock, vcs, preemptive),
+            out_keys: RateKeys::new(KeyMode::of(&out_cfg), n_ports, lanes),
             ovc_key: vec![0; n_vcs],
             out_target,
             vc_rr: vec![RoundRobin::default(); n_ports],
             xbar_rr: vec![0; n_ports],
             va_rr: vec![0; n_ports],
-            va_requests: Vec::with_capacity(ports * vcs),
+            va_requests: Vec::with_capacity(ports * lanes),
             xbar_saved: vec![Scheduler::build(&xbar_cfg, block); ports],
             xbar_requests: vec![0; ports],
             xbar_used: vec![0; ports],
@@ -348,15 +401,16 @@ impl Simulation {
             r_xbar_ports: vec![0; topo.routers],
             r_out_ports: vec![0; topo.routers],
             nic_queue: vec![VecDeque::new(); nodes * 3],
-            nic_pkt: vec![Injecting::default(); nodes * vcs],
+            nic_pkt: vec![Injecting::default(); nodes * lanes],
             nic_sending: vec![0; nodes],
-            nic_credits: vec![p.input_depth; nodes * vcs],
+            nic_credits: lane_depths(nodes),
+            nic_class: vec![0; nodes * lanes],
             nic_busy: vec![0; nodes],
             nic_rr: vec![RoundRobin::default(); nodes],
             // The simple endpoint keeps no injection block: its link is its own.
             nic_sched: vec![Scheduler::build(&nic_cfg, 1); nodes],
-            nic_tables: SchedTables::build(&nic_cfg, &clock),
-            nic_keys: RateKeys::new(KeyMode::of(&nic_cfg), nodes, vcs),
+            nic_tables: SchedTables::build(&nic_cfg, &clock, vcs, preemptive),
+            nic_keys: RateKeys::new(KeyMode::of(&nic_cfg), nodes, lanes),
             nic_active: Vec::with_capacity(nodes),
             nic_is_active: vec![false; nodes],
             attach_port,
@@ -375,6 +429,7 @@ impl Simulation {
             flits_injected: 0,
             flits_ejected: 0,
             flit_hops: 0,
+            dummy_flits: 0,
             measured_outstanding: 0,
             finished: false,
             measuring: false,
@@ -513,6 +568,43 @@ impl Simulation {
         Ok(())
     }
 
+    /// Queue a message at node `src` now, outside any traffic source (tests and hand-worked
+    /// scenarios). It belongs to the flow after the sources' (the last row of `flows`) and is
+    /// measured if created inside the window.
+    #[doc(hidden)]
+    pub fn post_message(&mut self, src: u32, dst: u32, class: TrafficClass, size: u32, vtick: u32) -> u32 {
+        let measured = self.metrics.in_window(self.now);
+        let m = self.messages.insert(Message {
+            src,
+            dst,
+            class,
+            size,
+            packet_flits: size,
+            packetized: 0,
+            delivered: 0,
+            created: self.now,
+            injected: Cycle::MAX,
+            measured,
+            vtick,
+            flow: self.sources.len() as u32,
+            frame: u32::MAX,
+        });
+        if measured {
+            self.measured_outstanding += 1;
+            self.metrics.classes[class.index()].messages_measured += 1;
+            self.metrics.classes[class.index()].flits_offered += size as u64;
+        }
+        let q = self.source_queue(src as usize, class);
+        self.nic_queue[q].push_back(m);
+        self.activate_nic(src as usize);
+        m
+    }
+
+    /// Dummy flits preemption has made so far.
+    pub fn dummy_flits(&self) -> u64 {
+        self.dummy_flits
+    }
+
     #[inline]
     pub(crate) fn activate_router(&mut self, r: usize) {
         if !self.is_active[r] {
@@ -548,7 +640,7 @@ impl Simulation {
         }
         let mut batch = std::mem::take(&mut self.credit_wheel[slot]);
         self.credits_in_flight -= batch.len() as u64;
-        let vcs = self.p.vcs;
+        let vcs = self.p.lanes;
         for c in batch.drain(..) {
             let bit = 1u32 << c.vc;
             if c.to & NIC_CREDIT != 0 {
@@ -563,6 +655,7 @@ impl Simulation {
                 self.op_credited[op] |= bit;
                 if c.tail {
                     self.op_allocated[op] &= !bit;
+                    self.ovc_guard[op * vcs + c.vc as usize] = u32::MAX;
                 }
             }
         }
@@ -591,14 +684,25 @@ impl Simulation {
     #[inline]
     fn receive(&mut self, ip: usize, mut flit: Flit, now: Cycle) {
         let v = flit.vc as usize;
-        let ivc = ip * self.p.vcs + v;
+        let ivc = ip * self.p.lanes + v;
         flit.ready = now + self.p.d_sync;
         let (r, port) = self.ip_place[ip];
         let (r, port) = (r as usize, port as usize);
+        if flit.is_tail() {
+            self.ip_open[ip] &= !(1 << v);
+        }
         if flit.is_head() {
             debug_assert!(self.inbuf.is_empty(ivc), "header into an occupied VC");
+            if !flit.is_tail() {
+                self.ip_open[ip] |= 1 << v;
+            }
+            self.in_vc[ivc].packet = flit.packet;
+            self.in_vc[ivc].resumed = flit.is_dummy();
             self.ip_routing[ip] |= 1 << v;
             self.r_route_ports[r] |= 1 << port;
+            if v >= self.p.vcs {
+                self.preempt(ip, v - self.p.vcs, now);
+            }
         } else {
             self.r_xbar_ports[r] |= 1 << port;
         }
@@ -628,7 +732,7 @@ impl Simulation {
     }
 
     fn deadlock(&self) -> SimError {
-        let (ports, vcs) = (self.p.ports, self.p.vcs);
+        let (ports, vcs) = (self.p.ports, self.p.lanes);
         let mut stuck = Vec::new();
         for ivc in 0..self.inbuf_len() {
             if !self.inbuf.is_empty(ivc) {
@@ -640,6 +744,6 @@ impl Simulation {
     }
 
     pub(crate) fn inbuf_len(&self) -> usize {
-        self.topo.routers * self.p.ports * self.p.vcs
+        self.topo.routers * self.p.ports * self.p.lanes
     }
 }

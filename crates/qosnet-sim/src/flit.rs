@@ -8,6 +8,11 @@ use crate::units::Cycle;
 
 pub const HEAD: u8 = 1;
 pub const TAIL: u8 = 2;
+/// A dummy tail or header made by preemption (document 003 §3.2.1): no payload, it only
+/// releases (tail) or re-acquires (header) the path of a preempted message.
+pub const DUMMY: u8 = 4;
+/// Made inside this router's input buffer, so no credit stands for it upstream.
+pub const LOCAL: u8 = 8;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Flit {
@@ -32,6 +37,10 @@ impl Flit {
     pub fn is_tail(&self) -> bool {
         self.kind & TAIL != 0
     }
+    #[inline]
+    pub fn is_dummy(&self) -> bool {
+        self.kind & DUMMY != 0
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -46,6 +55,8 @@ pub struct Packet {
     pub class: TrafficClass,
     /// VirtualClock Vtick (cycles per flit) the header carries (document 003 §3.1).
     pub vtick: u32,
+    /// The message's flow (for bandwidth received per flow).
+    pub flow: u32,
 }
 
 #[derive(Clone, Copy, Debug)]

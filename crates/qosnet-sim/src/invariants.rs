@@ -4,12 +4,13 @@
 
 use crate::engine::{Simulation, Target, NIC_CREDIT};
 use crate::error::SimError;
+use crate::flit::LOCAL;
 
 impl Simulation {
     pub fn check_invariants(&self) -> Result<(), SimError> {
         let fail = |what: String| Err(SimError::Invariant { cycle: self.now, what });
-        let (ports, vcs) = (self.p.ports, self.p.vcs);
-        let depth = self.p.input_depth;
+        let (ports, vcs) = (self.p.ports, self.p.lanes);
+        let lane_depth = |v: usize| if v < self.p.vcs { self.p.input_depth } else { self.p.extra_depth };
         let n_vcs = self.inbuf_len();
 
         // Flits and credits in the timing wheels, by destination.
@@ -37,10 +38,10 @@ impl Simulation {
 
         // Conservation: injected = ejected + in buffers + on links.
         let buffered: u64 = (0..n_vcs).map(|q| (self.inbuf.len(q) + self.outbuf.len(q)) as u64).sum();
-        if self.flits_injected != self.flits_ejected + buffered + wheel_total {
+        if self.flits_injected + self.dummy_flits != self.flits_ejected + buffered + wheel_total {
             return fail(format!(
-                "flit conservation: injected {} != ejected {} + buffered {} + on links {}",
-                self.flits_injected, self.flits_ejected, buffered, wheel_total
+                "flit conservation: injected {} + dummies {} != ejected {} + buffered {} + on links {}",
+                self.flits_injected, self.dummy_flits, self.flits_ejected, buffered, wheel_total
             ));
         }
         if self.in_flight != buffered + wheel_total {
@@ -56,6 +57,7 @@ impl Simulation {
             }
             for v in 0..vcs {
                 let ivc = ip * vcs + v;
+                let depth = lane_depth(v);
                 let (credits, wire_credits) = if up & NIC_CREDIT != 0 {
                     let i = (up & !NIC_CREDIT) as usize * vcs + v;
                     (self.nic_credits[i], wheel_credits_nic[i])
@@ -70,16 +72,18 @@ impl Simulation {
                         ip % ports
                     ));
                 }
-                let total = credits + self.inbuf.len(ivc) + wheel_flits[ivc] + wire_credits;
+                // Dummy flits made here hold no credit.
+                let held = self.inbuf.iter(ivc).filter(|f| f.kind & LOCAL == 0).count() as u32;
+                let total = credits + held + wheel_flits[ivc] + wire_credits;
                 if total != depth {
                     return fail(format!(
-                        "router[{}].in[{}].vc[{v}]: credits {credits} + buffered {} + on wire {} + credits on wire {wire_credits} != depth {depth}",
-                        ip / ports, ip % ports, self.inbuf.len(ivc), wheel_flits[ivc]
+                        "router[{}].in[{}].vc[{v}]: credits {credits} + buffered {held} + on wire {} + credits on wire {wire_credits} != depth {depth}",
+                        ip / ports, ip % ports, wheel_flits[ivc]
                     ));
                 }
                 // One packet per VC buffer, flits in order; masks match the buffer.
                 let mut prev: Option<(u32, u16)> = None;
-                for f in self.inbuf.iter(ivc) {
+                for f in self.inbuf.iter(ivc).filter(|f| !f.is_dummy()) {
                     if let Some((p, s)) = prev {
                         if f.packet != p || f.seq != s + 1 {
                             return fail(format!(
@@ -103,6 +107,7 @@ impl Simulation {
         // Ejection links: the sink consumes at once, so credits + wire = depth.
         for node in 0..self.topo.nodes {
             for v in 0..vcs {
+                let depth = lane_depth(v);
                 let i = self.attach_port[node] as usize * vcs + v;
                 let on_wire = self
                     .arrivals

@@ -51,10 +51,26 @@ pub struct RunResult {
     pub classes: Table,
     pub nodes: Table,
     pub links: Table,
+    /// Per flow: bandwidth received (document 003 §4.2).
+    pub flows: Table,
     pub messages: Option<Table>,
 }
 
 impl RunResult {
+    /// Every table by name, in the order they are written (`messages` only when recorded).
+    pub fn tables(&self) -> Vec<(&'static str, &Table)> {
+        let mut t = vec![
+            ("classes", &self.classes),
+            ("nodes", &self.nodes),
+            ("links", &self.links),
+            ("flows", &self.flows),
+        ];
+        if let Some(m) = &self.messages {
+            t.push(("messages", m));
+        }
+        t
+    }
+
     pub fn summary_json(&self) -> String {
         serde_json::to_string_pretty(&self.summary).expect("summary serialises")
     }
@@ -221,6 +237,47 @@ impl Simulation {
             t
         });
 
+        let mut flows = Table::default();
+        let fs = &m.flows;
+        let src_of = |i: usize| self.sources.get(i).map_or(u64::MAX, |s| s.node as u64);
+        let spec_of = |i: usize| self.sources.get(i).map_or(u64::MAX, |s| s.spec as u64);
+        flows
+            .push("flow", Column::U64((0..fs.len() as u64).collect()))
+            .push("traffic", Column::U64((0..fs.len()).map(spec_of).collect()))
+            .push("src", Column::U64((0..fs.len()).map(src_of).collect()))
+            .push(
+                "class",
+                Column::Str(
+                    (0..fs.len())
+                        .map(|i| {
+                            self.sources.get(i).map_or("posted", |s| self.specs[s.spec as usize].class.name())
+                        })
+                        .map(str::to_string)
+                        .collect(),
+                ),
+            )
+            .push(
+                "vtick",
+                Column::U64(
+                    (0..fs.len())
+                        .map(|i| self.sources.get(i).map_or(0, |s| self.specs[s.spec as usize].vtick as u64))
+                        .collect(),
+                ),
+            )
+            .push("messages_delivered", Column::U64(fs.iter().map(|f| f.messages).collect()))
+            .push("flits_delivered", Column::U64(fs.iter().map(|f| f.flits).collect()))
+            .push(
+                "bandwidth_flits_per_cycle",
+                Column::F64(fs.iter().map(|f| f.flits as f64 / window).collect()),
+            )
+            .push(
+                "bandwidth_gbps",
+                Column::F64(
+                    fs.iter().map(|f| self.clock.bits_per_second(f.flits as f64 / window) / 1e9).collect(),
+                ),
+            )
+            .push("latency_mean", Column::F64(fs.iter().map(|f| ratio(f.latency_sum, f.messages)).collect()));
+
         let latency = LatencySummary::of(&mut all);
         let summary = Summary {
             cycles: self.now,
@@ -246,6 +303,6 @@ impl Simulation {
             flits_ejected: self.flits_ejected,
             flit_hops: self.flit_hops,
         };
-        RunResult { summary, classes, nodes: node_t, links, messages }
+        RunResult { summary, classes, nodes: node_t, links, flows, messages }
     }
 }

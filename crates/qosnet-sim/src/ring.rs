@@ -44,6 +44,16 @@ impl Rings {
         self.data[q * cap as usize + slot as usize] = f;
         self.state[q].1 = len + 1;
     }
+    /// Push at the front (a dummy flit made inside the buffer by preemption).
+    #[inline]
+    pub fn push_front(&mut self, q: usize, f: Flit) {
+        let cap = self.cap;
+        let (head, len) = self.state[q];
+        debug_assert!(len < cap, "ring {q} overflow");
+        let h = if head == 0 { cap - 1 } else { head - 1 };
+        self.data[q * cap as usize + h as usize] = f;
+        self.state[q] = (h, len + 1);
+    }
     #[inline]
     pub fn pop(&mut self, q: usize) -> Flit {
         let cap = self.cap;

@@ -211,9 +211,20 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
     if let Some(s) = &cfg.endpoint.scheduler {
         check_scheduler(&mut errs, "endpoint.scheduler", s, rc.vcs);
     }
-    range(&mut errs, "endpoint.concurrent_packets", cfg.endpoint.concurrent_packets, 1, rc.vcs.max(1));
+    // The preemptive router's NIC may also send into the VCs' extra buffers.
+    let lanes = if rc.kind == RouterKind::Preemptive { 2 * rc.vcs } else { rc.vcs };
+    range(&mut errs, "endpoint.concurrent_packets", cfg.endpoint.concurrent_packets, 1, lanes.max(1));
     if rc.kind == RouterKind::Preemptive {
         range(&mut errs, "router.preemption.extra_buffer", rc.preemption.extra_buffer, 1, 65_535);
+        if rc.vcs > 16 {
+            errs.push(ConfigError::new(
+                "router.vcs",
+                format!(
+                    "the preemptive router supports at most 16 VCs (each with an extra buffer), got {}",
+                    rc.vcs
+                ),
+            ));
+        }
     }
     let pl = &rc.pipeline;
     for (name, v, lo) in [

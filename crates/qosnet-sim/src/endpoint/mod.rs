@@ -5,7 +5,7 @@
 //! scheduler (the same schedulers as the router's). A sink consumes one flit per cycle per
 //! link and returns its credit.
 
-use crate::config::TrafficClass;
+use crate::config::{RouterKind, TrafficClass};
 use crate::engine::Injecting;
 use crate::engine::{Simulation, Target};
 use crate::flit::{Flit, Message, Packet, HEAD, TAIL};
@@ -90,7 +90,7 @@ impl Simulation {
     /// VC does not hold up the next one), takes a free VC its class may use.
     #[inline]
     fn start_packets(&mut self, n: usize, now: Cycle) {
-        let vcs = self.p.vcs;
+        let vcs = self.p.lanes;
         for q in n * 3..n * 3 + 3 {
             loop {
                 if (self.nic_sending[n].count_ones()) >= self.p.concurrent_packets {
@@ -99,15 +99,22 @@ impl Simulation {
                 let Some(&m) = self.nic_queue[q].front() else { break };
                 let class = self.messages.get(m).class.index();
                 let free = self.p.class_vcs[class] & !self.nic_busy[n];
-                if free == 0 {
+                let vc = if free != 0 {
+                    let home = free & self.p.home_vcs[class];
+                    let free = if home != 0 { home } else { free };
+                    Self::select_vc(self.p.nic_vc_selection, free, &mut self.nic_rr[n])
+                } else if self.p.kind == RouterKind::Preemptive {
+                    match self.nic_preempt(n, class as u8) {
+                        Some(lane) => lane,
+                        None => break,
+                    }
+                } else {
                     break;
-                }
-                let home = free & self.p.home_vcs[class];
-                let free = if home != 0 { home } else { free };
+                };
                 let msg = self.messages.get_mut(m);
                 let size = msg.packet_flits.min(msg.size - msg.packetized);
                 msg.packetized += size;
-                let (src, dst, class, vtick) = (msg.src, msg.dst, msg.class, msg.vtick);
+                let (src, dst, class, vtick, flow) = (msg.src, msg.dst, msg.class, msg.vtick, msg.flow);
                 if msg.packetized == msg.size {
                     self.nic_queue[q].pop_front();
                 }
@@ -119,9 +126,10 @@ impl Simulation {
                     received: 0,
                     class,
                     vtick,
+                    flow,
                 });
-                let vc = Self::select_vc(self.p.nic_vc_selection, free, &mut self.nic_rr[n]);
                 self.nic_busy[n] |= 1 << vc;
+                self.nic_class[n * vcs + vc] = class.index() as u8;
                 self.nic_sending[n] |= 1 << vc;
                 self.nic_keys.set_vtick(n, vc, vtick);
                 let key = self.nic_keys.key(n, vc, now, now);
@@ -132,12 +140,14 @@ impl Simulation {
 
     #[inline]
     fn inject_one(&mut self, n: usize, now: Cycle) {
-        let vcs = self.p.vcs;
+        let vcs = self.p.lanes;
         self.start_packets(n, now);
-        let sending = self.nic_sending[n];
+        let mut sending = self.nic_sending[n];
         if sending == 0 {
             return;
         }
+        // A VC whose extra buffer is being sent a preempting message waits (§3.2.1).
+        sending &= !(sending >> self.p.vcs);
         // The injection link is multiplexed flit by flit among the packets in progress.
         let (pkts, credits) =
             (&self.nic_pkt[n * vcs..(n + 1) * vcs], &self.nic_credits[n * vcs..(n + 1) * vcs]);
@@ -178,6 +188,22 @@ impl Simulation {
         }
     }
 
+    /// The preemptive router's NIC (document 003 §3.2.1): no VC of the class is free, so
+    /// take the extra lane of the VC held by the lowest-priority packet below `class`
+    /// whose extra lane is free; the held packet's remaining flits wait for it.
+    fn nic_preempt(&self, n: usize, class: u8) -> Option<usize> {
+        let (lanes, vcs) = (self.p.lanes, self.p.vcs);
+        let busy = self.nic_busy[n];
+        let mut best: Option<(u8, usize)> = None;
+        for v in crate::sched::bits(busy & !(busy >> vcs) & crate::routing::all_vcs(vcs as u32)) {
+            let held = self.nic_class[n * lanes + v];
+            if held > class && best.is_none_or(|(c, _)| held > c) {
+                best = Some((held, v));
+            }
+        }
+        best.map(|(_, v)| vcs + v)
+    }
+
     /// The sink at node `n` consumes a flit arriving from the router's ejection port.
     #[inline]
     pub(crate) fn eject(&mut self, n: usize, flit: Flit, now: Cycle) {
@@ -185,6 +211,10 @@ impl Simulation {
         self.in_flight -= 1;
         self.flits_ejected += 1;
         self.last_progress = now;
+        if flit.is_dummy() {
+            // A preempted packet's dummy tail or header carries nothing.
+            return;
+        }
         let measuring = self.measuring;
         let pkt = self.packets.get_mut(flit.packet);
         if pkt.dst as usize != n || flit.seq != pkt.received {
@@ -194,10 +224,11 @@ impl Simulation {
             ));
         }
         pkt.received += 1;
-        let (m, size, received, class) = (pkt.message, pkt.size, pkt.received, pkt.class);
+        let (m, size, received, class, pkt_flow) = (pkt.message, pkt.size, pkt.received, pkt.class, pkt.flow);
         if measuring {
             self.metrics.nodes[n].flits_accepted += 1;
             self.metrics.classes[class.index()].flits_accepted += 1;
+            self.metrics.flows[pkt_flow as usize].flits += 1;
         }
         if !flit.is_tail() {
             return;
@@ -214,6 +245,11 @@ impl Simulation {
         }
         let msg = *msg;
         self.messages.remove(m);
+        if self.measuring {
+            let f = &mut self.metrics.flows[msg.flow as usize];
+            f.messages += 1;
+            f.latency_sum += now - msg.created;
+        }
         if msg.measured {
             self.measured_outstanding -= 1;
             self.metrics.delivered(msg.class, msg.src, msg.dst, msg.size, msg.created, msg.injected, now);

@@ -56,6 +56,16 @@ pub struct Metrics {
     /// Flits sent in the window on each NIC injection link.
     pub nic_link_flits: Vec<u64>,
     pub records: Option<MessageRecords>,
+    /// Per flow (traffic source or stream): flits ejected in the window (bandwidth received),
+    /// messages completed in the window and their latency.
+    pub flows: Vec<FlowStats>,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FlowStats {
+    pub messages: u64,
+    pub flits: u64,
+    pub latency_sum: u64,
 }
 
 impl Metrics {
@@ -68,6 +78,7 @@ impl Metrics {
             router_link_flits: vec![0; router_ports],
             nic_link_flits: vec![0; nodes],
             records: record.then(MessageRecords::default),
+            flows: Vec::new(),
         }
     }
 

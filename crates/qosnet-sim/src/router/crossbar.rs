@@ -8,7 +8,10 @@
 //! upstream.
 
 use super::MAX_PORTS;
+use crate::config::RouterKind;
 use crate::engine::Simulation;
+use crate::flit::LOCAL;
+use crate::sched::KeyMode;
 use crate::sched::{bits64, rotated};
 use crate::units::Cycle;
 
@@ -18,12 +21,14 @@ const ITERATIONS: usize = 3;
 impl Simulation {
     #[inline]
     pub(crate) fn crossbar_stage(&mut self, r: usize, now: Cycle) {
-        let (ports, vcs) = (self.p.ports, self.p.vcs);
+        let (ports, vcs) = (self.p.ports, self.p.lanes);
         let speedup = self.p.speedup as u8;
         let out_depth = self.p.output_depth;
         let mut grants = [0u8; MAX_PORTS];
         let mut sent = [0u8; MAX_PORTS];
         let mut nominee = [0u8; MAX_PORTS];
+        let mut nominee_key = [0u64; MAX_PORTS];
+        let by_key = self.in_keys.mode != KeyMode::Age;
         // Output ports that have taken all the flits they can this cycle.
         let mut saturated = 0u64;
         // Inputs that may still nominate: after the first round only those whose nomination
@@ -40,7 +45,10 @@ impl Simulation {
             let mut nominated = 0u64;
             for port in bits64(pending) {
                 let ip = r * ports + port;
-                let live = self.ip_active[ip] & self.ip_nonempty[ip] & !self.ip_blocked[ip];
+                let mut live = self.ip_active[ip] & self.ip_nonempty[ip] & !self.ip_blocked[ip];
+                if self.p.kind == RouterKind::Preemptive {
+                    live &= !self.preemption_blocked(ip);
+                }
                 if live == 0 {
                     self.r_xbar_ports[r] &= !(1 << port);
                     continue;
@@ -58,7 +66,7 @@ impl Simulation {
                     continue;
                 }
                 let blocked = std::cell::Cell::new(0u32);
-                let (outbuf, in_vc) = (&self.outbuf, &self.in_vc);
+                let (outbuf, in_vc, accel) = (&self.outbuf, &self.in_vc, self.ip_accel[ip]);
                 let eligible = |v: usize| {
                     let state = &in_vc[ip * vcs + v];
                     if outbuf.len(state.ovc as usize) >= out_depth {
@@ -66,7 +74,9 @@ impl Simulation {
                         blocked.set(blocked.get() | 1 << v);
                         return None;
                     }
-                    (state.front_ready <= now && state.gate <= now).then_some(state.key)
+                    // Accelerated flits (document 003 §3.2.2) carry the lowest key.
+                    let key = if accel >> v & 1 == 1 { 0 } else { state.key };
+                    (state.front_ready <= now && state.gate <= now).then_some(key)
                 };
                 // The input's scheduler state advances only if its choice is granted.
                 let before = self.xbar_sched[ip];
@@ -76,19 +86,35 @@ impl Simulation {
                 self.xbar_saved[port] = before;
                 nominee[port] = v as u8;
                 nominated |= 1 << port;
-                let out = self.in_vc[ip * vcs + v].out_port as usize;
+                let state = &self.in_vc[ip * vcs + v];
+                nominee_key[port] = if self.ip_accel[ip] >> v & 1 == 1 { 0 } else { state.key };
+                let out = state.out_port as usize;
                 requests[out] |= 1 << port;
                 asked |= 1 << out;
             }
             if asked == 0 {
                 break;
             }
-            // Outputs grant in round-robin order over the requesting inputs.
+            // Outputs grant in round-robin order over the requesting inputs; with a
+            // rate-based scheduler, in the order of the nominated flits' keys (their
+            // VirtualClock stamps or finish tags are on one time scale across inputs), round
+            // robin among equal keys.
             for out in bits64(asked) {
                 let op = r * ports + out;
                 let mut losers = requests[out];
                 requests[out] = 0;
+                // (key, round-robin rank, port); the sort allocates nothing.
+                let mut order = [(0u64, 0u8, 0u8); MAX_PORTS];
+                let mut n = 0;
                 for port in rotated(losers, self.xbar_rr[op] as u32, ports) {
+                    order[n] = (if by_key { nominee_key[port] } else { 0 }, n as u8, port as u8);
+                    n += 1;
+                }
+                if by_key && n > 1 {
+                    order[..n].sort_unstable();
+                }
+                for &(_, _, port) in &order[..n] {
+                    let port = port as usize;
                     if grants[out] >= speedup {
                         break;
                     }
@@ -125,7 +151,7 @@ impl Simulation {
     /// VC buffer, returning a credit upstream.
     #[inline]
     fn traverse(&mut self, r: usize, port: usize, v: usize, now: Cycle) {
-        let (ports, vcs) = (self.p.ports, self.p.vcs);
+        let (ports, vcs) = (self.p.ports, self.p.lanes);
         let ip = r * ports + port;
         let ivc = ip * vcs + v;
         let mut flit = self.inbuf.pop(ivc);
@@ -139,9 +165,14 @@ impl Simulation {
         let state = self.in_vc[ivc];
         let (out, ov) = (state.out_port as usize, state.out_vc as usize);
         let op = r * ports + out;
+        let local = flit.kind & LOCAL != 0;
+        flit.kind &= !LOCAL;
         flit.ready = now + self.p.d_crossbar;
         flit.vc = ov as u8;
         let ovc = state.ovc as usize;
+        if flit.is_dummy() && flit.is_tail() {
+            self.ovc_guard[ovc] = flit.packet;
+        }
         if self.outbuf.is_empty(ovc) {
             if flit.is_head() {
                 let vtick = self.packets.get(flit.packet).vtick;
@@ -156,9 +187,24 @@ impl Simulation {
         if tail {
             self.ip_active[ip] &= !(1 << v);
             self.ip_to_out[ip * ports + out] &= !(1 << v);
+            self.ip_accel[ip] &= !(1 << v);
+            self.op_open[op] &= !(1 << ov);
         }
-        let up = self.credit_return[ip];
-        self.send_credit(now + self.p.credit, up, v as u8, tail);
+        if local {
+            // Made here by preemption: no upstream credit stands for it.
+            if tail {
+                self.ip_draining[ip] &= !(1 << v);
+            }
+        } else {
+            let up = self.credit_return[ip];
+            self.send_credit(now + self.p.credit, up, v as u8, tail);
+        }
+        if tail && v >= self.p.vcs {
+            self.preemption_done(ip, v - self.p.vcs, now);
+        } else if flit.is_head() && !tail && (self.ip_preempting[ip] & self.ip_open[ip]) >> v & 1 == 1 {
+            // Its header crossed during a preemption while the rest is still arriving.
+            self.cut(ip, v, now);
+        }
         self.last_progress = now;
     }
 }

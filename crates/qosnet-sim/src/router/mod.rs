@@ -17,6 +17,7 @@
 
 mod crossbar;
 mod output;
+mod preemption;
 mod routing_stage;
 mod vc_alloc;
 

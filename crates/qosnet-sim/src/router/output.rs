@@ -9,7 +9,7 @@ use crate::units::Cycle;
 impl Simulation {
     #[inline]
     pub(crate) fn output_stage(&mut self, r: usize, now: Cycle) {
-        let (ports, vcs) = (self.p.ports, self.p.vcs);
+        let (ports, vcs) = (self.p.ports, self.p.lanes);
         for port in bits64(self.r_out_ports[r]) {
             let op = r * ports + port;
             let waiting = self.op_nonempty[op];

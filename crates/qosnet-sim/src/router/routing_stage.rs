@@ -7,7 +7,7 @@ use crate::units::Cycle;
 impl Simulation {
     #[inline]
     pub(crate) fn routing_stage(&mut self, r: usize, now: Cycle) {
-        let (ports, vcs) = (self.p.ports, self.p.vcs);
+        let (ports, lanes, vcs) = (self.p.ports, self.p.lanes, self.p.vcs);
         for port in bits64(self.r_route_ports[r]) {
             let ip = r * ports + port;
             let waiting = self.ip_routing[ip];
@@ -16,14 +16,16 @@ impl Simulation {
                 continue;
             }
             for v in bits(waiting) {
-                let ivc = ip * vcs + v;
+                let ivc = ip * lanes + v;
                 let head = *self.inbuf.front(ivc);
                 if head.ready > now {
                     continue;
                 }
                 let pkt = self.packets.get(head.packet);
                 let (dst, class) = (pkt.dst as usize, pkt.class.index());
-                let route = self.routing.route(&self.topo, r, port, v, dst, vcs as u32);
+                // An extra (preemption) lane routes as its VC.
+                let vc = if v >= vcs { v - vcs } else { v };
+                let route = self.routing.route(&self.topo, r, port, vc, dst, vcs as u32);
                 self.in_vc[ivc].out_port = route.port as u16;
                 // The route's VCs that the message's class may use (document 003 §3.2).
                 self.in_vc[ivc].route_vcs = route.vcs & self.p.class_vcs[class];

@@ -3,6 +3,7 @@
 //! the last one it granted, so no input is favoured or starved; the header takes a free
 //! VC among those its route allows (lowest free, or round robin per output port).
 
+use crate::config::RouterKind;
 use crate::engine::Simulation;
 use crate::sched::{bits, bits64};
 use crate::units::Cycle;
@@ -13,7 +14,7 @@ const KEYS: u32 = 64 << 5;
 impl Simulation {
     #[inline]
     pub(crate) fn vc_alloc_stage(&mut self, r: usize, now: Cycle) {
-        let (ports, vcs) = (self.p.ports, self.p.vcs);
+        let (ports, vcs) = (self.p.ports, self.p.lanes);
         let mut requests = std::mem::take(&mut self.va_requests);
         requests.clear();
         for port in bits64(self.r_alloc_ports[r]) {
@@ -41,14 +42,24 @@ impl Simulation {
             let (op, port, v) = (op as usize, (key >> 5) as usize, (key & 31) as usize);
             let ip = r * ports + port;
             let ivc = ip * vcs + v;
-            let free = self.in_vc[ivc].route_vcs & !self.op_allocated[op];
-            if free == 0 {
+            let (route_vcs, class) = (self.in_vc[ivc].route_vcs, self.in_vc[ivc].class);
+            if self.in_vc[ivc].resumed && self.resumption_waits(op, self.in_vc[ivc].packet) {
                 continue;
             }
-            // The preemptive router lets any class take any VC, its own split first.
-            let home = free & self.p.home_vcs[self.in_vc[ivc].class as usize];
-            let free = if home != 0 { home } else { free };
-            let ov = Self::select_vc(self.p.vc_selection, free, &mut self.vc_rr[op]);
+            let free = route_vcs & !self.op_allocated[op];
+            let ov = if free != 0 {
+                // The preemptive router lets any class take any VC, its own split first.
+                let home = free & self.p.home_vcs[class as usize];
+                let free = if home != 0 { home } else { free };
+                Self::select_vc(self.p.vc_selection, free, &mut self.vc_rr[op])
+            } else if self.p.kind == RouterKind::Preemptive {
+                match self.preempt_output(op, route_vcs, class) {
+                    Some(lane) => lane,
+                    None => continue,
+                }
+            } else {
+                continue;
+            };
             self.va_rr[op] = ((key + 1) % KEYS) as u16;
             self.op_allocated[op] |= 1 << ov;
             let state = &mut self.in_vc[ivc];
@@ -56,6 +67,8 @@ impl Simulation {
             state.ovc = (op * vcs + ov) as u32;
             state.gate = now + self.p.d_vc_alloc;
             self.ovc_owner[op * vcs + ov] = (ip << 5 | v) as u32;
+            self.ovc_class[op * vcs + ov] = class;
+            self.op_open[op] |= 1 << ov;
             self.r_xbar_ports[r] |= 1 << port;
             self.ip_vc_alloc[ip] &= !(1 << v);
             self.ip_active[ip] |= 1 << v;

@@ -72,17 +72,37 @@ pub struct SchedTables {
 impl SchedTables {
     /// The tables of a scheduler configuration, IBA units converted to flits (document 000
     /// §3.3: weights in 64-byte units, the high-priority limit in 4 KiB units, 255 = none).
-    pub fn build(cfg: &SchedulerConfig, clock: &crate::units::Clock) -> SchedTables {
+    ///
+    /// `extra_lanes`: the preemptive router's extra buffers (lane C + v of VC v) share their
+    /// VC's weight and table entries.
+    pub fn build(
+        cfg: &SchedulerConfig,
+        clock: &crate::units::Clock,
+        vcs: usize,
+        extra_lanes: bool,
+    ) -> SchedTables {
         let mut t = SchedTables::default();
         match cfg {
             SchedulerConfig::Wrr { weights } => {
                 for (v, &w) in weights.iter().enumerate().take(32) {
                     t.wrr[v] = w.min(u16::MAX as u32) as u16;
+                    if extra_lanes && vcs + v < 32 {
+                        t.wrr[vcs + v] = t.wrr[v];
+                    }
                 }
             }
             SchedulerConfig::VlArbitration { high, low, limit_of_high_priority, management_vl } => {
                 let unit = |bytes: f64, n: u32| (clock.bytes_to_flits(bytes) * n as f64).ceil() as u32;
-                let entries = |e: &[[u32; 2]]| e.iter().map(|&[vl, w]| (vl as u8, unit(64.0, w))).collect();
+                let entries = |e: &[[u32; 2]]| {
+                    let mut out = Vec::new();
+                    for &[vl, w] in e {
+                        out.push((vl as u8, unit(64.0, w)));
+                        if extra_lanes {
+                            out.push(((vcs as u32 + vl) as u8, unit(64.0, w)));
+                        }
+                    }
+                    out
+                };
                 t.vl = VlArbTable {
                     high: entries(high),
                     low: entries(low),

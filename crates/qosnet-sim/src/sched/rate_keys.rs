@@ -40,11 +40,23 @@ impl RateKeys {
         }
     }
 
-    /// A new message took VC `vc` of `port`: its Vtick applies from its header on.
+    /// A new message took VC `vc` of `port`: a new connection is set up on the VC, with
+    /// the Vtick its header carries and a fresh virtual clock (document 003 §3.1: both are
+    /// set at connection set-up), so it inherits nothing from the VC's previous message.
     #[inline]
     pub fn set_vtick(&mut self, port: usize, vc: usize, vtick: u32) {
-        if self.mode != KeyMode::Age {
-            self.clock[port * self.vcs + vc].vtick = vtick.max(1);
+        if self.mode == KeyMode::Age {
+            return;
+        }
+        let i = port * self.vcs + vc;
+        self.clock[i] = VcClock { vtick: vtick.max(1), aux: 0 };
+        if self.mode == KeyMode::FairQueueing {
+            let f = &mut self.fq[i];
+            if f.active {
+                // The old connection leaves the fluid system with its share.
+                self.fq_port[port].rate_sum = (self.fq_port[port].rate_sum - f.rate).max(0.0);
+            }
+            *f = FqFlow::default();
         }
     }
 

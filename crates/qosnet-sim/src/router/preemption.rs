@@ -1,0 +1,146 @@
+//! The preemptive router (document 003 §3.2): any class may use any VC, and a message of
+//! higher priority may take a VC held by one of lower priority.
+//!
+//! Each input VC v has an extra buffer (lane C + v, `router.preemption.extra_buffer` flits,
+//! s − 1 = 2 for the documents' three priority levels) with its own credits. A sender — a
+//! NIC, or an upstream router's VC allocator — sends a higher-priority message into the
+//! extra buffer of a VC whose regular buffer is held by a lower-priority one. When its
+//! header arrives (stage 1), preemption begins:
+//! - if the held message's tail has not passed the decoder yet, a **dummy tail** is made
+//!   for it and crosses first, releasing the path the message holds downstream; the
+//!   message's routing information goes on the VC's **history stack** (`ip_resume`,
+//!   `resume_packet`), and after the preemptor has gone a **dummy header** made from it
+//!   routes the rest of the message again;
+//! - the preempted message's remaining flits wait in the input buffer while the extra
+//!   buffer's message crosses.
+//!
+//! Flit acceleration (§3.2.2): the flits of a preempted message (its dummy tail) and of a
+//! lower-priority message holding the output VC a higher-priority header wants (Fig. 2b)
+//! get the lowest scheduler key until their tail crosses the crossbar. A header may take
+//! an output VC held by a lower-priority message only once that message's tail has crossed
+//! (no interleaving in the output buffer), into the downstream extra buffer.
+//!
+//! One level of preemption per VC (a history stack of depth 1): a VC whose extra buffer is
+//! in use cannot be preempted again until it is free.
+
+use crate::engine::Simulation;
+use crate::flit::{Flit, DUMMY, HEAD, LOCAL, TAIL};
+use crate::units::Cycle;
+
+impl Simulation {
+    /// A preempting header arrived in the extra buffer of VC `v` of input port `ip`.
+    pub(crate) fn preempt(&mut self, ip: usize, v: usize, now: Cycle) {
+        self.ip_preempting[ip] |= 1 << v;
+        // Only a message that is on its way out (holds an output VC, its header has crossed)
+        // and is still arriving is cut by a dummy tail; any other keeps what it holds. One
+        // whose header crosses later, during the preemption, is cut then (`traverse`).
+        let ivc = ip * self.p.lanes + v;
+        if self.ip_active[ip] & self.ip_open[ip] & (1 << v) != 0
+            && (self.inbuf.is_empty(ivc) || !self.inbuf.front(ivc).is_head())
+        {
+            self.cut(ip, v, now);
+        }
+    }
+
+    /// Cut the message holding VC `v` with a dummy tail that goes first; push its routing
+    /// information on the history stack.
+    pub(crate) fn cut(&mut self, ip: usize, v: usize, now: Cycle) {
+        let bit = 1u32 << v;
+        let ivc = ip * self.p.lanes + v;
+        let packet = self.in_vc[ivc].packet;
+        let dummy =
+            Flit { packet, seq: 0, kind: TAIL | DUMMY | LOCAL, vc: v as u8, ready: now + self.p.d_sync };
+        self.insert_front(ip, v, dummy, now);
+        self.resume_packet[ivc] = packet;
+        self.ip_resume[ip] |= bit;
+        self.ip_draining[ip] |= bit;
+        if self.p.acceleration {
+            self.ip_accel[ip] |= bit;
+        }
+    }
+
+    /// The preempting message's tail crossed: the preempted VC goes on, resumed by a dummy
+    /// header if it was cut.
+    pub(crate) fn preemption_done(&mut self, ip: usize, v: usize, now: Cycle) {
+        let bit = 1u32 << v;
+        self.ip_preempting[ip] &= !bit;
+        if self.ip_resume[ip] & bit == 0 {
+            return;
+        }
+        self.ip_resume[ip] &= !bit;
+        let ivc = ip * self.p.lanes + v;
+        let packet = self.resume_packet[ivc];
+        self.in_vc[ivc].packet = packet;
+        self.in_vc[ivc].resumed = true;
+        let dummy = Flit { packet, seq: 0, kind: HEAD | DUMMY | LOCAL, vc: v as u8, ready: now + 1 };
+        self.insert_front(ip, v, dummy, now);
+        let (r, port) = self.ip_place[ip];
+        self.ip_routing[ip] |= bit;
+        self.r_route_ports[r as usize] |= 1 << port;
+    }
+
+    /// Put a flit made here at the front of input VC `v`'s buffer.
+    fn insert_front(&mut self, ip: usize, v: usize, flit: Flit, now: Cycle) {
+        let ivc = ip * self.p.lanes + v;
+        let (r, port) = self.ip_place[ip];
+        if flit.is_head() {
+            let vtick = self.packets.get(flit.packet).vtick;
+            self.in_keys.set_vtick(ip, v, vtick);
+        }
+        self.inbuf.push_front(ivc, flit);
+        // The keys of the flits behind are recomputed as they reach the front; the dummy's
+        // own key is its arrival's.
+        self.in_vc[ivc].front_ready = flit.ready;
+        self.in_vc[ivc].key = self.in_keys.key(ip, v, now, flit.ready);
+        self.ip_nonempty[ip] |= 1 << v;
+        self.r_xbar_ports[r as usize] |= 1 << port;
+        self.work[r as usize] += 1;
+        self.in_flight += 1;
+        self.dummy_flits += 1;
+        self.last_progress = now;
+        self.activate_router(r as usize);
+    }
+
+    /// A resumed packet (dummy header) must not overtake its own earlier part: it waits
+    /// while a VC of output `op` still carries that part's dummy tail.
+    #[inline]
+    pub(crate) fn resumption_waits(&self, op: usize, packet: u32) -> bool {
+        let lanes = self.p.lanes;
+        crate::sched::bits(self.op_allocated[op]).any(|l| self.ovc_guard[op * lanes + l] == packet)
+    }
+
+    /// Lanes of input port `ip` the crossbar may not serve now: a preempted VC waits while
+    /// its extra buffer's message goes (holds an output VC) — until then its flits are
+    /// accelerated instead, so a preemptor waiting for the VC they hold gets it — except
+    /// for its dummy tail, which goes first; the extra buffer waits for that dummy tail.
+    #[inline]
+    pub(crate) fn preemption_blocked(&self, ip: usize) -> u32 {
+        let (pre, drain) = (self.ip_preempting[ip], self.ip_draining[ip]);
+        (pre & (self.ip_active[ip] >> self.p.vcs) & !drain) | (drain << self.p.vcs)
+    }
+
+    /// Stage 3 of the preemptive router when no VC of the route is free: the VC held by
+    /// the lowest-priority message below `class` whose tail has crossed and whose extra
+    /// buffer is free, as its extra lane; else accelerate such a holder and wait.
+    pub(crate) fn preempt_output(&mut self, op: usize, route_vcs: u32, class: u8) -> Option<usize> {
+        let (lanes, vcs) = (self.p.lanes, self.p.vcs);
+        let allocated = self.op_allocated[op];
+        let mut best: Option<(u8, usize)> = None;
+        for v in crate::sched::bits(route_vcs & allocated & !(allocated >> vcs)) {
+            let held = self.ovc_class[op * lanes + v];
+            if held > class && best.is_none_or(|(c, _)| held > c) {
+                best = Some((held, v));
+            }
+        }
+        let (_, v) = best?;
+        if self.op_open[op] >> v & 1 == 1 {
+            // Fig. 2(b): the holder's remaining flits must reach the output buffer first.
+            if self.p.acceleration {
+                let owner = self.ovc_owner[op * lanes + v] as usize;
+                self.ip_accel[owner >> 5] |= 1 << (owner & 31);
+            }
+            return None;
+        }
+        Some(vcs + v)
+    }
+}
