@@ -20,10 +20,10 @@ import pyarrow.parquet as pq
 __all__ = ["TABLES", "RunResult"]
 
 #: The tables of a run, in the order they are written.
-TABLES = ("classes", "nodes", "links", "flows", "messages")
-#: Tables a run directory may lack: `messages` unless recorded; `flows` in directories
-#: written before it existed.
-_OPTIONAL = ("flows", "messages")
+TABLES = ("classes", "nodes", "links", "flows", "phases", "messages")
+#: Tables a run directory may lack: `messages` unless recorded; `flows` and `phases` in
+#: directories written before they existed.
+_OPTIONAL = ("flows", "phases", "messages")
 _FORMATS = ("parquet", "csv")
 
 
@@ -37,6 +37,8 @@ class RunResult:
     links: pd.DataFrame
     #: Per flow (traffic source): messages, flits and bandwidth received in the window.
     flows: pd.DataFrame | None
+    #: Per phase of the mix and class: offered/delivered load and latency split.
+    phases: pd.DataFrame | None
     messages: pd.DataFrame | None
     #: The configuration with every default filled in, as the engine resolved it (TOML).
     config_toml: str

@@ -22,7 +22,7 @@ fn main() {
     let secs = t.elapsed().as_secs_f64();
     println!("{}", r.summary_json());
     print!("{}", r.classes.to_csv());
-    print!("{}", r.flows.to_csv());
+    print!("{}", r.phases.to_csv());
     let s = &r.summary;
     println!(
         "{:.0} cycles/s, {:.0} delivered flits/s, {:.0} flit-hops/s ({:.2} s wall)",

@@ -230,7 +230,12 @@ pub struct Simulation {
     // --- traffic ---
     pub(crate) specs: Vec<TrafficSpec>,
     pub(crate) sources: Vec<Source>,
-    pub(crate) events: BinaryHeap<Reverse<(Cycle, u32)>>,
+    /// Message creations due: (cycle, source, the source's epoch when it was queued).
+    pub(crate) events: BinaryHeap<Reverse<(Cycle, u32, u32)>>,
+    /// Start cycles of the mix's phases after the first (document 003 §4.2).
+    pub(crate) phase_starts: Vec<Cycle>,
+    /// The phase in force now.
+    pub(crate) phase: usize,
     // --- links ---
     pub(crate) arrivals: Vec<Vec<Arrival>>,
     pub(crate) credit_wheel: Vec<Vec<CreditMsg>>,
@@ -341,17 +346,19 @@ impl Simulation {
         let mut events = BinaryHeap::new();
         for (si, spec) in specs.iter().enumerate() {
             for &node in &v.spec_nodes[si] {
-                if spec.pattern.is_silent(node as usize) || spec.messages_per_cycle <= 0.0 {
+                if spec.pattern.is_silent(node as usize) || spec.rate_by_phase.iter().all(|&r| r <= 0.0) {
                     continue;
                 }
                 let mut s = Source::new(node, si as u32, config.simulation.seed);
-                let t = s.start(spec);
-                events.push(Reverse((t, sources.len() as u32)));
+                if let Some(t) = s.start(spec, 0, 0) {
+                    events.push(Reverse((t, sources.len() as u32, s.epoch)));
+                }
                 sources.push(s);
             }
         }
         let mut metrics = Metrics::new(warmup, window_end, nodes, n_ports, config.simulation.record_messages);
         metrics.flows = vec![Default::default(); sources.len() + 1];
+        metrics.phases = vec![Default::default(); config.mix.as_ref().map_or(1, |m| m.phases.len().max(1))];
         Ok(Simulation {
             inbuf: Rings::new(n_vcs, in_cap),
             in_vc: vec![InVc::default(); n_vcs],
@@ -417,6 +424,17 @@ impl Simulation {
             specs,
             sources,
             events,
+            phase_starts: config.mix.as_ref().map_or(Vec::new(), |m| {
+                m.phases
+                    .iter()
+                    .take(m.phases.len().saturating_sub(1))
+                    .scan(0u64, |t, p| {
+                        *t = t.saturating_add(cyc(p.duration));
+                        Some(*t)
+                    })
+                    .collect()
+            }),
+            phase: 0,
             arrivals: vec![Vec::new(); wheel],
             credit_wheel: vec![Vec::new(); wheel],
             wheel_mask: wheel - 1,
@@ -510,7 +528,8 @@ impl Simulation {
             }
             if self.is_idle() {
                 // Nothing in flight: jump to the next message creation (or the end).
-                let next = self.events.peek().map_or(Cycle::MAX, |Reverse((t, _))| *t);
+                let next = self.events.peek().map_or(Cycle::MAX, |Reverse((t, _, _))| *t);
+                let next = next.min(self.phase_starts.get(self.phase).copied().unwrap_or(Cycle::MAX));
                 let target = next.min(self.p.drain_end).min(stop);
                 let target =
                     if self.now < self.p.window_end { target.min(self.p.window_end) } else { target };
@@ -588,6 +607,7 @@ impl Simulation {
             vtick,
             flow: self.sources.len() as u32,
             frame: u32::MAX,
+            phase: self.phase as u16,
         });
         if measured {
             self.measured_outstanding += 1;

@@ -80,6 +80,8 @@ pub struct Message {
     pub flow: u32,
     /// Frame number within a video stream (`u32::MAX` for other traffic).
     pub frame: u32,
+    /// The phase of the mix it was created in.
+    pub phase: u16,
 }
 
 /// A slab of `T` with a free list: ids are reused, nothing is allocated once it has grown.

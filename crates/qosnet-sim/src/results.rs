@@ -53,6 +53,8 @@ pub struct RunResult {
     pub links: Table,
     /// Per flow: bandwidth received (document 003 §4.2).
     pub flows: Table,
+    /// Per phase of the mix and class: load and latency (document 003 §4.2's phases).
+    pub phases: Table,
     pub messages: Option<Table>,
 }
 
@@ -64,6 +66,7 @@ impl RunResult {
             ("nodes", &self.nodes),
             ("links", &self.links),
             ("flows", &self.flows),
+            ("phases", &self.phases),
         ];
         if let Some(m) = &self.messages {
             t.push(("messages", m));
@@ -278,6 +281,57 @@ impl Simulation {
             )
             .push("latency_mean", Column::F64(fs.iter().map(|f| ratio(f.latency_sum, f.messages)).collect()));
 
+        // Per phase of the mix (one phase without a mix) and class.
+        let mut phases = Table::default();
+        let (mut ph, mut cl, mut start, mut end) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut cols: Vec<Vec<f64>> = vec![Vec::new(); 5];
+        let mut delivered_col = Vec::new();
+        for (p, stats) in m.phases.iter().enumerate() {
+            let from = if p == 0 { 0 } else { self.phase_starts[p - 1] };
+            let to = self.phase_starts.get(p).copied().unwrap_or(m.window_end);
+            // The part of the phase inside the measurement window.
+            let span = to.min(m.window_end).saturating_sub(from.max(m.warmup)) as f64;
+            for class in TrafficClass::ALL {
+                let s = &stats[class.index()];
+                if s.flits_offered == 0 && s.messages == 0 {
+                    continue;
+                }
+                ph.push(p as u64);
+                cl.push(class.name().to_string());
+                start.push(from);
+                end.push(to);
+                delivered_col.push(s.messages);
+                let row = [
+                    if span > 0.0 { s.flits_offered as f64 / nodes / span } else { f64::NAN },
+                    if span > 0.0 { s.flits as f64 / nodes / span } else { f64::NAN },
+                    ratio(s.queueing_sum + s.network_sum, s.messages),
+                    ratio(s.queueing_sum, s.messages),
+                    ratio(s.network_sum, s.messages),
+                ];
+                for (c, v) in cols.iter_mut().zip(row) {
+                    c.push(v);
+                }
+            }
+        }
+        phases
+            .push("phase", Column::U64(ph))
+            .push("class", Column::Str(cl))
+            .push("start_cycle", Column::U64(start))
+            .push("end_cycle", Column::U64(end))
+            .push("messages_delivered", Column::U64(delivered_col));
+        for (name, c) in [
+            "offered_flits_per_node_cycle",
+            "delivered_flits_per_node_cycle",
+            "latency_mean",
+            "queueing_mean",
+            "network_mean",
+        ]
+        .iter()
+        .zip(cols)
+        {
+            phases.push(name, Column::F64(c));
+        }
+
         let latency = LatencySummary::of(&mut all);
         let summary = Summary {
             cycles: self.now,
@@ -303,6 +357,6 @@ impl Simulation {
             flits_ejected: self.flits_ejected,
             flit_hops: self.flit_hops,
         };
-        RunResult { summary, classes, nodes: node_t, links, flows, messages }
+        RunResult { summary, classes, nodes: node_t, links, flows, phases, messages }
     }
 }

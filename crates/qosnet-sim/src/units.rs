@@ -62,6 +62,14 @@ impl Clock {
         bytes * 8.0 / self.flit_bits as f64
     }
 
+    /// A duration in cycles, unrounded (periods of sources).
+    pub fn duration_cycles_f64(&self, d: Duration) -> f64 {
+        match d {
+            Duration::Cycles(c) => c as f64,
+            Duration::Seconds(s) => s / self.cycle_seconds(),
+        }
+    }
+
     /// A bandwidth as a fraction of the link bandwidth, i.e. flits per cycle.
     pub fn flits_per_cycle(&self, b: Bandwidth) -> f64 {
         b.bits_per_second / self.link_bits_per_second

@@ -458,13 +458,18 @@ impl TrafficClass {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// When a source creates messages (the temporal process). Registered once here; built in
+/// `config::validate` into a `traffic::ProcessSpec`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Process {
-    /// Exponential inter-arrival times.
+    /// Exponential inter-arrival times (document 003 §4.2 best effort).
     Poisson,
     /// Each cycle a message with probability rate / message size.
     Bernoulli,
+    /// One message every `period` (document 003 §4.2 control traffic: one per 33.3 ms),
+    /// from a random offset within the first period. Gives the rate: no `load`/`rate`.
+    Periodic { period: Duration },
 }
 
 /// The nodes a traffic source runs on: `"all"` or a list of node numbers.
@@ -543,7 +548,7 @@ pub enum PatternConfig {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TrafficConfig {
-    #[serde(default = "default_process")]
+    #[serde(default = "default_process", deserialize_with = "kind_or_table")]
     pub process: Process,
     #[serde(default)]
     pub class: TrafficClass,

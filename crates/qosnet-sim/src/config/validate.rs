@@ -3,14 +3,14 @@
 //! traffic), so the engine never re-derives them.
 
 use super::{
-    ClassCounts, Config, NodeSet, RouterKind, SchedulerConfig, TopologyConfig, TrafficClass, VcClasses,
-    VtickConfig,
+    ClassCounts, Config, NodeSet, Process, RouterKind, SchedulerConfig, TopologyConfig, TrafficClass,
+    VcClasses, VtickConfig,
 };
 use crate::error::{ConfigError, ConfigErrors};
 use crate::routing::Routing;
 use crate::topology::Topology;
 use crate::traffic::pattern::Pattern;
-use crate::traffic::TrafficSpec;
+use crate::traffic::{ProcessSpec, TrafficSpec};
 use crate::units::Clock;
 
 /// Longest run or measurement window accepted, in cycles (about 2.5 years at 80 ns).
@@ -272,49 +272,86 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
     let mut spec_nodes = Vec::new();
     for (i, t) in cfg.traffic.iter().enumerate() {
         let path = format!("traffic[{i}]");
-        let mix_share = cfg.mix.as_ref().and_then(|m| {
-            let n = cfg
-                .traffic
-                .iter()
-                .filter(|o| o.class == t.class && o.load.is_none() && o.rate.is_none())
-                .count();
-            let first = m.phases.first()?;
-            let part = match t.class {
-                TrafficClass::RealTime => first.real_time,
-                TrafficClass::BestEffort => first.best_effort,
-                TrafficClass::Control => return None,
-            };
-            Some(m.load * part / (first.real_time + first.best_effort) / n.max(1) as f64)
+        // Messages per cycle in each phase: an explicit load or rate holds throughout; an
+        // entry of the mix takes its class's share of each phase; a periodic source has
+        // its period's rate.
+        let flits = t.message_flits.max(1) as f64;
+        let mix_entries =
+            cfg.traffic.iter().filter(|o| o.class == t.class && o.load.is_none() && o.rate.is_none()).count();
+        let mix_loads: Option<Vec<f64>> = cfg.mix.as_ref().and_then(|m| {
+            if t.class == TrafficClass::Control || m.phases.is_empty() {
+                return None;
+            }
+            Some(
+                m.phases
+                    .iter()
+                    .map(|p| {
+                        let part =
+                            if t.class == TrafficClass::RealTime { p.real_time } else { p.best_effort };
+                        m.load * part / (p.real_time + p.best_effort) / mix_entries.max(1) as f64
+                    })
+                    .collect(),
+            )
         });
-        let load = match (t.load, t.rate) {
-            (None, None) if mix_share.is_some() => mix_share.unwrap_or(0.0),
-            (Some(l), None) => {
-                if !(l > 0.0 && l <= 1.0) {
+        let (process, loads) = match (&t.process, t.load, t.rate) {
+            (Process::Periodic { period }, None, None) => {
+                let p = clock.duration_cycles(*period);
+                if p == 0 {
                     errs.push(ConfigError::new(
-                        format!("{path}.load"),
-                        format!("must be in (0, 1] (a fraction of link bandwidth), got {l}"),
+                        format!("{path}.process.period"),
+                        "must be at least one cycle",
                     ));
                 }
-                l
+                (
+                    ProcessSpec::Periodic { period: clock.duration_cycles_f64(*period).max(1.0) },
+                    vec![flits / p.max(1) as f64],
+                )
             }
-            (None, Some(r)) => {
-                let l = clock.flits_per_cycle(r);
-                if l > 1.0 {
-                    errs.push(ConfigError::new(
-                        format!("{path}.rate"),
-                        format!("{r} exceeds the link bandwidth {}", cfg.physical.link_bandwidth),
-                    ));
-                }
-                l
-            }
-            _ => {
+            (Process::Periodic { .. }, _, _) => {
                 errs.push(ConfigError::new(
                     path.clone(),
-                    "give exactly one of `load` (fraction of link bandwidth) or `rate` (e.g. \"400 Mb/s\")",
+                    "a periodic source's rate is its period: give no `load` or `rate`",
                 ));
-                0.0
+                (ProcessSpec::Poisson, vec![0.0])
+            }
+            (p, l, r) => {
+                let process = match p {
+                    Process::Bernoulli => ProcessSpec::Bernoulli,
+                    _ => ProcessSpec::Poisson,
+                };
+                let loads = match (l, r, &mix_loads) {
+                    (Some(l), None, _) => {
+                        if !(l > 0.0 && l <= 1.0) {
+                            errs.push(ConfigError::new(
+                                format!("{path}.load"),
+                                format!("must be in (0, 1] (a fraction of link bandwidth), got {l}"),
+                            ));
+                        }
+                        vec![l]
+                    }
+                    (None, Some(r), _) => {
+                        let l = clock.flits_per_cycle(r);
+                        if l > 1.0 {
+                            errs.push(ConfigError::new(
+                                format!("{path}.rate"),
+                                format!("{r} exceeds the link bandwidth {}", cfg.physical.link_bandwidth),
+                            ));
+                        }
+                        vec![l]
+                    }
+                    (None, None, Some(m)) => m.clone(),
+                    _ => {
+                        errs.push(ConfigError::new(
+                            path.clone(),
+                            "give exactly one of `load` (fraction of link bandwidth) or `rate` (e.g. \"400 Mb/s\"), or neither for a real_time / best_effort entry of the [mix]",
+                        ));
+                        vec![0.0]
+                    }
+                };
+                (process, loads)
             }
         };
+        let load = loads.iter().cloned().fold(0.0, f64::max);
         range(&mut errs, &format!("{path}.message_flits"), t.message_flits, 1, 1 << 24);
         range(&mut errs, &format!("{path}.packet_flits"), t.packet_flits, 1, 65_535);
         let Some(topo) = &topology else { continue };
@@ -350,7 +387,7 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
                     (Some(VtickConfig::Cycles(c)), _) => c,
                     (Some(VtickConfig::Rate(r)), _) => 1.0 / clock.flits_per_cycle(r),
                     (None, TrafficClass::Control) => 1.0,
-                    (None, TrafficClass::RealTime) => 1.0 / load,
+                    (None, TrafficClass::RealTime) => 1.0 / load.max(f64::MIN_POSITIVE),
                     (None, TrafficClass::BestEffort) => BEST_EFFORT_VTICK as f64,
                 };
                 if !(vtick.is_finite() && (1.0..=u32::MAX as f64).contains(&vtick.round())) {
@@ -365,8 +402,8 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
                 specs.push(TrafficSpec {
                     vtick: vtick.round().clamp(1.0, u32::MAX as f64) as u32,
                     class: t.class,
-                    process: t.process,
-                    messages_per_cycle: load / t.message_flits.max(1) as f64,
+                    process,
+                    rate_by_phase: loads.iter().map(|l| l / flits).collect(),
                     message_flits: t.message_flits,
                     packet_flits: t.packet_flits,
                     pattern,

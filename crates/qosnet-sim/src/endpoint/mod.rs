@@ -16,11 +16,17 @@ impl Simulation {
     /// Create the messages whose time has come and queue them at their source NICs.
     #[inline]
     pub(crate) fn generate(&mut self, now: Cycle) {
-        while let Some(&Reverse((t, s))) = self.events.peek() {
+        if self.phase_starts.get(self.phase) == Some(&now) {
+            self.next_phase(now);
+        }
+        while let Some(&Reverse((t, s, epoch))) = self.events.peek() {
             if t > now {
                 break;
             }
             self.events.pop();
+            if epoch != self.sources[s as usize].epoch {
+                continue; // rescheduled by a phase change
+            }
             let source = &mut self.sources[s as usize];
             let spec = &self.specs[source.spec as usize];
             let node = source.node as usize;
@@ -44,8 +50,10 @@ impl Simulation {
                     vtick,
                     flow,
                     frame: u32::MAX,
+                    phase: self.phase as u16,
                 });
                 if measured {
+                    self.metrics.phases[self.phase][class.index()].flits_offered += size as u64;
                     self.measured_outstanding += 1;
                     self.metrics.classes[class.index()].messages_measured += 1;
                     self.metrics.classes[class.index()].flits_offered += size as u64;
@@ -56,8 +64,24 @@ impl Simulation {
                 self.activate_nic(node);
             }
             let source = &mut self.sources[s as usize];
-            let next = source.advance(&self.specs[source.spec as usize], now);
-            self.events.push(Reverse((next, s)));
+            let next = source.advance(&self.specs[source.spec as usize], self.phase, now);
+            self.events.push(Reverse((next, s, source.epoch)));
+        }
+    }
+
+    /// A new phase of the mix begins: sources whose rate changes restart at the new rate
+    /// (exact for memoryless processes).
+    fn next_phase(&mut self, now: Cycle) {
+        let (old, new) = (self.phase, self.phase + 1);
+        self.phase = new;
+        for (i, source) in self.sources.iter_mut().enumerate() {
+            let spec = &self.specs[source.spec as usize];
+            if spec.rate(old) == spec.rate(new) {
+                continue;
+            }
+            if let Some(t) = source.start(spec, new, now) {
+                self.events.push(Reverse((t, i as u32, source.epoch)));
+            }
         }
     }
 
@@ -253,6 +277,11 @@ impl Simulation {
         if msg.measured {
             self.measured_outstanding -= 1;
             self.metrics.delivered(msg.class, msg.src, msg.dst, msg.size, msg.created, msg.injected, now);
+            let p = &mut self.metrics.phases[msg.phase as usize][msg.class.index()];
+            p.messages += 1;
+            p.flits += msg.size as u64;
+            p.queueing_sum += msg.injected - msg.created;
+            p.network_sum += now - msg.injected;
         }
     }
 }

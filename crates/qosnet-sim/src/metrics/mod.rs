@@ -59,6 +59,17 @@ pub struct Metrics {
     /// Per flow (traffic source or stream): flits ejected in the window (bandwidth received),
     /// messages completed in the window and their latency.
     pub flows: Vec<FlowStats>,
+    /// Per phase of the mix and class: measured messages by the phase they were created in.
+    pub phases: Vec<[PhaseStats; 3]>,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PhaseStats {
+    pub flits_offered: u64,
+    pub messages: u64,
+    pub flits: u64,
+    pub queueing_sum: u64,
+    pub network_sum: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -79,6 +90,7 @@ impl Metrics {
             nic_link_flits: vec![0; nodes],
             records: record.then(MessageRecords::default),
             flows: Vec::new(),
+            phases: vec![Default::default()],
         }
     }
 

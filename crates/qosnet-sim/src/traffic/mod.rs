@@ -3,19 +3,30 @@
 
 pub mod pattern;
 
-use crate::config::{Process, TrafficClass};
+use crate::config::TrafficClass;
 use crate::units::Cycle;
 use pattern::Pattern;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
+/// A resolved temporal process (durations in cycles).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ProcessSpec {
+    Poisson,
+    Bernoulli,
+    /// One message every `period` cycles.
+    Periodic {
+        period: f64,
+    },
+}
+
 /// What a `[[traffic]]` entry creates, shared by all its sources.
 #[derive(Clone, Debug)]
 pub struct TrafficSpec {
     pub class: TrafficClass,
-    pub process: Process,
-    /// Messages per cycle per source.
-    pub messages_per_cycle: f64,
+    pub process: ProcessSpec,
+    /// Messages per cycle per source in each phase of the mix (one entry without phases).
+    pub rate_by_phase: Vec<f64>,
     pub message_flits: u32,
     pub packet_flits: u32,
     pub pattern: Pattern,
@@ -23,13 +34,23 @@ pub struct TrafficSpec {
     pub vtick: u32,
 }
 
+impl TrafficSpec {
+    #[inline]
+    pub fn rate(&self, phase: usize) -> f64 {
+        self.rate_by_phase[phase.min(self.rate_by_phase.len() - 1)]
+    }
+}
+
 /// One node running one traffic spec.
 #[derive(Clone, Debug)]
 pub struct Source {
     pub node: u32,
     pub spec: u32,
-    /// Continuous arrival time of the next message (Poisson); cycle for Bernoulli.
+    /// Continuous arrival time of the next message (Poisson, periodic); cycle for Bernoulli.
     next: f64,
+    /// Bumped when the source is rescheduled (a phase changed its rate), so events already
+    /// queued for it are recognised as stale.
+    pub epoch: u32,
     pub rng: Xoshiro256PlusPlus,
 }
 
@@ -44,32 +65,54 @@ pub fn mix_seed(master: u64, stream: u64) -> u64 {
 impl Source {
     pub fn new(node: u32, spec: u32, master_seed: u64) -> Self {
         let stream = ((spec as u64) << 32) | node as u64;
-        Self { node, spec, next: 0.0, rng: Xoshiro256PlusPlus::seed_from_u64(mix_seed(master_seed, stream)) }
+        Self {
+            node,
+            spec,
+            next: 0.0,
+            epoch: 0,
+            rng: Xoshiro256PlusPlus::seed_from_u64(mix_seed(master_seed, stream)),
+        }
     }
 
-    /// Draw the first arrival; returns its cycle.
-    pub fn start(&mut self, spec: &TrafficSpec) -> Cycle {
+    /// (Re)start at cycle `now` with the rate of `phase`: draw the first arrival; `None` if
+    /// the source is silent in that phase. Memoryless processes restart exactly; a
+    /// periodic source restarts at a random offset within its period.
+    pub fn start(&mut self, spec: &TrafficSpec, phase: usize, now: Cycle) -> Option<Cycle> {
+        self.epoch = self.epoch.wrapping_add(1);
+        let rate = spec.rate(phase);
+        if rate <= 0.0 {
+            return None;
+        }
         match spec.process {
-            Process::Poisson => {
-                self.next = 0.0;
-                self.advance(spec, 0)
+            ProcessSpec::Poisson => {
+                self.next = now as f64;
+                Some(self.advance(spec, phase, now))
             }
-            // Trials start in cycle 0.
-            Process::Bernoulli => self.geometric(spec.messages_per_cycle) - 1,
+            // Trials start in cycle `now`.
+            ProcessSpec::Bernoulli => Some(now + self.geometric(rate) - 1),
+            ProcessSpec::Periodic { period } => {
+                self.next = now as f64 + self.rng.gen::<f64>() * period;
+                Some(self.next.floor() as Cycle)
+            }
         }
     }
 
     /// Draw the arrival after the one at `now`; returns its cycle.
-    pub fn advance(&mut self, spec: &TrafficSpec, now: Cycle) -> Cycle {
+    pub fn advance(&mut self, spec: &TrafficSpec, phase: usize, now: Cycle) -> Cycle {
+        let rate = spec.rate(phase);
         match spec.process {
-            Process::Poisson => {
+            ProcessSpec::Poisson => {
                 // Exponential gaps on a continuous clock; a message is created in the
                 // cycle its arrival time falls into.
                 let u: f64 = 1.0 - self.rng.gen::<f64>();
-                self.next += -u.ln() / spec.messages_per_cycle;
+                self.next += -u.ln() / rate;
                 (self.next.floor() as Cycle).max(now)
             }
-            Process::Bernoulli => now + self.geometric(spec.messages_per_cycle),
+            ProcessSpec::Bernoulli => now + self.geometric(rate),
+            ProcessSpec::Periodic { period } => {
+                self.next += period;
+                (self.next.floor() as Cycle).max(now + 1)
+            }
         }
     }
 
@@ -93,11 +136,11 @@ impl Source {
 mod tests {
     use super::*;
 
-    fn spec(process: Process, rate: f64) -> TrafficSpec {
+    fn spec(process: ProcessSpec, rate: f64) -> TrafficSpec {
         TrafficSpec {
             class: TrafficClass::BestEffort,
             process,
-            messages_per_cycle: rate,
+            rate_by_phase: vec![rate],
             message_flits: 1,
             packet_flits: 1,
             pattern: Pattern::Uniform { nodes: 2 },
@@ -107,14 +150,15 @@ mod tests {
 
     #[test]
     fn mean_rate_matches() {
-        for process in [Process::Poisson, Process::Bernoulli] {
-            let s = spec(process, 0.05);
+        for process in [ProcessSpec::Poisson, ProcessSpec::Bernoulli, ProcessSpec::Periodic { period: 20.0 }]
+        {
+            let s = spec(process.clone(), 0.05);
             let mut src = Source::new(0, 0, 7);
-            let mut t = src.start(&s);
+            let mut t = src.start(&s, 0, 0).unwrap();
             let mut n = 0u64;
             while t < 2_000_000 {
                 n += 1;
-                t = src.advance(&s, t);
+                t = src.advance(&s, 0, t);
             }
             let rate = n as f64 / 2e6;
             assert!((rate - 0.05).abs() < 0.001, "{process:?}: {rate}");
@@ -122,20 +166,34 @@ mod tests {
     }
 
     #[test]
+    fn periodic_is_evenly_spaced_and_a_silent_phase_is_silent() {
+        let mut s = spec(ProcessSpec::Periodic { period: 10.5 }, 1.0 / 10.5);
+        let mut src = Source::new(0, 0, 3);
+        let t0 = src.start(&s, 0, 100).unwrap();
+        assert!((100..111).contains(&t0));
+        let t1 = src.advance(&s, 0, t0);
+        let t2 = src.advance(&s, 0, t1);
+        assert!((t2 - t0) == 21, "{t0} {t1} {t2}");
+        s.rate_by_phase = vec![0.1, 0.0];
+        assert_eq!(src.start(&s, 1, 0), None);
+        assert_eq!(src.start(&s, 7, 0), None); // phases past the last keep its rate
+    }
+
+    #[test]
     fn bernoulli_at_one_fires_every_cycle() {
-        let s = spec(Process::Bernoulli, 1.0);
+        let s = spec(ProcessSpec::Bernoulli, 1.0);
         let mut src = Source::new(0, 0, 1);
-        let t0 = src.start(&s);
+        let t0 = src.start(&s, 0, 0).unwrap();
         assert_eq!(t0, 0);
-        assert_eq!(src.advance(&s, 0), 1);
-        assert_eq!(src.advance(&s, 1), 2);
+        assert_eq!(src.advance(&s, 0, 0), 1);
+        assert_eq!(src.advance(&s, 0, 1), 2);
     }
 
     #[test]
     fn bernoulli_at_a_tiny_rate_stays_silent() {
         // 1 - 1e-15 rounds to 1 in f64; the gap must still be astronomically long.
-        let s = spec(Process::Bernoulli, 1e-15);
+        let s = spec(ProcessSpec::Bernoulli, 1e-15);
         let mut src = Source::new(0, 0, 1);
-        assert!(src.start(&s) > 1_000_000_000);
+        assert!(src.start(&s, 0, 0).unwrap() > 1_000_000_000);
     }
 }
