@@ -390,7 +390,7 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
                     (None, TrafficClass::RealTime) => 1.0 / load.max(f64::MIN_POSITIVE),
                     (None, TrafficClass::BestEffort) => BEST_EFFORT_VTICK as f64,
                 };
-                if !(vtick.is_finite() && (1.0..=u32::MAX as f64).contains(&vtick.round())) {
+                if !(vtick.is_finite() && (1.0 - 1e-9..=u32::MAX as f64).contains(&vtick)) {
                     errs.push(ConfigError::new(
                         format!("{path}.vtick"),
                         format!(
