@@ -195,6 +195,10 @@ pub struct Simulation {
     pub(crate) xbar_saved: Vec<Scheduler>,
     pub(crate) xbar_requests: Vec<u64>,
     pub(crate) xbar_used: Vec<u32>,
+    /// Crossbar scratch with rate-based keys: the nominated flits' keys per input port, and
+    /// one output's requesting inputs in grant order.
+    pub(crate) xbar_keys: Vec<u64>,
+    pub(crate) xbar_order: Vec<u8>,
     // --- routers: activity ---
     pub(crate) work: Vec<u32>,
     pub(crate) is_active: Vec<bool>,
@@ -400,6 +404,8 @@ impl Simulation {
             xbar_saved: vec![Scheduler::build(&xbar_cfg, block); ports],
             xbar_requests: vec![0; ports],
             xbar_used: vec![0; ports],
+            xbar_keys: vec![0; ports],
+            xbar_order: Vec::with_capacity(ports),
             work: vec![0; topo.routers],
             is_active: vec![false; topo.routers],
             active: Vec::with_capacity(topo.routers),
@@ -727,7 +733,7 @@ impl Simulation {
             self.r_xbar_ports[r] |= 1 << port;
         }
         if self.inbuf.is_empty(ivc) {
-            if flit.is_head() {
+            if flit.is_head() && self.in_keys.mode != KeyMode::Age {
                 let vtick = self.packets.get(flit.packet).vtick;
                 self.in_keys.set_vtick(ip, v, vtick);
             }

@@ -10,7 +10,7 @@
 use super::MAX_PORTS;
 use crate::config::RouterKind;
 use crate::engine::Simulation;
-use crate::flit::LOCAL;
+use crate::flit::{DUMMY, LOCAL};
 use crate::sched::KeyMode;
 use crate::sched::{bits64, rotated};
 use crate::units::Cycle;
@@ -27,8 +27,8 @@ impl Simulation {
         let mut grants = [0u8; MAX_PORTS];
         let mut sent = [0u8; MAX_PORTS];
         let mut nominee = [0u8; MAX_PORTS];
-        let mut nominee_key = [0u64; MAX_PORTS];
         let by_key = self.in_keys.mode != KeyMode::Age;
+
         // Output ports that have taken all the flits they can this cycle.
         let mut saturated = 0u64;
         // Inputs that may still nominate: after the first round only those whose nomination
@@ -87,7 +87,9 @@ impl Simulation {
                 nominee[port] = v as u8;
                 nominated |= 1 << port;
                 let state = &self.in_vc[ip * vcs + v];
-                nominee_key[port] = if self.ip_accel[ip] >> v & 1 == 1 { 0 } else { state.key };
+                if by_key {
+                    self.xbar_keys[port] = if self.ip_accel[ip] >> v & 1 == 1 { 0 } else { state.key };
+                }
                 let out = state.out_port as usize;
                 requests[out] |= 1 << port;
                 asked |= 1 << out;
@@ -97,34 +99,42 @@ impl Simulation {
             }
             // Outputs grant in round-robin order over the requesting inputs; with a
             // rate-based scheduler, in the order of the nominated flits' keys (their
-            // VirtualClock stamps or finish tags are on one time scale across inputs), round
-            // robin among equal keys.
+            // VirtualClock stamps or finish tags are on one time scale across inputs).
             for out in bits64(asked) {
                 let op = r * ports + out;
                 let mut losers = requests[out];
                 requests[out] = 0;
-                // (key, round-robin rank, port); the sort allocates nothing.
-                let mut order = [(0u64, 0u8, 0u8); MAX_PORTS];
-                let mut n = 0;
-                for port in rotated(losers, self.xbar_rr[op] as u32, ports) {
-                    order[n] = (if by_key { nominee_key[port] } else { 0 }, n as u8, port as u8);
-                    n += 1;
+                macro_rules! grant {
+                    ($port:expr) => {{
+                        let port = $port;
+                        if grants[out] >= speedup {
+                            break;
+                        }
+                        losers &= !(1 << port);
+                        self.traverse(r, port, nominee[port] as usize, now);
+                        self.xbar_rr[op] = if port + 1 >= ports { 0 } else { port as u8 + 1 };
+                        grants[out] += 1;
+                        sent[port] += 1;
+                        used[port] |= 1 << nominee[port];
+                        senders |= 1 << port;
+                    }};
                 }
-                if by_key && n > 1 {
-                    order[..n].sort_unstable();
-                }
-                for &(_, _, port) in &order[..n] {
-                    let port = port as usize;
-                    if grants[out] >= speedup {
-                        break;
+                let start = self.xbar_rr[op] as u32;
+                if by_key {
+                    // In key order, round robin among equal keys (a stable sort of the
+                    // rotation).
+                    // (scratch kept in `self`: nothing is allocated per cycle)
+                    self.xbar_order.clear();
+                    self.xbar_order.extend(rotated(losers, start, ports).map(|p| p as u8));
+                    let keys = &self.xbar_keys;
+                    self.xbar_order.sort_by_key(|&p| keys[p as usize]);
+                    for i in 0..self.xbar_order.len() {
+                        grant!(self.xbar_order[i] as usize);
                     }
-                    losers &= !(1 << port);
-                    self.traverse(r, port, nominee[port] as usize, now);
-                    self.xbar_rr[op] = if port + 1 >= ports { 0 } else { port as u8 + 1 };
-                    grants[out] += 1;
-                    sent[port] += 1;
-                    used[port] |= 1 << nominee[port];
-                    senders |= 1 << port;
+                } else {
+                    for port in rotated(losers, start, ports) {
+                        grant!(port);
+                    }
                 }
                 if grants[out] >= speedup {
                     saturated |= 1 << out;
@@ -149,7 +159,7 @@ impl Simulation {
 
     /// Move the front flit of input VC `v` of `port` through the crossbar into its output
     /// VC buffer, returning a credit upstream.
-    #[inline]
+    #[inline(always)]
     fn traverse(&mut self, r: usize, port: usize, v: usize, now: Cycle) {
         let (ports, vcs) = (self.p.ports, self.p.lanes);
         let ip = r * ports + port;
@@ -165,16 +175,17 @@ impl Simulation {
         let state = self.in_vc[ivc];
         let (out, ov) = (state.out_port as usize, state.out_vc as usize);
         let op = r * ports + out;
+        let special = flit.kind & (DUMMY | LOCAL) != 0;
         let local = flit.kind & LOCAL != 0;
         flit.kind &= !LOCAL;
         flit.ready = now + self.p.d_crossbar;
         flit.vc = ov as u8;
         let ovc = state.ovc as usize;
-        if flit.is_dummy() && flit.is_tail() {
+        if special && flit.is_tail() {
             self.ovc_guard[ovc] = flit.packet;
         }
         if self.outbuf.is_empty(ovc) {
-            if flit.is_head() {
+            if flit.is_head() && self.out_keys.mode != KeyMode::Age {
                 let vtick = self.packets.get(flit.packet).vtick;
                 self.out_keys.set_vtick(op, ov, vtick);
             }
@@ -187,23 +198,14 @@ impl Simulation {
         if tail {
             self.ip_active[ip] &= !(1 << v);
             self.ip_to_out[ip * ports + out] &= !(1 << v);
-            self.ip_accel[ip] &= !(1 << v);
             self.op_open[op] &= !(1 << ov);
         }
-        if local {
-            // Made here by preemption: no upstream credit stands for it.
-            if tail {
-                self.ip_draining[ip] &= !(1 << v);
-            }
-        } else {
+        if !local {
             let up = self.credit_return[ip];
             self.send_credit(now + self.p.credit, up, v as u8, tail);
         }
-        if tail && v >= self.p.vcs {
-            self.preemption_done(ip, v - self.p.vcs, now);
-        } else if flit.is_head() && !tail && (self.ip_preempting[ip] & self.ip_open[ip]) >> v & 1 == 1 {
-            // Its header crossed during a preemption while the rest is still arriving.
-            self.cut(ip, v, now);
+        if self.p.kind == RouterKind::Preemptive {
+            self.after_traverse(ip, v, &flit, local, now);
         }
         self.last_progress = now;
     }

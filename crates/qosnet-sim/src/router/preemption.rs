@@ -101,6 +101,23 @@ impl Simulation {
         self.activate_router(r as usize);
     }
 
+    /// The preemption bookkeeping of a flit that crossed from lane `v` of input `ip`.
+    pub(crate) fn after_traverse(&mut self, ip: usize, v: usize, flit: &Flit, local: bool, now: Cycle) {
+        if flit.is_tail() {
+            self.ip_accel[ip] &= !(1 << v);
+            if local {
+                // A dummy tail made here has gone: the extra buffer may go now.
+                self.ip_draining[ip] &= !(1 << v);
+            }
+            if v >= self.p.vcs {
+                self.preemption_done(ip, v - self.p.vcs, now);
+            }
+        } else if flit.is_head() && (self.ip_preempting[ip] & self.ip_open[ip]) >> v & 1 == 1 {
+            // Its header crossed during a preemption while the rest is still arriving.
+            self.cut(ip, v, now);
+        }
+    }
+
     /// A resumed packet (dummy header) must not overtake its own earlier part: it waits
     /// while a VC of output `op` still carries that part's dummy tail.
     #[inline]

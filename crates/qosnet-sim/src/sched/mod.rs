@@ -92,7 +92,10 @@ impl SchedTables {
                 }
             }
             SchedulerConfig::VlArbitration { high, low, limit_of_high_priority, management_vl } => {
-                let unit = |bytes: f64, n: u32| (clock.bytes_to_flits(bytes) * n as f64).ceil() as u32;
+                // (a table weight fits the arbiter's 16-bit counter whatever the flit size)
+                let unit = |bytes: f64, n: u32| {
+                    ((clock.bytes_to_flits(bytes) * n as f64).ceil() as u32).min(u16::MAX as u32)
+                };
                 let entries = |e: &[[u32; 2]]| {
                     let mut out = Vec::new();
                     for &[vl, w] in e {
@@ -164,6 +167,8 @@ impl Scheduler {
                 self.block_left -= 1;
                 return Some(v);
             }
+            // The block's VC cannot send: the next choice starts a new block.
+            self.block_left = 0;
         }
         let v = match &mut self.policy {
             Policy::Fcfs(s) => s.select(offered, eligible),
@@ -171,10 +176,9 @@ impl Scheduler {
             Policy::Wrr(s) => s.select(offered, &tables.wrr, eligible),
             Policy::VlArb(s) => s.select(offered, &tables.vl, eligible),
         }?;
-        if self.block > 1 {
-            self.block_vc = v as u8;
-            self.block_left = self.block - 1;
-        }
+        // (block - 1 flits remain in the block; 0 with flit-level multiplexing)
+        self.block_vc = v as u8;
+        self.block_left = self.block - 1;
         Some(v)
     }
 }

@@ -62,8 +62,16 @@ impl RateKeys {
 
     /// The key of the flit now at the front of VC `vc` of `port`, which arrived in the VC's
     /// queue at `arrival` and may move from `ready` on. Call once per flit, in queue order.
-    #[inline]
+    #[inline(always)]
     pub fn key(&mut self, port: usize, vc: usize, arrival: Cycle, ready: Cycle) -> u64 {
+        if self.mode == KeyMode::Age {
+            return ready;
+        }
+        self.rate_key(port, vc, arrival, ready)
+    }
+
+    #[inline(never)]
+    fn rate_key(&mut self, port: usize, vc: usize, arrival: Cycle, ready: Cycle) -> u64 {
         match self.mode {
             KeyMode::Age => ready,
             KeyMode::VirtualClock(mode) => {

@@ -29,16 +29,17 @@ pub struct VlArbTable {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct VlArb {
     high_entry: u8,
-    high_used: u32,
     low_entry: u8,
-    low_used: u32,
+    high_used: u16,
+    low_used: u16,
+    // At most 254 x 4 KiB of flits (the limit's largest bounded value) before it resets.
     high_sent: u32,
 }
 
 /// Walk one table from its current entry: serve the first entry whose VL can send and has
 /// weight left, moving on (and refilling) past exhausted or idle entries. Returns the VL.
 #[inline]
-fn walk(table: &[(u8, u32)], entry: &mut u8, used: &mut u32, can_send: VcMask) -> Option<usize> {
+fn walk(table: &[(u8, u32)], entry: &mut u8, used: &mut u16, can_send: VcMask) -> Option<usize> {
     let n = table.len();
     if n == 0 {
         return None;
@@ -48,7 +49,7 @@ fn walk(table: &[(u8, u32)], entry: &mut u8, used: &mut u32, can_send: VcMask) -
     }
     for _ in 0..=n {
         let (vl, weight) = table[*entry as usize];
-        if *used < weight && can_send >> vl & 1 == 1 {
+        if (*used as u32) < weight && can_send >> vl & 1 == 1 {
             *used += 1;
             return Some(vl as usize);
         }
