@@ -20,10 +20,10 @@ import pyarrow.parquet as pq
 __all__ = ["TABLES", "RunResult"]
 
 #: The tables of a run, in the order they are written.
-TABLES = ("classes", "nodes", "links", "flows", "phases", "messages")
-#: Tables a run directory may lack: `messages` unless recorded; `flows` and `phases` in
-#: directories written before they existed.
-_OPTIONAL = ("flows", "phases", "messages")
+TABLES = ("classes", "nodes", "links", "flows", "phases", "streams", "messages")
+#: Tables a run directory may lack: `messages` unless recorded; the others in directories
+#: written before they existed.
+_OPTIONAL = ("flows", "phases", "streams", "messages")
 _FORMATS = ("parquet", "csv")
 
 
@@ -39,6 +39,8 @@ class RunResult:
     flows: pd.DataFrame | None
     #: Per phase of the mix and class: offered/delivered load and latency split.
     phases: pd.DataFrame | None
+    #: Per video stream: frames, deadline missing probability and time, inter-frame time.
+    streams: pd.DataFrame | None
     messages: pd.DataFrame | None
     #: The configuration with every default filled in, as the engine resolved it (TOML).
     config_toml: str

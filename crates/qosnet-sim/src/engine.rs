@@ -10,12 +10,13 @@
 use crate::config::{Config, RouterKind, TrafficClass, VcSelection};
 use crate::error::{ConfigErrors, SimError};
 use crate::flit::{Flit, Message, Packet, Slab};
+use crate::metrics::deadline::StreamDeadlines;
 use crate::metrics::Metrics;
 use crate::ring::Rings;
 use crate::routing::{all_vcs, Routing};
 use crate::sched::{KeyMode, RateKeys, RoundRobin, SchedTables, Scheduler};
 use crate::topology::{Peer, Topology};
-use crate::traffic::{Source, TrafficSpec};
+use crate::traffic::{ProcessSpec, Source, TrafficSpec};
 use crate::units::{Clock, Cycle};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -240,6 +241,10 @@ pub struct Simulation {
     pub(crate) phase_starts: Vec<Cycle>,
     /// The phase in force now.
     pub(crate) phase: usize,
+    /// Per video stream: its frames' deadlines (document 003 §4.2); `deadline_of[source]`
+    /// indexes it (`u32::MAX` for other sources).
+    pub(crate) deadlines: Vec<StreamDeadlines>,
+    pub(crate) deadline_of: Vec<u32>,
     // --- links ---
     pub(crate) arrivals: Vec<Vec<Arrival>>,
     pub(crate) credit_wheel: Vec<Vec<CreditMsg>>,
@@ -348,21 +353,31 @@ impl Simulation {
         let nodes = topo.nodes;
         let mut sources = Vec::new();
         let mut events = BinaryHeap::new();
+        let n_phases = config.mix.as_ref().map_or(1, |m| m.phases.len().max(1));
+        let (mut deadlines, mut deadline_of) = (Vec::new(), Vec::new());
         for (si, spec) in specs.iter().enumerate() {
             for &node in &v.spec_nodes[si] {
                 if spec.pattern.is_silent(node as usize) || spec.rate_by_phase.iter().all(|&r| r <= 0.0) {
                     continue;
                 }
-                let mut s = Source::new(node, si as u32, config.simulation.seed);
-                if let Some(t) = s.start(spec, 0, 0) {
-                    events.push(Reverse((t, sources.len() as u32, s.epoch)));
+                for stream in 0..spec.sources_per_node() {
+                    let mut s = Source::new(node, si as u32, stream, spec, config.simulation.seed);
+                    if let Some(t) = s.start(spec, 0, 0) {
+                        events.push(Reverse((t, sources.len() as u32, s.epoch)));
+                    }
+                    if let ProcessSpec::Video(v) = &spec.process {
+                        deadline_of.push(deadlines.len() as u32);
+                        deadlines.push(StreamDeadlines::new(v.period, n_phases));
+                    } else {
+                        deadline_of.push(u32::MAX);
+                    }
+                    sources.push(s);
                 }
-                sources.push(s);
             }
         }
         let mut metrics = Metrics::new(warmup, window_end, nodes, n_ports, config.simulation.record_messages);
         metrics.flows = vec![Default::default(); sources.len() + 1];
-        metrics.phases = vec![Default::default(); config.mix.as_ref().map_or(1, |m| m.phases.len().max(1))];
+        metrics.phases = vec![Default::default(); n_phases];
         Ok(Simulation {
             inbuf: Rings::new(n_vcs, in_cap),
             in_vc: vec![InVc::default(); n_vcs],
@@ -441,6 +456,8 @@ impl Simulation {
                     .collect()
             }),
             phase: 0,
+            deadlines,
+            deadline_of,
             arrivals: vec![Vec::new(); wheel],
             credit_wheel: vec![Vec::new(); wheel],
             wheel_mask: wheel - 1,
@@ -598,32 +615,9 @@ impl Simulation {
     /// measured if created inside the window.
     #[doc(hidden)]
     pub fn post_message(&mut self, src: u32, dst: u32, class: TrafficClass, size: u32, vtick: u32) -> u32 {
-        let measured = self.metrics.in_window(self.now);
-        let m = self.messages.insert(Message {
-            src,
-            dst,
-            class,
-            size,
-            packet_flits: size,
-            packetized: 0,
-            delivered: 0,
-            created: self.now,
-            injected: Cycle::MAX,
-            measured,
-            vtick,
-            flow: self.sources.len() as u32,
-            frame: u32::MAX,
-            phase: self.phase as u16,
-        });
-        if measured {
-            self.measured_outstanding += 1;
-            self.metrics.classes[class.index()].messages_measured += 1;
-            self.metrics.classes[class.index()].flits_offered += size as u64;
-        }
-        let q = self.source_queue(src as usize, class);
-        self.nic_queue[q].push_back(m);
-        self.activate_nic(src as usize);
-        m
+        self.measuring = self.metrics.in_window(self.now);
+        let flow = self.sources.len() as u32;
+        self.create_message(src, dst, class, size, vtick, flow, u32::MAX, self.now)
     }
 
     /// Dummy flits preemption has made so far.

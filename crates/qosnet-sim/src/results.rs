@@ -3,6 +3,7 @@
 
 use crate::config::TrafficClass;
 use crate::engine::Simulation;
+use crate::metrics::deadline::DeadlineStats;
 use crate::metrics::{Column, LatencySummary, Table};
 use crate::topology::Peer;
 use serde::Serialize;
@@ -43,6 +44,14 @@ pub struct Summary {
     pub flits_injected: u64,
     pub flits_ejected: u64,
     pub flit_hops: u64,
+    /// Video frames measured and delivered (document 003 §4.2), missed deadlines, DMP,
+    /// DMT and the inter-frame delivery time (ms); NaN (null) without video.
+    pub frames: u64,
+    pub frames_missed: u64,
+    pub dmp: f64,
+    pub dmt_ms: f64,
+    pub inter_frame_mean_ms: f64,
+    pub inter_frame_sd_ms: f64,
 }
 
 #[derive(Clone, Debug)]
@@ -53,8 +62,10 @@ pub struct RunResult {
     pub links: Table,
     /// Per flow: bandwidth received (document 003 §4.2).
     pub flows: Table,
-    /// Per phase of the mix and class: load and latency (document 003 §4.2's phases).
+    /// Per phase of the mix and class: load, latency and (real time) deadlines.
     pub phases: Table,
+    /// Per video stream: frames, DMP, DMT, inter-frame time (document 003 §4.2).
+    pub streams: Table,
     pub messages: Option<Table>,
 }
 
@@ -67,6 +78,7 @@ impl RunResult {
             ("links", &self.links),
             ("flows", &self.flows),
             ("phases", &self.phases),
+            ("streams", &self.streams),
         ];
         if let Some(m) = &self.messages {
             t.push(("messages", m));
@@ -281,11 +293,56 @@ impl Simulation {
             )
             .push("latency_mean", Column::F64(fs.iter().map(|f| ratio(f.latency_sum, f.messages)).collect()));
 
+        // Video streams: deadlines per stream, per phase and overall.
+        let ms = self.clock.cycle_seconds() * 1e3;
+        let mut overall = DeadlineStats::default();
+        let mut by_phase = vec![DeadlineStats::default(); m.phases.len()];
+        for d in &self.deadlines {
+            overall.merge(d.overall());
+            for (p, b) in by_phase.iter_mut().enumerate() {
+                b.merge(d.phase(p.min(d.phases() - 1)));
+            }
+        }
+        let mut streams = Table::default();
+        let video: Vec<usize> =
+            (0..self.sources.len()).filter(|&i| self.deadline_of[i] != u32::MAX).collect();
+        let st = |i: usize| self.deadlines[self.deadline_of[i] as usize].overall();
+        let src = |i: usize| &self.sources[i];
+        streams
+            .push("flow", Column::U64(video.iter().map(|&i| i as u64).collect()))
+            .push("src", Column::U64(video.iter().map(|&i| src(i).node as u64).collect()))
+            .push("dst", Column::U64(video.iter().map(|&i| src(i).dst as u64).collect()))
+            .push("trace", Column::U64(video.iter().map(|&i| src(i).trace as u64).collect()))
+            .push("vtick", Column::U64(video.iter().map(|&i| src(i).vtick as u64).collect()))
+            .push("frames", Column::U64(video.iter().map(|&i| st(i).frames).collect()))
+            .push("frames_missed", Column::U64(video.iter().map(|&i| st(i).missed).collect()))
+            .push("dmp", Column::F64(video.iter().map(|&i| st(i).dmp()).collect()))
+            .push("dmt_ms", Column::F64(video.iter().map(|&i| st(i).dmt() * ms).collect()))
+            .push(
+                "inter_frame_mean_ms",
+                Column::F64(video.iter().map(|&i| st(i).inter_frame_mean() * ms).collect()),
+            )
+            .push(
+                "inter_frame_sd_ms",
+                Column::F64(video.iter().map(|&i| st(i).inter_frame_sd() * ms).collect()),
+            )
+            .push(
+                "bandwidth_gbps",
+                Column::F64(
+                    video
+                        .iter()
+                        .map(|&i| self.clock.bits_per_second(m.flows[i].flits as f64 / window) / 1e9)
+                        .collect(),
+                ),
+            );
+
         // Per phase of the mix (one phase without a mix) and class.
         let mut phases = Table::default();
         let (mut ph, mut cl, mut start, mut end) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut cols: Vec<Vec<f64>> = vec![Vec::new(); 5];
         let mut delivered_col = Vec::new();
+        let (mut frames_col, mut missed_col) = (Vec::new(), Vec::new());
+        let mut dl_cols: Vec<Vec<f64>> = vec![Vec::new(); 4];
         for (p, stats) in m.phases.iter().enumerate() {
             let from = if p == 0 { 0 } else { self.phase_starts[p - 1] };
             let to = self.phase_starts.get(p).copied().unwrap_or(m.window_end);
@@ -298,6 +355,18 @@ impl Simulation {
                 }
                 ph.push(p as u64);
                 cl.push(class.name().to_string());
+                let d = if class == TrafficClass::RealTime { by_phase[p] } else { DeadlineStats::default() };
+                frames_col.push(d.frames);
+                missed_col.push(d.missed);
+                let rt = class == TrafficClass::RealTime && d.frames > 0;
+                for (c, v) in dl_cols.iter_mut().zip([
+                    d.dmp(),
+                    d.dmt() * ms,
+                    d.inter_frame_mean() * ms,
+                    d.inter_frame_sd() * ms,
+                ]) {
+                    c.push(if rt { v } else { f64::NAN });
+                }
                 start.push(from);
                 end.push(to);
                 delivered_col.push(s.messages);
@@ -331,6 +400,10 @@ impl Simulation {
         {
             phases.push(name, Column::F64(c));
         }
+        phases.push("frames", Column::U64(frames_col)).push("frames_missed", Column::U64(missed_col));
+        for (name, c) in ["dmp", "dmt_ms", "inter_frame_mean_ms", "inter_frame_sd_ms"].iter().zip(dl_cols) {
+            phases.push(name, Column::F64(c));
+        }
 
         let latency = LatencySummary::of(&mut all);
         let summary = Summary {
@@ -356,7 +429,13 @@ impl Simulation {
             flits_injected: self.flits_injected,
             flits_ejected: self.flits_ejected,
             flit_hops: self.flit_hops,
+            frames: overall.frames,
+            frames_missed: overall.missed,
+            dmp: overall.dmp(),
+            dmt_ms: overall.dmt() * ms,
+            inter_frame_mean_ms: overall.inter_frame_mean() * ms,
+            inter_frame_sd_ms: overall.inter_frame_sd() * ms,
         };
-        RunResult { summary, classes, nodes: node_t, links, flows, phases, messages }
+        RunResult { summary, classes, nodes: node_t, links, flows, phases, streams, messages }
     }
 }

@@ -470,6 +470,41 @@ pub enum Process {
     /// One message every `period` (document 003 §4.2 control traffic: one per 33.3 ms),
     /// from a random offset within the first period. Gives the rate: no `load`/`rate`.
     Periodic { period: Duration },
+    /// ON/OFF stream to one destination (document 000 §5.2): messages evenly spaced during
+    /// ON periods, none during OFF; `on`/`off` are mean lengths (exponential) or fixed.
+    OnOff {
+        on: Duration,
+        off: Duration,
+        #[serde(default = "yes")]
+        exponential: bool,
+    },
+    /// VBR video (document 003 §4.2): streams to one destination each, one frame every
+    /// 1/`frame_rate`, frames cut into messages. Frame sizes from `traces` (EvalVid `st_*`,
+    /// LTE-Sim `.dat`, or one value per line; stream i uses trace i mod n, from a random
+    /// frame), rescaled to `mean_rate` if given; without traces, the `synthetic` MPEG model
+    /// at `mean_rate`. Streams per node: `streams`, or the load divided by a stream's rate.
+    Video {
+        #[serde(default)]
+        traces: Vec<PathBuf>,
+        #[serde(default)]
+        format: crate::traffic::video::TraceFormat,
+        #[serde(default = "default_frame_rate")]
+        frame_rate: f64,
+        #[serde(default)]
+        mean_rate: Option<Bandwidth>,
+        #[serde(default)]
+        synthetic: crate::traffic::video::SyntheticVbr,
+        #[serde(default)]
+        streams: Option<u32>,
+    },
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_frame_rate() -> f64 {
+    30.0
 }
 
 /// The nodes a traffic source runs on: `"all"` or a list of node numbers.

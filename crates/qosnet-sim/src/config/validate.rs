@@ -29,6 +29,72 @@ pub struct Validated {
     pub home_vcs: [u32; 3],
 }
 
+/// A video source's streams: its traces (read, or made by the synthetic model) at the frame
+/// rate, and the mean rate of one stream in flits per cycle.
+#[allow(clippy::too_many_arguments)] // one per field of the `video` process table
+fn video_spec(
+    cfg: &Config,
+    clock: &Clock,
+    path: &str,
+    traces: &[std::path::PathBuf],
+    format: crate::traffic::video::TraceFormat,
+    fps: f64,
+    mean_rate: Option<crate::units::Bandwidth>,
+    synthetic: &crate::traffic::video::SyntheticVbr,
+) -> Result<(crate::traffic::video::VideoSpec, f64), ConfigError> {
+    use crate::traffic::video::{read_trace, VideoSpec};
+    use rand::SeedableRng;
+    if !(fps > 0.0 && fps <= 10_000.0) {
+        return Err(ConfigError::new(
+            format!("{path}.process.frame_rate"),
+            format!("must be in (0, 10000] frames/s, got {fps}"),
+        ));
+    }
+    if let Some(r) = mean_rate {
+        if !(r.bits_per_second > 0.0 && clock.flits_per_cycle(r) <= 1.0) {
+            return Err(ConfigError::new(
+                format!("{path}.process.mean_rate"),
+                format!("must be > 0 and at most the link bandwidth, got {r}"),
+            ));
+        }
+    }
+    let mut loaded = Vec::new();
+    if traces.is_empty() {
+        synthetic.validate().map_err(|e| ConfigError::new(format!("{path}.process.synthetic"), e))?;
+        let Some(r) = mean_rate else {
+            return Err(ConfigError::new(
+                format!("{path}.process.mean_rate"),
+                "the synthetic model (no `traces`) needs a mean rate, e.g. \"4 Mb/s\"",
+            ));
+        };
+        // Ten minutes of video, the same for every run with the same seed.
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(crate::traffic::mix_seed(
+            cfg.simulation.seed,
+            0x0056_4944_454f, // "VIDEO"
+        ));
+        let frames = (fps * 600.0).ceil() as usize;
+        loaded.push(synthetic.generate(frames, &mut rng).scaled_to(r.bits_per_second, fps));
+    }
+    for (i, p) in traces.iter().enumerate() {
+        let t = read_trace(&cfg.resolve_path(p), format)
+            .map_err(|e| ConfigError::new(format!("{path}.process.traces[{i}]"), e))?;
+        loaded.push(match mean_rate {
+            Some(r) => t.scaled_to(r.bits_per_second, fps),
+            None => t,
+        });
+    }
+    let period = 1.0 / fps / clock.cycle_seconds();
+    let flits_per_cycle: Vec<f64> =
+        loaded.iter().map(|t| clock.bytes_to_flits(t.mean_bytes()) / period).collect();
+    let vticks =
+        flits_per_cycle.iter().map(|r| (1.0 / r).round().clamp(1.0, u32::MAX as f64) as u32).collect();
+    let stream_rate = flits_per_cycle.iter().sum::<f64>() / flits_per_cycle.len() as f64;
+    Ok((
+        VideoSpec { traces: loaded, period, streams_by_phase: vec![0], vticks, flits_per_cycle },
+        stream_rate,
+    ))
+}
+
 /// The largest Vtick: best effort's default (document 003 §3.1's 16-bit counters).
 pub const BEST_EFFORT_VTICK: u32 = 65_535;
 
@@ -293,62 +359,123 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
                     .collect(),
             )
         });
-        let (process, loads) = match (&t.process, t.load, t.rate) {
-            (Process::Periodic { period }, None, None) => {
-                let p = clock.duration_cycles(*period);
-                if p == 0 {
+        // The offered load per node in each phase (a fraction of link bandwidth).
+        let given_load = |errs: &mut Vec<ConfigError>| -> Vec<f64> {
+            match (t.load, t.rate, &mix_loads) {
+                (Some(l), None, _) => {
+                    if !(l > 0.0 && l <= 1.0) {
+                        errs.push(ConfigError::new(
+                            format!("{path}.load"),
+                            format!("must be in (0, 1] (a fraction of link bandwidth), got {l}"),
+                        ));
+                    }
+                    vec![l]
+                }
+                (None, Some(r), _) => {
+                    let l = clock.flits_per_cycle(r);
+                    if l > 1.0 {
+                        errs.push(ConfigError::new(
+                            format!("{path}.rate"),
+                            format!("{r} exceeds the link bandwidth {}", cfg.physical.link_bandwidth),
+                        ));
+                    }
+                    vec![l]
+                }
+                (None, None, Some(m)) => m.clone(),
+                _ => {
+                    errs.push(ConfigError::new(
+                        path.clone(),
+                        "give exactly one of `load` (fraction of link bandwidth) or `rate` (e.g. \"400 Mb/s\"), or neither for a real_time / best_effort entry of the [mix]",
+                    ));
+                    vec![0.0]
+                }
+            }
+        };
+        let (process, loads) = match &t.process {
+            Process::Periodic { period } => {
+                if t.load.is_some() || t.rate.is_some() {
+                    errs.push(ConfigError::new(
+                        path.clone(),
+                        "a periodic source's rate is its period: give no `load` or `rate`",
+                    ));
+                }
+                let p = clock.duration_cycles_f64(*period);
+                if !(p >= 1.0 && p.is_finite()) {
                     errs.push(ConfigError::new(
                         format!("{path}.process.period"),
                         "must be at least one cycle",
                     ));
                 }
-                (
-                    ProcessSpec::Periodic { period: clock.duration_cycles_f64(*period).max(1.0) },
-                    vec![flits / p.max(1) as f64],
-                )
+                (ProcessSpec::Periodic { period: p.max(1.0) }, vec![flits / p.max(1.0)])
             }
-            (Process::Periodic { .. }, _, _) => {
-                errs.push(ConfigError::new(
-                    path.clone(),
-                    "a periodic source's rate is its period: give no `load` or `rate`",
-                ));
-                (ProcessSpec::Poisson, vec![0.0])
-            }
-            (p, l, r) => {
-                let process = match p {
-                    Process::Bernoulli => ProcessSpec::Bernoulli,
-                    _ => ProcessSpec::Poisson,
+            Process::Poisson => (ProcessSpec::Poisson, given_load(&mut errs)),
+            Process::Bernoulli => (ProcessSpec::Bernoulli, given_load(&mut errs)),
+            Process::OnOff { on, off, exponential } => {
+                let (on, off) = (clock.duration_cycles_f64(*on), clock.duration_cycles_f64(*off));
+                if !(on >= 1.0 && on.is_finite()) {
+                    errs.push(ConfigError::new(format!("{path}.process.on"), "must be at least one cycle"));
+                }
+                if !(off >= 0.0 && off.is_finite()) {
+                    errs.push(ConfigError::new(format!("{path}.process.off"), "must be >= 0"));
+                }
+                let params = crate::traffic::on_off::OnOffParams {
+                    rate: 0.0,
+                    on: on.max(1.0),
+                    off,
+                    exponential: *exponential,
                 };
-                let loads = match (l, r, &mix_loads) {
-                    (Some(l), None, _) => {
-                        if !(l > 0.0 && l <= 1.0) {
-                            errs.push(ConfigError::new(
-                                format!("{path}.load"),
-                                format!("must be in (0, 1] (a fraction of link bandwidth), got {l}"),
-                            ));
-                        }
-                        vec![l]
-                    }
-                    (None, Some(r), _) => {
-                        let l = clock.flits_per_cycle(r);
-                        if l > 1.0 {
-                            errs.push(ConfigError::new(
-                                format!("{path}.rate"),
-                                format!("{r} exceeds the link bandwidth {}", cfg.physical.link_bandwidth),
-                            ));
-                        }
-                        vec![l]
-                    }
-                    (None, None, Some(m)) => m.clone(),
-                    _ => {
+                let loads = given_load(&mut errs);
+                // λ while ON is at most one message per cycle
+                for &l in &loads {
+                    if params.rate_on(l / flits) > 1.0 {
                         errs.push(ConfigError::new(
-                            path.clone(),
-                            "give exactly one of `load` (fraction of link bandwidth) or `rate` (e.g. \"400 Mb/s\"), or neither for a real_time / best_effort entry of the [mix]",
+                            format!("{path}.process"),
+                            format!("load {l} with ON {on} / OFF {off} cycles needs more than one message per cycle while ON"),
                         ));
-                        vec![0.0]
+                        break;
                     }
-                };
-                (process, loads)
+                }
+                (ProcessSpec::OnOff(params), loads)
+            }
+            Process::Video { traces, format, frame_rate, mean_rate, synthetic, streams } => {
+                match video_spec(cfg, &clock, &path, traces, *format, *frame_rate, *mean_rate, synthetic) {
+                    Ok((mut v, stream_rate)) => {
+                        let loads = match streams {
+                            Some(n) => {
+                                if t.load.is_some() || t.rate.is_some() {
+                                    errs.push(ConfigError::new(
+                                        path.clone(),
+                                        "give `process.streams` or a load, not both",
+                                    ));
+                                }
+                                range(&mut errs, &format!("{path}.process.streams"), *n, 1, 4096);
+                                v.streams_by_phase = vec![*n];
+                                vec![*n as f64 * stream_rate]
+                            }
+                            None => {
+                                let loads = given_load(&mut errs);
+                                v.streams_by_phase =
+                                    loads.iter().map(|l| (l / stream_rate).round() as u32).collect();
+                                if v.streams_by_phase.iter().any(|&n| n > 4096) {
+                                    errs.push(ConfigError::new(
+                                        format!("{path}.process"),
+                                        format!(
+                                            "the load needs {} streams per node of {:.3e} flits/cycle each; at most 4096 (raise mean_rate)",
+                                            v.streams_by_phase.iter().max().unwrap_or(&0),
+                                            stream_rate
+                                        ),
+                                    ));
+                                }
+                                loads
+                            }
+                        };
+                        (ProcessSpec::Video(std::sync::Arc::new(v)), loads)
+                    }
+                    Err(e) => {
+                        errs.push(e);
+                        (ProcessSpec::Poisson, vec![0.0])
+                    }
+                }
             }
         };
         let load = loads.iter().cloned().fold(0.0, f64::max);
@@ -399,8 +526,16 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
                         ),
                     ));
                 }
+                let vtick = vtick.round().clamp(1.0, u32::MAX as f64) as u32;
+                let mut process = process;
+                if let (ProcessSpec::Video(v), Some(_)) = (&mut process, t.vtick) {
+                    // An explicit Vtick overrides the streams' own rates.
+                    if let Some(v) = std::sync::Arc::get_mut(v) {
+                        v.vticks.iter_mut().for_each(|x| *x = vtick);
+                    }
+                }
                 specs.push(TrafficSpec {
-                    vtick: vtick.round().clamp(1.0, u32::MAX as f64) as u32,
+                    vtick,
                     class: t.class,
                     process,
                     rate_by_phase: loads.iter().map(|l| l / flits).collect(),

@@ -9,6 +9,8 @@ use crate::config::{RouterKind, TrafficClass};
 use crate::engine::Injecting;
 use crate::engine::{Simulation, Target};
 use crate::flit::{Flit, Message, Packet, HEAD, TAIL};
+use crate::traffic::video::frame_flits;
+use crate::traffic::ProcessSpec;
 use crate::units::Cycle;
 use std::cmp::Reverse;
 
@@ -27,46 +29,92 @@ impl Simulation {
             if epoch != self.sources[s as usize].epoch {
                 continue; // rescheduled by a phase change
             }
-            let source = &mut self.sources[s as usize];
-            let spec = &self.specs[source.spec as usize];
-            let node = source.node as usize;
-            if let Some(dst) = spec.pattern.destination(node, &mut source.rng) {
-                let measured = self.measuring;
-                let class = spec.class;
-                let size = spec.message_flits;
-                let vtick = spec.vtick;
-                let flow = s;
-                let m = self.messages.insert(Message {
-                    src: node as u32,
-                    dst: dst as u32,
-                    class,
-                    size,
-                    packet_flits: spec.packet_flits,
-                    packetized: 0,
-                    delivered: 0,
-                    created: now,
-                    injected: Cycle::MAX,
-                    measured,
-                    vtick,
-                    flow,
-                    frame: u32::MAX,
-                    phase: self.phase as u16,
-                });
-                if measured {
-                    self.metrics.phases[self.phase][class.index()].flits_offered += size as u64;
-                    self.measured_outstanding += 1;
-                    self.metrics.classes[class.index()].messages_measured += 1;
-                    self.metrics.classes[class.index()].flits_offered += size as u64;
-                    self.metrics.nodes[node].flits_offered += size as u64;
-                }
-                let q = self.source_queue(node, class);
-                self.nic_queue[q].push_back(m);
-                self.activate_nic(node);
-            }
+            self.source_event(s as usize, now);
             let source = &mut self.sources[s as usize];
             let next = source.advance(&self.specs[source.spec as usize], self.phase, now);
             self.events.push(Reverse((next, s, source.epoch)));
         }
+    }
+
+    /// Source `s` is due: a message, or for a video stream a frame cut into messages
+    /// (document 003 §4.2), all created now.
+    fn source_event(&mut self, s: usize, now: Cycle) {
+        let source = &mut self.sources[s];
+        let spec = &self.specs[source.spec as usize];
+        let (node, class, vtick, flits) = (source.node, spec.class, source.vtick, spec.message_flits);
+        if let ProcessSpec::Video(v) = &spec.process {
+            let v = v.clone();
+            let bytes = source.next_frame_bytes(&v);
+            let (frame, dst) = (source.frames - 1, source.dst);
+            if dst == u32::MAX {
+                return;
+            }
+            let total = frame_flits(bytes, self.clock.flit_bits);
+            let messages = total.div_ceil(flits);
+            let measured = self.measuring;
+            let d = self.deadline_of[s] as usize;
+            self.deadlines[d].expect_frame(frame as u64, now, messages, self.phase, measured);
+            for k in 0..messages {
+                let size = flits.min(total - k * flits);
+                self.create_message(node, dst, class, size, vtick, s as u32, frame, now);
+            }
+            return;
+        }
+        let dst = if source.dst != u32::MAX {
+            Some(source.dst as usize)
+        } else {
+            spec.pattern.destination(node as usize, &mut source.rng)
+        };
+        if let Some(dst) = dst {
+            self.create_message(node, dst as u32, class, flits, vtick, s as u32, u32::MAX, now);
+        }
+    }
+
+    /// Create a message now and queue it at its source NIC; it is measured if created in
+    /// the window. `flow` indexes the per-flow table; `frame` is its video frame or MAX.
+    #[allow(clippy::too_many_arguments)] // one per field a message is born with
+    pub(crate) fn create_message(
+        &mut self,
+        src: u32,
+        dst: u32,
+        class: TrafficClass,
+        size: u32,
+        vtick: u32,
+        flow: u32,
+        frame: u32,
+        now: Cycle,
+    ) -> u32 {
+        let measured = self.measuring;
+        let packet_flits =
+            self.sources.get(flow as usize).map_or(size, |s| self.specs[s.spec as usize].packet_flits);
+        let m = self.messages.insert(Message {
+            src,
+            dst,
+            class,
+            size,
+            packet_flits,
+            packetized: 0,
+            delivered: 0,
+            created: now,
+            injected: Cycle::MAX,
+            measured,
+            vtick,
+            flow,
+            frame,
+            phase: self.phase as u16,
+        });
+        if measured {
+            let c = class.index();
+            self.metrics.phases[self.phase][c].flits_offered += size as u64;
+            self.measured_outstanding += 1;
+            self.metrics.classes[c].messages_measured += 1;
+            self.metrics.classes[c].flits_offered += size as u64;
+            self.metrics.nodes[src as usize].flits_offered += size as u64;
+        }
+        let q = self.source_queue(src as usize, class);
+        self.nic_queue[q].push_back(m);
+        self.activate_nic(src as usize);
+        m
     }
 
     /// A new phase of the mix begins: sources whose rate changes restart at the new rate
@@ -76,7 +124,7 @@ impl Simulation {
         self.phase = new;
         for (i, source) in self.sources.iter_mut().enumerate() {
             let spec = &self.specs[source.spec as usize];
-            if spec.rate(old) == spec.rate(new) {
+            if spec.source_rate(source.stream, old) == spec.source_rate(source.stream, new) {
                 continue;
             }
             if let Some(t) = source.start(spec, new, now) {
@@ -273,6 +321,10 @@ impl Simulation {
             let f = &mut self.metrics.flows[msg.flow as usize];
             f.messages += 1;
             f.latency_sum += now - msg.created;
+        }
+        if msg.frame != u32::MAX {
+            let d = self.deadline_of[msg.flow as usize] as usize;
+            self.deadlines[d].message_delivered(msg.frame as u64, now);
         }
         if msg.measured {
             self.measured_outstanding -= 1;

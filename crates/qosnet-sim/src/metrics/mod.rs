@@ -3,6 +3,7 @@
 //! saturation). Latency = queueing (creation → header enters the network) + network
 //! (header injected → tail ejected), in cycles (DESIGN.md "Traffic and metrics").
 
+pub mod deadline;
 mod table;
 
 pub use table::{Column, Table};

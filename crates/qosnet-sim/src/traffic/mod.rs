@@ -1,7 +1,9 @@
 //! Traffic sources: when messages are created (temporal process) and where they go
 //! (spatial [`pattern`]). One RNG stream per source, derived from the master seed.
 
+pub mod on_off;
 pub mod pattern;
+pub mod video;
 
 use crate::config::TrafficClass;
 use crate::units::Cycle;
@@ -18,6 +20,11 @@ pub enum ProcessSpec {
     Periodic {
         period: f64,
     },
+    /// ON/OFF stream (document 000 §5.2); the spec's rate is the mean rate.
+    OnOff(on_off::OnOffParams),
+    /// VBR video streams (document 003 §4.2): each source is one stream sending a frame
+    /// every `period` cycles; `streams_by_phase[p]` streams per node are on in phase p.
+    Video(std::sync::Arc<video::VideoSpec>),
 }
 
 /// What a `[[traffic]]` entry creates, shared by all its sources.
@@ -39,6 +46,30 @@ impl TrafficSpec {
     pub fn rate(&self, phase: usize) -> f64 {
         self.rate_by_phase[phase.min(self.rate_by_phase.len() - 1)]
     }
+
+    /// Events per cycle of source `stream` (its index among the node's sources of this
+    /// spec) in `phase`: for video, its frame rate while it is on.
+    pub fn source_rate(&self, stream: u32, phase: usize) -> f64 {
+        match &self.process {
+            ProcessSpec::Video(v) => {
+                let on = v.streams_by_phase[phase.min(v.streams_by_phase.len() - 1)];
+                if stream < on {
+                    1.0 / v.period
+                } else {
+                    0.0
+                }
+            }
+            _ => self.rate(phase),
+        }
+    }
+
+    /// Sources per node this spec needs (video: the most streams any phase has).
+    pub fn sources_per_node(&self) -> u32 {
+        match &self.process {
+            ProcessSpec::Video(v) => v.streams_by_phase.iter().copied().max().unwrap_or(0),
+            _ => 1,
+        }
+    }
 }
 
 /// One node running one traffic spec.
@@ -52,6 +83,17 @@ pub struct Source {
     /// queued for it are recognised as stale.
     pub epoch: u32,
     pub rng: Xoshiro256PlusPlus,
+    /// Its index among the node's sources of the spec (video streams).
+    pub stream: u32,
+    /// A stream's fixed destination (video, ON/OFF), `u32::MAX` for per-message choice.
+    pub dst: u32,
+    /// Vtick of its messages.
+    pub vtick: u32,
+    /// Video: trace and position in it, and frames sent.
+    pub trace: u32,
+    pub pos: u32,
+    pub frames: u32,
+    on_off: on_off::OnOff,
 }
 
 /// SplitMix64 finaliser: decorrelates per-component seeds derived from one master seed.
@@ -63,15 +105,38 @@ pub fn mix_seed(master: u64, stream: u64) -> u64 {
 }
 
 impl Source {
-    pub fn new(node: u32, spec: u32, master_seed: u64) -> Self {
-        let stream = ((spec as u64) << 32) | node as u64;
-        Self {
+    /// Source `stream` of `spec` at `node`; streams (video, ON/OFF) pick their
+    /// destination, trace and starting frame here.
+    pub fn new(node: u32, spec_id: u32, stream: u32, spec: &TrafficSpec, master_seed: u64) -> Self {
+        let id = ((spec_id as u64) << 32) | ((stream as u64) << 20) | node as u64;
+        let mut s = Self {
             node,
-            spec,
+            spec: spec_id,
             next: 0.0,
             epoch: 0,
-            rng: Xoshiro256PlusPlus::seed_from_u64(mix_seed(master_seed, stream)),
+            rng: Xoshiro256PlusPlus::seed_from_u64(mix_seed(master_seed, id)),
+            stream,
+            dst: u32::MAX,
+            vtick: spec.vtick,
+            trace: 0,
+            pos: 0,
+            frames: 0,
+            on_off: on_off::OnOff::default(),
+        };
+        match &spec.process {
+            ProcessSpec::Video(v) => {
+                s.trace = stream % v.traces.len() as u32;
+                // a stream starts at a random point of its trace
+                s.pos = s.rng.gen_range(0..v.traces[s.trace as usize].frame_bytes.len()) as u32;
+                s.vtick = v.vticks[s.trace as usize];
+                s.dst = spec.pattern.destination(node as usize, &mut s.rng).map_or(u32::MAX, |d| d as u32);
+            }
+            ProcessSpec::OnOff(_) => {
+                s.dst = spec.pattern.destination(node as usize, &mut s.rng).map_or(u32::MAX, |d| d as u32);
+            }
+            _ => {}
         }
+        s
     }
 
     /// (Re)start at cycle `now` with the rate of `phase`: draw the first arrival; `None` if
@@ -79,11 +144,11 @@ impl Source {
     /// periodic source restarts at a random offset within its period.
     pub fn start(&mut self, spec: &TrafficSpec, phase: usize, now: Cycle) -> Option<Cycle> {
         self.epoch = self.epoch.wrapping_add(1);
-        let rate = spec.rate(phase);
+        let rate = spec.source_rate(self.stream, phase);
         if rate <= 0.0 {
             return None;
         }
-        match spec.process {
+        match &spec.process {
             ProcessSpec::Poisson => {
                 self.next = now as f64;
                 Some(self.advance(spec, phase, now))
@@ -94,13 +159,24 @@ impl Source {
                 self.next = now as f64 + self.rng.gen::<f64>() * period;
                 Some(self.next.floor() as Cycle)
             }
+            // A stream starts at a random offset within one frame period.
+            ProcessSpec::Video(v) => {
+                self.next = now as f64 + self.rng.gen::<f64>() * v.period;
+                Some(self.next.floor() as Cycle)
+            }
+            ProcessSpec::OnOff(p) => {
+                let p = on_off::OnOffParams { rate: p.rate_on(rate), ..*p };
+                self.on_off = on_off::OnOff::new(p, now as f64, &mut self.rng);
+                self.next = self.on_off.next_arrival(&mut self.rng);
+                Some(self.next.floor() as Cycle)
+            }
         }
     }
 
     /// Draw the arrival after the one at `now`; returns its cycle.
     pub fn advance(&mut self, spec: &TrafficSpec, phase: usize, now: Cycle) -> Cycle {
         let rate = spec.rate(phase);
-        match spec.process {
+        match &spec.process {
             ProcessSpec::Poisson => {
                 // Exponential gaps on a continuous clock; a message is created in the
                 // cycle its arrival time falls into.
@@ -113,7 +189,24 @@ impl Source {
                 self.next += period;
                 (self.next.floor() as Cycle).max(now + 1)
             }
+            ProcessSpec::Video(v) => {
+                self.next += v.period;
+                (self.next.floor() as Cycle).max(now + 1)
+            }
+            ProcessSpec::OnOff(_) => {
+                self.next = self.on_off.next_arrival(&mut self.rng);
+                (self.next.floor() as Cycle).max(now)
+            }
         }
+    }
+
+    /// The size in bytes of the next frame of a video stream (its trace wraps around).
+    pub fn next_frame_bytes(&mut self, v: &video::VideoSpec) -> f64 {
+        let t = &v.traces[self.trace as usize].frame_bytes;
+        let b = t[self.pos as usize % t.len()];
+        self.pos = (self.pos + 1) % t.len() as u32;
+        self.frames += 1;
+        b
     }
 
     /// Trials until the first success of a Bernoulli(p) trial per cycle, on {1, 2, ...}.
@@ -153,7 +246,7 @@ mod tests {
         for process in [ProcessSpec::Poisson, ProcessSpec::Bernoulli, ProcessSpec::Periodic { period: 20.0 }]
         {
             let s = spec(process.clone(), 0.05);
-            let mut src = Source::new(0, 0, 7);
+            let mut src = Source::new(0, 0, 0, &s, 7);
             let mut t = src.start(&s, 0, 0).unwrap();
             let mut n = 0u64;
             while t < 2_000_000 {
@@ -168,7 +261,7 @@ mod tests {
     #[test]
     fn periodic_is_evenly_spaced_and_a_silent_phase_is_silent() {
         let mut s = spec(ProcessSpec::Periodic { period: 10.5 }, 1.0 / 10.5);
-        let mut src = Source::new(0, 0, 3);
+        let mut src = Source::new(0, 0, 0, &s, 3);
         let t0 = src.start(&s, 0, 100).unwrap();
         assert!((100..111).contains(&t0));
         let t1 = src.advance(&s, 0, t0);
@@ -182,7 +275,7 @@ mod tests {
     #[test]
     fn bernoulli_at_one_fires_every_cycle() {
         let s = spec(ProcessSpec::Bernoulli, 1.0);
-        let mut src = Source::new(0, 0, 1);
+        let mut src = Source::new(0, 0, 0, &s, 1);
         let t0 = src.start(&s, 0, 0).unwrap();
         assert_eq!(t0, 0);
         assert_eq!(src.advance(&s, 0, 0), 1);
@@ -193,7 +286,7 @@ mod tests {
     fn bernoulli_at_a_tiny_rate_stays_silent() {
         // 1 - 1e-15 rounds to 1 in f64; the gap must still be astronomically long.
         let s = spec(ProcessSpec::Bernoulli, 1e-15);
-        let mut src = Source::new(0, 0, 1);
+        let mut src = Source::new(0, 0, 0, &s, 1);
         assert!(src.start(&s, 0, 0).unwrap() > 1_000_000_000);
     }
 }

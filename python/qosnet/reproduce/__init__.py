@@ -1,0 +1,19 @@
+"""Reproduce the documents' experiments: `qosnet reproduce NAME` runs a named set of
+configurations (shipped under `configs/NAME/`), collects their tables into one DataFrame per
+table with the run's labels as columns, and writes tables (Parquet and CSV), plots (PNG) and
+a Markdown report that sets each result beside the document's claim.
+
+Sets: `seed003` (document 003: the QoS router).
+"""
+
+from qosnet.reproduce.runner import Experiment, Run, run_experiments
+
+__all__ = ["SETS", "Experiment", "Run", "run_experiments"]
+
+
+def _sets() -> dict[str, str]:
+    return {"seed003": "qosnet.reproduce.seed003"}
+
+
+#: Name -> module defining `experiments(quick: bool) -> list[Experiment]` and `report(...)`.
+SETS = _sets()

@@ -1,0 +1,109 @@
+"""Run labelled configurations, in parallel processes, and gather their tables.
+
+Each `Run` is a configuration file plus `path=value` overrides and a label (a dict such as
+`{"router": "P", "load": 0.8}`). Runs are independent, so they go to a process pool
+(one process per core by default); results come back as DataFrames with the label's keys as
+leading columns, in the order the runs were listed (not the order they finished), so the
+output does not depend on scheduling.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["Experiment", "Run", "run_experiments"]
+
+#: Tables gathered from every run.
+GATHERED = ("classes", "phases", "streams", "flows")
+
+
+@dataclass(frozen=True)
+class Run:
+    label: dict[str, Any]
+    config: Path
+    overrides: tuple[str, ...] = ()
+
+
+@dataclass
+class Experiment:
+    """A named group of runs compared in one figure or table."""
+
+    name: str
+    title: str
+    claim: str
+    runs: list[Run] = field(default_factory=list)
+
+
+@dataclass
+class Gathered:
+    """Every run's summary and tables, labelled."""
+
+    summaries: pd.DataFrame
+    tables: dict[str, pd.DataFrame]
+
+
+def _one(run: Run) -> tuple[dict[str, Any], dict[str, pd.DataFrame]]:
+    from qosnet.api import run as run_config
+
+    result = run_config(run.config, run.overrides)
+    summary = {k: v for k, v in result.summary.items() if not isinstance(v, dict)}
+    summary["latency_mean"] = result.summary["latency"]["mean"]
+    summary["wall_seconds"] = result.wall_seconds
+    tables = {}
+    for name in GATHERED:
+        frame = getattr(result, name, None)
+        if frame is not None:
+            tables[name] = frame
+    return summary, tables
+
+
+def _labelled(label: dict[str, Any], frame: pd.DataFrame) -> pd.DataFrame:
+    out = frame.copy()
+    for i, (k, v) in enumerate(label.items()):
+        out.insert(i, k, v)
+    return out
+
+
+def run_experiments(
+    experiments: Sequence[Experiment],
+    jobs: int | None = None,
+    on_done: Callable[[Experiment, Run], None] | None = None,
+) -> dict[str, Gathered]:
+    """Run every experiment's runs on `jobs` processes (default: the number of cores)."""
+    jobs = jobs or os.cpu_count() or 1
+    flat = [(e, r) for e in experiments for r in e.runs]
+    results: list[tuple[dict[str, Any], dict[str, pd.DataFrame]]] = []
+    if jobs == 1:
+        for e, r in flat:
+            results.append(_one(r))
+            if on_done:
+                on_done(e, r)
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            futures = [pool.submit(_one, r) for _, r in flat]
+            for (e, r), fut in zip(flat, futures, strict=True):
+                results.append(fut.result())
+                if on_done:
+                    on_done(e, r)
+    gathered: dict[str, Gathered] = {}
+    i = 0
+    for e in experiments:
+        rows, tables = [], {name: [] for name in GATHERED}
+        for r in e.runs:
+            summary, t = results[i]
+            i += 1
+            rows.append({**r.label, **summary})
+            for name, frame in t.items():
+                tables[name].append(_labelled(r.label, frame))
+        gathered[e.name] = Gathered(
+            summaries=pd.DataFrame(rows),
+            tables={k: pd.concat(v, ignore_index=True) for k, v in tables.items() if v},
+        )
+    return gathered
