@@ -307,3 +307,76 @@ def bench(
             f"{r.peak_rss_bytes / 2**20:.0f}",
         )
     _stdout().print(table)
+
+
+@app.command()
+def reproduce(
+    name: Annotated[str, typer.Argument(help="Experiment set: seed003.", show_default=False)],
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Directory for tables, figures and report.md (default: runs/reproduce/NAME).",
+            show_default=False,
+        ),
+    ] = None,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="Shortened simulated time: a smoke run, not results.")
+    ] = False,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs", "-j", min=1, help="Parallel runs (default: one per core).", show_default=False
+        ),
+    ] = None,
+    only: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--only", help="Run only these experiments of the set (repeatable).", show_default=False
+        ),
+    ] = None,
+    sets: SetOption = None,
+) -> None:
+    """Re-run a document's experiments and write tables, figures and a report."""
+    import importlib
+    from dataclasses import replace
+
+    from qosnet.reproduce import SETS, run_experiments
+
+    if name not in SETS:
+        raise typer.BadParameter(
+            f"must be one of {', '.join(sorted(SETS))}, got {name!r}", param_hint="NAME"
+        )
+    module = importlib.import_module(SETS[name])
+    out = output or Path("runs") / "reproduce" / name
+    with _user_errors():
+        experiments = module.experiments(quick=quick)
+        if only:
+            known = {e.name for e in experiments}
+            unknown = sorted(set(only) - known)
+            if unknown:
+                raise typer.BadParameter(
+                    f"unknown experiment(s) {', '.join(unknown)}; the set has "
+                    f"{', '.join(e.name for e in experiments)}",
+                    param_hint="--only",
+                )
+            experiments = [e for e in experiments if e.name in only]
+        if sets:
+            # applied after each run's own overrides, so they win
+            for e in experiments:
+                e.runs = [replace(r, overrides=(*r.overrides, *sets)) for r in e.runs]
+        total = sum(len(e.runs) for e in experiments)
+        console = Console(stderr=True)
+        if console.is_terminal:
+            from rich.progress import Progress
+
+            with Progress(console=console, transient=True) as bar:
+                task = bar.add_task(f"{name}: {total} runs", total=total)
+                results = run_experiments(
+                    experiments, jobs=jobs, on_done=lambda e, r: bar.advance(task)
+                )
+        else:
+            results = run_experiments(experiments, jobs=jobs)
+        path = module.report(experiments, results, out, quick=quick)
+    typer.echo(f"wrote {path}")

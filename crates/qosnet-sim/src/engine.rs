@@ -728,8 +728,8 @@ impl Simulation {
         }
         if self.inbuf.is_empty(ivc) {
             if flit.is_head() && self.in_keys.mode != KeyMode::Age {
-                let vtick = self.packets.get(flit.packet).vtick;
-                self.in_keys.set_vtick(ip, v, vtick);
+                let pkt = self.packets.get(flit.packet);
+                self.in_keys.set_vtick(ip, v, pkt.vtick);
             }
             self.in_vc[ivc].front_ready = flit.ready;
             self.in_vc[ivc].key = self.in_keys.key(ip, v, now, flit.ready);

@@ -606,9 +606,9 @@ pub struct TrafficConfig {
     pub sources: NodeSet,
     /// The messages' VirtualClock Vtick (document 003 §3.1: the bandwidth requirement each
     /// header carries): cycles per flit, or a rate ("4 Mb/s" -> link rate / 4 Mb/s
-    /// cycles per flit). Default: control 1 (link rate), real-time its source's rate,
-    /// best effort 65535 (no requirement: the largest 16-bit Vtick, so it uses what the
-    /// reserved traffic leaves).
+    /// cycles per flit). Default: control 1 (link rate), real-time its source's (a video
+    /// stream: its trace's mean rate), best effort none (unreserved: served after every
+    /// reserved flit, oldest first; see `sched::RateKeys`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vtick: Option<VtickConfig>,
 }

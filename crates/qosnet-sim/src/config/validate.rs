@@ -95,9 +95,6 @@ fn video_spec(
     ))
 }
 
-/// The largest Vtick: best effort's default (document 003 §3.1's 16-bit counters).
-pub const BEST_EFFORT_VTICK: u32 = 65_535;
-
 /// Check one scheduler configuration's parameters.
 fn check_scheduler(errs: &mut Vec<ConfigError>, path: &str, cfg: &SchedulerConfig, vcs: u32) {
     match cfg {
@@ -514,10 +511,20 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
                     (Some(VtickConfig::Cycles(c)), _) => c,
                     (Some(VtickConfig::Rate(r)), _) => 1.0 / clock.flits_per_cycle(r),
                     (None, TrafficClass::Control) => 1.0,
-                    (None, TrafficClass::RealTime) => 1.0 / load.max(f64::MIN_POSITIVE),
-                    (None, TrafficClass::BestEffort) => BEST_EFFORT_VTICK as f64,
+                    // (no load: already reported; keep this error out of its way)
+                    (None, TrafficClass::RealTime) => {
+                        if load > 0.0 {
+                            1.0 / load
+                        } else {
+                            1.0
+                        }
+                    }
+                    // unreserved: see `sched::RateKeys`
+                    (None, TrafficClass::BestEffort) => 0.0,
                 };
-                if !(vtick.is_finite() && (1.0 - 1e-9..=u32::MAX as f64).contains(&vtick)) {
+                if (t.vtick.is_some() || vtick != 0.0)
+                    && !(vtick.is_finite() && (1.0 - 1e-9..=u32::MAX as f64).contains(&vtick))
+                {
                     errs.push(ConfigError::new(
                         format!("{path}.vtick"),
                         format!(
@@ -526,7 +533,7 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
                         ),
                     ));
                 }
-                let vtick = vtick.round().clamp(1.0, u32::MAX as f64) as u32;
+                let vtick = vtick.round().clamp(0.0, u32::MAX as f64) as u32;
                 let mut process = process;
                 if let (ProcessSpec::Video(v), Some(_)) = (&mut process, t.vtick) {
                     // An explicit Vtick overrides the streams' own rates.

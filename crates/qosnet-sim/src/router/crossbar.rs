@@ -98,8 +98,9 @@ impl Simulation {
                 break;
             }
             // Outputs grant in round-robin order over the requesting inputs; with a
-            // rate-based scheduler, in the order of the nominated flits' keys (their
-            // VirtualClock stamps or finish tags are on one time scale across inputs).
+            // rate-based scheduler, in the order of the nominated flits' keys (a reserved
+            // connection's VirtualClock stamps or finish tags stay near real time, so they
+            // compare across inputs).
             for out in bits64(asked) {
                 let op = r * ports + out;
                 let mut losers = requests[out];
@@ -186,8 +187,8 @@ impl Simulation {
         }
         if self.outbuf.is_empty(ovc) {
             if flit.is_head() && self.out_keys.mode != KeyMode::Age {
-                let vtick = self.packets.get(flit.packet).vtick;
-                self.out_keys.set_vtick(op, ov, vtick);
+                let pkt = self.packets.get(flit.packet);
+                self.out_keys.set_vtick(op, ov, pkt.vtick);
             }
             self.ovc_key[ovc] = self.out_keys.key(op, ov, now, flit.ready);
         }

@@ -84,8 +84,8 @@ impl Simulation {
         let ivc = ip * self.p.lanes + v;
         let (r, port) = self.ip_place[ip];
         if flit.is_head() {
-            let vtick = self.packets.get(flit.packet).vtick;
-            self.in_keys.set_vtick(ip, v, vtick);
+            let pkt = self.packets.get(flit.packet);
+            self.in_keys.set_vtick(ip, v, pkt.vtick);
         }
         self.inbuf.push_front(ivc, flit);
         // The keys of the flits behind are recomputed as they reach the front; the dummy's

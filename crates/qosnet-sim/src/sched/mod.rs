@@ -19,7 +19,7 @@ use crate::config::SchedulerConfig;
 use crate::routing::VcMask;
 pub use fair_queueing::{FqFlow, FqPort};
 pub use fcfs::Fcfs;
-pub use rate_keys::RateKeys;
+pub use rate_keys::{RateKeys, UNRESERVED};
 pub use round_robin::RoundRobin;
 pub use virtual_clock::{CounterMode, VcClock};
 pub use vl_arbitration::{VlArb, VlArbTable};

@@ -2,15 +2,28 @@
 //! point (all crossbar inputs, all output multiplexers, or all NIC injection ports).
 //!
 //! A scheduling point (port) has C VCs; each VC holds one message at a time, whose Vtick
-//! its header carried (document 003 §3.1). When a flit reaches the front of its VC the
-//! owner asks for its key: the arrival cycle for FCFS, the VirtualClock stamp, or the Fair
+//! its header carried (document 003 §3.1): the message is the VirtualClock *connection*,
+//! set up when its header takes the VC. When a flit reaches the front of its VC the owner
+//! asks for its key: the arrival cycle for FCFS, the VirtualClock stamp, or the Fair
 //! Queueing finish tag. One implementation serves the router's input and output side and
 //! the NIC, so the three cannot drift apart.
+//!
+//! Best-effort messages reserve nothing (their Vtick is 0, [`UNRESERVED`]): VirtualClock
+//! with an infinite Vtick. Their keys lie beyond every reserved stamp and order them by
+//! arrival, so they use what the reserved connections leave, oldest first, across ports as
+//! well. (Our reading; the documents do not say how best effort is stamped. A finite large
+//! Vtick per message would make a long message that used idle bandwidth owe virtual time
+//! and be passed by every newer one — VirtualClock's "punishment" — so that old messages
+//! stall while holding their VCs and best-effort throughput collapses.)
 
 use super::fair_queueing::{key as fq_key, FqFlow, FqPort};
 use super::virtual_clock::{stamp, VcClock};
 use super::KeyMode;
 use crate::units::Cycle;
+
+/// Keys of unreserved flits start here: beyond any reserved stamp (2^62 cycles is about
+/// 11,700 years at 80 ns), ordered by arrival among themselves.
+pub const UNRESERVED: u64 = 1 << 62;
 
 #[derive(Clone, Debug)]
 pub struct RateKeys {
@@ -25,31 +38,29 @@ pub struct RateKeys {
 impl RateKeys {
     /// State for `ports` scheduling points of `vcs` VCs each (nothing is allocated for FCFS).
     pub fn new(mode: KeyMode, ports: usize, vcs: usize) -> Self {
-        let (n_clock, n_fq) = match mode {
-            KeyMode::Age => (0, 0),
-            KeyMode::VirtualClock(_) => (ports * vcs, 0),
-            KeyMode::FairQueueing => (ports * vcs, ports),
-        };
+        let rated = mode != KeyMode::Age;
+        let clocks = if rated { ports * vcs } else { 0 };
         Self {
             mode,
             vcs,
-            clock: vec![VcClock { vtick: 1, aux: 0 }; n_clock],
-            base: vec![0; if n_clock > 0 { ports } else { 0 }],
-            fq: vec![FqFlow::default(); if n_fq > 0 { ports * vcs } else { 0 }],
-            fq_port: vec![FqPort::default(); n_fq],
+            clock: vec![VcClock { vtick: 1, aux: 0 }; clocks],
+            base: vec![0; if rated { ports } else { 0 }],
+            fq: vec![FqFlow::default(); if mode == KeyMode::FairQueueing { clocks } else { 0 }],
+            fq_port: vec![FqPort::default(); if mode == KeyMode::FairQueueing { ports } else { 0 }],
         }
     }
 
     /// A new message took VC `vc` of `port`: a new connection is set up on the VC, with
     /// the Vtick its header carries and a fresh virtual clock (document 003 §3.1: both are
     /// set at connection set-up), so it inherits nothing from the VC's previous message.
+    /// Vtick 0: an unreserved (best-effort) message.
     #[inline]
     pub fn set_vtick(&mut self, port: usize, vc: usize, vtick: u32) {
         if self.mode == KeyMode::Age {
             return;
         }
         let i = port * self.vcs + vc;
-        self.clock[i] = VcClock { vtick: vtick.max(1), aux: 0 };
+        self.clock[i] = VcClock { vtick, aux: 0 };
         if self.mode == KeyMode::FairQueueing {
             let f = &mut self.fq[i];
             if f.active {
@@ -72,17 +83,25 @@ impl RateKeys {
 
     #[inline(never)]
     fn rate_key(&mut self, port: usize, vc: usize, arrival: Cycle, ready: Cycle) -> u64 {
+        let vtick = self.clock[port * self.vcs + vc].vtick;
+        if vtick == 0 {
+            return UNRESERVED + arrival;
+        }
+        let range = port * self.vcs..(port + 1) * self.vcs;
         match self.mode {
             KeyMode::Age => ready,
             KeyMode::VirtualClock(mode) => {
-                let range = port * self.vcs..(port + 1) * self.vcs;
                 stamp(&mut self.clock[range], &mut self.base[port], vc, arrival, mode)
             }
             KeyMode::FairQueueing => {
-                let vtick = self.clock[port * self.vcs + vc].vtick;
-                let flows = &mut self.fq[port * self.vcs..(port + 1) * self.vcs];
-                fq_key(self.fq_port[port].tag(flows, vc, vtick, arrival as f64))
+                fq_key(self.fq_port[port].tag(&mut self.fq[range], vc, vtick, arrival as f64))
             }
         }
+    }
+
+    /// Whether a key is an unreserved (best-effort) flit's.
+    #[inline]
+    pub fn unreserved(key: u64) -> bool {
+        key >= UNRESERVED
     }
 }
