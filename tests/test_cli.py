@@ -36,6 +36,9 @@ def test_run_writes_the_run_directory(small_toml, tmp_path):
         "classes.parquet",
         "nodes.parquet",
         "links.parquet",
+        "flows.parquet",
+        "phases.parquet",
+        "streams.parquet",
         "messages.parquet",
     }
 
