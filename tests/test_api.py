@@ -94,7 +94,8 @@ def test_two_runs_write_identical_files(small_toml, tmp_path, fmt):
     names = _run_dir_files(a)
     ext = fmt
     expected = {"config.toml", "summary.json", "timing.json"} | {
-        f"{t}.{ext}" for t in ("classes", "nodes", "links", "flows", "phases", "streams", "messages")
+        f"{t}.{ext}"
+        for t in ("classes", "nodes", "links", "flows", "phases", "streams", "messages")
     }
     assert set(names) == expected
     assert names == _run_dir_files(b)
