@@ -1,4 +1,5 @@
-//! Simulation speed on the four fixed configurations of `configs/bench/` (issue 2).
+//! Simulation speed on the fixed configurations of `configs/bench/`: the four meshes of
+//! issue 2 and the 8-port QoS router at 80% load of issue 3.
 //!
 //! Each iteration simulates a fixed number of cycles of the configuration after a warm-up
 //! that brings the network to steady state; throughput is reported as simulated cycles,
@@ -8,29 +9,32 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use qosnet_sim::{Config, Simulation};
 use std::path::PathBuf;
 
-const CONFIGS: [(&str, u64); 4] = [
-    ("mesh4x4_40flit", 20_000),
-    ("mesh8x8_40flit", 5_000),
-    ("mesh8x8_1flit", 2_000),
-    ("mesh32x32_1flit", 100),
+/// (configuration, cycles per iteration, warm-up cycles)
+const CONFIGS: [(&str, u64, u64); 5] = [
+    ("mesh4x4_40flit", 20_000, 2_000),
+    ("mesh8x8_40flit", 5_000, 2_000),
+    ("mesh8x8_1flit", 2_000, 2_000),
+    ("mesh32x32_1flit", 100, 2_000),
+    // every video stream has started (within one 33.3 ms frame period) after 420k cycles
+    ("router8_qos_80", 50_000, 420_000),
 ];
 
-fn steady_state(name: &str) -> Simulation {
+fn steady_state(name: &str, warmup: u64) -> Simulation {
     let path =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../configs/bench").join(format!("{name}.toml"));
     let mut cfg = Config::from_file(&path).expect("bench config");
     // Never stop measuring inside the benchmark.
     cfg.simulation.measure = qosnet_sim::units::Duration::Cycles(qosnet_sim::config::MAX_CYCLES);
     let mut sim = Simulation::new(cfg).expect("valid bench config");
-    sim.advance(2_000).expect("warm-up");
+    sim.advance(warmup).expect("warm-up");
     sim
 }
 
 fn engine(c: &mut Criterion) {
     let mut group = c.benchmark_group("engine");
     group.sample_size(10);
-    for (name, cycles) in CONFIGS {
-        let mut sim = steady_state(name);
+    for (name, cycles, warmup) in CONFIGS {
+        let mut sim = steady_state(name, warmup);
         let (_, e0, _) = sim.flit_counts();
         let t0 = sim.now();
         group.throughput(Throughput::Elements(cycles));

@@ -172,10 +172,10 @@ pub struct Simulation {
     pub(crate) op_credited: Vec<u32>,
     /// Per output VC, the input VC holding it as `input port << 5 | vc` (valid while allocated).
     pub(crate) ovc_owner: Vec<u32>,
-    /// Per output VC: the class of the packet holding it.
-    pub(crate) ovc_class: Vec<u8>,
     /// Per output port: VCs whose holder's tail has not crossed the crossbar yet.
     pub(crate) op_open: Vec<u32>,
+    /// Per output port and class: the (regular) VCs held by a packet of that class.
+    pub(crate) op_held: Vec<[u32; 3]>,
     /// Per output VC: the packet whose dummy tail it carries until that tail's credit
     /// returns (`u32::MAX`: none): the packet's resumed part may not overtake it.
     pub(crate) ovc_guard: Vec<u32>,
@@ -404,8 +404,8 @@ impl Simulation {
             op_nonempty: vec![0; n_ports],
             op_credited: vec![all_vcs(lanes as u32); n_ports],
             ovc_owner: vec![0; n_vcs],
-            ovc_class: vec![0; n_vcs],
             op_open: vec![0; n_ports],
+            op_held: vec![[0; 3]; n_ports],
             ovc_guard: vec![u32::MAX; n_vcs],
             out_sched: vec![Scheduler::build(&out_cfg, block); n_ports],
             out_tables: SchedTables::build(&out_cfg, &clock, vcs, preemptive),
@@ -675,6 +675,9 @@ impl Simulation {
                 self.op_credited[op] |= bit;
                 if c.tail {
                     self.op_allocated[op] &= !bit;
+                    for held in &mut self.op_held[op] {
+                        *held &= !bit;
+                    }
                     self.ovc_guard[op * vcs + c.vc as usize] = u32::MAX;
                 }
             }

@@ -23,6 +23,7 @@
 //! One level of preemption per VC (a history stack of depth 1): a VC whose extra buffer is
 //! in use cannot be preempted again until it is free.
 
+use crate::config::RouterKind;
 use crate::engine::Simulation;
 use crate::flit::{Flit, DUMMY, HEAD, LOCAL, TAIL};
 use crate::units::Cycle;
@@ -136,20 +137,30 @@ impl Simulation {
         (pre & (self.ip_active[ip] >> self.p.vcs) & !drain) | (drain << self.p.vcs)
     }
 
+    /// Whether a header of `class` could take an output VC of `op` by preemption now.
+    #[inline]
+    pub(crate) fn may_preempt(&self, op: usize, route_vcs: u32, class: u8) -> bool {
+        if self.p.kind != RouterKind::Preemptive {
+            return false;
+        }
+        let candidates = route_vcs & !(self.op_allocated[op] >> self.p.vcs);
+        (class as usize + 1..3).any(|c| self.op_held[op][c] & candidates != 0)
+    }
+
     /// Stage 3 of the preemptive router when no VC of the route is free: the VC held by
     /// the lowest-priority message below `class` whose tail has crossed and whose extra
     /// buffer is free, as its extra lane; else accelerate such a holder and wait.
     pub(crate) fn preempt_output(&mut self, op: usize, route_vcs: u32, class: u8) -> Option<usize> {
         let (lanes, vcs) = (self.p.lanes, self.p.vcs);
         let allocated = self.op_allocated[op];
-        let mut best: Option<(u8, usize)> = None;
-        for v in crate::sched::bits(route_vcs & allocated & !(allocated >> vcs)) {
-            let held = self.ovc_class[op * lanes + v];
-            if held > class && best.is_none_or(|(c, _)| held > c) {
-                best = Some((held, v));
-            }
-        }
-        let (_, v) = best?;
+        // The lowest-priority class below `class` holding a VC of the route whose extra
+        // buffer is free (per-class masks: no scan over the VCs).
+        let candidates = route_vcs & !(allocated >> vcs);
+        let v = (class as usize + 1..3)
+            .rev()
+            .map(|c| self.op_held[op][c] & candidates)
+            .find(|&m| m != 0)?
+            .trailing_zeros() as usize;
         if self.op_open[op] >> v & 1 == 1 {
             // Fig. 2(b): the holder's remaining flits must reach the output buffer first.
             if self.p.acceleration {

@@ -28,6 +28,13 @@ impl Simulation {
                 let state = &self.in_vc[ip * vcs + v];
                 if state.gate <= now {
                     let op = (r * ports + state.out_port as usize) as u32;
+                    // A header with no VC to win this cycle (none free, none preemptable;
+                    // grants only take VCs) is not a request: blocked headers cost nothing.
+                    if state.route_vcs & !self.op_allocated[op as usize] == 0
+                        && !self.may_preempt(op as usize, state.route_vcs, state.class)
+                    {
+                        continue;
+                    }
                     let key = (port << 5 | v) as u32;
                     // Order: by output port, then round robin from the port's pointer.
                     let turn = (key + KEYS - self.va_rr[op as usize] as u32) % KEYS;
@@ -67,7 +74,9 @@ impl Simulation {
             state.ovc = (op * vcs + ov) as u32;
             state.gate = now + self.p.d_vc_alloc;
             self.ovc_owner[op * vcs + ov] = (ip << 5 | v) as u32;
-            self.ovc_class[op * vcs + ov] = class;
+            if ov < self.p.vcs {
+                self.op_held[op][class as usize] |= 1 << ov;
+            }
             self.op_open[op] |= 1 << ov;
             self.r_xbar_ports[r] |= 1 << port;
             self.ip_vc_alloc[ip] &= !(1 << v);
