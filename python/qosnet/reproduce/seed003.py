@@ -162,19 +162,49 @@ def report(
         lines += ["*Quick run: shortened simulated time; numbers without statistical weight.*", ""]
     claims = {e.name: e for e in experiments}
 
+    colours = {"TR": "tab:red", "NP": "tab:blue", "P": "tab:green"}
+
     def fig_lines(
         df: pd.DataFrame, x: str, y: str, by: list[str], title: str, name: str, ylabel: str
     ):
-        fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=110)
-        for key, part in df.groupby(by, sort=False):
-            key = key if isinstance(key, tuple) else (key,)
-            lab = ", ".join(f"{b}={k}" for b, k in zip(by, key, strict=True))
-            ax.plot(part[x], part[y], marker="o", label=lab)
-        ax.set_title(title)
-        ax.set_xlabel(x.replace("_", " "))
-        ax.set_ylabel(ylabel)
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
+        # One panel per load (when runs differ in load), one line per other label; the
+        # phases are labelled by their real-time : best-effort ratio.
+        facet = "load" if "load" in by and df["load"].nunique() > 1 else None
+        lines_by = [b for b in by if b != facet]
+        panels = list(df[facet].unique()) if facet else [None]
+        fig, axes = plt.subplots(
+            1,
+            len(panels),
+            figsize=(4.2 * len(panels) + 1.0, 3.8),
+            dpi=110,
+            sharey=True,
+            squeeze=False,
+        )
+        for ax, panel in zip(axes[0], panels, strict=True):
+            part = df if panel is None else df[df[facet] == panel]
+            groups = part.groupby(lines_by, sort=False) if lines_by else [((), part)]
+            for key, line in groups:
+                key = key if isinstance(key, tuple) else (key,)
+                lab = ", ".join(
+                    f"{k}" if b == "router" else f"{b}={k}"
+                    for b, k in zip(lines_by, key, strict=True)
+                )
+                colour = colours.get(str(key[0])) if lines_by == ["router"] else None
+                ax.plot(line[x], line[y], marker="o", label=lab or name, color=colour)
+            ticks = sorted(part[x].unique())
+            ax.set_xticks(
+                ticks, [RATIOS[int(t)] if int(t) < len(RATIOS) else str(t) for t in ticks]
+            )
+            ax.set_xlabel("real-time : best-effort (phase)")
+            ax.set_title(f"load {panel}" if panel is not None else title, fontsize=10)
+            ax.grid(True, alpha=0.3)
+        axes[0][0].set_ylabel(ylabel)
+        if ylabel == "cycles":
+            # latencies span from the pipeline's tens of cycles to saturation's millions
+            axes[0][0].set_yscale("log")
+        axes[0][-1].legend(fontsize=8)
+        if panel is not None:
+            fig.suptitle(title, fontsize=11)
         fig.tight_layout()
         fig.savefig(out / f"{name}.png")
         plt.close(fig)
