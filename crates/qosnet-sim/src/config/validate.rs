@@ -599,8 +599,14 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
     if !errs.is_empty() {
         return Err(ConfigErrors(errs));
     }
+    // The preemptive router lets real-time and best-effort messages take any VC; control
+    // keeps its own (document 003 §4.2: VC 0 "for both the models") and preempts whatever
+    // lower-priority message holds it.
     let class_vcs = match rc.kind {
-        RouterKind::Preemptive => [crate::routing::all_vcs(rc.vcs); 3],
+        RouterKind::Preemptive => {
+            let all = crate::routing::all_vcs(rc.vcs);
+            [if split[0] != 0 { split[0] } else { all }, all, all]
+        }
         _ => split,
     };
     Ok(Validated {

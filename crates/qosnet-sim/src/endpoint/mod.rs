@@ -165,17 +165,24 @@ impl Simulation {
         let vcs = self.p.lanes;
         for q in n * 3..n * 3 + 3 {
             loop {
-                if (self.nic_sending[n].count_ones()) >= self.p.concurrent_packets {
+                // At the limit, in the preemptive router, a message may still start if it
+                // outranks one being sent: it does not wait for a lower one's slot.
+                let preemptive = self.p.kind == RouterKind::Preemptive;
+                let at_limit = self.nic_sending[n].count_ones() >= self.p.concurrent_packets;
+                if at_limit && !preemptive {
                     return;
                 }
                 let Some(&m) = self.nic_queue[q].front() else { break };
                 let class = self.messages.get(m).class.index();
+                if at_limit && !self.nic_outranks(n, class as u8) {
+                    break;
+                }
                 let free = self.p.class_vcs[class] & !self.nic_busy[n];
                 let vc = if free != 0 {
                     let home = free & self.p.home_vcs[class];
                     let free = if home != 0 { home } else { free };
                     Self::select_vc(self.p.nic_vc_selection, free, &mut self.nic_rr[n])
-                } else if self.p.kind == RouterKind::Preemptive {
+                } else if preemptive {
                     match self.nic_preempt(n, class as u8) {
                         Some(lane) => lane,
                         None => break,
@@ -260,20 +267,24 @@ impl Simulation {
         }
     }
 
+    /// Whether a message of `class` outranks a packet node `n` is sending.
+    fn nic_outranks(&self, n: usize, class: u8) -> bool {
+        let lanes = self.p.lanes;
+        crate::sched::bits(self.nic_sending[n]).any(|v| self.nic_class[n * lanes + v] > class)
+    }
+
     /// The preemptive router's NIC (document 003 §3.2.1): no VC of the class is free, so
     /// take the extra lane of the VC held by the lowest-priority packet below `class`
     /// whose extra lane is free; the held packet's remaining flits wait for it.
     fn nic_preempt(&self, n: usize, class: u8) -> Option<usize> {
         let (lanes, vcs) = (self.p.lanes, self.p.vcs);
         let busy = self.nic_busy[n];
-        let mut best: Option<(u8, usize)> = None;
-        for v in crate::sched::bits(busy & !(busy >> vcs) & crate::routing::all_vcs(vcs as u32)) {
-            let held = self.nic_class[n * lanes + v];
-            if held > class && best.is_none_or(|(c, _)| held > c) {
-                best = Some((held, v));
-            }
+        let regular = busy & crate::routing::all_vcs(vcs as u32);
+        let mut held = [0u32; 3];
+        for v in crate::sched::bits(regular) {
+            held[self.nic_class[n * lanes + v] as usize] |= 1 << v;
         }
-        best.map(|(_, v)| vcs + v)
+        crate::router::victim(&held, regular & !(busy >> vcs), class).map(|v| vcs + v)
     }
 
     /// The sink at node `n` consumes a flit arriving from the router's ejection port.

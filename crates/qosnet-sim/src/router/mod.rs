@@ -18,6 +18,8 @@
 mod crossbar;
 mod output;
 mod preemption;
+
+pub(crate) use preemption::victim;
 mod routing_stage;
 mod vc_alloc;
 

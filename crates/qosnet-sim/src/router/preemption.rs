@@ -28,6 +28,14 @@ use crate::engine::Simulation;
 use crate::flit::{Flit, DUMMY, HEAD, LOCAL, TAIL};
 use crate::units::Cycle;
 
+/// The VC a message of `class` preempts: among `candidates` (VCs whose extra buffer is
+/// free), one held by the lowest-priority class below `class` (`held[c]`: the VCs class c
+/// holds), the highest-numbered, so that VC 0 — control's own — is taken last.
+pub(crate) fn victim(held: &[u32; 3], candidates: u32, class: u8) -> Option<usize> {
+    let m = (class as usize + 1..3).rev().map(|c| held[c] & candidates).find(|&m| m != 0)?;
+    Some(31 - m.leading_zeros() as usize)
+}
+
 impl Simulation {
     /// A preempting header arrived in the extra buffer of VC `v` of input port `ip`.
     pub(crate) fn preempt(&mut self, ip: usize, v: usize, now: Cycle) {
@@ -155,12 +163,7 @@ impl Simulation {
         let allocated = self.op_allocated[op];
         // The lowest-priority class below `class` holding a VC of the route whose extra
         // buffer is free (per-class masks: no scan over the VCs).
-        let candidates = route_vcs & !(allocated >> vcs);
-        let v = (class as usize + 1..3)
-            .rev()
-            .map(|c| self.op_held[op][c] & candidates)
-            .find(|&m| m != 0)?
-            .trailing_zeros() as usize;
+        let v = victim(&self.op_held[op], route_vcs & !(allocated >> vcs), class)?;
         if self.op_open[op] >> v & 1 == 1 {
             // Fig. 2(b): the holder's remaining flits must reach the output buffer first.
             if self.p.acceleration {
