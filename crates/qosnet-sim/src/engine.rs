@@ -121,6 +121,10 @@ pub(crate) struct Injecting {
     pub start: Cycle,
     /// Injection scheduler key of the next flit.
     pub key: u64,
+    /// NIC models: when the packet's data transfer into the NIC began (0: ideal endpoint).
+    pub data_start: Cycle,
+    /// When the next flit is in the NIC and may go.
+    pub avail: Cycle,
 }
 
 /// A whole simulated network and its run state.
@@ -228,6 +232,12 @@ pub struct Simulation {
     pub(crate) nic_keys: RateKeys,
     pub(crate) nic_active: Vec<u32>,
     pub(crate) nic_is_active: Vec<bool>,
+    /// The NIC model, resolved (the ideal endpoint: `model` Ideal).
+    pub(crate) nic_p: crate::nic::NicParams,
+    /// Per node: the NIC model's state (empty for the ideal endpoint).
+    pub(crate) nics: Vec<crate::nic::Nic>,
+    /// Per source: its reserved flow's IDT in rate-control ticks (0: unreserved).
+    pub(crate) nic_idt: Vec<u64>,
     /// Per node: the router port (router * ports + port) it attaches to. Its input side
     /// receives the node's injected flits; its output side ejects to the node and gets the
     /// node's credits.
@@ -285,7 +295,7 @@ impl Simulation {
     /// Validate `config` completely and build the network.
     pub fn new(config: Config) -> Result<Simulation, ConfigErrors> {
         let v = crate::config::validate(&config)?;
-        let (topo, routing, specs) = (v.topology, v.routing, v.specs);
+        let (topo, routing, specs, nic_p) = (v.topology, v.routing, v.specs, v.nic);
         let clock = v.clock;
         let rc = &config.router;
         let (vcs, ports) = (rc.vcs as usize, topo.ports);
@@ -439,6 +449,18 @@ impl Simulation {
             nic_sched: vec![Scheduler::build(&nic_cfg, 1); nodes],
             nic_tables: SchedTables::build(&nic_cfg, &clock, vcs, preemptive),
             nic_keys: RateKeys::new(KeyMode::of(&nic_cfg), nodes, lanes),
+            nics: if nic_p.is_nic() { vec![crate::nic::Nic::new(&nic_p, vcs); nodes] } else { Vec::new() },
+            nic_idt: {
+                let max_packet = specs.iter().map(|s| s.packet_flits.min(s.message_flits)).max().unwrap_or(1);
+                sources
+                    .iter()
+                    .map(|s| {
+                        let spec = &specs[s.spec as usize];
+                        nic_p.idt_ticks(spec.reserve, spec.idt, max_packet)
+                    })
+                    .collect()
+            },
+            nic_p,
             nic_active: Vec::with_capacity(nodes),
             nic_is_active: vec![false; nodes],
             attach_port,

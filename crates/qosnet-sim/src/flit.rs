@@ -82,6 +82,10 @@ pub struct Message {
     pub frame: u32,
     /// The phase of the mix it was created in.
     pub phase: u16,
+    /// Flits that have left the source NIC (a send CQE when all have).
+    pub sent: u32,
+    /// When the receive side finished with its packets so far (NIC models).
+    pub done: Cycle,
 }
 
 /// A slab of `T` with a free list: ids are reused, nothing is allocated once it has grown.

@@ -24,11 +24,13 @@
 //! assert!((result.summary.accepted_flits_per_node_cycle - 0.1).abs() < 0.02);
 //! ```
 
+pub mod admission;
 pub mod config;
 pub mod engine;
 pub mod error;
 pub mod flit;
 pub mod metrics;
+pub mod nic;
 pub mod results;
 pub mod ring;
 pub mod routing;

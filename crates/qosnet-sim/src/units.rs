@@ -75,6 +75,16 @@ impl Clock {
         b.bits_per_second / self.link_bits_per_second
     }
 
+    /// Cycles to move `bytes` at `b` (fractional): a DMA transfer's data time.
+    pub fn transfer_cycles(&self, bytes: f64, b: Bandwidth) -> f64 {
+        bytes * 8.0 / b.bits_per_second / self.cycle_seconds()
+    }
+
+    /// Bytes in a flit.
+    pub fn flit_bytes(&self) -> f64 {
+        self.flit_bits as f64 / 8.0
+    }
+
     /// Flits per cycle (per node) back to bits per second.
     pub fn bits_per_second(&self, flits_per_cycle: f64) -> f64 {
         flits_per_cycle * self.link_bits_per_second

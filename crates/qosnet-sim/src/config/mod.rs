@@ -398,33 +398,84 @@ pub struct RoutingConfig {
     pub kind: RoutingKind,
 }
 
+/// The endpoints: the simple ideal endpoint, or a NIC model (document 003 §3.3, document
+/// 000 §3.2) with host queues, a DMA engine, a VC-aware send buffer and a receive side.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct EndpointConfig {
+    /// Which endpoint: `ideal` (no host or DMA costs), `via` (VIA-style NIC: doorbells, a
+    /// descriptor DMA and a data DMA per send) or `hca` (InfiniBand HCA on the system bus:
+    /// QPs, one DMA per send, CQEs).
+    pub model: NicModel,
     /// How the NIC picks a VC of the router's input port for each packet.
     pub vc_selection: VcSelection,
-    /// Source queues: one FIFO for all messages, or one per traffic class served in
-    /// priority order (control, real-time, best effort) — document 003 §3.3's prioritized
-    /// doorbells, without the DMA model of the NIC issue.
+    /// The host-side send queues and how the NIC serves them: `fifo` (one doorbell queue,
+    /// the traditional NIC), `per_class` (a doorbell / QP-scheduling queue per class served
+    /// by priority, the QoS NIC), and for the NIC models `round_robin` (a message at a time
+    /// per send queue, document 004 Fig. 4a), `interleaved` (GM's fair interleaved round
+    /// robin over connections and sub-ports, a packet at a time, Fig. 4b) or `rate_control`
+    /// (document 004 §3.3: reserved flows by next dispatch time, the rest interleaved).
     pub queues: SourceQueues,
+    /// A queue head whose NIC buffer has no room is passed over for the next one
+    /// (document 003 §3.3.1's head-of-line blocking avoidance; NIC models).
+    pub skip_blocked: bool,
     /// Packets in injection at once, each on its own VC, multiplexed flit by flit on the
-    /// link (1 = one packet at a time, the simple endpoint).
+    /// link (ideal endpoint; the NIC models inject from every VC buffer with a packet).
     pub concurrent_packets: u32,
-    /// Scheduler multiplexing the injection link among those packets' VCs. Default: the
-    /// router's crossbar scheduler.
+    /// Scheduler multiplexing the injection link among VCs (the QoS NIC's hardware
+    /// VirtualClock, the HCA's VL arbitration). Default: the router's crossbar scheduler.
     #[serde(deserialize_with = "opt_kind_or_table", skip_serializing_if = "Option::is_none")]
     pub scheduler: Option<SchedulerConfig>,
+    /// NIC send buffer: `per_vc` (split into the router's C VCs, VC-aware buffer
+    /// management, document 003 §3.3.1) or `shared` (one FIFO, the traditional NIC).
+    pub buffer: NicBuffer,
+    /// Send buffer size in flits (split evenly among the VCs when `per_vc`). Default: room
+    /// for two of the longest packets per VC.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buffer_flits: Option<u32>,
+    /// NIC to wire: `flit` (flit-level multiplexing by the hardware scheduler, no DMA cost
+    /// per flit) or `message` (the scheduler picks a whole packet and a send DMA moves it,
+    /// paying `message_setup` each time; document 003 §3.3.1).
+    pub injection: Injection,
+    /// The send DMA's set-up cost per message in message-level injection. Default: the
+    /// host DMA's set-up.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_setup: Option<Duration>,
+    /// The host DMA engine (one per direction).
+    pub dma: DmaConfig,
+    /// Rate control's dispatch period T (document 004 §3.3: at most one packet dispatch
+    /// per T; IDTs are multiples of it). Default: the time a longest packet takes on the
+    /// link or through the DMA engine, whichever is longer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_period: Option<Duration>,
 }
 
 impl Default for EndpointConfig {
     fn default() -> Self {
         Self {
+            model: NicModel::Ideal,
             vc_selection: VcSelection::RoundRobin,
             queues: SourceQueues::Fifo,
+            skip_blocked: true,
             concurrent_packets: 1,
             scheduler: None,
+            buffer: NicBuffer::PerVc,
+            buffer_flits: None,
+            injection: Injection::Flit,
+            message_setup: None,
+            dma: DmaConfig::default(),
+            rate_period: None,
         }
     }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NicModel {
+    #[default]
+    Ideal,
+    Via,
+    Hca,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -433,6 +484,48 @@ pub enum SourceQueues {
     #[default]
     Fifo,
     PerClass,
+    RoundRobin,
+    Interleaved,
+    RateControl,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NicBuffer {
+    #[default]
+    PerVc,
+    Shared,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Injection {
+    #[default]
+    Flit,
+    Message,
+}
+
+/// A host DMA engine. Defaults model the document 003 baseline NIC on a 64-bit 66 MHz PCI
+/// bus (528 MB/s); the set-up cost and descriptor size are not given by the documents:
+/// 0.5 us and 64 bytes (a VIA descriptor's control and one data segment) are our choice.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DmaConfig {
+    /// Set-up cost of each transfer.
+    pub setup: Duration,
+    pub bandwidth: Bandwidth,
+    /// Size of a send descriptor (VIA's first DMA of a send).
+    pub descriptor_bytes: u32,
+}
+
+impl Default for DmaConfig {
+    fn default() -> Self {
+        Self {
+            setup: Duration::Seconds(0.5e-6),
+            bandwidth: Bandwidth { bits_per_second: 528e6 * 8.0 },
+            descriptor_bytes: 64,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -570,6 +663,10 @@ pub enum PatternConfig {
         fraction: f64,
         nodes: Vec<u32>,
     },
+    /// Every message goes to node `destination` (a source at it is silent).
+    Fixed {
+        destination: u32,
+    },
     /// One destination per source: lines `dst` (line i is source i) or `src dst`.
     Permutation {
         file: PathBuf,
@@ -611,6 +708,15 @@ pub struct TrafficConfig {
     /// reserved flit, oldest first; see `sched::RateKeys`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vtick: Option<VtickConfig>,
+    /// Reserve this bandwidth for each of the entry's flows (one per source node; the
+    /// pattern must give each source one destination): call admission (document 004 §3.4)
+    /// must admit it, and rate control dispatches it with idt = T · Bpeak / Breq.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reserve: Option<Bandwidth>,
+    /// Alternatively the flows' inter-dispatch time directly, in multiples of T (document
+    /// 004's normalised IDTs; no admission check).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idt: Option<f64>,
 }
 
 /// A Vtick as cycles per flit or as the rate it stands for.

@@ -12,6 +12,8 @@ use crate::topology::Topology;
 use crate::traffic::pattern::Pattern;
 use crate::traffic::{ProcessSpec, TrafficSpec};
 use crate::units::Clock;
+use crate::nic::NicParams;
+use crate::admission::CallAdmission;
 
 /// Longest run or measurement window accepted, in cycles (about 2.5 years at 80 ns).
 pub const MAX_CYCLES: u64 = 1_000_000_000_000_000;
@@ -27,6 +29,7 @@ pub struct Validated {
     /// Per class: the VCs it may be given, and its own split (see `engine::Params`).
     pub class_vcs: [u32; 3],
     pub home_vcs: [u32; 3],
+    pub nic: NicParams,
 }
 
 /// A video source's streams: its traces (read, or made by the synthetic model) at the frame
@@ -542,6 +545,8 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
                     }
                 }
                 specs.push(TrafficSpec {
+                    reserve: t.reserve.map(|r| clock.flits_per_cycle(r)),
+                    idt: t.idt,
                     vtick,
                     class: t.class,
                     process,
@@ -596,6 +601,11 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
             Err(e) => errs.push(ConfigError::new("router.vc_classes", e)),
         }
     }
+    let max_packet = specs.iter().map(|s| s.packet_flits.min(s.message_flits)).max().unwrap_or(1);
+    let nic = NicParams::build(cfg, &clock, max_packet, &mut errs);
+    if let (Some(topo), Some(routing)) = (&topology, &routing) {
+        check_reservations(cfg, &clock, &nic, topo, routing, &specs, &spec_nodes, &mut errs);
+    }
     if !errs.is_empty() {
         return Err(ConfigErrors(errs));
     }
@@ -617,5 +627,79 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         spec_nodes,
         class_vcs,
         home_vcs: split,
+        nic,
     })
+}
+
+/// Reserved flows (document 004 §3.4): rate control must be on, each source must have one
+/// destination, and call admission must admit every flow, in configuration order.
+#[allow(clippy::too_many_arguments)] // the parts of validation it checks against
+fn check_reservations(
+    cfg: &Config,
+    clock: &Clock,
+    nic: &NicParams,
+    topo: &Topology,
+    routing: &Routing,
+    specs: &[TrafficSpec],
+    spec_nodes: &[Vec<u32>],
+    errs: &mut Vec<ConfigError>,
+) {
+    // Specs and config entries pair up only when every entry built a spec.
+    if specs.len() != cfg.traffic.len() {
+        return;
+    }
+    let mut admission =
+        CallAdmission::new(topo, routing, cfg.router.vcs, clock.link_bits_per_second, nic.peak_bps);
+    for (i, (t, spec)) in cfg.traffic.iter().zip(specs).enumerate() {
+        let path = format!("traffic[{i}]");
+        let field = match (t.reserve, t.idt) {
+            (None, None) => continue,
+            (Some(_), Some(_)) => {
+                errs.push(ConfigError::new(format!("{path}.idt"), "give `reserve` or `idt`, not both"));
+                continue;
+            }
+            (Some(_), None) => "reserve",
+            (None, Some(_)) => "idt",
+        };
+        let fpath = format!("{path}.{field}");
+        if cfg.endpoint.queues != super::SourceQueues::RateControl {
+            errs.push(ConfigError::new(
+                &fpath,
+                "needs NIC rate control: endpoint.queues = \"rate_control\" (with endpoint.model \"via\" or \"hca\")",
+            ));
+            continue;
+        }
+        if let Some(k) = t.idt {
+            if !(k.is_finite() && k > 0.0 && k <= 1e9) {
+                errs.push(ConfigError::new(&fpath, format!("must be in (0, 1e9] periods T, got {k}")));
+            }
+        }
+        if let Some(r) = t.reserve {
+            if !(r.bits_per_second > 0.0 && r.bits_per_second.is_finite()) {
+                errs.push(ConfigError::new(&fpath, format!("must be > 0, got {r}")));
+                continue;
+            }
+        }
+        for &node in &spec_nodes[i] {
+            if spec.pattern.is_silent(node as usize) {
+                continue;
+            }
+            let Some(dst) = spec.pattern.fixed_destination(node as usize) else {
+                errs.push(ConfigError::new(
+                    format!("{path}.pattern"),
+                    "a reserved flow needs one destination per source: use kind = \"fixed\", a permutation or a bit pattern",
+                ));
+                break;
+            };
+            let Some(r) = t.reserve else { continue };
+            for _ in 0..spec.sources_per_node() {
+                if let Err(why) = admission.admit(node, dst, r.bits_per_second) {
+                    errs.push(ConfigError::new(
+                        &fpath,
+                        format!("call admission refuses the flow from node {node} to node {dst}: {why}"),
+                    ));
+                }
+            }
+        }
+    }
 }

@@ -8,7 +8,7 @@
 use crate::config::{RouterKind, TrafficClass};
 use crate::engine::Injecting;
 use crate::engine::{Simulation, Target};
-use crate::flit::{Flit, Message, Packet, HEAD, TAIL};
+use crate::flit::{Flit, Message, HEAD, TAIL};
 use crate::traffic::video::frame_flits;
 use crate::traffic::ProcessSpec;
 use crate::units::Cycle;
@@ -102,6 +102,8 @@ impl Simulation {
             flow,
             frame,
             phase: self.phase as u16,
+            sent: 0,
+            done: 0,
         });
         if measured {
             let c = class.index();
@@ -111,9 +113,13 @@ impl Simulation {
             self.metrics.classes[c].flits_offered += size as u64;
             self.metrics.nodes[src as usize].flits_offered += size as u64;
         }
-        let q = self.source_queue(src as usize, class);
-        self.nic_queue[q].push_back(m);
-        self.activate_nic(src as usize);
+        if self.nic_p.is_nic() {
+            self.nic_post(src as usize, m, now);
+        } else {
+            let q = self.source_queue(src as usize, class);
+            self.nic_queue[q].push_back(m);
+            self.activate_nic(src as usize);
+        }
         m
     }
 
@@ -141,10 +147,8 @@ impl Simulation {
             self.inject_one(n as usize, now);
         }
         active.retain(|&n| {
-            let n = n as usize;
-            let keep =
-                self.nic_sending[n] != 0 || self.nic_queue[n * 3..n * 3 + 3].iter().any(|q| !q.is_empty());
-            self.nic_is_active[n] = keep;
+            let keep = self.nic_has_work(n as usize);
+            self.nic_is_active[n as usize] = keep;
             keep
         });
         active.append(&mut self.nic_active);
@@ -190,29 +194,18 @@ impl Simulation {
                 } else {
                     break;
                 };
-                let msg = self.messages.get_mut(m);
-                let size = msg.packet_flits.min(msg.size - msg.packetized);
-                msg.packetized += size;
-                let (src, dst, class, vtick, flow) = (msg.src, msg.dst, msg.class, msg.vtick, msg.flow);
-                if msg.packetized == msg.size {
+                let (packet, size, last) = self.cut_packet(m);
+                if last {
                     self.nic_queue[q].pop_front();
                 }
-                let packet = self.packets.insert(Packet {
-                    message: m,
-                    src,
-                    dst,
-                    size: size as u16,
-                    received: 0,
-                    class,
-                    vtick,
-                    flow,
-                });
+                let vtick = self.packets.get(packet).vtick;
                 self.nic_busy[n] |= 1 << vc;
-                self.nic_class[n * vcs + vc] = class.index() as u8;
+                self.nic_class[n * vcs + vc] = class as u8;
                 self.nic_sending[n] |= 1 << vc;
                 self.nic_keys.set_vtick(n, vc, vtick);
                 let key = self.nic_keys.key(n, vc, now, now);
-                self.nic_pkt[n * vcs + vc] = Injecting { packet, seq: 0, size: size as u16, start: now, key };
+                self.nic_pkt[n * vcs + vc] =
+                    Injecting { packet, seq: 0, size: size as u16, start: now, key, data_start: 0, avail: 0 };
             }
         }
     }
@@ -220,17 +213,26 @@ impl Simulation {
     #[inline]
     fn inject_one(&mut self, n: usize, now: Cycle) {
         let vcs = self.p.lanes;
-        self.start_packets(n, now);
+        let nic = self.nic_p.is_nic();
+        if nic {
+            self.nic_send_side(n, now);
+        } else {
+            self.start_packets(n, now);
+        }
         let mut sending = self.nic_sending[n];
         if sending == 0 {
             return;
         }
         // A VC whose extra buffer is being sent a preempting message waits (§3.2.1).
         sending &= !(sending >> self.p.vcs);
-        // The injection link is multiplexed flit by flit among the packets in progress.
+        if nic && self.nic_p.message_level {
+            sending = self.message_level_lanes(n, sending, now);
+        }
+        // The injection link is multiplexed flit by flit among the packets in progress
+        // whose next flit is in the NIC.
         let (pkts, credits) =
             (&self.nic_pkt[n * vcs..(n + 1) * vcs], &self.nic_credits[n * vcs..(n + 1) * vcs]);
-        let eligible = |v: usize| (credits[v] > 0).then_some(pkts[v].key);
+        let eligible = |v: usize| (credits[v] > 0 && pkts[v].avail <= now).then_some(pkts[v].key);
         let Some(vc) = self.nic_sched[n].select(sending, &self.nic_tables, eligible) else {
             return;
         };
@@ -251,9 +253,13 @@ impl Simulation {
             kind |= TAIL;
             self.nic_sending[n] &= !(1 << vc);
         } else {
-            // All of a packet's flits are in the NIC VC from its start (FCFS: packet age).
+            // The packet's age orders it (FCFS); the next flit may still be on its way in.
             let key = self.nic_keys.key(n, vc, cur.start, cur.start);
-            self.nic_pkt[ci] = Injecting { seq: cur.seq + 1, key, ..cur };
+            let avail = if nic { cur.data_start + self.nic_p.dma.flit(cur.seq as u32 + 1) } else { 0 };
+            self.nic_pkt[ci] = Injecting { seq: cur.seq + 1, key, avail, ..cur };
+        }
+        if nic {
+            self.nic_flit_sent(n, vc, cur.packet, last);
         }
         let flit = Flit { packet: cur.packet, seq: cur.seq, kind, vc: vc as u8, ready: now };
         let to = Target::Router(self.attach_port[n]);
@@ -321,12 +327,18 @@ impl Simulation {
                 .get_or_insert(format!("packet {} ended after {received} of {size} flits", flit.packet));
         }
         self.packets.remove(flit.packet);
+        let msg = self.messages.get(m);
+        let whole = msg.delivered + size as u32 == msg.size;
+        // The NIC models' receive side moves the packet to the host first.
+        let done = if self.nic_p.is_nic() { self.nic_receive(n, size as u32, whole, now) } else { now };
         let msg = self.messages.get_mut(m);
         msg.delivered += size as u32;
-        if msg.delivered < msg.size {
+        msg.done = msg.done.max(done);
+        if !whole {
             return;
         }
         let msg = *msg;
+        let now = msg.done;
         self.messages.remove(m);
         if self.measuring {
             let f = &mut self.metrics.flows[msg.flow as usize];

@@ -78,6 +78,8 @@ pub struct FlowStats {
     pub messages: u64,
     pub flits: u64,
     pub latency_sum: u64,
+    /// Send CQEs posted (NIC models): messages whose last flit left the NIC.
+    pub send_cqes: u64,
 }
 
 impl Metrics {

@@ -39,6 +39,10 @@ pub struct TrafficSpec {
     pub pattern: Pattern,
     /// VirtualClock Vtick of its messages, cycles per flit.
     pub vtick: u32,
+    /// Bandwidth reserved per flow (flits per cycle), admitted by call admission.
+    pub reserve: Option<f64>,
+    /// Rate control's inter-dispatch time given directly, in periods T.
+    pub idt: Option<f64>,
 }
 
 impl TrafficSpec {
@@ -231,6 +235,8 @@ mod tests {
 
     fn spec(process: ProcessSpec, rate: f64) -> TrafficSpec {
         TrafficSpec {
+            reserve: None,
+            idt: None,
             class: TrafficClass::BestEffort,
             process,
             rate_by_phase: vec![rate],

@@ -127,6 +127,15 @@ impl Pattern {
                 }
                 Pattern::HotSpot { nodes: n, fraction: *fraction, hot: nodes.clone() }
             }
+            PatternConfig::Fixed { destination } => {
+                if *destination as usize >= n {
+                    return Err(ConfigError::new(
+                        format!("{path}.destination"),
+                        format!("node {destination} does not exist (nodes are 0..{})", n - 1),
+                    ));
+                }
+                fixed(&|_| *destination as usize)
+            }
             PatternConfig::Permutation { file } => {
                 let fpath = format!("{path}.file");
                 let rows = read_numbers(&resolve(file), &fpath)?;
@@ -164,6 +173,14 @@ impl Pattern {
                 let x = rng.gen::<f64>() * total;
                 Some(row.partition_point(|&c| c <= x).min(row.len() - 1))
             }
+        }
+    }
+
+    /// The one destination of every message from `src`, if the pattern fixes it.
+    pub fn fixed_destination(&self, src: usize) -> Option<u32> {
+        match self {
+            Pattern::Fixed(d) => d[src],
+            _ => None,
         }
     }
 
