@@ -191,6 +191,19 @@ impl Simulation {
                 "latency_mean",
                 Column::F64(n.iter().map(|s| ratio(s.latency_sum, s.messages_delivered)).collect()),
             );
+        // The NIC models' completion queues and host DMA (zero for the ideal endpoint).
+        let nic = |f: &dyn Fn(&crate::nic::Nic) -> u64| -> Vec<u64> {
+            (0..n.len()).map(|i| self.nics.get(i).map_or(0, f)).collect()
+        };
+        let now = self.now.max(1) as f64;
+        node_t
+            .push("send_cqes", Column::U64(nic(&|x| x.send_cqes)))
+            .push("recv_cqes", Column::U64(nic(&|x| x.recv_cqes)))
+            .push("dma_packets", Column::U64(nic(&|x| x.dma_packets)))
+            .push(
+                "dma_busy_fraction",
+                Column::F64(nic(&|x| x.dma_busy).iter().map(|&b| b as f64 / now).collect()),
+            );
 
         let mut links = Table::default();
         let (mut kind, mut src, mut src_port, mut dst, mut dst_port, mut util) =
@@ -279,6 +292,34 @@ impl Simulation {
                         .collect(),
                 ),
             )
+            .push(
+                "dst",
+                Column::U64(
+                    (0..fs.len())
+                        .map(|i| {
+                            self.sources.get(i).map_or(u64::MAX, |s| {
+                                if s.dst != u32::MAX {
+                                    return s.dst as u64;
+                                }
+                                let p = &self.specs[s.spec as usize].pattern;
+                                p.fixed_destination(s.node as usize).map_or(u64::MAX, u64::from)
+                            })
+                        })
+                        .collect(),
+                ),
+            )
+            .push(
+                "idt_cycles",
+                Column::F64(
+                    (0..fs.len())
+                        .map(|i| match self.nic_idt.get(i) {
+                            Some(&t) if t > 0 => t as f64 / crate::nic::rate_control::TICKS_PER_CYCLE as f64,
+                            _ => f64::NAN,
+                        })
+                        .collect(),
+                ),
+            )
+            .push("send_cqes", Column::U64(fs.iter().map(|f| f.send_cqes).collect()))
             .push("messages_delivered", Column::U64(fs.iter().map(|f| f.messages).collect()))
             .push("flits_delivered", Column::U64(fs.iter().map(|f| f.flits).collect()))
             .push(

@@ -6,14 +6,14 @@ use super::{
     ClassCounts, Config, NodeSet, Process, RouterKind, SchedulerConfig, TopologyConfig, TrafficClass,
     VcClasses, VtickConfig,
 };
+use crate::admission::CallAdmission;
 use crate::error::{ConfigError, ConfigErrors};
+use crate::nic::NicParams;
 use crate::routing::Routing;
 use crate::topology::Topology;
 use crate::traffic::pattern::Pattern;
 use crate::traffic::{ProcessSpec, TrafficSpec};
 use crate::units::Clock;
-use crate::nic::NicParams;
-use crate::admission::CallAdmission;
 
 /// Longest run or measurement window accepted, in cycles (about 2.5 years at 80 ns).
 pub const MAX_CYCLES: u64 = 1_000_000_000_000_000;

@@ -30,8 +30,9 @@ impl DmaTiming {
         let cycles_per_flit = clock.transfer_cycles(clock.flit_bytes(), cfg.bandwidth);
         let descriptor =
             setup + clock.transfer_cycles(cfg.descriptor_bytes as f64, cfg.bandwidth).ceil() as Cycle;
-        let flit_ready =
-            (1..=max_packet_flits as u64).map(|i| setup + (i as f64 * cycles_per_flit).ceil() as Cycle).collect();
+        let flit_ready = (1..=max_packet_flits as u64)
+            .map(|i| setup + (i as f64 * cycles_per_flit).ceil() as Cycle)
+            .collect();
         DmaTiming { setup, cycles_per_flit, descriptor, flit_ready }
     }
 

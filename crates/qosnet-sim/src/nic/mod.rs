@@ -71,7 +71,13 @@ impl NicParams {
         let nic = e.model != NicModel::Ideal;
         if !nic {
             for (field, set) in [
-                ("queues", matches!(e.queues, SourceQueues::RoundRobin | SourceQueues::Interleaved | SourceQueues::RateControl)),
+                (
+                    "queues",
+                    matches!(
+                        e.queues,
+                        SourceQueues::RoundRobin | SourceQueues::Interleaved | SourceQueues::RateControl
+                    ),
+                ),
                 ("injection", e.injection == Injection::Message),
                 ("buffer", e.buffer == NicBuffer::Shared),
                 ("buffer_flits", e.buffer_flits.is_some()),
@@ -86,7 +92,10 @@ impl NicParams {
         }
         let d = &e.dma;
         if !(d.bandwidth.bits_per_second > 0.0 && d.bandwidth.bits_per_second.is_finite()) {
-            errs.push(ConfigError::new("endpoint.dma.bandwidth", format!("must be > 0, got {}", d.bandwidth)));
+            errs.push(ConfigError::new(
+                "endpoint.dma.bandwidth",
+                format!("must be > 0, got {}", d.bandwidth),
+            ));
         }
         if d.descriptor_bytes > 1 << 20 {
             errs.push(ConfigError::new(
@@ -97,16 +106,25 @@ impl NicParams {
         let setup_limit = 1_000_000;
         let check_setup = |errs: &mut Vec<ConfigError>, path: &str, c: Cycle| {
             if c > setup_limit {
-                errs.push(ConfigError::new(path, format!("must be at most {setup_limit} cycles, got {c} cycles")));
+                errs.push(ConfigError::new(
+                    path,
+                    format!("must be at most {setup_limit} cycles, got {c} cycles"),
+                ));
             }
         };
         check_setup(errs, "endpoint.dma.setup", clock.duration_cycles(d.setup));
-        let message_setup = e.message_setup.map_or(clock.duration_cycles(d.setup), |s| clock.duration_cycles(s));
+        let message_setup =
+            e.message_setup.map_or(clock.duration_cycles(d.setup), |s| clock.duration_cycles(s));
         check_setup(errs, "endpoint.message_setup", message_setup);
         let dma = if d.bandwidth.bits_per_second > 0.0 && d.bandwidth.bits_per_second.is_finite() {
             DmaTiming::new(d, clock, max_packet)
         } else {
-            DmaTiming { setup: 0, cycles_per_flit: 0.0, descriptor: 0, flit_ready: vec![0; max_packet as usize] }
+            DmaTiming {
+                setup: 0,
+                cycles_per_flit: 0.0,
+                descriptor: 0,
+                flit_ready: vec![0; max_packet as usize],
+            }
         };
         let buffers = if e.buffer == NicBuffer::Shared { 1 } else { vcs };
         let total = e.buffer_flits.unwrap_or(2 * max_packet * vcs);
@@ -159,12 +177,20 @@ impl NicParams {
 
     /// Flow-based send queues (GM style) rather than doorbell queues.
     pub fn flow_queues(&self) -> bool {
-        matches!(self.queues, SourceQueues::RoundRobin | SourceQueues::Interleaved | SourceQueues::RateControl)
+        matches!(
+            self.queues,
+            SourceQueues::RoundRobin | SourceQueues::Interleaved | SourceQueues::RateControl
+        )
     }
 
     /// A reserved flow's IDT in rate-control ticks: idt = T · Bpeak / Breq (document 004
     /// §3.4), which is a longest packet's time at the reserved rate; or `idt_t` periods.
-    pub fn idt_ticks(&self, reserve_flits_per_cycle: Option<f64>, idt_t: Option<f64>, max_packet: u32) -> u64 {
+    pub fn idt_ticks(
+        &self,
+        reserve_flits_per_cycle: Option<f64>,
+        idt_t: Option<f64>,
+        max_packet: u32,
+    ) -> u64 {
         let cycles = match (idt_t, reserve_flits_per_cycle) {
             (Some(k), _) => k * self.period as f64,
             (None, Some(r)) => max_packet as f64 / r,
@@ -284,7 +310,11 @@ impl Simulation {
             }
             (m, vc, None)
         };
-        let vc = if vc == 0 { ANY_VC } else { Self::select_vc(self.p.nic_vc_selection, vc, &mut self.nic_rr[n]) as u8 };
+        let vc = if vc == 0 {
+            ANY_VC
+        } else {
+            Self::select_vc(self.p.nic_vc_selection, vc, &mut self.nic_rr[n]) as u8
+        };
         let first = self.messages.get(m).packetized == 0;
         let (packet, size, last) = self.cut_packet(m);
         if let Some(pick) = pick {
@@ -434,7 +464,8 @@ impl Simulation {
         let start = b.data_start.max(now);
         let key = self.nic_keys.key(n, lane, start, start);
         let avail = b.data_start + self.nic_p.dma.flit(0);
-        self.nic_pkt[n * lanes + lane] = Injecting { packet: b.packet, seq: 0, size, start, key, data_start: b.data_start, avail };
+        self.nic_pkt[n * lanes + lane] =
+            Injecting { packet: b.packet, seq: 0, size, start, key, data_start: b.data_start, avail };
     }
 
     /// Message-level injection (document 003 §3.3.1): only one packet goes at a time; when
@@ -446,7 +477,8 @@ impl Simulation {
             return sending & (1 << lane);
         }
         let vcs = self.p.lanes;
-        let (pkts, credits) = (&self.nic_pkt[n * vcs..(n + 1) * vcs], &self.nic_credits[n * vcs..(n + 1) * vcs]);
+        let (pkts, credits) =
+            (&self.nic_pkt[n * vcs..(n + 1) * vcs], &self.nic_credits[n * vcs..(n + 1) * vcs]);
         // Pick among packets whose header is in the NIC; the DMA set-up follows the choice.
         let eligible = |v: usize| (credits[v] > 0 && pkts[v].avail <= now).then_some(pkts[v].key);
         let Some(v) = self.nic_sched[n].select(sending, &self.nic_tables, eligible) else {
