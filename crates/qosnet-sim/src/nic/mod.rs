@@ -229,6 +229,8 @@ pub(crate) struct Nic {
     pub buffered_mask: u32,
     /// GM-style send queues (flow-based disciplines).
     pub queues: SendQueues,
+    /// Doorbells queued per class (bounds the head-of-line skipping scan).
+    pub doorbells: [u32; 3],
     /// Message-level injection: the lane being sent, or `NO_VC`.
     pub sending_lane: u8,
     pub send_cqes: u64,
@@ -249,6 +251,7 @@ impl Nic {
             buffered: vec![VecDeque::new(); buffers],
             buffered_mask: 0,
             queues: SendQueues::new(p.queues),
+            doorbells: [0; 3],
             sending_lane: NO_VC,
             send_cqes: 0,
             recv_cqes: 0,
@@ -268,6 +271,7 @@ impl Simulation {
             self.nics[n].queues.post(flow, dst, idt, m, now);
         } else {
             let q = self.source_queue(n, msg.class);
+            self.nics[n].doorbells[msg.class.index()] += 1;
             self.nic_queue[q].push_back(m);
         }
         self.activate_nic(n);
@@ -306,6 +310,7 @@ impl Simulation {
             let m = self.nic_queue[q][i];
             let msg = self.messages.get(m);
             if msg.packetized + msg.packet_flits.min(msg.size - msg.packetized) == msg.size {
+                self.nics[n].doorbells[msg.class.index()] -= 1;
                 self.nic_queue[q].remove(i);
             }
             (m, vc, None)
@@ -344,6 +349,11 @@ impl Simulation {
     /// never reordered). Returns (queue, position, VC buffer).
     fn doorbell_pick(&self, n: usize) -> Option<(usize, usize, u32)> {
         let skip = self.nic_p.skip_blocked;
+        let per_class = self.p.per_class_queues;
+        // Classes with a doorbell queued: the scan ends once each of them is blocked, so a
+        // long backlog of one blocked class is not walked every cycle.
+        let queued = self.nics[n].doorbells;
+        let present = (0..3).filter(|&c| queued[c] > 0).fold(0u8, |m, c| m | 1 << c);
         let mut blocked = 0u8;
         for q in n * 3..n * 3 + 3 {
             for (i, &m) in self.nic_queue[q].iter().enumerate() {
@@ -356,8 +366,12 @@ impl Simulation {
                     }
                     blocked |= 1 << class;
                 }
-                if !skip || blocked == 7 {
+                if !skip || blocked & present == present {
                     return None;
+                }
+                if per_class {
+                    // the rest of this queue is the same, blocked class
+                    break;
                 }
             }
         }
