@@ -311,7 +311,10 @@ def bench(
 
 @app.command()
 def reproduce(
-    name: Annotated[str, typer.Argument(help="Experiment set: seed003.", show_default=False)],
+    name: Annotated[
+        str,
+        typer.Argument(help="Experiment set: seed003, seed003-nic or seed004.", show_default=False),
+    ],
     output: Annotated[
         Path | None,
         typer.Option(

@@ -1,5 +1,6 @@
 //! Simulation speed on the fixed configurations of `configs/bench/`: the four meshes of
-//! issue 2 and the 8-port QoS router at 80% load of issue 3.
+//! issue 2, the 8-port QoS router at 80% load of issue 3, and both again with the QoS
+//! NIC of issue 4 at every node (the `_nic` pairs: the NIC models' cost).
 //!
 //! Each iteration simulates a fixed number of cycles of the configuration after a warm-up
 //! that brings the network to steady state; throughput is reported as simulated cycles,
@@ -10,13 +11,15 @@ use qosnet_sim::{Config, Simulation};
 use std::path::PathBuf;
 
 /// (configuration, cycles per iteration, warm-up cycles)
-const CONFIGS: [(&str, u64, u64); 5] = [
+const CONFIGS: [(&str, u64, u64); 7] = [
     ("mesh4x4_40flit", 20_000, 2_000),
     ("mesh8x8_40flit", 5_000, 2_000),
     ("mesh8x8_1flit", 2_000, 2_000),
     ("mesh32x32_1flit", 100, 2_000),
     // every video stream has started (within one 33.3 ms frame period) after 420k cycles
     ("router8_qos_80", 50_000, 420_000),
+    ("mesh8x8_40flit_nic", 5_000, 2_000),
+    ("router8_qos_80_nic", 50_000, 420_000),
 ];
 
 fn steady_state(name: &str, warmup: u64) -> Simulation {

@@ -3,7 +3,8 @@ configurations (shipped under `configs/NAME/`), collects their tables into one D
 table with the run's labels as columns, and writes tables (Parquet and CSV), plots (PNG) and
 a Markdown report that sets each result beside the document's claim.
 
-Sets: `seed003` (document 003: the QoS router).
+Sets: `seed003` (document 003: the QoS router), `seed003-nic` (document 003 §5.3: the
+router with NICs), `seed004` (document 004: NIC-based rate control).
 """
 
 from qosnet.reproduce.runner import Experiment, Run, run_experiments
@@ -12,7 +13,10 @@ __all__ = ["SETS", "Experiment", "Run", "run_experiments"]
 
 
 def _sets() -> dict[str, str]:
-    return {"seed003": "qosnet.reproduce.seed003"}
+    return {
+        "seed003": "qosnet.reproduce.seed003",
+        "seed003-nic": "qosnet.reproduce.seed003_nic",
+    }
 
 
 #: Name -> module defining `experiments(quick: bool) -> list[Experiment]` and `report(...)`.

@@ -147,8 +147,16 @@ def _latency_by_class(g: Gathered, label: list[str], cls: str) -> pd.DataFrame:
     return x[[*label, "phase", "ratio", "latency_mean", "queueing_mean", "network_mean"]]
 
 
+#: Label columns an experiment may vary (the figures' lines and panels).
+LABELS = ("router", "nic", "injection", "load", "scheduler", "block", "acceleration")
+
+
 def report(
-    experiments: list[Experiment], results: dict[str, Gathered], out: Path, quick: bool = False
+    experiments: list[Experiment],
+    results: dict[str, Gathered],
+    out: Path,
+    quick: bool = False,
+    title: str = "Document 003, reproduced",
 ) -> Path:
     """Write tables (CSV), figures (PNG) and report.md; return the report's path."""
     import matplotlib
@@ -157,7 +165,7 @@ def report(
     import matplotlib.pyplot as plt
 
     out.mkdir(parents=True, exist_ok=True)
-    lines = ["# Document 003, reproduced", ""]
+    lines = [f"# {title}", ""]
     if quick:
         lines += ["*Quick run: shortened simulated time; numbers without statistical weight.*", ""]
     claims = {e.name: e for e in experiments}
@@ -185,12 +193,18 @@ def report(
             groups = part.groupby(lines_by, sort=False) if lines_by else [((), part)]
             for key, line in groups:
                 key = key if isinstance(key, tuple) else (key,)
-                lab = ", ".join(
-                    f"{k}" if b == "router" else f"{b}={k}"
-                    for b, k in zip(lines_by, key, strict=True)
+                lab = ", ".join(_legend(b, k) for b, k in zip(lines_by, key, strict=True))
+                # colour by router, dashed for the traditional NIC / message level
+                colour = colours.get(str(key[0])) if lines_by and lines_by[0] == "router" else None
+                dashed = any(str(k) in ("traditional", "message") for k in key)
+                ax.plot(
+                    line[x],
+                    line[y],
+                    marker="o",
+                    label=lab or name,
+                    color=colour,
+                    linestyle="--" if dashed else "-",
                 )
-                colour = colours.get(str(key[0])) if lines_by == ["router"] else None
-                ax.plot(line[x], line[y], marker="o", label=lab or name, color=colour)
             ticks = sorted(part[x].unique())
             ax.set_xticks(
                 ticks, [RATIOS[int(t)] if int(t) < len(RATIOS) else str(t) for t in ticks]
@@ -211,17 +225,13 @@ def report(
         return f"![{title}]({name}.png)"
 
     for name, g in results.items():
-        exp_label = [
-            c
-            for c in g.summaries.columns
-            if c in ("router", "load", "scheduler", "block", "acceleration")
-        ]
+        exp_label = [c for c in g.summaries.columns if c in LABELS]
         g.summaries.to_csv(out / f"{name}_summary.csv", index=False)
         for tname, frame in g.tables.items():
             frame.to_csv(out / f"{name}_{tname}.csv", index=False)
         e = claims[name]
         lines += [f"## {e.title}", "", f"**Document 003:** {e.claim}", ""]
-        if name in ("router_kinds", "mesh", "block_size", "acceleration"):
+        if name != "vc_vs_fq" and "phases" in g.tables:
             d = _dmp_by_phase(g, exp_label)
             lines.append(
                 fig_lines(
@@ -266,7 +276,7 @@ def report(
                 else "```\n" + d.to_string(index=False) + "\n```"
             )
             lines.append("")
-            if name == "router_kinds":
+            if name in ("router_kinds", "nic_combinations"):
                 c = _latency_by_class(g, exp_label, "control")
                 lines.append(
                     "Control traffic (queueing = time before the header enters the router):"
@@ -283,6 +293,16 @@ def report(
     path = out / "report.md"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+def _legend(label: str, value: object) -> str:
+    if label == "router":
+        return str(value)
+    if label == "nic":
+        return f"{value} NIC"
+    if label == "injection":
+        return f"{value}-level"
+    return f"{label}={value}"
 
 
 def _has_tabulate() -> bool:
