@@ -367,3 +367,22 @@ fn the_hcas_vl_arbitration_shares_its_port_by_weight() {
     let whole = run("[[2, 30], [3, 10]]");
     assert!((whole - 0.5).abs() < 0.02, "30 : 10 gives real time {whole:.3} of the port");
 }
+
+#[test]
+fn message_level_injection_lets_the_packet_being_sent_finish_before_a_preemptor() {
+    // Preemptive router with one VC, message-level QoS NIC: best effort is being sent on
+    // it when a control message arrives and takes its extra buffer. The packet being sent
+    // finishes, then the preemptor goes, then the rest; nothing stalls.
+    let router = "kind = \"preemptive\"\nvcs = 1";
+    let nic =
+        "model = \"hca\"\nqueues = \"per_class\"\ninjection = \"message\"\nscheduler = \"virtual_clock\"";
+    let mut s = posted(nic, router);
+    s.post_message(0, 1, TrafficClass::BestEffort, 40, 0);
+    s.post_message(0, 2, TrafficClass::BestEffort, 39, 0);
+    s.advance(20).unwrap();
+    s.post_message(0, 3, TrafficClass::Control, 20, 0);
+    let t = timeline(s);
+    // rows by size: control (20), B (39), A (40)
+    assert!(t.iter().all(|r| r.3 != u64::MAX), "all delivered: {t:?}");
+    assert!(t[0].2 < t[1].3, "control goes before B is done: {t:?}");
+}

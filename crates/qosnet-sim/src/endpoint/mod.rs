@@ -223,10 +223,13 @@ impl Simulation {
         if sending == 0 {
             return;
         }
-        // A VC whose extra buffer is being sent a preempting message waits (§3.2.1).
-        sending &= !(sending >> self.p.vcs);
         if nic && self.nic_p.message_level {
+            // One packet at a time: the one being sent finishes even if a preemptor has
+            // since taken its VC's extra buffer (which then goes next).
             sending = self.message_level_lanes(n, sending, now);
+        } else {
+            // A VC whose extra buffer is being sent a preempting message waits (§3.2.1).
+            sending &= !(sending >> self.p.vcs);
         }
         // The injection link is multiplexed flit by flit among the packets in progress
         // whose next flit is in the NIC.

@@ -490,6 +490,8 @@ impl Simulation {
         if lane != NO_VC {
             return sending & (1 << lane);
         }
+        // A VC whose extra buffer holds a preempting message waits for it (§3.2.1).
+        let sending = sending & !(sending >> self.p.vcs);
         let vcs = self.p.lanes;
         let (pkts, credits) =
             (&self.nic_pkt[n * vcs..(n + 1) * vcs], &self.nic_credits[n * vcs..(n + 1) * vcs]);
