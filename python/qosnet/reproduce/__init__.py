@@ -16,6 +16,7 @@ def _sets() -> dict[str, str]:
     return {
         "seed003": "qosnet.reproduce.seed003",
         "seed003-nic": "qosnet.reproduce.seed003_nic",
+        "seed004": "qosnet.reproduce.seed004",
     }
 
 
