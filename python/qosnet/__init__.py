@@ -9,6 +9,8 @@ configuration and applies `path=value` overrides. The engine is Rust (`qosnet._c
 from typing import TYPE_CHECKING, Any
 
 from qosnet._core import (
+    AdmissionRefused,
+    CallAdmission,
     ConfigError,
     DeadlockError,
     QosnetError,
@@ -22,6 +24,8 @@ if TYPE_CHECKING:
     from qosnet.results import RunResult
 
 __all__ = [
+    "AdmissionRefused",
+    "CallAdmission",
     "ConfigError",
     "DeadlockError",
     "LoadedConfig",

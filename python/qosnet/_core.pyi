@@ -3,6 +3,8 @@
 from typing import Any, final
 
 __all__ = [
+    "AdmissionRefused",
+    "CallAdmission",
     "ConfigError",
     "DeadlockError",
     "QosnetError",
@@ -28,6 +30,34 @@ class DeadlockError(SimulationError):
     """No flit moved for the watchdog period; `.stuck` names the occupied VCs."""
 
     stuck: list[str]
+
+class AdmissionRefused(QosnetError):
+    """Call admission refused a flow; `.refusal`: `criterion`, `message`, the numbers."""
+
+    refusal: dict[str, Any]
+
+@final
+class CallAdmission:
+    """Reserved bandwidth over a cluster described by configuration text (`[physical]`,
+    `[topology]`, `[routing]`, `[router]`, `[endpoint]`; `[[traffic]]` is not needed).
+    Bandwidths are in bits per second."""
+
+    def __new__(
+        cls, text: str, fmt: str = "toml", base_dir: str | None = None
+    ) -> CallAdmission: ...
+    @property
+    def nodes(self) -> int: ...
+    @property
+    def routers(self) -> int: ...
+    def path(self, src: int, dst: int) -> list[tuple[int, int]]: ...
+    def check(self, src: int, dst: int, bps: float) -> dict[str, Any] | None: ...
+    def admit(self, src: int, dst: int, bps: float) -> int: ...
+    def admit_all(self, flows: list[tuple[int, int, float]]) -> list[int]: ...
+    def release(self, id: int) -> bool: ...
+    def set_port_capacity(self, router: int, port: int, bps: float) -> None: ...
+    def set_node_capacity(self, node: int, bps: float) -> None: ...
+    def node(self, node: int) -> tuple[float, float, float]: ...
+    def ports(self) -> dict[str, list[Any]]: ...
 
 @final
 class Simulation:

@@ -38,6 +38,13 @@ create_exception!(
     "No flit moved for the watchdog period; `.stuck` names the occupied VCs."
 );
 
+create_exception!(
+    _core,
+    AdmissionRefused,
+    QosnetError,
+    "Call admission refused a flow; `.refusal` is a dict with `criterion`, `message` and the numbers."
+);
+
 pub fn config_error(e: ConfigErrors) -> PyErr {
     Python::with_gil(|py| {
         let ty = match config_error_type(py) {
@@ -68,5 +75,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", config_error_type(py)?)?;
     m.add("SimulationError", py.get_type::<SimulationError>())?;
     m.add("DeadlockError", py.get_type::<DeadlockError>())?;
+    m.add("AdmissionRefused", py.get_type::<AdmissionRefused>())?;
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! Thin PyO3 bindings: convert, release the GIL, map errors. No simulation logic here.
 
+mod admission;
 mod error;
 
 use pyo3::prelude::*;
@@ -147,6 +148,7 @@ fn table<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
+    m.add_class::<admission::CallAdmission>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     error::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -11,6 +11,8 @@
 //! routing implementation the simulator uses (`Routing::path`). Refusals name the criterion
 //! and the resource. Capacities and reservations are in bits per second.
 
+use crate::config::{validate, Config};
+use crate::error::{ConfigError, ConfigErrors};
 use crate::routing::Routing;
 use crate::topology::Topology;
 use std::fmt;
@@ -94,6 +96,23 @@ pub struct CallAdmission {
 }
 
 impl CallAdmission {
+    /// Call admission over the network a configuration describes (`[physical]`,
+    /// `[topology]`, `[routing]`, `[router] vcs`, and the NIC's peak from `[endpoint]`): the
+    /// control plane's view of the cluster, from the same validation and routing as the
+    /// simulator's. A cluster description needs no `[[traffic]]`; without any, a nominal
+    /// source stands in for validation only.
+    pub fn from_config(cfg: &Config) -> Result<CallAdmission, ConfigErrors> {
+        let mut cfg = cfg.clone();
+        if cfg.traffic.is_empty() {
+            let nominal = toml::from_str("load = 0.1")
+                .map_err(|e| ConfigErrors(vec![ConfigError::new("traffic", e.to_string())]))?;
+            cfg.traffic.push(nominal);
+        }
+        let v = validate(&cfg)?;
+        let link = v.clock.link_bits_per_second;
+        Ok(CallAdmission::new(&v.topology, &v.routing, cfg.router.vcs, link, v.nic.peak_bps))
+    }
+
     /// Every link carries `link_bps`; every node can source and sink `node_bps` (its NIC's
     /// peak achievable bandwidth, at most the link's).
     pub fn new(topo: &Topology, routing: &Routing, vcs: u32, link_bps: f64, node_bps: f64) -> CallAdmission {
@@ -172,6 +191,26 @@ impl CallAdmission {
         }
         self.flows.push(Some(Reservation { src, dst, bits_per_second: bps, path }));
         Ok((self.flows.len() - 1) as u32)
+    }
+
+    /// Admit every flow of a job or none of them (document 001 §3.4: a job's allocation is
+    /// all-or-nothing). Flows are checked against each other's reservations as well, so two
+    /// flows of the job sharing a port count twice. Returns their ids in order, or the first
+    /// refusal with its flow's index, leaving every reservation unchanged.
+    pub fn admit_all(&mut self, flows: &[(u32, u32, f64)]) -> Result<Vec<u32>, (usize, Rejection)> {
+        let mut ids = Vec::with_capacity(flows.len());
+        for (i, &(src, dst, bps)) in flows.iter().enumerate() {
+            match self.admit(src, dst, bps) {
+                Ok(id) => ids.push(id),
+                Err(why) => {
+                    for &id in ids.iter().rev() {
+                        self.release(id);
+                    }
+                    return Err((i, why));
+                }
+            }
+        }
+        Ok(ids)
     }
 
     /// Release an admitted flow, returning its bandwidth everywhere; `None` if `id` is not
@@ -306,5 +345,22 @@ mod tests {
         assert!(matches!(ca.admit(0, 9, 1e6), Err(Rejection::Invalid(_))));
         assert!(matches!(ca.admit(0, 1, f64::NAN), Err(Rejection::Invalid(_))));
         assert!(matches!(ca.admit(0, 1, -1.0), Err(Rejection::Invalid(_))));
+    }
+
+    #[test]
+    fn a_job_is_admitted_whole_or_not_at_all() {
+        let mut a = line();
+        // 0 -> 3 and 1 -> 3 share switch 2's east port and the destination: 0.5 + 0.4 fit
+        // the port (1 Gb/s) and node 3's 0.8 Gb/s does not.
+        let err = a.admit_all(&[(0, 3, 0.5e9), (1, 3, 0.4e9)]).unwrap_err();
+        assert_eq!(err.0, 1);
+        assert!(matches!(err.1, Rejection::Destination { node: 3, .. }), "{}", err.1);
+        // nothing stayed reserved
+        assert_eq!(a.node_reserved(0), (0.0, 0.0));
+        assert_eq!(a.node_reserved(3), (0.0, 0.0));
+        assert!((0..4).all(|r| (0..a.topology().ports as u32).all(|p| a.port_reserved(r, p) == 0.0)));
+        let ids = a.admit_all(&[(0, 3, 0.4e9), (1, 3, 0.4e9)]).unwrap();
+        assert_eq!(ids.len(), 2);
+        assert_eq!(a.node_reserved(3), (0.0, 0.8e9));
     }
 }

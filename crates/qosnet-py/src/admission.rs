@@ -1,0 +1,214 @@
+//! Call admission (document 004 §3.4) for the control plane: the engine's accounting of
+//! reserved bandwidth per source node, switch output port and destination over the
+//! simulator's own topology and deterministic routes. No admission logic here.
+
+use crate::error;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use qosnet_sim::admission::{CallAdmission as Engine, Rejection};
+use qosnet_sim::topology::Peer;
+use std::path::PathBuf;
+
+/// Reserved bandwidth over a cluster described by configuration text (`[physical]`,
+/// `[topology]`, `[routing]`, `[router]`, `[endpoint]`; `[[traffic]]` is not needed).
+/// Bandwidths are in bits per second.
+#[pyclass(module = "qosnet._core")]
+pub struct CallAdmission {
+    inner: Engine,
+}
+
+#[pymethods]
+impl CallAdmission {
+    #[new]
+    #[pyo3(signature = (text, fmt = "toml", base_dir = None))]
+    fn new(text: &str, fmt: &str, base_dir: Option<PathBuf>) -> PyResult<Self> {
+        let mut cfg = crate::parse(text, fmt)?.map_err(error::config_error)?;
+        cfg.base_dir = base_dir;
+        let inner = Engine::from_config(&cfg).map_err(error::config_error)?;
+        Ok(Self { inner })
+    }
+
+    /// Endpoint nodes.
+    #[getter]
+    fn nodes(&self) -> usize {
+        self.inner.topology().nodes
+    }
+
+    /// Switches.
+    #[getter]
+    fn routers(&self) -> usize {
+        self.inner.topology().routers
+    }
+
+    /// The deterministic path from `src` to `dst`: (switch, output port) hops, the last one
+    /// the port to `dst`.
+    fn path(&self, src: u32, dst: u32) -> PyResult<Vec<(u32, u32)>> {
+        self.nodes_in_range(src, dst)?;
+        Ok(self.inner.path(src, dst))
+    }
+
+    /// Why the flow would be refused now (a dict: `criterion`, `message` and the numbers),
+    /// or None if it would be admitted. Changes nothing.
+    fn check<'py>(
+        &self,
+        py: Python<'py>,
+        src: u32,
+        dst: u32,
+        bps: f64,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        match self.inner.check(src, dst, bps) {
+            Ok(_) => Ok(None),
+            Err(why) => refusal(py, &why, None).map(Some),
+        }
+    }
+
+    /// Admit the flow and return its reservation id; raises `AdmissionRefused` (with the
+    /// refusal's fields as attributes) and reserves nothing if it does not fit.
+    fn admit(&mut self, py: Python<'_>, src: u32, dst: u32, bps: f64) -> PyResult<u32> {
+        self.inner.admit(src, dst, bps).map_err(|why| refused(py, &why, None))
+    }
+
+    /// Admit every flow `(src, dst, bps)` of a job or none: ids in order, or
+    /// `AdmissionRefused` whose `flow` is the index of the first flow that did not fit.
+    fn admit_all(&mut self, py: Python<'_>, flows: Vec<(u32, u32, f64)>) -> PyResult<Vec<u32>> {
+        self.inner.admit_all(&flows).map_err(|(i, why)| refused(py, &why, Some(i)))
+    }
+
+    /// Release a reservation; False if `id` is not an admitted flow.
+    fn release(&mut self, id: u32) -> bool {
+        self.inner.release(id).is_some()
+    }
+
+    /// Set one switch output port's link capacity (heterogeneous fabrics).
+    fn set_port_capacity(&mut self, router: u32, port: u32, bps: f64) -> PyResult<()> {
+        self.port_in_range(router, port)?;
+        positive("bps", bps)?;
+        self.inner.set_port_capacity(router, port, bps);
+        Ok(())
+    }
+
+    /// Set one node's peak capacity (as a source and as a destination).
+    fn set_node_capacity(&mut self, node: u32, bps: f64) -> PyResult<()> {
+        self.nodes_in_range(node, node)?;
+        positive("bps", bps)?;
+        self.inner.set_node_capacity(node, bps);
+        Ok(())
+    }
+
+    /// Reserved bandwidth sourced and sunk at `node`, and its capacity.
+    fn node(&self, node: u32) -> PyResult<(f64, f64, f64)> {
+        self.nodes_in_range(node, node)?;
+        let (sourced, sunk) = self.inner.node_reserved(node);
+        Ok((sourced, sunk, self.inner.node_capacity(node)))
+    }
+
+    /// Every connected switch output port as columns: router, port, `to` ("router" or
+    /// "node"), `to_id`, capacity_bps, reserved_bps.
+    fn ports<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let topo = self.inner.topology();
+        let (mut router, mut port, mut to, mut to_id, mut cap, mut res) =
+            (vec![], vec![], vec![], vec![], vec![], vec![]);
+        for r in 0..topo.routers {
+            for p in 0..topo.ports {
+                let (kind, id) = match topo.peer(r, p) {
+                    Peer::None => continue,
+                    Peer::Router { router, .. } => ("router", router),
+                    Peer::Endpoint { node } => ("node", node),
+                };
+                let (r32, p32) = (r as u32, p as u32);
+                router.push(r32);
+                port.push(p32);
+                to.push(kind);
+                to_id.push(id);
+                cap.push(self.inner.port_capacity(r32, p32));
+                res.push(self.inner.port_reserved(r32, p32));
+            }
+        }
+        let d = PyDict::new(py);
+        d.set_item("router", PyList::new(py, router)?)?;
+        d.set_item("port", PyList::new(py, port)?)?;
+        d.set_item("to", PyList::new(py, to)?)?;
+        d.set_item("to_id", PyList::new(py, to_id)?)?;
+        d.set_item("capacity_bps", PyList::new(py, cap)?)?;
+        d.set_item("reserved_bps", PyList::new(py, res)?)?;
+        Ok(d)
+    }
+}
+
+impl CallAdmission {
+    fn nodes_in_range(&self, a: u32, b: u32) -> PyResult<()> {
+        let n = self.inner.topology().nodes as u32;
+        for (what, v) in [("src", a), ("dst", b)] {
+            if v >= n {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "{what}: must be a node in 0..{n}, got {v}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn port_in_range(&self, router: u32, port: u32) -> PyResult<()> {
+        let t = self.inner.topology();
+        if router as usize >= t.routers || port as usize >= t.ports {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "(router, port): must be in 0..{} x 0..{}, got ({router}, {port})",
+                t.routers, t.ports
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn positive(what: &str, v: f64) -> PyResult<()> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(pyo3::exceptions::PyValueError::new_err(format!("{what}: must be a positive number, got {v}")))
+    }
+}
+
+/// A refusal as a dict: `criterion` ("source", "switch_port", "destination", "invalid"),
+/// `message`, and where it applies `node` or `router`/`port`, `reserved`, `requested`,
+/// `capacity` (b/s), and `flow` (the index in a job).
+fn refusal<'py>(py: Python<'py>, why: &Rejection, flow: Option<usize>) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("message", why.to_string())?;
+    d.set_item("flow", flow)?;
+    let numbers = match *why {
+        Rejection::Source { node, reserved, requested, capacity } => {
+            d.set_item("criterion", "source")?;
+            d.set_item("node", node)?;
+            Some((reserved, requested, capacity))
+        }
+        Rejection::SwitchPort { router, port, reserved, requested, capacity } => {
+            d.set_item("criterion", "switch_port")?;
+            d.set_item("router", router)?;
+            d.set_item("port", port)?;
+            Some((reserved, requested, capacity))
+        }
+        Rejection::Destination { node, reserved, requested, capacity } => {
+            d.set_item("criterion", "destination")?;
+            d.set_item("node", node)?;
+            Some((reserved, requested, capacity))
+        }
+        Rejection::Invalid(_) => {
+            d.set_item("criterion", "invalid")?;
+            None
+        }
+    };
+    if let Some((reserved, requested, capacity)) = numbers {
+        d.set_item("reserved", reserved)?;
+        d.set_item("requested", requested)?;
+        d.set_item("capacity", capacity)?;
+    }
+    Ok(d)
+}
+
+fn refused(py: Python<'_>, why: &Rejection, flow: Option<usize>) -> PyErr {
+    let err = error::AdmissionRefused::new_err(why.to_string());
+    if let Ok(d) = refusal(py, why, flow) {
+        let _ = err.value(py).setattr("refusal", d);
+    }
+    err
+}
