@@ -1,0 +1,65 @@
+"""The QoS middleware of document 001: profiles, communication patterns, the QoS translator.
+
+- `profiles`: applications, curves of execution time against bandwidth per flow, the store
+  holding them, and the knee-point rule (document 001 §3.2, §3.3, §3.5.1).
+- `profile_io`: the store to and from JSON and CSV; the illustrative example profiles.
+- `patterns`: who talks to whom, turning bandwidth per flow into load per link (§3.2.1).
+- `translator`: a request in application terms to bandwidth per flow on N nodes, asking a
+  resource allocator what it can grant (§3.3-3.5).
+
+Bandwidths are bytes/s and times seconds throughout; `MB` is document 001's MB/s.
+The resource allocator (per-link accounting, call admission) lives in the Rust engine; the
+translator reaches it through the `Allocator` protocol.
+"""
+
+from qosnet.middleware.errors import InvalidData, Issue, parse
+from qosnet.middleware.patterns import Flow, LinkLoad, Pattern
+from qosnet.middleware.profile_io import from_csv, from_json, load_examples, to_csv, to_json
+from qosnet.middleware.profiles import (
+    KNEE_TOLERANCE,
+    Application,
+    Curve,
+    ParamValue,
+    Point,
+    ProfileStore,
+    knee,
+)
+from qosnet.middleware.translator import (
+    Allocator,
+    Alternative,
+    Refusal,
+    RefusalReason,
+    Request,
+    candidates,
+    translate,
+)
+from qosnet.middleware.units import MB
+
+__all__ = [
+    "KNEE_TOLERANCE",
+    "MB",
+    "Allocator",
+    "Alternative",
+    "Application",
+    "Curve",
+    "Flow",
+    "InvalidData",
+    "Issue",
+    "LinkLoad",
+    "ParamValue",
+    "Pattern",
+    "Point",
+    "ProfileStore",
+    "Refusal",
+    "RefusalReason",
+    "Request",
+    "candidates",
+    "from_csv",
+    "from_json",
+    "knee",
+    "load_examples",
+    "parse",
+    "to_csv",
+    "to_json",
+    "translate",
+]
