@@ -6,6 +6,7 @@ are imported only by the commands that need them, so `qosnet validate` starts qu
 """
 
 import json
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -60,8 +61,8 @@ def main(
 ) -> None:
     """Flit-level simulator of QoS-capable cluster interconnects.
 
-    Exit status: 0 ok; 1 invalid configuration, missing file or failed simulation;
-    2 usage error; 130 interrupted.
+    Exit status: 0 ok; 1 invalid configuration, missing file, failed simulation or an
+    error from the service; 2 usage error; 3 job refused; 130 interrupted.
     """
 
 
@@ -383,3 +384,462 @@ def reproduce(
             results = run_experiments(experiments, jobs=jobs)
         path = module.report(experiments, results, out, quick=quick)
     typer.echo(f"wrote {path}")
+
+
+# --------------------------------------------------------------------------------------
+# the request handler service (document 001's QoS middleware): serve, token, job
+
+DEFAULT_URL = "http://127.0.0.1:8000"
+
+DbOption = Annotated[
+    str,
+    typer.Option(
+        "--db",
+        envvar="QOSNET_DB",
+        help="Database: a SQLite file (path or sqlite:///path.db) or a PostgreSQL URL "
+        "(postgresql+psycopg://user:pass@host/db).",
+    ),
+]
+UrlOption = Annotated[
+    str, typer.Option("--url", envvar="QOSNET_URL", help="The service (`qosnet serve`).")
+]
+TokenOption = Annotated[
+    str | None,
+    typer.Option("--token", envvar="QOSNET_TOKEN", help="API token.", show_default=False),
+]
+
+token_app = typer.Typer(
+    help="API tokens of the service, straight in its database (run where it runs).",
+    no_args_is_help=True,
+)
+job_app = typer.Typer(
+    help="Jobs on a running service: submit, renew, release, list.", no_args_is_help=True
+)
+app.add_typer(token_app, name="token")
+app.add_typer(job_app, name="job")
+
+
+@contextmanager
+def _service_errors() -> Iterator[None]:
+    """The errors of the service's database and settings, as messages."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    with _user_errors():
+        try:
+            yield
+        except SQLAlchemyError as e:
+            _err(f"error: database: {str(e).splitlines()[0]}")
+            raise typer.Exit(1) from None
+        except (ValueError, RuntimeError) as e:
+            _err(f"error: {e}")
+            raise typer.Exit(1) from None
+
+
+@app.command()
+def serve(
+    db: DbOption = "qosnet.db",
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port.")] = 8000,
+    lease: Annotated[
+        float, typer.Option("--lease", min=0.001, metavar="SECONDS", help="Default job lease.")
+    ] = 300.0,
+    max_lease: Annotated[
+        float,
+        typer.Option("--max-lease", metavar="SECONDS", help="Longest lease a request may ask."),
+    ] = 86_400.0,
+    sweep: Annotated[
+        float | None,
+        typer.Option(
+            "--sweep",
+            min=0,
+            metavar="SECONDS",
+            help="Expiry sweeper period (default: lease/10 within 1-30 s; 0: none).",
+            show_default=False,
+        ),
+    ] = None,
+    cluster: Annotated[
+        Path | None,
+        typer.Option(
+            "--cluster",
+            help="Network to install (qosnet TOML); default: the stored one, else "
+            "document 001's testbed.",
+            show_default=False,
+        ),
+    ] = None,
+    profiles: Annotated[
+        Path | None,
+        typer.Option(
+            "--profiles",
+            help="Profiles to install (JSON); default: the stored ones, else the examples.",
+            show_default=False,
+        ),
+    ] = None,
+    init_admin: Annotated[
+        bool,
+        typer.Option(
+            "--init-admin", help="Create an admin token if there is none and print it once."
+        ),
+    ] = False,
+    log_level: Annotated[str, typer.Option("--log-level", help="uvicorn's log level.")] = "info",
+) -> None:
+    """Run the request handler service (HTTP API; OpenAPI docs at /docs)."""
+    import logging
+
+    from qosnet.service.handler import RequestHandler
+    from qosnet.service.settings import Settings
+
+    logging.basicConfig(level=log_level.upper(), format="%(levelname)s: %(name)s: %(message)s")
+    with _service_errors():
+        settings = Settings(
+            db_url=db,
+            lease_seconds=lease,
+            max_lease_seconds=max(max_lease, lease),
+            sweep_seconds=sweep,
+            cluster_file=cluster,
+            profiles_file=profiles,
+        )
+        handler = RequestHandler(settings)
+        handler.start()
+        if init_admin:
+            secret = handler.ensure_admin_token()
+            if secret is None:
+                _err("an admin token exists already; `qosnet token create` makes another")
+            else:
+                typer.echo(f"admin token (shown once): {secret}")
+        sys.stdout.flush()
+        import uvicorn
+
+        from qosnet.service.app import create_app
+
+        uvicorn.run(
+            create_app(settings, handler=handler), host=host, port=port, log_level=log_level
+        )
+
+
+def _handler_for(db: str) -> Any:
+    from qosnet.service.handler import RequestHandler
+    from qosnet.service.settings import Settings
+
+    handler = RequestHandler(Settings(db_url=db, sweep_seconds=0))
+    handler.start()
+    return handler
+
+
+@token_app.command("create")
+def token_create(
+    name: Annotated[str, typer.Option("--name", help="Who holds it (a tenant's name).")],
+    role: Annotated[str, typer.Option("--role", help="admin or tenant.")] = "tenant",
+    db: DbOption = "qosnet.db",
+) -> None:
+    """Create a token and print it (once: only its hash is stored)."""
+    from pydantic import ValidationError
+
+    from qosnet.service.schemas import TokenCreate
+
+    try:
+        TokenCreate(name=name, role=role)  # type: ignore[arg-type]
+    except ValidationError as e:
+        err = e.errors()[0]
+        raise typer.BadParameter(err["msg"], param_hint=f"--{err['loc'][0]}") from None
+    from qosnet.service.handler import ServiceError
+
+    with _service_errors():
+        try:
+            out, secret = _handler_for(db).create_token(name, role)
+        except ServiceError as e:
+            _err(f"error: {e.detail}")
+            raise typer.Exit(1) from None
+    _err(f"token {out.id} for {name} ({role}); it is shown only now:")
+    typer.echo(secret)
+
+
+@token_app.command("list")
+def token_list(db: DbOption = "qosnet.db") -> None:
+    """List the tokens (never their secrets)."""
+    with _service_errors():
+        tokens = _handler_for(db).tokens()
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    for column in ("id", "name", "role", "prefix", "created", "revoked"):
+        table.add_column(column)
+    for t in tokens:
+        table.add_row(
+            str(t.id), escape(t.name), t.role, t.prefix + "...", _when(t.created_at), str(t.revoked)
+        )
+    _stdout().print(table)
+
+
+@token_app.command("revoke")
+def token_revoke(
+    token_id: Annotated[int, typer.Argument(metavar="ID", help="Token id (`token list`).")],
+    db: DbOption = "qosnet.db",
+) -> None:
+    """Revoke a token."""
+    from qosnet.service.handler import ServiceError
+
+    with _service_errors():
+        try:
+            _handler_for(db).revoke_token(token_id)
+        except ServiceError as e:
+            _err(f"error: {e.detail}")
+            raise typer.Exit(1) from None
+    typer.echo(f"revoked token {token_id}")
+
+
+def _when(t: Any) -> str:
+    return t.strftime("%Y-%m-%d %H:%M:%S") if t is not None else ""
+
+
+def _param(text: str) -> tuple[str, Any]:
+    import tomllib
+
+    name, sep, raw = text.partition("=")
+    if not sep or not name.strip():
+        raise typer.BadParameter(f"must be NAME=VALUE, got {text!r}", param_hint="--param")
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        value = raw
+    return name.strip(), value
+
+
+@contextmanager
+def _client(url: str, token: str | None) -> Iterator[Any]:
+    """A Client, its errors turned into messages (exit 3 for a refused job, else 1)."""
+    import httpx
+
+    from qosnet.client import ApiError, Client, Invalid, Refused, Unauthorized
+
+    try:
+        with Client(url, token) as client:
+            yield client
+    except Refused as e:
+        _err(f"refused ({e.reason}): {e.detail.removeprefix('refused: ')}")
+        raise typer.Exit(3) from None
+    except Invalid as e:
+        _err(f"error: invalid request: {e.detail}")
+        raise typer.Exit(1) from None
+    except Unauthorized as e:
+        hint = "" if token else " (give --token or set QOSNET_TOKEN)"
+        _err(f"error: {e.detail}{hint}")
+        raise typer.Exit(1) from None
+    except ApiError as e:
+        _err(f"error: {e.status}: {e.detail}")
+        raise typer.Exit(1) from None
+    except httpx.HTTPError as e:
+        _err(f"error: cannot reach {url}: {e}")
+        raise typer.Exit(1) from None
+
+
+def _print_job(job: Any, flows: bool = True) -> None:
+    from qosnet.middleware.units import MB
+
+    console = _stdout()
+    table = Table(title=f"job {job.id}", show_header=False, box=box.SIMPLE_HEAD)
+    table.add_column("field")
+    table.add_column("value")
+    rows = [
+        ("state", job.state + (f" ({job.end_reason})" if job.end_reason else "")),
+        ("owner", job.owner),
+        ("application", job.application),
+        ("parameters", ", ".join(f"{k}={v}" for k, v in job.parameters.items())),
+        ("nodes", f"{job.node_count}: {', '.join(map(str, job.nodes))}"),
+        ("pattern", job.pattern),
+        ("bandwidth per flow", f"{job.bandwidth / MB:g} MB/s"),
+        ("expected time", f"{job.expected_time:g} s"),
+        ("flows", str(len(job.flows))),
+        ("lease expires", _when(job.lease_expires)),
+    ]
+    for k, v in rows:
+        table.add_row(k, escape(str(v)))
+    console.print(table)
+    if flows and job.flows:
+        ft = Table(title="flows (NIC rate control)", box=box.SIMPLE_HEAD, pad_edge=False)
+        for column in ("src", "dst", "MB/s", "IDT (T)", "hops"):
+            ft.add_column(column, justify="right")
+        for f in job.flows:
+            ft.add_row(
+                str(f.src), str(f.dst), f"{f.bandwidth / MB:g}", f"{f.idt:.6g}", str(len(f.path))
+            )
+        console.print(ft)
+
+
+@job_app.command("submit")
+def job_submit(
+    application: Annotated[str, typer.Argument(help="Application (`ray_tracing`, ...).")],
+    params: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--param",
+            "-p",
+            metavar="NAME=VALUE",
+            help="Fix an application parameter, e.g. image_size=512. Repeatable.",
+            show_default=False,
+        ),
+    ] = None,
+    t1: Annotated[
+        float | None,
+        typer.Option("--t1", metavar="SECONDS", help="Lower time bound.", show_default=False),
+    ] = None,
+    t2: Annotated[
+        float | None,
+        typer.Option(
+            "--t2", metavar="SECONDS", help="Upper time bound (response time).", show_default=False
+        ),
+    ] = None,
+    nodes: Annotated[
+        int | None, typer.Option("--nodes", min=1, help="Fix N.", show_default=False)
+    ] = None,
+    lease: Annotated[
+        float | None,
+        typer.Option("--lease", metavar="SECONDS", help="Lease to ask for.", show_default=False),
+    ] = None,
+    idempotency_key: Annotated[
+        str | None,
+        typer.Option(
+            "--idempotency-key",
+            help="Retries with this key return the same job.",
+            show_default=False,
+        ),
+    ] = None,
+    url: UrlOption = DEFAULT_URL,
+    token: TokenOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Ask for a job; print its allocation (exit 0) or why it was refused (exit 3)."""
+    parameters = dict(_param(p) for p in params or ())
+    with _client(url, token) as client:
+        job = client.submit(
+            application,
+            parameters,
+            t1=t1,
+            t2=t2,
+            nodes=nodes,
+            lease_seconds=lease,
+            idempotency_key=idempotency_key,
+        )
+    if json_out:
+        typer.echo(job.model_dump_json(indent=2))
+    else:
+        _print_job(job)
+
+
+@job_app.command("release")
+def job_release(
+    job_id: Annotated[str, typer.Argument(metavar="ID")],
+    url: UrlOption = DEFAULT_URL,
+    token: TokenOption = None,
+) -> None:
+    """Release a job's reservation."""
+    with _client(url, token) as client:
+        job = client.release(job_id)
+    typer.echo(f"{job.id} {job.state}")
+
+
+@job_app.command("renew")
+def job_renew(
+    job_id: Annotated[str, typer.Argument(metavar="ID")],
+    lease: Annotated[
+        float | None,
+        typer.Option("--lease", metavar="SECONDS", help="New lease from now.", show_default=False),
+    ] = None,
+    url: UrlOption = DEFAULT_URL,
+    token: TokenOption = None,
+) -> None:
+    """Extend a job's lease."""
+    with _client(url, token) as client:
+        job = client.renew(job_id, lease)
+    typer.echo(f"{job.id} lease expires {_when(job.lease_expires)} UTC")
+
+
+@job_app.command("show")
+def job_show(
+    job_id: Annotated[str, typer.Argument(metavar="ID")],
+    url: UrlOption = DEFAULT_URL,
+    token: TokenOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """A job with its flows and their IDTs."""
+    with _client(url, token) as client:
+        job = client.job(job_id)
+    if json_out:
+        typer.echo(job.model_dump_json(indent=2))
+    else:
+        _print_job(job)
+
+
+@job_app.command("list")
+def job_list(
+    state: Annotated[
+        str | None,
+        typer.Option("--state", help="active, released or expired.", show_default=False),
+    ] = None,
+    owner: Annotated[
+        str | None, typer.Option("--owner", help="Only this owner's (admin).", show_default=False)
+    ] = None,
+    url: UrlOption = DEFAULT_URL,
+    token: TokenOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """List jobs, newest first (a tenant sees its own)."""
+    from qosnet.middleware.units import MB
+
+    if state is not None and state not in ("active", "released", "expired"):
+        raise typer.BadParameter(
+            f"must be active, released or expired, got {state!r}", param_hint="--state"
+        )
+    with _client(url, token) as client:
+        jobs = client.jobs(state=state, owner=owner)  # type: ignore[arg-type]
+    if json_out:
+        typer.echo(json.dumps([j.model_dump(mode="json") for j in jobs], indent=2))
+        return
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    for column in ("id", "owner", "state", "application", "nodes", "MB/s", "time s", "lease"):
+        table.add_column(
+            column, justify="right" if column in ("nodes", "MB/s", "time s") else "left"
+        )
+    for j in jobs:
+        table.add_row(
+            j.id,
+            escape(j.owner),
+            j.state,
+            escape(j.application),
+            str(j.node_count),
+            f"{j.bandwidth / MB:g}",
+            f"{j.expected_time:g}",
+            _when(j.lease_expires if j.state == "active" else j.ended_at),
+        )
+    _stdout().print(table)
+
+
+@job_app.command("utilisation")
+def job_utilisation(
+    url: UrlOption = DEFAULT_URL, token: TokenOption = None, json_out: JsonOption = False
+) -> None:
+    """Reserved bandwidth per link, and the free nodes."""
+    from qosnet.middleware.units import MB
+
+    with _client(url, token) as client:
+        use = client.utilisation()
+    if json_out:
+        typer.echo(use.model_dump_json(indent=2))
+        return
+    table = Table(
+        title=f"{use.active_jobs} active jobs, {len(use.free_nodes)}/{use.nodes} nodes free",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    for column in ("router", "port", "to", "capacity MB/s", "reserved MB/s", "use"):
+        table.add_column(column, justify="right")
+    for link in use.links:
+        if link.reserved > 0:
+            table.add_row(
+                str(link.router),
+                str(link.port),
+                f"{link.to} {link.to_id}",
+                f"{link.capacity / MB:g}",
+                f"{link.reserved / MB:g}",
+                f"{link.utilisation:.0%}",
+            )
+    _stdout().print(table)

@@ -28,10 +28,13 @@ impl DmaTiming {
     pub fn new(cfg: &DmaConfig, clock: &Clock, max_packet_flits: u32) -> DmaTiming {
         let setup = clock.duration_cycles(cfg.setup);
         let cycles_per_flit = clock.transfer_cycles(clock.flit_bytes(), cfg.bandwidth);
+        // Saturating: an invalid clock (reported by validation) must not overflow here.
         let descriptor =
-            setup + clock.transfer_cycles(cfg.descriptor_bytes as f64, cfg.bandwidth).ceil() as Cycle;
+            setup.saturating_add(
+                clock.transfer_cycles(cfg.descriptor_bytes as f64, cfg.bandwidth).ceil() as Cycle
+            );
         let flit_ready = (1..=max_packet_flits as u64)
-            .map(|i| setup + (i as f64 * cycles_per_flit).ceil() as Cycle)
+            .map(|i| setup.saturating_add((i as f64 * cycles_per_flit).ceil() as Cycle))
             .collect();
         DmaTiming { setup, cycles_per_flit, descriptor, flit_ready }
     }
