@@ -9,7 +9,8 @@
 //!
 //! Clusters route deterministically, so a flow's path is fixed and is taken from the one
 //! routing implementation the simulator uses (`Routing::path`). Refusals name the criterion
-//! and the resource. Capacities and reservations are in bits per second.
+//! and the resource. Capacities and reservations are in bits per second (whole b/s for
+//! reservations, so accounting is exact).
 
 use crate::config::{validate, Config};
 use crate::error::{ConfigError, ConfigErrors};
@@ -110,7 +111,22 @@ impl CallAdmission {
         }
         let v = validate(&cfg)?;
         let link = v.clock.link_bits_per_second;
-        Ok(CallAdmission::new(&v.topology, &v.routing, cfg.router.vcs, link, v.nic.peak_bps))
+        let mut a = CallAdmission::new(&v.topology, &v.routing, cfg.router.vcs, link, v.nic.peak_bps);
+        // A real fabric's links run at their own rates (width x speed); a node can send and
+        // receive no faster than its own link.
+        let t = &v.topology;
+        for (i, &bps) in t.link_bps.iter().enumerate() {
+            if bps > 0.0 {
+                a.port_capacity[i] = bps;
+            }
+        }
+        for (node, &(r, p)) in t.attach.iter().enumerate() {
+            let own = t.link_bps.get(r as usize * t.ports + p as usize).copied().unwrap_or(0.0);
+            if own > 0.0 {
+                a.node_capacity[node] = own;
+            }
+        }
+        Ok(a)
     }
 
     /// Every link carries `link_bps`; every node can source and sink `node_bps` (its NIC's
@@ -156,9 +172,12 @@ impl CallAdmission {
         if src == dst {
             return Err(Rejection::Invalid(format!("source and destination are both node {src}")));
         }
-        if !(bps.is_finite() && bps > 0.0) {
-            return Err(Rejection::Invalid(format!("bandwidth must be a positive number of b/s, got {bps}")));
+        if !(bps.is_finite() && bps >= 0.5) {
+            return Err(Rejection::Invalid(format!("bandwidth must be at least 1 b/s, got {bps}")));
         }
+        // Whole bits per second: sums and differences of integers below 2^53 are exact in
+        // f64, so releasing every flow returns each count to exactly zero.
+        let bps = bps.round();
         let over = |used: f64, cap: f64| used + bps > cap * (1.0 + SLACK);
         let (s, d) = (src as usize, dst as usize);
         if over(self.sourced[s], self.node_capacity[s]) {
@@ -184,6 +203,7 @@ impl CallAdmission {
     /// leaving every reservation unchanged.
     pub fn admit(&mut self, src: u32, dst: u32, bps: f64) -> Result<u32, Rejection> {
         let path = self.check(src, dst, bps)?;
+        let bps = bps.round();
         self.sourced[src as usize] += bps;
         self.sunk[dst as usize] += bps;
         for &(router, port) in &path {

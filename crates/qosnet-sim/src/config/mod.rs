@@ -108,6 +108,13 @@ pub enum TopologyConfig {
     },
     /// k-ary n-tree: k^n endpoints, n levels of k^(n-1) switches with 2k ports.
     FatTree { k: u32, n: u32 },
+    /// A real InfiniBand fabric: `file` is its `ibnetdiscover -p` ports report, `routes`
+    /// (optional) a directory of its switches' `ibroute` forwarding tables.
+    IbFabric {
+        file: PathBuf,
+        #[serde(default)]
+        routes: Option<PathBuf>,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -377,6 +384,8 @@ pub enum RoutingKind {
     DModK,
     /// The single router of a star.
     Direct,
+    /// A fabric's forwarding tables (minimal-hop routes without them).
+    Lft,
 }
 
 impl RoutingKind {
@@ -388,6 +397,7 @@ impl RoutingKind {
             Self::DorDateline => "dor_dateline",
             Self::DModK => "d_mod_k",
             Self::Direct => "direct",
+            Self::Lft => "lft",
         }
     }
 }

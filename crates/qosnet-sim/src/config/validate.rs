@@ -303,7 +303,7 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         range(&mut errs, &format!("router.pipeline.{name}"), v, lo, 10_000);
     }
 
-    let topology = match Topology::build(&cfg.topology) {
+    let topology = match Topology::build_in(&cfg.topology, &|p| cfg.resolve_path(p)) {
         Ok(t) => Some(t),
         Err(e) => {
             errs.push(e);

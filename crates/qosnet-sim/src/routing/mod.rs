@@ -41,6 +41,8 @@ pub enum Routing {
     DorDateline { grid: Grid, vcs: u32 },
     /// Up/down with D-mod-K up-port choice (k-ary n-tree).
     DModK { k: u32, n: u32 },
+    /// Table lookup: `next[router * nodes + node]` (a real fabric's forwarding tables).
+    Table { next: Vec<u8>, nodes: usize },
 }
 
 impl Routing {
@@ -80,6 +82,10 @@ impl Routing {
                 Routing::DModK { k: *k, n: *n }
             }
             (Shape::FatTree { .. }, _) => return Err(mismatch("\"d_mod_k\"")),
+            (Shape::Fabric { routes }, RoutingKind::Auto | RoutingKind::Lft) => {
+                Routing::Table { next: routes.clone(), nodes: topo.nodes }
+            }
+            (Shape::Fabric { .. }, _) => return Err(mismatch("\"lft\"")),
         })
     }
 
@@ -104,6 +110,9 @@ impl Routing {
                 dor::route(grid, router, dst, Wrap::Dateline { in_port, in_vc }, vcs)
             }
             Routing::DModK { k, n } => fat_tree::route(*k as usize, *n, topo, router, dst, vcs),
+            Routing::Table { next, nodes } => {
+                Route { port: next[router * nodes + dst] as u32, vcs: all_vcs(vcs) }
+            }
         }
     }
 

@@ -5,6 +5,7 @@
 //! live in [`Shape`].
 
 pub(crate) mod fat_tree;
+pub mod ib_fabric;
 pub(crate) mod mesh;
 mod star;
 
@@ -36,6 +37,11 @@ pub enum Shape {
         k: u32,
         n: u32,
     },
+    /// A real fabric from its dump: `routes[router * nodes + node]` is the output port
+    /// toward `node` (its forwarding tables, or minimal-hop routes).
+    Fabric {
+        routes: Vec<u8>,
+    },
 }
 
 impl Shape {
@@ -46,6 +52,7 @@ impl Shape {
             Shape::Mesh { .. } => "mesh",
             Shape::Torus { .. } => "torus",
             Shape::FatTree { .. } => "fat_tree",
+            Shape::Fabric { .. } => "ib_fabric",
         }
     }
 }
@@ -60,14 +67,33 @@ pub struct Topology {
     pub peer: Vec<Peer>,
     /// Per node: (router, port) it attaches to.
     pub attach: Vec<(u32, u32)>,
+    /// Per node, its name in a fabric dump (empty for generated topologies).
+    pub names: Vec<String>,
+    /// Per (router * ports + port), the outgoing link's data rate in b/s when the fabric
+    /// says (empty: every link runs at `[physical] link_bandwidth`). Admission control uses
+    /// it; the simulator runs every link at one flit per cycle.
+    pub link_bps: Vec<f64>,
 }
 
 /// Upper bound on routers, to refuse configurations that cannot fit in memory.
 const MAX_ROUTERS: u64 = 1 << 20;
 
 impl Topology {
+    /// Build the topology; relative file paths resolve with `resolve`.
     pub fn build(cfg: &TopologyConfig) -> Result<Topology, ConfigError> {
+        Self::build_in(cfg, &|p| p.to_path_buf())
+    }
+
+    pub fn build_in(
+        cfg: &TopologyConfig,
+        resolve: &dyn Fn(&std::path::Path) -> std::path::PathBuf,
+    ) -> Result<Topology, ConfigError> {
         match cfg {
+            TopologyConfig::IbFabric { file, routes } => ib_fabric::build(
+                &resolve(file),
+                routes.as_deref().map(resolve).as_deref(),
+                &file.display().to_string(),
+            ),
             TopologyConfig::Star { ports } => star::build(*ports),
             TopologyConfig::Mesh { k, n, dims } => mesh::build(mesh_dims(*k, *n, dims.as_deref())?, false),
             TopologyConfig::Torus { k, n, dims } => mesh::build(mesh_dims(*k, *n, dims.as_deref())?, true),
@@ -100,7 +126,16 @@ impl Topology {
                 attach[node] = ((i / ports) as u32, (i % ports) as u32);
             }
         }
-        let t = Topology { shape, routers, ports, nodes: attach.len(), peer, attach };
+        let t = Topology {
+            shape,
+            routers,
+            ports,
+            nodes: attach.len(),
+            peer,
+            attach,
+            names: Vec::new(),
+            link_bps: Vec::new(),
+        };
         debug_assert!(t.is_symmetric());
         t
     }
