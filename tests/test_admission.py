@@ -1,6 +1,8 @@
 """Call admission from Python (document 004 §3.4): the engine's own topology, routes and
 capacity accounting, as the control plane will use them."""
 
+from pathlib import Path
+
 import pytest
 
 import qosnet
@@ -79,3 +81,22 @@ def test_bad_requests_name_the_field(line):
     with pytest.raises(qosnet.ConfigError) as e:
         qosnet.CallAdmission('[topology]\nkind = "mesh"\nk = 0\nn = 2\n')
     assert any(path.startswith("topology") for path, _ in e.value.errors)
+
+
+def test_a_real_fabric_from_its_dump():
+    # shared/data/ib-topologies (SOURCES.md §2): avakas, 281 HCAs behind 25 switch ASICs,
+    # routed by its own forwarding tables
+    base = Path(__file__).resolve().parents[2] / "shared" / "data" / "ib-topologies"
+    fabric = base / "netloc-avakas"
+    if not fabric.is_dir():
+        pytest.skip("shared data not present")
+    sub = "fe80_0000_0000_0000"
+    a = qosnet.CallAdmission(
+        f'[topology]\nkind = "ib_fabric"\nfile = "{fabric}/ib-subnet-{sub}.txt"\n'
+        f'routes = "{fabric}/ibroutes-{sub}"\n'
+    )
+    assert (a.nodes, a.routers) == (281, 25)
+    assert "node179 HCA-1" in a.node_names
+    # 4x QDR: 32 Gb/s of data per link
+    assert max(a.ports()["capacity_bps"]) == 32e9
+    assert len(a.path(0, 280)) <= 3

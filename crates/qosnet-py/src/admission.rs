@@ -40,6 +40,13 @@ impl CallAdmission {
         self.inner.topology().routers
     }
 
+    /// Node names from a fabric dump (HCA descriptions), else "node N".
+    #[getter]
+    fn node_names(&self) -> Vec<String> {
+        let t = self.inner.topology();
+        (0..t.nodes).map(|n| t.names.get(n).cloned().unwrap_or_else(|| format!("node {n}"))).collect()
+    }
+
     /// The deterministic path from `src` to `dst`: (switch, output port) hops, the last one
     /// the port to `dst`.
     fn path(&self, src: u32, dst: u32) -> PyResult<Vec<(u32, u32)>> {
