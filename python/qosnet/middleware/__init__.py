@@ -6,12 +6,24 @@
 - `patterns`: who talks to whom, turning bandwidth per flow into load per link (§3.2.1).
 - `translator`: a request in application terms to bandwidth per flow on N nodes, asking a
   resource allocator what it can grant (§3.3-3.5).
+- `cluster`: the cluster allocated, a qosnet network description; document 001's testbed.
+- `allocator`: the resource allocator (§3.4): exclusive nodes and reserved bandwidth per
+  job, through the Rust engine's call admission (document 004 §3.4).
 
 Bandwidths are bytes/s and times seconds throughout; `MB` is document 001's MB/s.
-The resource allocator (per-link accounting, call admission) lives in the Rust engine; the
-translator reaches it through the `Allocator` protocol.
+Per-link accounting and routes are the Rust engine's (`qosnet.CallAdmission`); the
+translator reaches the resource allocator through the `Allocator` protocol.
 """
 
+from qosnet.middleware.allocator import (
+    Allocation,
+    AllocationRefused,
+    FlowReservation,
+    LinkUsage,
+    NodeUsage,
+    ResourceAllocator,
+)
+from qosnet.middleware.cluster import DOCUMENT_001_TESTBED, Cluster
 from qosnet.middleware.errors import InvalidData, Issue, parse
 from qosnet.middleware.patterns import Flow, LinkLoad, Pattern
 from qosnet.middleware.profile_io import from_csv, from_json, load_examples, to_csv, to_json
@@ -36,16 +48,23 @@ from qosnet.middleware.translator import (
 from qosnet.middleware.units import MB
 
 __all__ = [
+    "DOCUMENT_001_TESTBED",
     "KNEE_TOLERANCE",
     "MB",
+    "Allocation",
+    "AllocationRefused",
     "Allocator",
     "Alternative",
     "Application",
+    "Cluster",
     "Curve",
     "Flow",
+    "FlowReservation",
     "InvalidData",
     "Issue",
     "LinkLoad",
+    "LinkUsage",
+    "NodeUsage",
     "ParamValue",
     "Pattern",
     "Point",
@@ -53,6 +72,7 @@ __all__ = [
     "Refusal",
     "RefusalReason",
     "Request",
+    "ResourceAllocator",
     "candidates",
     "from_csv",
     "from_json",

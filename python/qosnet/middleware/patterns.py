@@ -29,8 +29,10 @@ class Flow(NamedTuple):
 class LinkLoad(NamedTuple):
     """The load on the link between rank `node` and its switch, in bytes/s.
 
-    `out` is what the node sends, `into` what it receives; document 001 counts both on
-    one link (§3.2.1, §4.2.1), so `total` is what the allocator must find room for.
+    `out` is what the node sends, `into` what it receives. Document 001 adds both on one
+    link (§3.2.1, §4.2.1: `total`); the allocator, through the engine's call admission
+    (document 004 §3.4), accounts each direction of a full-duplex link separately, which
+    for these symmetric patterns is the same as a link of twice the capacity.
     """
 
     node: int

@@ -1,0 +1,124 @@
+"""The cluster the middleware allocates: a qosnet network description (TOML).
+
+A cluster is the `[physical]`, `[topology]`, `[routing]`, `[router]` and `[endpoint]`
+sections of a qosnet configuration, with no `[[traffic]]`. The Rust engine reads it (the
+same validation and routing as the simulator's) and keeps the link accounting of document
+004 §3.4 in a `qosnet.CallAdmission`; this module only keeps the text, its name and a few
+numbers for the API. Nothing here parses units or routes: the engine does both.
+
+Units: the engine counts bits/s, the middleware bytes/s (`qosnet.middleware.units`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+import qosnet
+
+__all__ = ["DOCUMENT_001_TESTBED", "Cluster"]
+
+#: Document 001's middleware testbed. §4.3.1: sixteen nodes "connected by 8-port Myrinet
+#: switches" (plural); §4.1.1: "the maximum bi-directional bandwidth that can be supported
+#: per link is 210 MBps" (measured on the first testbed's Myrinet; §4.3.1 gives no figure,
+#: so the same is assumed). Sixteen nodes on 8-port switches cannot be one switch; the
+#: smallest non-blocking network of such switches is a 4-ary 2-tree: 4 leaf switches with
+#: 4 nodes and 4 up-links each, 4 top switches, 8 switches of 8 ports in all.
+#:
+#: 210 MB/s = 1680 Mb/s. The engine accounts each direction of a link on its own (document
+#: 004 §3.4: the source, every switch output port, the destination), so every node can send
+#: 210 MB/s and receive 210 MB/s. Document 001 §4.2.1 instead divides the 210 MB/s among the
+#: outgoing *and* incoming flows of a node (210/6 = 35 MB/s per flow on 4 all-to-all nodes);
+#: read that way, its own worked example of §3.4 (40 MB/s per flow on 16 nodes, 8 flows per
+#: node link, 320 MB/s) could not be granted on an idle cluster. See `allocator`.
+DOCUMENT_001_TESTBED = """\
+# Document 001's middleware testbed (§4.3.1, §4.1.1): 16 nodes on 8-port switches, 210 MB/s
+# links, as a 4-ary 2-tree (8 switches of 8 ports) with deterministic D-mod-K routing.
+
+[physical]
+link_bandwidth = "1680 Mb/s"   # 210 MB/s
+
+[topology]
+kind = "fat_tree"
+k = 4
+n = 2
+
+[routing]
+kind = "d_mod_k"
+"""
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A cluster description: a qosnet TOML network (topology, link bandwidth, routing).
+
+    Build one with `from_toml` or `from_file`, which have the engine validate the text.
+    `link_bandwidth` (a link's capacity per direction) and `node_bandwidth` (what a node's
+    NIC can send, and receive, at most) are bytes/s.
+    """
+
+    text: str = field(repr=False)
+    name: str
+    nodes: int
+    switches: int
+    link_bandwidth: float
+    node_bandwidth: float
+
+    @classmethod
+    def from_toml(cls, text: str, name: str = "cluster") -> Cluster:
+        """The cluster `text` describes; `qosnet.ConfigError` (with `.errors`, a list of
+        (path, message)) if the engine rejects it."""
+        if not isinstance(text, str):
+            raise TypeError(f"text: must be a string, got {type(text).__name__}")
+        engine = qosnet.CallAdmission(text)
+        ports = engine.ports()
+        # Every link of a qosnet network has the one `[physical] link_bandwidth`; the
+        # engine has already turned "1680 Mb/s" into bits/s, so no second unit parser.
+        link_bps = ports["capacity_bps"][0]
+        return cls(
+            text=text,
+            name=name,
+            nodes=engine.nodes,
+            switches=engine.routers,
+            link_bandwidth=link_bps / 8,
+            node_bandwidth=engine.node(0)[2] / 8,
+        )
+
+    @classmethod
+    def from_file(cls, path: str | PathLike[str]) -> Cluster:
+        """The cluster in a TOML file, named after the file."""
+        path = Path(path)
+        return cls.from_toml(path.read_text(encoding="utf-8"), name=path.stem)
+
+    def admission(self) -> qosnet.CallAdmission:
+        """A fresh accounting object over this cluster, with nothing reserved."""
+        return qosnet.CallAdmission(self.text)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Name, sizes and links, JSON-able (bandwidths bytes/s).
+
+        `links` lists every switch output port: `router`, `port`, where it leads (`to`:
+        "router" or "node", and `to_id`) and its `bandwidth` (its capacity).
+        """
+        ports = self.admission().ports()
+        links = [
+            {"router": r, "port": p, "to": to, "to_id": to_id, "bandwidth": bps / 8}
+            for r, p, to, to_id, bps in zip(
+                ports["router"],
+                ports["port"],
+                ports["to"],
+                ports["to_id"],
+                ports["capacity_bps"],
+                strict=True,
+            )
+        ]
+        return {
+            "name": self.name,
+            "nodes": self.nodes,
+            "switches": self.switches,
+            "link_bandwidth": self.link_bandwidth,
+            "node_bandwidth": self.node_bandwidth,
+            "links": links,
+        }
