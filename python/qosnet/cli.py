@@ -649,7 +649,7 @@ def _print_job(job: Any, flows: bool = True) -> None:
         ("bandwidth per flow", f"{job.bandwidth / MB:g} MB/s"),
         ("expected time", f"{job.expected_time:g} s"),
         ("flows", str(len(job.flows))),
-        ("lease expires", _when(job.lease_expires)),
+        ("lease expires (UTC)", _when(job.lease_expires)),
     ]
     for k, v in rows:
         table.add_row(k, escape(str(v)))
@@ -795,7 +795,7 @@ def job_list(
         typer.echo(json.dumps([j.model_dump(mode="json") for j in jobs], indent=2))
         return
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    for column in ("id", "owner", "state", "application", "nodes", "MB/s", "time s", "lease"):
+    for column in ("id", "owner", "state", "application", "nodes", "MB/s", "time s", "until (UTC)"):
         table.add_column(
             column, justify="right" if column in ("nodes", "MB/s", "time s") else "left"
         )

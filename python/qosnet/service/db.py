@@ -1,0 +1,164 @@
+"""Durable state of the request handler: SQLAlchemy 2.x models and engines.
+
+The database is the source of truth. Tables:
+
+- `service_state`: one row (id 1) of counters. `revision` goes up with every change to
+  the set of live reservations (admit, release, expiry, a new cluster); a process whose
+  in-memory allocator was built at another revision rebuilds it from the live jobs.
+  `cluster_version` and `profiles_version` do the same for the cluster and the profiles.
+  This row is also the lock that serialises every change: PostgreSQL takes it with
+  `SELECT ... FOR UPDATE`; SQLite takes the database's write lock with `BEGIN IMMEDIATE`.
+- `cluster`, `profiles`: one row each, the installed network (qosnet TOML) and profile
+  store (JSON).
+- `jobs`: every admitted job, live or ended, with its request, the chosen alternative,
+  the allocation (JSON, `Allocation.to_dict`), owner, lease and idempotency key (unique
+  per owner).
+- `tokens`: API tokens, stored as their SHA-256 only.
+
+SQLite runs in WAL mode with `synchronous=FULL` by default (`Settings.sqlite_synchronous`),
+so a committed transaction survives a crash of the service (and, with FULL, of the
+machine). Schema changes have no migrations yet: tables are created if missing.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Double,
+    Engine,
+    Index,
+    String,
+    Text,
+    UniqueConstraint,
+    create_engine,
+    event,
+)
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+__all__ = [
+    "WRITE_OPTION",
+    "Base",
+    "ClusterRow",
+    "JobRow",
+    "ProfilesRow",
+    "ServiceState",
+    "TokenRow",
+    "make_engine",
+]
+
+log = logging.getLogger("qosnet.service")
+
+#: Execution option that makes a SQLite transaction start with BEGIN IMMEDIATE.
+WRITE_OPTION = "qosnet_write"
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class ServiceState(Base):
+    __tablename__ = "service_state"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    revision: Mapped[int] = mapped_column(BigInteger, default=0)
+    cluster_version: Mapped[int] = mapped_column(BigInteger, default=0)
+    profiles_version: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+class ClusterRow(Base):
+    __tablename__ = "cluster"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    toml: Mapped[str] = mapped_column(Text)
+    updated_at: Mapped[float] = mapped_column(Double)
+
+
+class ProfilesRow(Base):
+    __tablename__ = "profiles"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    data: Mapped[str] = mapped_column(Text)
+    updated_at: Mapped[float] = mapped_column(Double)
+
+
+class JobRow(Base):
+    __tablename__ = "jobs"
+    __table_args__ = (
+        UniqueConstraint("owner", "idempotency_key", name="uq_jobs_owner_idempotency_key"),
+        Index("ix_jobs_state_lease", "state", "lease_expires"),
+        Index("ix_jobs_owner", "owner"),
+    )
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    owner: Mapped[str] = mapped_column(String(100))
+    state: Mapped[str] = mapped_column(String(16))  # active | released | expired
+    application: Mapped[str] = mapped_column(String(200))
+    request: Mapped[dict[str, Any]] = mapped_column(JSON)
+    parameters: Mapped[dict[str, Any]] = mapped_column(JSON)
+    expected_time: Mapped[float] = mapped_column(Double)
+    allocation: Mapped[dict[str, Any]] = mapped_column(JSON)
+    idempotency_key: Mapped[str | None] = mapped_column(String(255))
+    request_hash: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[float] = mapped_column(Double)
+    lease_seconds: Mapped[float] = mapped_column(Double)
+    lease_expires: Mapped[float] = mapped_column(Double)
+    renewals: Mapped[int] = mapped_column(default=0)
+    ended_at: Mapped[float | None] = mapped_column(Double)
+    end_reason: Mapped[str | None] = mapped_column(String(200))
+
+
+class TokenRow(Base):
+    __tablename__ = "tokens"
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(100), index=True)
+    role: Mapped[str] = mapped_column(String(16))  # admin | tenant
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    prefix: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[float] = mapped_column(Double)
+    revoked_at: Mapped[float | None] = mapped_column(Double)
+
+
+def make_engine(url: str, *, sqlite_synchronous: str = "FULL") -> Engine:
+    """An engine for a SQLite file or a PostgreSQL database, set up as the service needs."""
+    parsed = make_url(url)
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        if not parsed.database or parsed.database == ":memory:":
+            raise ValueError(f"db: SQLite needs a file, e.g. sqlite:///qosnet.db, got {url!r}")
+        engine = create_engine(
+            parsed, connect_args={"timeout": 60, "check_same_thread": False}, pool_size=10
+        )
+        synchronous = sqlite_synchronous.upper()
+
+        @event.listens_for(engine, "connect")
+        def _connect(dbapi_connection: Any, _record: Any) -> None:
+            # Let SQLAlchemy say when transactions begin (below), not pysqlite.
+            dbapi_connection.isolation_level = None
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            mode = cursor.fetchone()[0]
+            if str(mode).lower() != "wal":
+                log.warning("SQLite refused WAL mode (journal_mode=%s)", mode)
+            cursor.execute(f"PRAGMA synchronous={synchronous}")
+            cursor.execute("PRAGMA busy_timeout=60000")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.close()
+
+        @event.listens_for(engine, "begin")
+        def _begin(connection: Any) -> None:
+            # A write transaction takes the database's write lock at once, so that its
+            # reads see the last commit and no other writer (another process) slips in.
+            write = connection.get_execution_options().get(WRITE_OPTION, False)
+            connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+        return engine
+    if backend == "postgresql":
+        return create_engine(parsed, pool_size=10, max_overflow=30, pool_pre_ping=True)
+    raise ValueError(f"db: must be a sqlite:// or postgresql:// URL, got {backend!r}")

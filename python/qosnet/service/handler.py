@@ -1,0 +1,888 @@
+"""The request handler of document 001 §3.1, as a service: translate, allocate, persist.
+
+A job request goes to the QoS translator (`qosnet.middleware.translate`), which asks the
+resource allocator what it can grant; the chosen alternative is allocated and the job,
+with its allocation and a lease, is committed to the database. Release, renewal and lease
+expiry end or extend a job the same way.
+
+Atomicity and no overbooking
+----------------------------
+The database is the source of truth; the in-memory `ResourceAllocator` is a cache of the
+live jobs' allocations, tagged with the `revision` it reflects (`service_state`, see `db`).
+Every change runs in one critical section (`_write`):
+
+1. the process lock (`threading.Lock`) is taken: one writer per process;
+2. a write transaction takes the database lock, `SELECT ... FOR UPDATE` on the
+   `service_state` row (PostgreSQL) or `BEGIN IMMEDIATE` (SQLite): one writer per
+   database, so several service processes on one database cannot overbook either;
+3. if the revision in the database differs from the allocator's (another process
+   committed), the allocator is rebuilt from the live jobs (`restore`);
+4. translate, allocate, insert the job and bump the revision;
+5. commit; only then does the change count. If anything fails before the commit ends,
+   the allocation is released again and the allocator marked stale, so the next critical
+   section rebuilds it from what was committed.
+
+Translation and allocation see one state of the allocator, so what the translator found
+grantable is still there when allocated, and the allocator itself refuses (never
+overbooks) if it is not.
+
+Leases: every job has `lease_expires`; `expire_due` ends the jobs whose lease has passed.
+It runs before every API request (lazily: a cheap indexed query, and a write only if
+something is due) and periodically in a background sweeper (`app`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import secrets
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+from qosnet import ConfigError
+from qosnet.middleware.allocator import (
+    Allocation,
+    AllocationRefused,
+    LinkUsage,
+    ResourceAllocator,
+)
+from qosnet.middleware.cluster import DOCUMENT_001_TESTBED, Cluster
+from qosnet.middleware.errors import InvalidData, parse
+from qosnet.middleware.profile_io import from_csv, from_json, load_examples, to_json
+from qosnet.middleware.profiles import Application, ProfileStore
+from qosnet.middleware.translator import Refusal, RefusalReason, Request, translate
+from qosnet.service.db import (
+    WRITE_OPTION,
+    Base,
+    ClusterRow,
+    JobRow,
+    ProfilesRow,
+    ServiceState,
+    TokenRow,
+    make_engine,
+)
+from qosnet.service.schemas import (
+    FieldError,
+    FlowOut,
+    JobOut,
+    ReservationOut,
+    Role,
+    SubmitJob,
+    TokenOut,
+)
+from qosnet.service.settings import Settings
+
+__all__ = [
+    "Conflict",
+    "Forbidden",
+    "Invalid",
+    "NotFound",
+    "Principal",
+    "Refused",
+    "RequestHandler",
+    "ServiceError",
+    "Unauthorized",
+    "hash_token",
+]
+
+log = logging.getLogger("qosnet.service")
+
+TOKEN_PREFIX = "qosnet_"
+
+
+# --------------------------------------------------------------------------------------
+# errors
+
+
+class ServiceError(Exception):
+    """An error the API reports with `status` and a message naming what is wrong."""
+
+    status = 500
+
+    def __init__(self, detail: str, errors: Sequence[FieldError] | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.errors = list(errors) if errors else None
+
+    def body(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"detail": self.detail}
+        if self.errors:
+            out["errors"] = [e.model_dump() for e in self.errors]
+        return out
+
+
+class Unauthorized(ServiceError):
+    status = 401
+
+
+class Forbidden(ServiceError):
+    status = 403
+
+
+class NotFound(ServiceError):
+    status = 404
+
+
+class Conflict(ServiceError):
+    status = 409
+
+
+class Invalid(ServiceError):
+    status = 422
+
+    @classmethod
+    def from_data(cls, error: InvalidData, prefix: str = "") -> Invalid:
+        errors = [
+            FieldError(field=f"{prefix}{i.path}" if i.path else prefix.rstrip("."), message=str(i))
+            for i in error.issues
+        ]
+        return cls("; ".join(str(i) for i in error.issues), errors)
+
+
+class Refused(ServiceError):
+    """Admission refused (document 001 §3.4 scenario 1, or no profile fits)."""
+
+    status = 409
+
+    def __init__(self, reason: str, detail: str, retryable: bool) -> None:
+        super().__init__(f"refused: {detail}")
+        self.reason = reason
+        self.retryable = retryable
+
+    def body(self) -> dict[str, Any]:
+        return {"detail": self.detail, "reason": self.reason, "retryable": self.retryable}
+
+
+_REFUSAL_CODES = {
+    RefusalReason.NO_PROFILE: ("no_profile", False),
+    RefusalReason.NO_TIME_MATCH: ("no_time_match", False),
+    RefusalReason.NOT_ENOUGH_BANDWIDTH: ("not_enough_bandwidth", True),
+}
+
+
+# --------------------------------------------------------------------------------------
+# helpers
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is asking: a token's name and role."""
+
+    name: str
+    role: Role
+    token_id: int
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == "admin"
+
+
+def hash_token(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def _instant(t: float) -> datetime:
+    return datetime.fromtimestamp(t, tz=UTC)
+
+
+def _request_hash(body: SubmitJob) -> str:
+    text = json.dumps(body.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _new_job_id() -> str:
+    return "job-" + secrets.token_hex(8)
+
+
+@dataclass
+class _Txn:
+    session: Session
+    state: ServiceState
+    #: The in-memory allocator was changed: if the transaction fails, rebuild it.
+    dirty: bool = False
+    #: Called, under the lock, if the transaction fails.
+    undo: list[Any] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------------------
+# the handler
+
+
+class RequestHandler:
+    """Jobs, reservations, profiles, cluster and tokens over one database."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.clock = settings.clock
+        self.engine = make_engine(settings.db_url, sqlite_synchronous=settings.sqlite_synchronous)
+        self.dialect = self.engine.dialect.name
+        self.sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._lock = threading.Lock()
+        self._cluster: Cluster | None = None
+        self._store: ProfileStore | None = None
+        self._allocator: ResourceAllocator | None = None
+        self._revision: int | None = None
+        self._cluster_version: int | None = None
+        self._profiles_version: int | None = None
+
+    # ---- lifecycle ----------------------------------------------------------------
+
+    def start(self) -> None:
+        """Create the tables, install the seed cluster and profiles, load the live jobs."""
+        Base.metadata.create_all(self.engine)
+        try:
+            with self.sessions() as session, session.begin():
+                if session.get(ServiceState, 1) is None:
+                    session.add(
+                        ServiceState(id=1, revision=0, cluster_version=0, profiles_version=0)
+                    )
+        except IntegrityError:  # another process created it at the same time
+            pass
+        with self._write(sync=False) as txn:
+            self._seed_cluster(txn)
+            self._seed_profiles(txn)
+        with self._write():
+            pass  # loads cluster, profiles and live jobs
+        log.info(
+            "request handler on %s: %d nodes, %d active jobs",
+            self.dialect,
+            self.cluster.nodes,
+            len(self.allocator.allocations()),
+        )
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def _seed_cluster(self, txn: _Txn) -> None:
+        s = txn.session
+        row = s.get(ClusterRow, 1)
+        path = self.settings.cluster_file
+        if path is None and row is not None:
+            return
+        text = Path(path).read_text(encoding="utf-8") if path else DOCUMENT_001_TESTBED
+        name = self.settings.cluster_name or (Path(path).stem if path else "document-001")
+        Cluster.from_toml(text, name)  # raises ConfigError
+        if row is not None and row.toml == text and row.name == name:
+            return
+        if row is not None and self._active_count(s):
+            raise RuntimeError(
+                f"cluster: {path} differs from the installed cluster {row.name!r}, and jobs "
+                "are active; release them (or start without --cluster) first"
+            )
+        now = self.clock()
+        if row is None:
+            s.add(ClusterRow(id=1, name=name, toml=text, updated_at=now))
+        else:
+            row.name, row.toml, row.updated_at = name, text, now
+        txn.state.cluster_version += 1
+        txn.state.revision += 1
+
+    def _seed_profiles(self, txn: _Txn) -> None:
+        s = txn.session
+        row = s.get(ProfilesRow, 1)
+        path = self.settings.profiles_file
+        if path is None and row is not None:
+            return
+        if path is None:
+            store = load_examples()
+        else:
+            try:
+                store = from_json(Path(path).read_text(encoding="utf-8"))
+            except InvalidData as e:
+                raise ValueError(f"profiles: {path}: {e}") from None
+        data = to_json(store)
+        if row is not None and row.data == data:
+            return
+        now = self.clock()
+        if row is None:
+            s.add(ProfilesRow(id=1, data=data, updated_at=now))
+        else:
+            row.data, row.updated_at = data, now
+        txn.state.profiles_version += 1
+
+    # ---- the critical section -----------------------------------------------------
+
+    @contextmanager
+    def _write(self, *, sync: bool = True) -> Iterator[_Txn]:
+        """The one critical section for every change (see the module docstring)."""
+        with self._lock:
+            txn: _Txn | None = None
+            try:
+                with self.sessions() as session, session.begin():
+                    session.connection(execution_options={WRITE_OPTION: True})
+                    state = session.execute(
+                        select(ServiceState).where(ServiceState.id == 1).with_for_update()
+                    ).scalar_one()
+                    txn = _Txn(session, state)
+                    if sync:
+                        self._sync(session, state)
+                    yield txn
+                    session.flush()
+                # committed
+                if sync:
+                    self._revision = txn.state.revision
+                    self._cluster_version = txn.state.cluster_version
+                    self._profiles_version = txn.state.profiles_version
+            except BaseException:
+                if txn is not None:
+                    for undo in reversed(txn.undo):
+                        try:
+                            undo()
+                        except Exception:  # pragma: no cover - best effort
+                            log.exception("undo failed")
+                    if txn.dirty:
+                        self._revision = None
+                        self._cluster_version = None
+                        self._profiles_version = None
+                raise
+
+    def _sync(self, session: Session, state: ServiceState) -> None:
+        """Bring the in-memory cluster, profiles and allocator up to the database's state."""
+        if self._cluster is None or state.cluster_version != self._cluster_version:
+            row = session.get(ClusterRow, 1)
+            if row is None:
+                raise RuntimeError("no cluster installed: start the service once to seed it")
+            self._cluster = Cluster.from_toml(row.toml, row.name)
+            self._cluster_version = state.cluster_version
+            self._revision = None
+        if self._store is None or state.profiles_version != self._profiles_version:
+            prow = session.get(ProfilesRow, 1)
+            if prow is None:
+                raise RuntimeError("no profiles installed: start the service once to seed them")
+            self._store = from_json(prow.data)
+            self._profiles_version = state.profiles_version
+        if self._allocator is None or state.revision != self._revision:
+            allocator = ResourceAllocator(self._cluster)
+            live = session.scalars(
+                select(JobRow).where(JobRow.state == "active").order_by(JobRow.created_at)
+            ).all()
+            for job in live:
+                try:
+                    allocator.restore(Allocation.from_dict(job.allocation))
+                except Exception as e:
+                    raise RuntimeError(
+                        f"job {job.id}: its committed allocation does not fit the cluster: {e}"
+                    ) from e
+            self._allocator = allocator
+            self._revision = state.revision
+            if live:
+                log.info(
+                    "allocator rebuilt at revision %d: %d live jobs", state.revision, len(live)
+                )
+
+    def _ensure_fresh(self) -> None:
+        """Sync the in-memory state if another process changed the database (reads)."""
+        with self.sessions() as s:
+            state = s.get(ServiceState, 1)
+        if state is None or (
+            state.revision == self._revision
+            and state.cluster_version == self._cluster_version
+            and state.profiles_version == self._profiles_version
+        ):
+            return
+        with self._write():
+            pass
+
+    @property
+    def cluster(self) -> Cluster:
+        assert self._cluster is not None, "start() first"
+        return self._cluster
+
+    @property
+    def allocator(self) -> ResourceAllocator:
+        assert self._allocator is not None, "start() first"
+        return self._allocator
+
+    @property
+    def store(self) -> ProfileStore:
+        assert self._store is not None, "start() first"
+        return self._store
+
+    def revision(self) -> int:
+        with self.sessions() as s:
+            state = s.get(ServiceState, 1)
+            return state.revision if state else 0
+
+    # ---- tokens ---------------------------------------------------------------------
+
+    def create_token(self, name: str, role: Role) -> tuple[TokenOut, str]:
+        """A new token for `name` with `role`; the secret is returned only here."""
+        secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        with self.sessions() as s, s.begin():
+            other = s.scalars(
+                select(TokenRow).where(
+                    TokenRow.name == name, TokenRow.role != role, TokenRow.revoked_at.is_(None)
+                )
+            ).first()
+            if other is not None:
+                raise Conflict(
+                    f"name: {name!r} already has {other.role} tokens; a name has one role"
+                )
+            row = TokenRow(
+                name=name,
+                role=role,
+                token_hash=hash_token(secret),
+                prefix=secret[: len(TOKEN_PREFIX) + 4],
+                created_at=self.clock(),
+            )
+            s.add(row)
+            s.flush()
+            out = self._token_out(row)
+        log.info("token %d created for %s (%s)", out.id, name, role)
+        return out, secret
+
+    def ensure_admin_token(self, name: str = "admin") -> str | None:
+        """A new admin token if there is no live one (the secret), else None."""
+        with self.sessions() as s:
+            exists = s.scalars(
+                select(TokenRow.id).where(TokenRow.role == "admin", TokenRow.revoked_at.is_(None))
+            ).first()
+        if exists is not None:
+            return None
+        return self.create_token(name, "admin")[1]
+
+    def authenticate(self, secret: str) -> Principal | None:
+        with self.sessions() as s:
+            row = s.scalars(
+                select(TokenRow).where(
+                    TokenRow.token_hash == hash_token(secret), TokenRow.revoked_at.is_(None)
+                )
+            ).first()
+            if row is None:
+                return None
+            return Principal(name=row.name, role=row.role, token_id=row.id)  # type: ignore[arg-type]
+
+    def tokens(self) -> list[TokenOut]:
+        with self.sessions() as s:
+            return [self._token_out(r) for r in s.scalars(select(TokenRow).order_by(TokenRow.id))]
+
+    def revoke_token(self, token_id: int) -> TokenOut:
+        with self.sessions() as s, s.begin():
+            row = s.get(TokenRow, token_id)
+            if row is None:
+                raise NotFound(f"token {token_id} does not exist")
+            if row.revoked_at is None:
+                if row.role == "admin":
+                    admins = s.scalar(
+                        select(func.count())
+                        .select_from(TokenRow)
+                        .where(TokenRow.role == "admin", TokenRow.revoked_at.is_(None))
+                    )
+                    if admins == 1:
+                        raise Conflict(f"token {token_id} is the last admin token")
+                row.revoked_at = self.clock()
+            return self._token_out(row)
+
+    @staticmethod
+    def _token_out(row: TokenRow) -> TokenOut:
+        return TokenOut(
+            id=row.id,
+            name=row.name,
+            role=row.role,  # type: ignore[arg-type]
+            prefix=row.prefix,
+            created_at=_instant(row.created_at),
+            revoked=row.revoked_at is not None,
+        )
+
+    # ---- jobs ------------------------------------------------------------------------
+
+    def _lease(self, asked: float | None) -> float:
+        lease = self.settings.lease_seconds if asked is None else asked
+        if lease > self.settings.max_lease_seconds:
+            raise Invalid(
+                f"lease_seconds: must be <= {self.settings.max_lease_seconds:g}, got {lease:g}",
+                [
+                    FieldError(
+                        field="lease_seconds",
+                        message=f"must be <= {self.settings.max_lease_seconds:g}, got {lease:g}",
+                    )
+                ],
+            )
+        return lease
+
+    def submit(
+        self, who: Principal, body: SubmitJob, idempotency_key: str | None = None
+    ) -> tuple[JobOut, bool]:
+        """Admit a job (True: newly admitted; False: an idempotent replay) or raise Refused."""
+        lease = self._lease(body.lease_seconds)
+        digest = _request_hash(body)
+        try:
+            request = parse(
+                Request,
+                {
+                    "application": body.application,
+                    "parameters": body.parameters,
+                    "t1": body.t1,
+                    "t2": body.t2,
+                    "nodes": body.nodes,
+                },
+            )
+        except InvalidData as e:
+            raise Invalid.from_data(e) from None
+        with self._write() as txn:
+            s = txn.session
+            if idempotency_key is not None:
+                existing = s.scalars(
+                    select(JobRow).where(
+                        JobRow.owner == who.name, JobRow.idempotency_key == idempotency_key
+                    )
+                ).first()
+                if existing is not None:
+                    if existing.request_hash != digest:
+                        raise Invalid(
+                            f"Idempotency-Key: {idempotency_key!r} was used for another request "
+                            f"(job {existing.id}); use a new key for a new request",
+                            [
+                                FieldError(
+                                    field="Idempotency-Key",
+                                    message="was used with a different request body",
+                                )
+                            ],
+                        )
+                    return self._job_out(existing), False
+            result = translate(self.store, request, self.allocator)
+            if isinstance(result, Refusal):
+                code, retryable = _REFUSAL_CODES[result.reason]
+                detail = f"{result.reason}: {result.detail}"
+                if result.reason is RefusalReason.NOT_ENOUGH_BANDWIDTH:
+                    free = len(self.allocator.free_nodes())
+                    curves = self.store.curves_for(
+                        request.application, request.parameters, request.nodes
+                    )
+                    if curves and free < min(c.nodes for c in curves):
+                        code = "not_enough_nodes"
+                        detail = (
+                            f"not enough nodes: {free} of the cluster's {self.cluster.nodes} "
+                            f"are free, the least the profiles offer is "
+                            f"{min(c.nodes for c in curves)}"
+                        )
+                log.info("refused %s for %s: %s", body.application, who.name, detail)
+                raise Refused(code, detail, retryable)
+            pattern = self.store.application(body.application).pattern
+            job_id = _new_job_id()
+            txn.dirty = True
+            try:
+                allocation = self.allocator.allocate(
+                    job_id, result.nodes, pattern, result.bandwidth
+                )
+            except AllocationRefused as e:
+                retryable = e.reason in ("not_enough_nodes", "not_enough_bandwidth")
+                raise Refused(e.reason, f"{e.reason}: {e.detail}", retryable) from None
+            allocator = self.allocator
+            txn.undo.append(lambda: allocator.release(job_id))
+            now = self.clock()
+            row = JobRow(
+                id=job_id,
+                owner=who.name,
+                state="active",
+                application=body.application,
+                request=body.model_dump(mode="json"),
+                parameters=dict(result.parameters),
+                expected_time=result.time,
+                allocation=allocation.to_dict(),
+                idempotency_key=idempotency_key,
+                request_hash=digest,
+                created_at=now,
+                lease_seconds=lease,
+                lease_expires=now + lease,
+                renewals=0,
+            )
+            s.add(row)
+            txn.state.revision += 1
+        log.info(
+            "admitted %s for %s: %d nodes, %.6g B/s per flow, %.6g s",
+            job_id,
+            who.name,
+            result.nodes,
+            result.bandwidth,
+            result.time,
+        )
+        return self._job_out(row), True
+
+    def _get_job(self, s: Session, who: Principal, job_id: str) -> JobRow:
+        row = s.get(JobRow, job_id)
+        if row is None:
+            raise NotFound(f"job {job_id!r} does not exist")
+        if not who.is_admin and row.owner != who.name:
+            raise Forbidden(f"job {job_id!r} belongs to another tenant")
+        return row
+
+    def _end(self, txn: _Txn, row: JobRow, state: Literal["released", "expired"], why: str) -> None:
+        """End a live job: state, time, reason, and its capacity back to the allocator."""
+        now = self.clock()
+        row.state = state
+        row.ended_at = min(now, row.lease_expires) if state == "expired" else now
+        row.end_reason = why
+        txn.dirty = True
+        self.allocator.release(row.id)
+        txn.state.revision += 1
+
+    def release(self, who: Principal, job_id: str) -> JobOut:
+        error: ServiceError | None = None
+        with self._write() as txn:
+            row = self._get_job(txn.session, who, job_id)
+            if row.state != "active":
+                raise Conflict(f"job {job_id!r} is already {row.state} ({row.end_reason})")
+            if row.lease_expires <= self.clock():
+                self._end(txn, row, "expired", "lease expired")
+                error = Conflict(f"job {job_id!r} is already expired (lease expired)")
+            else:
+                by = "owner" if row.owner == who.name else f"admin {who.name}"
+                self._end(txn, row, "released", f"released by {by}")
+        if error is not None:
+            raise error
+        log.info("released %s (%s)", job_id, who.name)
+        return self._job_out(row)
+
+    def renew(self, who: Principal, job_id: str, lease_seconds: float | None = None) -> JobOut:
+        lease = self._lease(lease_seconds)
+        error: ServiceError | None = None
+        with self._write() as txn:
+            row = self._get_job(txn.session, who, job_id)
+            if row.state != "active":
+                raise Conflict(f"job {job_id!r} is {row.state} ({row.end_reason}); submit it again")
+            now = self.clock()
+            if row.lease_expires <= now:
+                self._end(txn, row, "expired", "lease expired")
+                error = Conflict(f"job {job_id!r} is expired (lease expired); submit it again")
+            else:
+                row.lease_expires = now + lease
+                row.lease_seconds = lease
+                row.renewals += 1
+        if error is not None:
+            raise error
+        return self._job_out(row)
+
+    def expire_due(self) -> int:
+        """End every live job whose lease has passed; how many there were."""
+        now = self.clock()
+        with self.sessions() as s:
+            due = s.scalars(
+                select(JobRow.id)
+                .where(JobRow.state == "active", JobRow.lease_expires <= now)
+                .limit(1)
+            ).first()
+        if due is None:
+            return 0
+        with self._write() as txn:
+            rows = txn.session.scalars(
+                select(JobRow).where(JobRow.state == "active", JobRow.lease_expires <= now)
+            ).all()
+            for row in rows:
+                self._end(txn, row, "expired", "lease expired")
+        if rows:
+            log.info("expired %d jobs: %s", len(rows), ", ".join(r.id for r in rows))
+        return len(rows)
+
+    def job(self, who: Principal, job_id: str) -> JobOut:
+        with self.sessions() as s:
+            return self._job_out(self._get_job(s, who, job_id))
+
+    def jobs(
+        self,
+        who: Principal,
+        state: str | None = None,
+        owner: str | None = None,
+        limit: int = 1000,
+    ) -> list[JobOut]:
+        query = select(JobRow)
+        if not who.is_admin:
+            if owner is not None and owner != who.name:
+                raise Forbidden("owner: a tenant may list only its own jobs")
+            owner = who.name
+        if owner is not None:
+            query = query.where(JobRow.owner == owner)
+        if state is not None:
+            query = query.where(JobRow.state == state)
+        query = query.order_by(JobRow.created_at.desc(), JobRow.id).limit(limit)
+        with self.sessions() as s:
+            return [self._job_out(r) for r in s.scalars(query)]
+
+    def reservations(self, who: Principal, node: int | None = None) -> list[ReservationOut]:
+        """The flows of every live job (a tenant's own only), optionally only those sourced
+        at `node`: the rate-control table of that node's NIC."""
+        out: list[ReservationOut] = []
+        for job in self.jobs(who, state="active", limit=1_000_000):
+            for f in job.flows:
+                if node is None or f.src == node:
+                    out.append(ReservationOut(job=job.id, owner=job.owner, **f.model_dump()))
+        return out
+
+    def utilisation(self) -> tuple[list[LinkUsage], list[Any], frozenset[int], int, Cluster]:
+        """Switch ports, NICs (`NodeUsage`), free nodes, live jobs and the cluster, all
+        from one state of the allocator."""
+        self._ensure_fresh()
+        with self._lock:
+            allocator = self.allocator
+            nics: list[Any] = getattr(allocator, "node_utilisation", list)()
+            return (
+                allocator.utilisation(),
+                nics,
+                allocator.free_nodes(),
+                len(allocator.allocations()),
+                self.cluster,
+            )
+
+    @staticmethod
+    def _job_out(row: JobRow) -> JobOut:
+        a = Allocation.from_dict(row.allocation)
+        return JobOut(
+            id=row.id,
+            owner=row.owner,
+            state=row.state,  # type: ignore[arg-type]
+            application=row.application,
+            request=row.request,
+            parameters=row.parameters,
+            pattern=str(a.pattern),
+            node_count=len(a.nodes),
+            nodes=list(a.nodes),
+            bandwidth=a.bandwidth,
+            expected_time=row.expected_time,
+            flows=[
+                FlowOut(
+                    src=f.src,
+                    dst=f.dst,
+                    bandwidth=f.bandwidth,
+                    idt=f.idt,
+                    path=[(int(r), int(p)) for r, p in f.path],
+                )
+                for f in a.flows
+            ],
+            idempotency_key=row.idempotency_key,
+            created_at=_instant(row.created_at),
+            lease_seconds=row.lease_seconds,
+            lease_expires=_instant(row.lease_expires),
+            renewals=row.renewals,
+            ended_at=_instant(row.ended_at) if row.ended_at is not None else None,
+            end_reason=row.end_reason,
+        )
+
+    @staticmethod
+    def _active_count(s: Session) -> int:
+        return (
+            s.scalar(select(func.count()).select_from(JobRow).where(JobRow.state == "active")) or 0
+        )
+
+    # ---- profiles -----------------------------------------------------------------------
+
+    def profiles(self) -> ProfileStore:
+        self._ensure_fresh()
+        with self._lock:
+            return self.store
+
+    def _install_profiles(self, store: ProfileStore) -> ProfileStore:
+        data = to_json(store)
+        with self._write() as txn:
+            row = txn.session.get(ProfilesRow, 1)
+            assert row is not None
+            row.data, row.updated_at = data, self.clock()
+            txn.state.profiles_version += 1
+            txn.dirty = True
+            self._store = store
+        log.info(
+            "profiles installed: %d applications, %d curves",
+            len(store.applications),
+            len(store.curves),
+        )
+        return store
+
+    def set_profiles_json(self, text: str) -> ProfileStore:
+        try:
+            store = from_json(text)
+        except InvalidData as e:
+            raise Invalid.from_data(e) from None
+        return self._install_profiles(store)
+
+    def set_profiles_csv(self, text: str) -> ProfileStore:
+        """Replace the curves of the applications named in the CSV; keep the others."""
+        current = self.profiles()
+        try:
+            uploaded = from_csv(text, current.applications, source="upload")
+        except InvalidData as e:
+            raise Invalid.from_data(e) from None
+        names = {c.application for c in uploaded.curves}
+        kept = tuple(c for c in current.curves if c.application not in names)
+        try:
+            store = parse(
+                ProfileStore,
+                {"applications": current.applications, "curves": kept + uploaded.curves},
+            )
+        except InvalidData as e:
+            raise Invalid.from_data(e) from None
+        return self._install_profiles(store)
+
+    def put_application(self, name: str, data: Any) -> Application:
+        """Add or replace an application (its declared parameters and pattern); its curves
+        stay, and must still fit it."""
+        try:
+            app = parse(Application, data)
+        except InvalidData as e:
+            raise Invalid.from_data(e) from None
+        if app.name != name:
+            raise Invalid(
+                f"name: must be {name!r} (the application in the URL), got {app.name!r}",
+                [FieldError(field="name", message=f"must be {name!r}, got {app.name!r}")],
+            )
+        current = self.profiles()
+        apps = [a for a in current.applications if a.name != name] + [app]
+        try:
+            store = parse(ProfileStore, {"applications": apps, "curves": current.curves})
+        except InvalidData as e:
+            raise Invalid.from_data(e) from None
+        self._install_profiles(store)
+        return app
+
+    def delete_application(self, name: str) -> None:
+        current = self.profiles()
+        if not any(a.name == name for a in current.applications):
+            raise NotFound(f"application {name!r} does not exist")
+        store = ProfileStore(
+            applications=tuple(a for a in current.applications if a.name != name),
+            curves=tuple(c for c in current.curves if c.application != name),
+        )
+        self._install_profiles(store)
+
+    # ---- cluster ------------------------------------------------------------------------
+
+    def set_cluster(self, text: str, name: str) -> Cluster:
+        """Install a new network; refused (409) while any job holds a reservation."""
+        try:
+            cluster = Cluster.from_toml(text, name)
+        except ConfigError as e:
+            errors = getattr(e, "errors", None) or [("<root>", str(e))]
+            raise Invalid(
+                f"toml: not a valid qosnet network: {errors[0][0]}: {errors[0][1]}",
+                [FieldError(field=f"toml: {p}", message=m) for p, m in errors],
+            ) from None
+        with self._write() as txn:
+            active = self._active_count(txn.session)
+            if active:
+                raise Conflict(
+                    f"{active} jobs hold reservations on the current cluster; release them "
+                    "or let their leases expire first"
+                )
+            row = txn.session.get(ClusterRow, 1)
+            assert row is not None
+            row.name, row.toml, row.updated_at = name, text, self.clock()
+            txn.state.cluster_version += 1
+            txn.state.revision += 1
+            txn.dirty = True
+            self._cluster = cluster
+            self._allocator = ResourceAllocator(cluster)
+        log.info("cluster %r installed: %d nodes", name, cluster.nodes)
+        return cluster
+
+    def current_cluster(self) -> Cluster:
+        self._ensure_fresh()
+        with self._lock:
+            return self.cluster

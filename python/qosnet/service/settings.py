@@ -1,0 +1,74 @@
+"""How the request handler service runs: database, leases, sweeper, seed data, clock."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["DEFAULT_DB", "Settings", "database_url"]
+
+#: A SQLite file in the working directory.
+DEFAULT_DB = "sqlite:///qosnet.db"
+
+
+def database_url(value: str) -> str:
+    """A SQLAlchemy URL; a bare path (no `://`) is a SQLite file."""
+    if "://" in value:
+        return value
+    return f"sqlite:///{Path(value).expanduser().resolve()}"
+
+
+@dataclass
+class Settings:
+    """Everything `create_app` needs.
+
+    - `db_url`: SQLAlchemy URL, `sqlite:///path.db` (default `./qosnet.db`) or
+      `postgresql+psycopg://user:pass@host/db`; a bare path is a SQLite file.
+    - `lease_seconds`: how long a job keeps its reservation without a renewal; a request
+      may ask for another lease up to `max_lease_seconds`.
+    - `sweep_seconds`: the background sweeper's period (None: lease/10, within 1-30 s;
+      0: no sweeper, expiry only on requests).
+    - `cluster_file` / `cluster_name`: the network (qosnet TOML) to install at start;
+      without one, the stored cluster, else document 001's testbed.
+    - `profiles_file`: the profiles (JSON `ProfileStore`) to install at start; without one,
+      the stored profiles, else the example profiles shipped with qosnet.
+    - `clock`: seconds since the epoch (injectable, for tests of leases).
+    - `sqlite_synchronous`: `FULL` (default: a commit survives power loss) or `NORMAL`
+      (survives a crash of the service, which is what WAL mode promises then).
+    """
+
+    db_url: str = DEFAULT_DB
+    lease_seconds: float = 300.0
+    max_lease_seconds: float = 86_400.0
+    sweep_seconds: float | None = None
+    cluster_file: Path | None = None
+    cluster_name: str | None = None
+    profiles_file: Path | None = None
+    clock: Callable[[], float] = field(default=time.time)
+    sqlite_synchronous: str = "FULL"
+
+    def __post_init__(self) -> None:
+        self.db_url = database_url(self.db_url)
+        if not self.lease_seconds > 0:
+            raise ValueError(f"lease_seconds: must be > 0, got {self.lease_seconds!r}")
+        if not self.max_lease_seconds >= self.lease_seconds:
+            raise ValueError(
+                f"max_lease_seconds: must be >= lease_seconds ({self.lease_seconds}), "
+                f"got {self.max_lease_seconds!r}"
+            )
+        if self.sweep_seconds is not None and not self.sweep_seconds >= 0:
+            raise ValueError(f"sweep_seconds: must be >= 0, got {self.sweep_seconds!r}")
+        if self.sqlite_synchronous.upper() not in ("NORMAL", "FULL", "EXTRA"):
+            raise ValueError(
+                "sqlite_synchronous: must be NORMAL, FULL or EXTRA, "
+                f"got {self.sqlite_synchronous!r}"
+            )
+
+    @property
+    def sweep_interval(self) -> float:
+        """The sweeper's period in seconds; 0 when there is no sweeper."""
+        if self.sweep_seconds is not None:
+            return self.sweep_seconds
+        return min(30.0, max(1.0, self.lease_seconds / 10))
