@@ -18,10 +18,20 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["Experiment", "Run", "run_experiments"]
+__all__ = ["Experiment", "Run", "configs_dir", "run_experiments"]
 
 #: Tables gathered from every run.
 GATHERED = ("classes", "phases", "streams", "flows")
+
+
+def configs_dir(name: str) -> Path:
+    """`configs/NAME` of the repository: under the working directory or above this package."""
+    here = Path(__file__).resolve()
+    for base in (Path.cwd(), *here.parents):
+        candidate = base / "configs" / name
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(f"configs/{name} (run from the repository, or pass --configs)")
 
 
 @dataclass(frozen=True)

@@ -13,19 +13,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from qosnet.reproduce.runner import Experiment, Gathered, Run
+from qosnet.reproduce.runner import Experiment, Gathered, Run, configs_dir
 
 KINDS = {"TR": "traditional", "NP": "non_preemptive", "P": "preemptive"}
 RATIOS = ["20:80", "30:70", "50:50", "70:30", "80:20"]
 
 
 def _configs() -> Path:
-    here = Path(__file__).resolve()
-    for base in (Path.cwd(), *here.parents):
-        candidate = base / "configs" / "seed003"
-        if candidate.is_dir():
-            return candidate
-    raise FileNotFoundError("configs/seed003 (run from the repository, or pass --configs)")
+    return configs_dir("seed003")
 
 
 def _timing(quick: bool) -> tuple[str, ...]:

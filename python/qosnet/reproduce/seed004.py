@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from qosnet.reproduce.runner import Experiment, Gathered, Run
+from qosnet.reproduce.runner import Experiment, Gathered, Run, configs_dir
 
 #: The links' bandwidth, Bpeak of §3.3: 1.6 Gb/s = 200 MB/s. The NIC's data DMA (528 MB/s,
 #: 8.3 us per 4 KB packet with its set-up) is faster, so the link sets the dispatch period
@@ -54,12 +54,7 @@ RATE_CONTROL = "rate control"
 
 
 def _configs() -> Path:
-    here = Path(__file__).resolve()
-    for base in (Path.cwd(), *here.parents):
-        candidate = base / "configs" / "seed004"
-        if candidate.is_dir():
-            return candidate
-    raise FileNotFoundError("configs/seed004 (run from the repository, or pass --configs)")
+    return configs_dir("seed004")
 
 
 def _timing(quick: bool) -> tuple[str, ...]:
