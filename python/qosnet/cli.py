@@ -314,7 +314,9 @@ def bench(
 def reproduce(
     name: Annotated[
         str,
-        typer.Argument(help="Experiment set: seed003, seed003-nic or seed004.", show_default=False),
+        typer.Argument(
+            help="Experiment set: seed001, seed003, seed003-nic or seed004.", show_default=False
+        ),
     ],
     output: Annotated[
         Path | None,
@@ -366,22 +368,31 @@ def reproduce(
                     param_hint="--only",
                 )
             experiments = [e for e in experiments if e.name in only]
+        self_run = getattr(module, "SELF_RUN", False)
+        if sets and self_run:
+            raise typer.BadParameter(
+                f"{name} runs no engine configurations; --set does not apply", param_hint="--set"
+            )
         if sets:
             # applied after each run's own overrides, so they win
             for e in experiments:
                 e.runs = [replace(r, overrides=(*r.overrides, *sets)) for r in e.runs]
-        total = sum(len(e.runs) for e in experiments)
-        console = Console(stderr=True)
-        if console.is_terminal:
-            from rich.progress import Progress
-
-            with Progress(console=console, transient=True) as bar:
-                task = bar.add_task(f"{name}: {total} runs", total=total)
-                results = run_experiments(
-                    experiments, jobs=jobs, on_done=lambda e, r: bar.advance(task)
-                )
+        if self_run:
+            # the module runs its own experiments (document 001's fluid model, not the engine)
+            results = module.run(experiments, quick=quick, jobs=jobs)
         else:
-            results = run_experiments(experiments, jobs=jobs)
+            total = sum(len(e.runs) for e in experiments)
+            console = Console(stderr=True)
+            if console.is_terminal:
+                from rich.progress import Progress
+
+                with Progress(console=console, transient=True) as bar:
+                    task = bar.add_task(f"{name}: {total} runs", total=total)
+                    results = run_experiments(
+                        experiments, jobs=jobs, on_done=lambda e, r: bar.advance(task)
+                    )
+            else:
+                results = run_experiments(experiments, jobs=jobs)
         path = module.report(experiments, results, out, quick=quick)
     typer.echo(f"wrote {path}")
 

@@ -1,0 +1,554 @@
+"""Document 001's middleware evaluation (§4.3-4.4), on a fluid model of its cluster.
+
+Not engine simulations: each run generates a request stream (`middleware.workload`, §4.3)
+and plays it twice through `middleware.fluid`, with the QoS middleware (translator and
+resource allocator, reserved bandwidth) and without it (every job runs, flows share links
+max-min fairly). The metrics are the document's three (§4.4.3), for admitted jobs:
+
+1. improvement (T_noqos - T_qos) / T_qos (Tables 4.1, 4.2);
+2. difference from the expected time (T_actual - T_expected) / T_expected, with and
+   without the middleware (Figures 4.15, 4.16); T_expected is the time the middleware
+   promised (the profiled time of the point it granted). The request's own bound t2 is
+   reported too: the document's formula names the "requested response time";
+3. admission rate N_admitted / N_total (Figure 4.17).
+
+The profiles are the illustrative ones of `middleware/data` (not measurements), and the
+workload's task sizes, subtask gaps and requested times are choices the document leaves
+open (see `workload`), so the numbers are the model's, not the document's.
+
+The command-line `reproduce` runs a module with `SELF_RUN = True` through its own `run`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from qosnet.middleware.cluster import DOCUMENT_001_TESTBED, Cluster
+from qosnet.middleware.fluid import Network, run_noqos, run_qos
+from qosnet.middleware.profile_io import load_examples
+from qosnet.middleware.profiles import ProfileStore
+from qosnet.middleware.units import MB
+from qosnet.middleware.workload import (
+    POLYGON_IMAGE_SIZES,
+    RAY_TRACING_RATIOS,
+    WorkloadConfig,
+    generate,
+    ray_tracing_mix,
+)
+from qosnet.reproduce.runner import Experiment
+
+__all__ = [
+    "SELF_RUN",
+    "Setting",
+    "experiments",
+    "report",
+    "run",
+    "run_all",
+    "run_setting",
+    "settings",
+    "summarise",
+]
+
+#: This set runs its own experiments: the CLI calls `run`, not `run_experiments`.
+SELF_RUN = True
+
+#: §4.3 item 1: the maximum interval between tasks, seconds.
+INTERVALS = (10.0, 20.0, 50.0)
+SEEDS_FULL = 5
+SEEDS_QUICK = 2
+TASKS_QUICK = 6
+
+#: Document 001 Table 4.1: (interval, 512:1024, 0:2) -> (max %, average %).
+TABLE_4_1: dict[tuple[float, str, str], tuple[float, float]] = {
+    (10.0, "50:50", "50:50"): (34.45, 9.29),
+    (20.0, "50:50", "50:50"): (45.27, 7.48),
+    (50.0, "50:50", "50:50"): (43.23, 3.05),
+    (10.0, "30:70", "50:50"): (43.68, 13.68),
+    (20.0, "30:70", "50:50"): (52.57, 7.57),
+    (50.0, "30:70", "50:50"): (4.43, 0.39),
+    (10.0, "70:30", "50:50"): (31.30, 10.92),
+    (20.0, "70:30", "50:50"): (20.51, 5.72),
+    (50.0, "70:30", "50:50"): (3.57, 0.49),
+    (10.0, "50:50", "30:70"): (64.86, 17.53),
+    (20.0, "50:50", "30:70"): (17.23, 3.75),
+    (50.0, "50:50", "30:70"): (6.66, 0.559),
+    (10.0, "50:50", "70:30"): (39.76, 15.49),
+    (20.0, "50:50", "70:30"): (49.94, 11.04),
+    (50.0, "50:50", "70:30"): (6.86, 0.725),
+}
+#: Document 001 Table 4.2: (interval, seed #) -> (max %, average %).
+TABLE_4_2: dict[tuple[float, int], tuple[float, float]] = {
+    (10.0, 1): (80.99, 43.06),
+    (20.0, 1): (35.11, 11.80),
+    (10.0, 2): (74.67, 37.25),
+    (20.0, 2): (44.52, 13.48),
+}
+
+CLAIMS = {
+    "ray_tracing": (
+        "Up to 64% improvement for ray tracing (Table 4.1); averages 0.39-17.53%, falling "
+        "as the maximum inter-arrival time grows from 10 to 50 s. Ray tracing gains less "
+        "than polygon rendering because it communicates less for its computation (§4.4.3). "
+        "Admission falls below 40% at the heaviest load (Figure 4.17)."
+    ),
+    "polygon_rendering": (
+        "Up to 80% improvement for polygon rendering (Table 4.2: 74.67-80.99% max, "
+        "37.25-43.06% average at 10 s; 11.8-13.48% average at 20 s). The excess over the "
+        "expected time without the middleware is as high as 117% at 10 s, within 7% with "
+        "it (§4.4.3, §5). Admission below 60% at the heaviest load, almost 100% at the "
+        "lightest (Figure 4.17)."
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One row of the evaluation: an application, its parameter mix and the interval."""
+
+    application: str
+    max_interarrival: float
+    image_ratio: str  # "50:50" (512:1024) for ray tracing, "1:1:1" for polygon rendering
+    interleaving_ratio: str  # "50:50" (0:2); "" for polygon rendering
+    workload: WorkloadConfig
+
+
+def _ratio(r: tuple[int, int]) -> str:
+    return f"{r[0]}:{r[1]}"
+
+
+def settings(application: str, quick: bool = False) -> list[Setting]:
+    """The settings of one experiment: Table 4.1's 15 rows for ray tracing; the three
+    intervals for polygon rendering (Table 4.2 has 10 and 20 s; Figure 4.17 all three)."""
+    extra: dict[str, Any] = {"tasks": TASKS_QUICK} if quick else {}
+    out: list[Setting] = []
+    if application == "ray_tracing":
+        for image, inter in RAY_TRACING_RATIOS:
+            for interval in INTERVALS:
+                cfg = WorkloadConfig(
+                    application=application,
+                    max_interarrival=interval,
+                    mix=ray_tracing_mix(image, inter),
+                    **extra,
+                )
+                out.append(Setting(application, interval, _ratio(image), _ratio(inter), cfg))
+    elif application == "polygon_rendering":
+        for interval in INTERVALS:
+            cfg = WorkloadConfig(
+                application=application,
+                max_interarrival=interval,
+                mix={"image_size": POLYGON_IMAGE_SIZES},
+                **extra,
+            )
+            out.append(Setting(application, interval, "1:1:1", "", cfg))
+    else:
+        raise ValueError(
+            f"application: must be ray_tracing or polygon_rendering, got {application!r}"
+        )
+    return out
+
+
+def experiments(quick: bool = False) -> list[Experiment]:
+    """The set's two experiments. They carry no engine runs (`runs` is empty): `run`
+    executes their settings (`settings`) itself."""
+    return [
+        Experiment(
+            "ray_tracing",
+            "Ray tracing: Table 4.1, Figures 4.11-4.15 and 4.17",
+            CLAIMS["ray_tracing"],
+        ),
+        Experiment(
+            "polygon_rendering",
+            "Polygon rendering: Table 4.2, Figures 4.9-4.10, 4.16 and 4.17",
+            CLAIMS["polygon_rendering"],
+        ),
+    ]
+
+
+@cache
+def _world() -> tuple[ProfileStore, Cluster, Network]:
+    cluster = Cluster.from_toml(DOCUMENT_001_TESTBED, name="document 001 testbed")
+    return load_examples(), cluster, Network(cluster)
+
+
+def run_setting(setting: Setting, seed: int) -> pd.DataFrame:
+    """One run: a workload of `setting` drawn with `seed`, with and without the
+    middleware; one row per request."""
+    store, cluster, network = _world()
+    subtasks = generate(setting.workload, store, seed)
+    qos = run_qos(subtasks, store, cluster)
+    noqos = run_noqos(subtasks, store, cluster, qos, network=network)
+    rows = []
+    for s, q, n in zip(subtasks, qos, noqos, strict=True):
+        rows.append(
+            {
+                "application": setting.application,
+                "max_interarrival": setting.max_interarrival,
+                "image_ratio": setting.image_ratio,
+                "interleaving_ratio": setting.interleaving_ratio,
+                "seed": seed,
+                "job": s.job,
+                "arrival": s.arrival,
+                **{f"param_{k}": v for k, v in s.parameters.items()},
+                "t_requested": s.t2,
+                "t_best": s.t_best,
+                "admitted": q.admitted,
+                "qos_nodes": len(q.nodes) if q.admitted else 0,
+                "qos_bandwidth_MBps": q.bandwidth / MB,
+                "t_qos": q.time,
+                "noqos_nodes": n.curve.nodes,
+                "noqos_bandwidth_MBps": n.bandwidth / MB,
+                "t_noqos": n.time,
+                "refusal": q.refusal,
+            }
+        )
+    df = pd.DataFrame(rows)
+    adm = df["admitted"]
+    # §4.4.3 metric 1, for admitted jobs only.
+    df["improvement_pct"] = np.where(adm, 100 * (df["t_noqos"] - df["t_qos"]) / df["t_qos"], np.nan)
+    # §4.4.3 metric 2 against the expected (promised) time: zero with the middleware in
+    # this model, whose reservations are exact; and against the requested bound t2.
+    df["qos_vs_expected_pct"] = np.where(adm, 0.0, np.nan)
+    df["noqos_vs_expected_pct"] = df["improvement_pct"]
+    df["qos_vs_requested_pct"] = np.where(
+        adm, 100 * (df["t_qos"] - df["t_requested"]) / df["t_requested"], np.nan
+    )
+    df["noqos_vs_requested_pct"] = np.where(
+        adm, 100 * (df["t_noqos"] - df["t_requested"]) / df["t_requested"], np.nan
+    )
+    return df
+
+
+def _one(args: tuple[Setting, int]) -> pd.DataFrame:
+    return run_setting(*args)
+
+
+def run_all(
+    experiments: Sequence[Experiment], quick: bool = False, jobs: int | None = None
+) -> dict[str, pd.DataFrame]:
+    """Every setting of every experiment, `SEEDS_FULL` (quick: `SEEDS_QUICK`) seeds each,
+    on `jobs` processes (default: one per core); per experiment, one row per request.
+    Seeds are 1, 2, ... so that document 001's "SEED #1", "#2" line up by name only."""
+    seeds = range(1, (SEEDS_QUICK if quick else SEEDS_FULL) + 1)
+    work = [
+        (e.name, s, seed) for e in experiments for s in settings(e.name, quick) for seed in seeds
+    ]
+    jobs = jobs or os.cpu_count() or 1
+    if jobs == 1:
+        frames = [run_setting(s, seed) for _, s, seed in work]
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            frames = list(pool.map(_one, [(s, seed) for _, s, seed in work]))
+    out: dict[str, pd.DataFrame] = {}
+    for e in experiments:
+        mine = [f for (name, _, _), f in zip(work, frames, strict=True) if name == e.name]
+        out[e.name] = pd.concat(mine, ignore_index=True)
+    return out
+
+
+def run(
+    experiments: Sequence[Experiment], quick: bool = False, jobs: int | None = None
+) -> dict[str, pd.DataFrame]:
+    """The CLI's entry point for a `SELF_RUN` set: `run_all`."""
+    return run_all(experiments, quick=quick, jobs=jobs)
+
+
+KEYS = ["application", "max_interarrival", "image_ratio", "interleaving_ratio"]
+
+
+def summarise(jobs: pd.DataFrame, by_seed: bool = False) -> pd.DataFrame:
+    """The three metrics per setting (and per seed if asked): admission rate, max and
+    average improvement over admitted jobs (pooled over seeds), the differences from the
+    expected and requested times."""
+    keys = KEYS + (["seed"] if by_seed else [])
+    rows = []
+    for key, g in jobs.groupby(keys, sort=False):
+        a = g[g["admitted"]]
+        rows.append(
+            {
+                **dict(zip(keys, key, strict=True)),
+                "requests": len(g),
+                "admitted": len(a),
+                "admission_rate_pct": 100 * len(a) / len(g),
+                "max_improvement_pct": a["improvement_pct"].max(),
+                "avg_improvement_pct": a["improvement_pct"].mean(),
+                "qos_vs_expected_pct": a["qos_vs_expected_pct"].mean(),
+                "noqos_vs_expected_pct": a["noqos_vs_expected_pct"].mean(),
+                "noqos_vs_expected_max_pct": a["noqos_vs_expected_pct"].max(),
+                "qos_vs_requested_pct": a["qos_vs_requested_pct"].mean(),
+                "noqos_vs_requested_pct": a["noqos_vs_requested_pct"].mean(),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+# -- report ---------------------------------------------------------------------------------
+
+
+def _table_4_1(summary: pd.DataFrame) -> pd.DataFrame:
+    t = summary[
+        [
+            "max_interarrival",
+            "image_ratio",
+            "interleaving_ratio",
+            "max_improvement_pct",
+            "avg_improvement_pct",
+            "admission_rate_pct",
+        ]
+    ].copy()
+    doc = [
+        TABLE_4_1.get((r.max_interarrival, r.image_ratio, r.interleaving_ratio), (np.nan, np.nan))
+        for r in t.itertuples()
+    ]
+    t["doc_max_improvement_pct"] = [d[0] for d in doc]
+    t["doc_avg_improvement_pct"] = [d[1] for d in doc]
+    return t  # in the settings' order, which is Table 4.1's
+
+
+def _table_4_2(by_seed: pd.DataFrame) -> pd.DataFrame:
+    t = by_seed[
+        [
+            "max_interarrival",
+            "seed",
+            "max_improvement_pct",
+            "avg_improvement_pct",
+            "admission_rate_pct",
+        ]
+    ].copy()
+    doc = [TABLE_4_2.get((r.max_interarrival, r.seed), (np.nan, np.nan)) for r in t.itertuples()]
+    t["doc_max_improvement_pct"] = [d[0] for d in doc]
+    t["doc_avg_improvement_pct"] = [d[1] for d in doc]
+    return t.sort_values(["seed", "max_interarrival"], kind="stable")
+
+
+def _markdown(df: pd.DataFrame) -> str:
+    def cell(v: object) -> str:
+        if isinstance(v, float):
+            return "–" if np.isnan(v) else f"{v:.3g}" if abs(v) < 10 else f"{v:.1f}"
+        return str(v)
+
+    head = "| " + " | ".join(df.columns) + " |"
+    rule = "|" + "|".join("---" for _ in df.columns) + "|"
+    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join([head, rule, *body])
+
+
+def _by_interval(jobs: pd.DataFrame) -> pd.DataFrame:
+    """Per interval, pooled over mixes and seeds: metric 2 and 3 for Figures 4.15-4.17."""
+    rows = []
+    for interval, g in jobs.groupby("max_interarrival"):
+        a = g[g["admitted"]]
+        rows.append(
+            {
+                "max_interarrival": interval,
+                "requests": len(g),
+                "admission_rate_pct": 100 * len(a) / len(g),
+                "qos_vs_expected_pct": a["qos_vs_expected_pct"].mean(),
+                "noqos_vs_expected_pct": a["noqos_vs_expected_pct"].mean(),
+                "noqos_vs_expected_max_pct": a["noqos_vs_expected_pct"].max(),
+                "qos_vs_requested_pct": a["qos_vs_requested_pct"].mean(),
+                "noqos_vs_requested_pct": a["noqos_vs_requested_pct"].mean(),
+                "avg_improvement_pct": a["improvement_pct"].mean(),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _fig_difference(per: dict[str, pd.DataFrame], path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(per), figsize=(5.5 * len(per), 4), squeeze=False)
+    for ax, (name, t) in zip(axes[0], per.items(), strict=True):
+        x = np.arange(len(t))
+        w = 0.38
+        ax.bar(x - w / 2, t["qos_vs_expected_pct"], w, label="with middleware (QoS)")
+        ax.bar(x + w / 2, t["noqos_vs_expected_pct"], w, label="without middleware")
+        ax.set_xticks(x, [f"{v:g}" for v in t["max_interarrival"]])
+        ax.set_xlabel("maximum inter-arrival time between tasks (s)")
+        ax.set_ylabel("mean (T_actual - T_expected) / T_expected (%)")
+        ax.set_title(name.replace("_", " "))
+        ax.axhline(0, color="black", lw=0.8)
+        ax.legend()
+    fig.suptitle("Excess over the expected time, admitted jobs (cf. Figs. 4.15-4.16)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _fig_admission(per: dict[str, pd.DataFrame], path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name, t in per.items():
+        ax.plot(t["max_interarrival"], t["admission_rate_pct"], "o-", label=name.replace("_", " "))
+    ax.set_xlabel("maximum inter-arrival time between tasks (s)")
+    ax.set_ylabel("admission rate N_admitted / N_total (%)")
+    ax.set_ylim(0, 105)
+    ax.set_title("Admission rate (cf. Fig. 4.17)")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _fig_improvement(t41: pd.DataFrame, path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    labels = [
+        f"{r.max_interarrival:g}s\n{r.image_ratio}\n{r.interleaving_ratio}"
+        for r in t41.itertuples()
+    ]
+    x = np.arange(len(t41))
+    w = 0.38
+    fig, ax = plt.subplots(figsize=(max(8, 0.7 * len(t41)), 4.5))
+    ax.bar(x - w / 2, t41["avg_improvement_pct"], w, label="model (illustrative profiles)")
+    ax.bar(x + w / 2, t41["doc_avg_improvement_pct"], w, label="document 001, Table 4.1")
+    ax.set_xticks(x, labels, fontsize=7)
+    ax.set_xlabel("max inter-arrival / image 512:1024 / interleaving 0:2")
+    ax.set_ylabel("average improvement (T_noqos - T_qos) / T_qos (%)")
+    ax.axhline(0, color="black", lw=0.8)
+    ax.set_title("Ray tracing: average improvement of admitted jobs (Table 4.1)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _fig_requests(jobs: pd.DataFrame, title: str, path: Path, first: int = 40) -> None:
+    """Per request, execution time with and without the middleware (cf. Figs. 4.9-4.14):
+    refused requests have no QoS bar."""
+    import matplotlib.pyplot as plt
+
+    g = jobs.sort_values("arrival").head(first)
+    x = np.arange(len(g))
+    w = 0.4
+    fig, ax = plt.subplots(figsize=(max(8, 0.25 * len(g)), 4))
+    ax.bar(x - w / 2, g["t_qos"].fillna(0), w, label="with middleware (absent: refused)")
+    ax.bar(x + w / 2, g["t_noqos"], w, label="without middleware")
+    ax.set_xlabel("incoming request (arrival order)")
+    ax.set_ylabel("execution time (s)")
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def report(
+    experiments: Sequence[Experiment],
+    results: dict[str, pd.DataFrame],
+    out: Path,
+    quick: bool = False,
+) -> Path:
+    """Write the per-request table, Tables 4.1/4.2 (CSV), figures (PNG) and report.md;
+    return the report's path."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    out.mkdir(parents=True, exist_ok=True)
+    claims = {e.name: e for e in experiments}
+    lines = [
+        "# Document 001 (QoS-aware middleware), §4.3-4.4 reproduced on a fluid model",
+        "",
+    ]
+    if quick:
+        lines += [f"*Quick run: {TASKS_QUICK} tasks per run; numbers without weight.*", ""]
+    cfg = WorkloadConfig()
+    lines += [
+        "**The profiles are illustrative** (`qosnet/middleware/data`, written to agree with "
+        "the few numbers §3.2-3.4 state, not measured), and the cluster is a fluid model of "
+        "the 16-node, 210 MB/s testbed (§4.3.1), so these numbers are the model's, not the "
+        "document's measurements. Compare directions and orders of magnitude, not digits.",
+        "",
+        "Model (see `qosnet.middleware.fluid`, `workload`): with the middleware a request is "
+        "translated and allocated on arrival (nodes exclusive, bandwidth reserved) and runs "
+        "its profiled time, or is refused and dropped; without it every request runs on the "
+        "least-loaded nodes, admitted ones on the curve the middleware chose, refused ones on "
+        "the idle cluster's choice, and all flows share links max-min fairly, each job at "
+        "the profile time of its slowest flow's bandwidth, recomputed at every arrival and "
+        "completion.",
+        "",
+        f"Workload (§4.3; values not in the document are choices): {cfg.tasks} tasks per run "
+        f"(quick: {TASKS_QUICK}), task interval uniform on [0, 10 | 20 | 50] s, "
+        f"{cfg.subtasks[0]}-{cfg.subtasks[1]} subtasks per task, gaps uniform on "
+        f"[0, {cfg.max_subtask_gap:g}] s, requested time t2 = slack x the best knee time of "
+        f"the request's curves with slack uniform on [{cfg.slack[0]:g}, {cfg.slack[1]:g}]; "
+        f"{SEEDS_QUICK if quick else SEEDS_FULL} seeds per setting, metrics pooled over seeds.",
+        "",
+        "Metric 2's T_expected is the time the middleware promised (the granted profile "
+        "point); with the middleware it is met exactly here (reservations are exact in a "
+        "fluid model; the document measured within 7%). Against the request's own bound "
+        "t2 the difference is negative: the middleware grants the fastest point it can.",
+        "",
+    ]
+    jobs_all = pd.concat(results.values(), ignore_index=True)
+    jobs_all.to_csv(out / "requests.csv", index=False)
+    summary = summarise(jobs_all)
+    summary.to_csv(out / "summary.csv", index=False)
+    per_interval: dict[str, pd.DataFrame] = {}
+    for name, jobs in results.items():
+        e = claims[name]
+        lines += [f"## {e.title}", "", f"**Document 001:** {e.claim}", ""]
+        s = summarise(jobs)
+        per = _by_interval(jobs)
+        per_interval[name] = per
+        per.to_csv(out / f"{name}_by_interval.csv", index=False)
+        if name == "ray_tracing":
+            t = _table_4_1(s)
+            t.to_csv(out / "table_4_1_ray_tracing.csv", index=False)
+            _fig_improvement(t, out / "table_4_1_improvement.png")
+            lines += ["Table 4.1 (model beside document, %):", "", _markdown(t), ""]
+            lines += ["![improvement](table_4_1_improvement.png)", ""]
+        else:
+            t = _table_4_2(summarise(jobs, by_seed=True))
+            t.to_csv(out / "table_4_2_polygon_rendering.csv", index=False)
+            lines += ["Table 4.2 (model beside document, %; seeds by number only):", ""]
+            lines += [
+                _markdown(t),
+                "",
+                "Pooled over seeds:",
+                "",
+                _markdown(s.drop(columns=KEYS[2:])),
+                "",
+            ]
+        lines += ["Per interval, pooled (metrics 2 and 3, %):", "", _markdown(per), ""]
+        first = jobs[(jobs["max_interarrival"] == INTERVALS[0]) & (jobs["seed"] == 1)]
+        if "image_ratio" in first and len(first):
+            first = first[first["image_ratio"] == first["image_ratio"].iloc[0]]
+            first = first[first["interleaving_ratio"] == first["interleaving_ratio"].iloc[0]]
+        fig = f"{name}_requests_10s.png"
+        _fig_requests(
+            first,
+            f"{name.replace('_', ' ')}: max inter-arrival {INTERVALS[0]:g} s, seed 1 "
+            "(cf. Figs. 4.9, 4.11)",
+            out / fig,
+        )
+        lines += [f"![requests]({fig})", ""]
+    if per_interval:
+        _fig_difference(per_interval, out / "fig_4_15_16_difference.png")
+        _fig_admission(per_interval, out / "fig_4_17_admission.png")
+        lines += [
+            "## Expected versus actual time and admission (Figures 4.15-4.17)",
+            "",
+            "**Document 001:** with the middleware within 7% of the expected time, without "
+            "it up to 117% over (polygon rendering, 10 s); the admission rate rises with the "
+            "inter-arrival time, below 40% (ray tracing) and 60% (polygon rendering) at the "
+            "heaviest load, almost 100% for polygon rendering at the lightest.",
+            "",
+            "![difference](fig_4_15_16_difference.png)",
+            "",
+            "![admission](fig_4_17_admission.png)",
+            "",
+        ]
+    path = out / "report.md"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path

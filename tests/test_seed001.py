@@ -1,0 +1,191 @@
+"""Document 001 §4.3-4.4 on the fluid model: max-min sharing, profile interpolation, the
+workload's Table 4.1 ratios, determinism, no overbooking with the middleware, and the
+qualitative result (QoS helps admitted jobs under heavy load; admission rises as tasks
+arrive less often). Small workloads: a few seconds in all."""
+
+from collections import defaultdict
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from qosnet.middleware import DOCUMENT_001_TESTBED, Cluster, Curve, Point, load_examples
+from qosnet.middleware.fluid import Network, max_min_fair, profile_time, run_noqos, run_qos
+from qosnet.middleware.units import MB
+from qosnet.middleware.workload import (
+    POLYGON_IMAGE_SIZES,
+    WorkloadConfig,
+    best_time,
+    generate,
+    ray_tracing_mix,
+)
+from qosnet.reproduce import seed001
+
+
+@pytest.fixture(scope="module")
+def world():
+    cluster = Cluster.from_toml(DOCUMENT_001_TESTBED)
+    return load_examples(), cluster, Network(cluster)
+
+
+def test_max_min_two_flows_share_a_link_equally():
+    rates = max_min_fair([["L"], ["L"]], {"L": 10.0})
+    assert rates == pytest.approx([5.0, 5.0])
+
+
+def test_max_min_bottleneck_elsewhere_leaves_the_rest():
+    # flow 0 is held to 2 by A, so flow 1 gets the 8 left on L
+    rates = max_min_fair([["A", "L"], ["L"]], {"A": 2.0, "L": 10.0})
+    assert rates == pytest.approx([2.0, 8.0])
+    # a demand cap works the same way
+    assert max_min_fair([["L"], ["L"]], {"L": 10.0}, [1.0, 100.0]) == pytest.approx([1.0, 9.0])
+    # three on one link, one of them also on a tighter one
+    rates = max_min_fair([["L", "B"], ["L"], ["L"]], {"L": 9.0, "B": 1.0})
+    assert rates == pytest.approx([1.0, 4.0, 4.0])
+
+
+def test_profile_time_interpolates_linearly_and_clamps():
+    c = Curve(
+        application="a",
+        nodes=4,
+        points=(Point(bandwidth=1 * MB, time=2.0), Point(bandwidth=3 * MB, time=1.0)),
+    )
+    assert profile_time(c, 2 * MB) == pytest.approx(1.5)
+    assert profile_time(c, 1.5 * MB) == pytest.approx(1.75)
+    assert profile_time(c, 0.1 * MB) == pytest.approx(2.0)
+    assert profile_time(c, 50 * MB) == pytest.approx(1.0)
+
+
+def test_workload_ratios_and_bounds(world):
+    store, _, _ = world
+    cfg = WorkloadConfig(
+        application="ray_tracing",
+        max_interarrival=20.0,
+        tasks=600,
+        mix=ray_tracing_mix((30, 70), (70, 30)),
+    )
+    subs = generate(cfg, store, seed=7)
+    assert len(subs) > 2000
+    image = np.mean([s.parameters["image_size"] == 512 for s in subs])
+    inter = np.mean([s.parameters["interleaving"] == 0 for s in subs])
+    assert image == pytest.approx(0.30, abs=0.025)
+    assert inter == pytest.approx(0.70, abs=0.025)
+    # tasks: the interval before each is uniform on [0, max]
+    starts = [min(s.arrival for s in subs if s.task == t) for t in range(cfg.tasks)]
+    gaps = np.diff([0.0, *starts])
+    assert (gaps >= 0).all() and (gaps <= 20.0).all()
+    assert np.mean(gaps) == pytest.approx(10.0, rel=0.1)
+    # the requested time lies within the slack range of the best time
+    for s in subs[:200]:
+        assert s.t_best == best_time(store, "ray_tracing", s.parameters)
+        assert cfg.slack[0] * s.t_best <= s.t2 <= cfg.slack[1] * s.t_best
+    poly = generate(
+        WorkloadConfig(
+            application="polygon_rendering", tasks=400, mix={"image_size": POLYGON_IMAGE_SIZES}
+        ),
+        store,
+        seed=1,
+    )
+    sizes = pd.Series([s.parameters["image_size"] for s in poly]).value_counts(normalize=True)
+    assert sizes.to_dict() == pytest.approx({256: 1 / 3, 512: 1 / 3, 1024: 1 / 3}, abs=0.03)
+
+
+def test_same_seed_same_tables():
+    setting = seed001.settings("polygon_rendering", quick=True)[0]
+    a = seed001.run_setting(setting, 3)
+    b = seed001.run_setting(setting, 3)
+    pd.testing.assert_frame_equal(a, b)
+    c = seed001.run_setting(setting, 4)
+    assert not a[["arrival"]].equals(c[["arrival"]])
+
+
+def test_qos_never_overbooks(world):
+    store, cluster, net = world
+    cfg = WorkloadConfig(
+        application="polygon_rendering",
+        max_interarrival=5.0,
+        tasks=10,
+        mix={"image_size": POLYGON_IMAGE_SIZES},
+    )
+    subs = generate(cfg, store, seed=2)
+    outcomes = run_qos(subs, store, cluster)
+    assert 0 < sum(o.admitted for o in outcomes) < len(outcomes)  # loaded enough to refuse
+    admitted = [o for o in outcomes if o.admitted]
+    pattern = store.application("polygon_rendering").pattern
+    for o in admitted:  # check the load at every start
+        live = [p for p in admitted if p.start <= o.start < p.start + p.time]
+        nodes = [n for p in live for n in p.nodes]
+        assert len(nodes) == len(set(nodes)), "nodes are exclusive"
+        load: dict = defaultdict(float)
+        for p in live:
+            for f in pattern.flows(len(p.nodes)):
+                for r in net.route(p.nodes[f.src], p.nodes[f.dst]):
+                    load[r] += p.bandwidth
+        assert all(v <= net.capacity[r] * (1 + 1e-9) for r, v in load.items())
+        assert o.time <= subs[outcomes.index(o)].t2 + 1e-12  # the promise meets the bound
+
+
+def test_noqos_runs_everything_and_shares(world):
+    store, cluster, net = world
+    cfg = WorkloadConfig(
+        application="polygon_rendering",
+        max_interarrival=5.0,
+        tasks=6,
+        mix={"image_size": POLYGON_IMAGE_SIZES},
+    )
+    subs = generate(cfg, store, seed=5)
+    q = run_qos(subs, store, cluster)
+    n = run_noqos(subs, store, cluster, q, network=net)
+    assert len(n) == len(subs) and all(o.time > 0 for o in n)
+    for s, o in zip(subs, n, strict=True):
+        # never faster than the curve at its best, never slower than at its least bandwidth
+        assert o.curve.points[-1].time - 1e-9 <= o.time <= o.curve.points[0].time + 1e-9
+        assert o.bandwidth <= o.curve.points[-1].bandwidth * (1 + 1e-9)
+        assert o.start == s.arrival
+
+
+@pytest.fixture(scope="module")
+def qualitative():
+    """Polygon rendering and ray tracing (50:50, 50:50) at 10 and 50 s, 3 seeds, 12 tasks."""
+    frames = []
+    for app in ("polygon_rendering", "ray_tracing"):
+        for s in seed001.settings(app):
+            if s.image_ratio in ("50:50", "1:1:1") and s.interleaving_ratio in ("50:50", ""):
+                if s.max_interarrival in (10.0, 50.0):
+                    small = replace(s, workload=replace(s.workload, tasks=12))
+                    frames += [seed001.run_setting(small, seed) for seed in (1, 2, 3)]
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_qualitative_result(qualitative):
+    summary = seed001.summarise(qualitative).set_index(["application", "max_interarrival"])
+    for app in ("polygon_rendering", "ray_tracing"):
+        heavy, light = summary.loc[(app, 10.0)], summary.loc[(app, 50.0)]
+        # §4.4.3 Figure 4.17: admission rises as arrivals thin out
+        assert light["admission_rate_pct"] > heavy["admission_rate_pct"]
+        # §4.4.3 metric 1 under heavy load: admitted jobs finish no later with the middleware
+        assert heavy["avg_improvement_pct"] >= 0
+        assert heavy["max_improvement_pct"] > 10
+        # and contention matters less as the load drops
+        assert light["avg_improvement_pct"] < heavy["avg_improvement_pct"]
+        assert heavy["qos_vs_expected_pct"] == 0
+
+
+def test_report_writes_tables_and_figures(qualitative, tmp_path: Path):
+    exps = seed001.experiments(quick=True)
+    results = {e.name: qualitative[qualitative["application"] == e.name] for e in exps}
+    path = seed001.report(exps, results, tmp_path, quick=True)
+    text = path.read_text()
+    assert "illustrative" in text and "Table 4.1" in text and "Table 4.2" in text
+    for name in (
+        "table_4_1_ray_tracing.csv",
+        "table_4_2_polygon_rendering.csv",
+        "requests.csv",
+        "fig_4_17_admission.png",
+        "fig_4_15_16_difference.png",
+    ):
+        assert (tmp_path / name).stat().st_size > 0
+    t41 = pd.read_csv(tmp_path / "table_4_1_ray_tracing.csv")
+    assert set(t41["doc_avg_improvement_pct"].dropna()) >= {9.29, 3.05}
