@@ -182,7 +182,7 @@ def test_report_writes_tables_and_figures(qualitative, tmp_path: Path):
     for name in (
         "table_4_1_ray_tracing.csv",
         "table_4_2_polygon_rendering.csv",
-        "requests.csv",
+        "requests.parquet",
         "fig_4_17_admission.png",
         "fig_4_15_16_difference.png",
     ):

@@ -491,7 +491,8 @@ def report(
         "",
     ]
     jobs_all = pd.concat(results.values(), ignore_index=True)
-    jobs_all.to_csv(out / "requests.csv", index=False)
+    # every request of every run: Parquet keeps the full table small enough to ship
+    jobs_all.to_parquet(out / "requests.parquet", index=False)
     summary = summarise(jobs_all)
     summary.to_csv(out / "summary.csv", index=False)
     per_interval: dict[str, pd.DataFrame] = {}
