@@ -328,9 +328,12 @@ SW     2  2 0x0000000000000002 4x QDR - SW     1  2 0x0000000000000001 ( 's2' - 
 ";
 
     fn two_switches() -> Topology {
+        // one file per call: tests run in parallel threads of one process
+        static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("qosnet-ib-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let f = dir.join("report.txt");
+        let f = dir.join(format!("report-{call}.txt"));
         std::fs::write(&f, REPORT).unwrap();
         build(&f, None, "report.txt").unwrap()
     }
