@@ -33,10 +33,14 @@ impl DmaTiming {
             setup.saturating_add(
                 clock.transfer_cycles(cfg.descriptor_bytes as f64, cfg.bandwidth).ceil() as Cycle
             );
-        let flit_ready = (1..=max_packet_flits as u64)
-            .map(|i| setup.saturating_add((i as f64 * cycles_per_flit).ceil() as Cycle))
-            .collect();
-        DmaTiming { setup, cycles_per_flit, descriptor, flit_ready }
+        let mut d = DmaTiming { setup, cycles_per_flit, descriptor, flit_ready: Vec::new() };
+        d.flit_ready = (0..max_packet_flits).map(|i| d.ready(i)).collect();
+        d
+    }
+
+    /// Flit `i` is in the NIC once the set-up and `i + 1` flits' bytes have gone by.
+    fn ready(&self, i: u32) -> Cycle {
+        self.setup.saturating_add(((i as f64 + 1.0) * self.cycles_per_flit).ceil() as Cycle)
     }
 
     /// Cycles after a data transfer starts until its flit `i` (0-based) is in the NIC.
@@ -45,7 +49,7 @@ impl DmaTiming {
         match self.flit_ready.get(i as usize) {
             Some(&c) => c,
             // Longer than any configured packet (hand-posted test messages).
-            None => self.setup + ((i as f64 + 1.0) * self.cycles_per_flit).ceil() as Cycle,
+            None => self.ready(i),
         }
     }
 

@@ -181,17 +181,18 @@ pub(super) fn build(file: &Path, routes: Option<&Path>, shown: &str) -> Result<T
             ));
         }
     }
-    let table = match routes {
-        Some(dir) => forwarding_tables(dir, shown, &switches, &cas, ports)?,
-        None => minimal_routes(&peer, routers, ports, nodes),
-    };
-    let names = cas.into_values().collect();
-    let mut t = Topology::from_parts(Shape::Fabric { routes: table }, routers, ports, peer);
+    let names = cas.values().cloned().collect();
+    let mut t = Topology::from_parts(Shape::Fabric { routes: Vec::new() }, routers, ports, peer);
     if t.nodes != nodes {
         return Err(ConfigError::new("topology.file", format!("{shown}: an HCA port is attached twice")));
     }
     t.names = names;
     t.link_bps = link_bps;
+    let routes = match routes {
+        Some(dir) => forwarding_tables(dir, shown, &switches, &cas, ports)?,
+        None => minimal_routes(&t),
+    };
+    t.shape = Shape::Fabric { routes };
     check_routes(&t, shown)?;
     Ok(t)
 }
@@ -233,17 +234,13 @@ fn forwarding_tables(
 
 /// Minimal-hop routes: a breadth-first search back from each destination's switch; each
 /// switch forwards toward a switch one hop nearer, on the `node mod count`-th such port.
-fn minimal_routes(peer: &[Peer], routers: usize, ports: usize, nodes: usize) -> Vec<u8> {
+fn minimal_routes(t: &Topology) -> Vec<u8> {
+    let (peer, routers, ports, nodes) = (&t.peer, t.routers, t.ports, t.nodes);
     let mut table = vec![NO_ROUTE; routers * nodes];
-    let mut attach = vec![(0usize, 0usize); nodes];
-    for (i, p) in peer.iter().enumerate() {
-        if let Peer::Endpoint { node } = *p {
-            attach[node as usize] = (i / ports, i % ports);
-        }
-    }
     let mut dist = vec![u32::MAX; routers];
     let mut queue = VecDeque::new();
-    for (n, &(home, port)) in attach.iter().enumerate() {
+    for (n, &(home, port)) in t.attach.iter().enumerate() {
+        let (home, port) = (home as usize, port as usize);
         dist.fill(u32::MAX);
         dist[home] = 0;
         queue.clear();
