@@ -136,7 +136,9 @@ def test_a_cluster_is_the_engines_reading_of_the_text(star, tmp_path: Path):
     ]
     path = tmp_path / "rack.toml"
     path.write_text(STAR8)
-    assert Cluster.from_file(path) == Cluster.from_toml(STAR8, name="rack")
+    assert Cluster.from_file(path) == Cluster.from_toml(
+        STAR8, name="rack", base_dir=tmp_path.resolve()
+    )
     assert star.admission().ports()["reserved_bps"] == [0.0] * 8
 
 

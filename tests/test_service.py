@@ -21,14 +21,16 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+import sqlalchemy
 from sqlalchemy import select
 
 from qosnet.client import Client, Conflict, Forbidden, NotFound, Refused, Unauthorized
-from qosnet.middleware.cluster import Cluster
+from qosnet.middleware.cluster import DOCUMENT_001_TESTBED, Cluster
 from qosnet.middleware.units import MB
 from qosnet.service.app import create_app
 from qosnet.service.db import JobRow, TokenRow
@@ -609,6 +611,51 @@ def test_cluster(service: Service) -> None:
     assert [f.idt for f in small.flows] == pytest.approx(
         [100 * MB / small.bandwidth] * len(small.flows)
     )
+
+
+def test_cluster_file_naming_a_fabric_dump(
+    make_service: Callable[..., Service],
+    sqlite_url: str,
+    tmp_path: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # configs/clusters/avakas.toml names its ibnetdiscover dump and routes relative to
+    # itself; the service keeps that directory with the text, so a restart (even from
+    # another working directory) reads the same fabric.
+    avakas = Path(__file__).resolve().parents[1] / "configs" / "clusters" / "avakas.toml"
+    monkeypatch.chdir(tmp_path)
+    first = make_service(sqlite_url, cluster_file=avakas)
+    assert first.alice.cluster().nodes == 281
+    job = _submit(first.alice, {"application": "ray_tracing", "nodes": 16, "t2": 1.0})
+    first.stop()
+    second = make_service(sqlite_url, tokens=first.tokens, clock=first.clock)
+    assert second.alice.cluster().nodes == 281
+    assert second.alice.job(job.id) == job
+
+
+def test_an_older_database_gains_the_new_columns(tmp_path: Any) -> None:
+    # a database made before `cluster.base_dir` existed
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    old = sqlalchemy.create_engine(url)
+    with old.begin() as conn:
+        conn.execute(
+            sqlalchemy.text(
+                "CREATE TABLE cluster (id INTEGER PRIMARY KEY, name VARCHAR(200), "
+                "toml TEXT, updated_at FLOAT)"
+            )
+        )
+        conn.execute(
+            sqlalchemy.text("INSERT INTO cluster VALUES (1, 'document-001', :t, 0.0)"),
+            {"t": DOCUMENT_001_TESTBED},
+        )
+    old.dispose()
+    handler = create_app(Settings(db_url=url, sweep_seconds=0)).state.handler
+    try:
+        assert handler.current_cluster().nodes == 16
+        columns = {c["name"] for c in sqlalchemy.inspect(handler.engine).get_columns("cluster")}
+        assert "base_dir" in columns
+    finally:
+        handler.close()
 
 
 # ------------------------------------------------------------------------------------

@@ -266,9 +266,23 @@ def bench(
             show_default=False,
         ),
     ] = None,
+    admission: Annotated[
+        bool,
+        typer.Option(
+            "--admission",
+            help="Measure admission decisions instead: CONFIG files are cluster descriptions "
+            "(default: configs/clusters/avakas.toml, 281 nodes) loaded with --reservations "
+            "random flows; reports decisions/s and p50/p99 latency.",
+        ),
+    ] = False,
+    reservations: Annotated[
+        int,
+        typer.Option("--reservations", min=0, metavar="N", help="With --admission: flows held."),
+    ] = 1000,
     json_out: JsonOption = False,
 ) -> None:
-    """Measure simulated cycles/s, delivered flits/s, flit-hops/s (hops/s) and peak memory.
+    """Measure simulated cycles/s, delivered flits/s, flit-hops/s (hops/s) and peak memory,
+    or with --admission the speed of admission decisions.
 
     Each configuration runs in a process of its own, so peak memory is its own.
     """
@@ -276,6 +290,9 @@ def bench(
 
     if configs and directory is not None:
         raise typer.BadParameter("give CONFIG files or --dir, not both", param_hint="--dir")
+    if admission:
+        _bench_admission(configs or [], directory, reservations, json_out)
+        return
     with _user_errors():
         paths = list(configs) if configs else default_configs(directory)
         if not paths:
@@ -306,6 +323,56 @@ def bench(
             _si(r.flits_per_second),
             _si(r.flit_hops_per_second),
             f"{r.peak_rss_bytes / 2**20:.0f}",
+        )
+    _stdout().print(table)
+
+
+def _bench_admission(
+    configs: list[Path], directory: Path | None, reservations: int, json_out: bool
+) -> None:
+    from qosnet.bench import find_bench_dir
+    from qosnet.middleware.bench import bench_admission
+    from qosnet.middleware.cluster import Cluster
+
+    if not configs:
+        bench_dir = find_bench_dir()
+        found = bench_dir.parent / "clusters" / "avakas.toml" if bench_dir else None
+        if directory is not None or found is None or not found.is_file():
+            _err("error: name the clusters to benchmark (no configs/clusters/avakas.toml)")
+            raise typer.Exit(1)
+        configs = [found]
+    status = Console(stderr=True)
+    rows = []
+    for path in configs:
+        with _user_errors(path):
+            cluster = Cluster.from_file(path)
+            try:
+                if status.is_terminal and not json_out:
+                    with status.status(f"benchmarking admission on {path.name}"):
+                        rows += bench_admission(cluster, reservations=reservations)
+                else:
+                    rows += bench_admission(cluster, reservations=reservations)
+            except ValueError as e:
+                raise typer.BadParameter(str(e), param_hint="--reservations") from None
+    if json_out:
+        typer.echo(json.dumps([r.to_dict() for r in rows], indent=2))
+        return
+    table = Table(title="qosnet bench --admission", box=box.SIMPLE_HEAD, pad_edge=False)
+    for name in ("cluster", "decision"):
+        table.add_column(name, no_wrap=True)
+    for name in ("nodes", "held", "count", "admitted", "p50 µs", "p99 µs", "decisions/s"):
+        table.add_column(name, justify="right", no_wrap=True)
+    for r in rows:
+        table.add_row(
+            r.cluster,
+            r.decision,
+            str(r.nodes),
+            str(r.reservations),
+            str(r.count),
+            str(r.admitted),
+            f"{r.p50_us:.3g}",
+            f"{r.p99_us:.3g}",
+            _si(r.per_second),
         )
     _stdout().print(table)
 

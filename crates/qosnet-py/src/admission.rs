@@ -54,6 +54,19 @@ impl CallAdmission {
         Ok(self.inner.path(src, dst))
     }
 
+    /// Path lengths (switch hops) between every pair of nodes, row `src`, column `dst`; 0
+    /// on the diagonal. One call instead of nodes² `path` calls (the allocator's distances).
+    fn hop_counts(&self, py: Python<'_>) -> Vec<Vec<u32>> {
+        py.allow_threads(|| {
+            let n = self.inner.topology().nodes as u32;
+            (0..n)
+                .map(|s| {
+                    (0..n).map(|d| if s == d { 0 } else { self.inner.path(s, d).len() as u32 }).collect()
+                })
+                .collect()
+        })
+    }
+
     /// Why the flow would be refused now (a dict: `criterion`, `message` and the numbers),
     /// or None if it would be admitted. Changes nothing.
     fn check<'py>(

@@ -53,6 +53,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
+import numpy.typing as npt
+
 import qosnet
 from qosnet.middleware.cluster import Cluster
 from qosnet.middleware.patterns import Pattern
@@ -79,6 +82,8 @@ MAX_SEEDS = 64
 # The engine admits up to capacity x (1 + 1e-9) (rounding); a candidate whose exact room
 # is within this of the request is worth asking the engine about.
 _SLACK = 1e-9
+
+_NEVER = np.iinfo(np.int64).max  # a key no free node has
 
 Hop = tuple[int, int]
 
@@ -238,6 +243,7 @@ class ResourceAllocator:
         self._jobs: dict[str, _Job] = {}
         self._busy: set[int] = set()
         self._paths: dict[tuple[int, int], tuple[Hop, ...]] = {}
+        self._distance: npt.NDArray[np.int64] | None = None
         ports = self._engine.ports()
         self._ejection: dict[int, Hop] = {}  # node -> the switch port leading to it
         self._trunks: dict[int, list[Hop]] = {}  # switch -> its ports to other switches
@@ -424,8 +430,13 @@ class ResourceAllocator:
             self._paths[key] = tuple(self._engine.path(src, dst))
         return self._paths[key]
 
-    def _distance(self, a: int, b: int) -> int:
-        return len(self._path(a, b)) + len(self._path(b, a))
+    def _distances(self) -> npt.NDArray[np.int64]:
+        """Path lengths there and back between every pair of nodes (routes never change;
+        computed once, in the engine)."""
+        if self._distance is None:
+            hops = np.asarray(self._engine.hop_counts(), dtype=np.int64)
+            self._distance = hops + hops.T
+        return self._distance
 
     def _candidates(self, nodes: int, pattern: Pattern) -> list[_Candidate]:
         """The node sets worth considering (module docstring), each with its room."""
@@ -435,7 +446,8 @@ class ResourceAllocator:
         freest = sorted(free, key=lambda n: (-score[n][0], -score[n][1], n))
         sets = [tuple(sorted(freest[:nodes]))]
         if nodes > 1:
-            sets += [self._grow(seed, nodes, free, score) for seed in freest[:MAX_SEEDS]]
+            grow = _Growth(self._distances(), freest, score, self._cluster.nodes)
+            sets += [grow.around(seed, nodes) for seed in freest[:MAX_SEEDS]]
         seen: set[tuple[int, ...]] = set()
         out: list[_Candidate] = []
         for group in sets:
@@ -455,38 +467,15 @@ class ResourceAllocator:
             return own, 1.0
         return own, sum(room.ports[h] / room.capacity[h] for h in trunks) / len(trunks)
 
-    def _grow(
-        self, seed: int, nodes: int, free: list[int], score: dict[int, tuple[float, float]]
-    ) -> tuple[int, ...]:
-        """`nodes` free nodes around `seed`: the nearest to it first, then those nearest to
-        the group so far (a 2x2 square rather than an L on a mesh), then the freest."""
-        group = [seed]
-        rest = [n for n in free if n != seed]
-        spread = dict.fromkeys(rest, 0)  # sum of distances to the group
-        while len(group) < nodes:
-            for n in rest:
-                spread[n] += self._distance(group[-1], n)
-            pick = min(
-                rest,
-                key=lambda n: (
-                    self._distance(seed, n),
-                    spread[n],
-                    -score[n][0],
-                    -score[n][1],
-                    (n - seed) % self._cluster.nodes,
-                ),
-            )
-            rest.remove(pick)
-            group.append(pick)
-        return tuple(sorted(group))
-
     def _chain(self, group: tuple[int, ...]) -> tuple[int, ...]:
         """The group as a nearest-neighbour chain from its first node: neighbouring ranks
         on nearby nodes, which suits a ring."""
+        distance = self._distances()
         chain = [group[0]]
         rest = list(group[1:])
         while rest:
-            nearest = min(rest, key=lambda n: (self._distance(chain[-1], n), n))
+            row = distance[chain[-1]]
+            nearest = min(rest, key=lambda n: (row[n], n))
             rest.remove(nearest)
             chain.append(nearest)
         return tuple(chain)
@@ -530,6 +519,54 @@ class ResourceAllocator:
     def _record(self, allocation: Allocation, ids: Iterable[int]) -> None:
         self._jobs[allocation.job] = _Job(allocation, tuple(ids))
         self._busy.update(allocation.nodes)
+
+
+class _Growth:
+    """Compact groups of free nodes grown around seeds (`_candidates`), vectorised: one
+    argmin over the free nodes per node added, on a single integer key that orders them
+    as (distance to the seed, sum of distances to the group so far, freest first, the
+    next node number after the seed)."""
+
+    def __init__(
+        self,
+        distance: npt.NDArray[np.int64],
+        freest: list[int],
+        score: dict[int, tuple[float, float]],
+        nodes: int,
+    ) -> None:
+        self._distance = distance
+        self._free = np.array(sorted(freest), dtype=np.int64)
+        # freest first: a rank per free node, equal scores sharing a rank
+        ranks: dict[tuple[float, float], int] = {}
+        for n in freest:
+            ranks.setdefault(score[n], len(ranks))
+        self._rank = np.array([ranks[score[n]] for n in self._free], dtype=np.int64)
+        self._nodes = nodes
+        # the key's fields, most significant first, each below its radix
+        self._radix_rank = len(ranks)
+        self._radix_next = nodes
+
+    def around(self, seed: int, size: int) -> tuple[int, ...]:
+        """`size` free nodes around `seed`: the nearest to it first, then those nearest to
+        the group so far (a 2x2 square rather than an L on a mesh), then the freest."""
+        free = self._free
+        to_seed = self._distance[seed, free]
+        spread = np.zeros(len(free), dtype=np.int64)
+        taken = free == seed
+        radix_spread = int(self._distance.max(initial=0)) * size + 1
+        # the constant part of the key: distance to the seed, then rank, then next number
+        tail = self._rank * self._radix_next + (free - seed) % self._nodes
+        head = to_seed * radix_spread
+        low = self._radix_rank * self._radix_next
+        group = [seed]
+        while len(group) < size:
+            spread += self._distance[group[-1], free]
+            key = (head + spread) * low + tail
+            key[taken] = _NEVER
+            i = int(np.argmin(key))
+            taken[i] = True
+            group.append(int(free[i]))
+        return tuple(sorted(group))
 
 
 class _Residual:

@@ -65,14 +65,21 @@ class Cluster:
     switches: int
     link_bandwidth: float
     node_bandwidth: float
+    #: The directory relative file names in the text (a fabric dump, its routes) are read
+    #: from; None for the working directory.
+    base_dir: str | None = None
 
     @classmethod
-    def from_toml(cls, text: str, name: str = "cluster") -> Cluster:
-        """The cluster `text` describes; `qosnet.ConfigError` (with `.errors`, a list of
-        (path, message)) if the engine rejects it."""
+    def from_toml(
+        cls, text: str, name: str = "cluster", base_dir: str | PathLike[str] | None = None
+    ) -> Cluster:
+        """The cluster `text` describes, its file names relative to `base_dir`;
+        `qosnet.ConfigError` (with `.errors`, a list of (path, message)) if the engine
+        rejects it."""
         if not isinstance(text, str):
             raise TypeError(f"text: must be a string, got {type(text).__name__}")
-        engine = qosnet.CallAdmission(text)
+        base = None if base_dir is None else str(base_dir)
+        engine = qosnet.CallAdmission(text, base_dir=base)
         ports = engine.ports()
         # Every link of a qosnet network has the one `[physical] link_bandwidth`; the
         # engine has already turned "1680 Mb/s" into bits/s, so no second unit parser.
@@ -84,17 +91,20 @@ class Cluster:
             switches=engine.routers,
             link_bandwidth=link_bps / 8,
             node_bandwidth=engine.node(0)[2] / 8,
+            base_dir=base,
         )
 
     @classmethod
     def from_file(cls, path: str | PathLike[str]) -> Cluster:
-        """The cluster in a TOML file, named after the file."""
+        """The cluster in a TOML file, named after the file; file names in it are relative
+        to its directory (as in a simulation config)."""
         path = Path(path)
-        return cls.from_toml(path.read_text(encoding="utf-8"), name=path.stem)
+        text = path.read_text(encoding="utf-8")
+        return cls.from_toml(text, name=path.stem, base_dir=path.parent.resolve())
 
     def admission(self) -> qosnet.CallAdmission:
         """A fresh accounting object over this cluster, with nothing reserved."""
-        return qosnet.CallAdmission(self.text)
+        return qosnet.CallAdmission(self.text, base_dir=self.base_dir)
 
     def to_dict(self) -> dict[str, Any]:
         """Name, sizes and links, JSON-able (bandwidths bytes/s).

@@ -17,7 +17,8 @@ The database is the source of truth. Tables:
 
 SQLite runs in WAL mode with `synchronous=FULL` by default (`Settings.sqlite_synchronous`),
 so a committed transaction survives a crash of the service (and, with FULL, of the
-machine). Schema changes have no migrations yet: tables are created if missing.
+machine). Tables are created if missing; `upgrade_schema` adds the columns later versions
+added (nullable, so old rows stay valid). There is no migration framework yet.
 """
 
 from __future__ import annotations
@@ -36,8 +37,11 @@ from sqlalchemy import (
     UniqueConstraint,
     create_engine,
     event,
+    inspect,
+    text,
 )
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError, ProgrammingError
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 __all__ = [
@@ -49,6 +53,7 @@ __all__ = [
     "ServiceState",
     "TokenRow",
     "make_engine",
+    "upgrade_schema",
 ]
 
 log = logging.getLogger("qosnet.service")
@@ -77,6 +82,9 @@ class ClusterRow(Base):
     name: Mapped[str] = mapped_column(String(200))
     toml: Mapped[str] = mapped_column(Text)
     updated_at: Mapped[float] = mapped_column(Double)
+    #: The directory relative file names in `toml` are read from (the `--cluster` file's),
+    #: None for the service's working directory.
+    base_dir: Mapped[str | None] = mapped_column(Text, nullable=True, default=None)
 
 
 class ProfilesRow(Base):
@@ -162,3 +170,24 @@ def make_engine(url: str, *, sqlite_synchronous: str = "FULL") -> Engine:
     if backend == "postgresql":
         return create_engine(parsed, pool_size=10, max_overflow=30, pool_pre_ping=True)
     raise ValueError(f"db: must be a sqlite:// or postgresql:// URL, got {backend!r}")
+
+
+#: Columns added after a table was first shipped: (table, column, SQL type); each nullable.
+_ADDED_COLUMNS = (("cluster", "base_dir", "TEXT"),)
+
+
+def upgrade_schema(engine: Engine) -> None:
+    """Create missing tables and add the columns `_ADDED_COLUMNS` lists to tables made by
+    an older version (idempotent; safe while other processes start too)."""
+    Base.metadata.create_all(engine)
+    for table, column, sql_type in _ADDED_COLUMNS:
+        present = {c["name"] for c in inspect(engine).get_columns(table)}
+        if column in present:
+            continue
+        try:
+            with engine.begin() as conn:
+                conn.execute(text(f"ALTER TABLE {table} ADD COLUMN {column} {sql_type}"))
+        except (OperationalError, ProgrammingError):  # another process added it first
+            present = {c["name"] for c in inspect(engine).get_columns(table)}
+            if column not in present:
+                raise

@@ -63,13 +63,13 @@ from qosnet.middleware.profiles import Application, ProfileStore
 from qosnet.middleware.translator import Refusal, RefusalReason, Request, translate
 from qosnet.service.db import (
     WRITE_OPTION,
-    Base,
     ClusterRow,
     JobRow,
     ProfilesRow,
     ServiceState,
     TokenRow,
     make_engine,
+    upgrade_schema,
 )
 from qosnet.service.schemas import (
     FieldError,
@@ -239,7 +239,7 @@ class RequestHandler:
 
     def start(self) -> None:
         """Create the tables, install the seed cluster and profiles, load the live jobs."""
-        Base.metadata.create_all(self.engine)
+        upgrade_schema(self.engine)
         try:
             with self.sessions() as session, session.begin():
                 if session.get(ServiceState, 1) is None:
@@ -271,8 +271,10 @@ class RequestHandler:
             return
         text = Path(path).read_text(encoding="utf-8") if path else DOCUMENT_001_TESTBED
         name = self.settings.cluster_name or (Path(path).stem if path else "document-001")
-        Cluster.from_toml(text, name)  # raises ConfigError
-        if row is not None and row.toml == text and row.name == name:
+        # file names in a cluster file (a fabric dump, its routes) are relative to it
+        base_dir = str(Path(path).parent.resolve()) if path else None
+        Cluster.from_toml(text, name, base_dir=base_dir)  # raises ConfigError
+        if row is not None and (row.toml, row.name, row.base_dir) == (text, name, base_dir):
             return
         if row is not None and self._active_count(s):
             raise RuntimeError(
@@ -281,9 +283,9 @@ class RequestHandler:
             )
         now = self.clock()
         if row is None:
-            s.add(ClusterRow(id=1, name=name, toml=text, updated_at=now))
+            s.add(ClusterRow(id=1, name=name, toml=text, updated_at=now, base_dir=base_dir))
         else:
-            row.name, row.toml, row.updated_at = name, text, now
+            row.name, row.toml, row.updated_at, row.base_dir = name, text, now, base_dir
         txn.state.cluster_version += 1
         txn.state.revision += 1
 
@@ -352,7 +354,7 @@ class RequestHandler:
             row = session.get(ClusterRow, 1)
             if row is None:
                 raise RuntimeError("no cluster installed: start the service once to seed it")
-            self._cluster = Cluster.from_toml(row.toml, row.name)
+            self._cluster = Cluster.from_toml(row.toml, row.name, base_dir=row.base_dir)
             self._cluster_version = state.cluster_version
             self._revision = None
         if self._store is None or state.profiles_version != self._profiles_version:
@@ -873,7 +875,8 @@ class RequestHandler:
                 )
             row = txn.session.get(ClusterRow, 1)
             assert row is not None
-            row.name, row.toml, row.updated_at = name, text, self.clock()
+            # an uploaded text's file names are the service's (its working directory)
+            row.name, row.toml, row.updated_at, row.base_dir = name, text, self.clock(), None
             txn.state.cluster_version += 1
             txn.state.revision += 1
             txn.dirty = True
