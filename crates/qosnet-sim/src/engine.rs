@@ -141,6 +141,12 @@ pub struct Simulation {
     pub(crate) ip_nonempty: Vec<u32>,
     pub(crate) ip_routing: Vec<u32>,
     pub(crate) ip_vc_alloc: Vec<u32>,
+    /// Headers that found no output VC to win (none free, none preemptable): parked out
+    /// of `ip_vc_alloc` until their output port's VCs change (`wake_vc_alloc`), so blocked
+    /// headers cost nothing per cycle.
+    pub(crate) ip_parked: Vec<u32>,
+    /// Per output port: the input ports (bits) with headers parked on it.
+    pub(crate) op_parked: Vec<u64>,
     pub(crate) ip_active: Vec<u32>,
     /// VCs whose output VC buffer was found full; re-enabled when that buffer sends a flit.
     pub(crate) ip_blocked: Vec<u32>,
@@ -227,6 +233,9 @@ pub struct Simulation {
     pub(crate) nic_rr: Vec<RoundRobin>,
     /// Per node and lane: the class of the packet holding it.
     pub(crate) nic_class: Vec<u8>,
+    /// Per node and class: the regular VCs (not extra lanes) that class holds, kept with
+    /// `nic_busy` so a preempting message finds its victim without a scan.
+    pub(crate) nic_held: Vec<[u32; 3]>,
     pub(crate) nic_sched: Vec<Scheduler>,
     pub(crate) nic_tables: SchedTables,
     pub(crate) nic_keys: RateKeys,
@@ -394,6 +403,8 @@ impl Simulation {
             ip_nonempty: vec![0; n_ports],
             ip_routing: vec![0; n_ports],
             ip_vc_alloc: vec![0; n_ports],
+            ip_parked: vec![0; n_ports],
+            op_parked: vec![0; n_ports],
             ip_active: vec![0; n_ports],
             ip_blocked: vec![0; n_ports],
             ip_to_out: vec![0; n_ports * ports],
@@ -443,6 +454,7 @@ impl Simulation {
             nic_sending: vec![0; nodes],
             nic_credits: lane_depths(nodes),
             nic_class: vec![0; nodes * lanes],
+            nic_held: vec![[0; 3]; nodes],
             nic_busy: vec![0; nodes],
             nic_rr: vec![RoundRobin::default(); nodes],
             // The simple endpoint keeps no injection block: its link is its own.
@@ -690,6 +702,9 @@ impl Simulation {
                 self.nic_credits[node * vcs + c.vc as usize] += 1;
                 if c.tail {
                     self.nic_busy[node] &= !bit;
+                    for held in &mut self.nic_held[node] {
+                        *held &= !bit;
+                    }
                 }
             } else {
                 let op = c.to as usize;
@@ -701,6 +716,7 @@ impl Simulation {
                         *held &= !bit;
                     }
                     self.ovc_guard[op * vcs + c.vc as usize] = u32::MAX;
+                    self.wake_vc_alloc(op);
                 }
             }
         }

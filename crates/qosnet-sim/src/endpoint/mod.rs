@@ -199,8 +199,7 @@ impl Simulation {
                     self.nic_queue[q].pop_front();
                 }
                 let vtick = self.packets.get(packet).vtick;
-                self.nic_busy[n] |= 1 << vc;
-                self.nic_class[n * vcs + vc] = class as u8;
+                self.hold_nic_lane(n, vc, class as u8);
                 self.nic_sending[n] |= 1 << vc;
                 self.nic_keys.set_vtick(n, vc, vtick);
                 let key = self.nic_keys.key(n, vc, now, now);
@@ -286,14 +285,21 @@ impl Simulation {
     /// take the extra lane of the VC held by the lowest-priority packet below `class`
     /// whose extra lane is free; the held packet's remaining flits wait for it.
     fn nic_preempt(&self, n: usize, class: u8) -> Option<usize> {
-        let (lanes, vcs) = (self.p.lanes, self.p.vcs);
+        let vcs = self.p.vcs;
         let busy = self.nic_busy[n];
         let regular = busy & crate::routing::all_vcs(vcs as u32);
-        let mut held = [0u32; 3];
-        for v in crate::sched::bits(regular) {
-            held[self.nic_class[n * lanes + v] as usize] |= 1 << v;
+        crate::router::victim(&self.nic_held[n], regular & !(busy >> vcs), class).map(|v| vcs + v)
+    }
+
+    /// A packet of `class` takes lane `lane` of node `n`'s injection link until its tail
+    /// credit returns.
+    #[inline]
+    pub(crate) fn hold_nic_lane(&mut self, n: usize, lane: usize, class: u8) {
+        self.nic_busy[n] |= 1 << lane;
+        self.nic_class[n * self.p.lanes + lane] = class;
+        if lane < self.p.vcs {
+            self.nic_held[n][class as usize] |= 1 << lane;
         }
-        crate::router::victim(&held, regular & !(busy >> vcs), class).map(|v| vcs + v)
     }
 
     /// The sink at node `n` consumes a flit arriving from the router's ejection port.

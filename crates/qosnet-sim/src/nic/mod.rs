@@ -471,8 +471,7 @@ impl Simulation {
         let lanes = self.p.lanes;
         let pkt = self.packets.get(b.packet);
         let (class, vtick, size) = (pkt.class, pkt.vtick, pkt.size);
-        self.nic_busy[n] |= 1 << lane;
-        self.nic_class[n * lanes + lane] = class.index() as u8;
+        self.hold_nic_lane(n, lane, class.index() as u8);
         self.nic_sending[n] |= 1 << lane;
         self.nic_keys.set_vtick(n, lane, vtick);
         let start = b.data_start.max(now);

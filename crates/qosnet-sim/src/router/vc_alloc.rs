@@ -33,6 +33,9 @@ impl Simulation {
                     if state.route_vcs & !self.op_allocated[op as usize] == 0
                         && !self.may_preempt(op as usize, state.route_vcs, state.class)
                     {
+                        self.ip_vc_alloc[ip] &= !(1 << v);
+                        self.ip_parked[ip] |= 1 << v;
+                        self.op_parked[op as usize] |= 1 << port;
                         continue;
                     }
                     let key = (port << 5 | v) as u32;
@@ -76,6 +79,10 @@ impl Simulation {
             self.ovc_owner[op * vcs + ov] = (ip << 5 | v) as u32;
             if ov < self.p.vcs {
                 self.op_held[op][class as usize] |= 1 << ov;
+                if self.p.kind == RouterKind::Preemptive {
+                    // a higher class parked here may now preempt this VC
+                    self.wake_vc_alloc(op);
+                }
             }
             self.op_open[op] |= 1 << ov;
             self.r_xbar_ports[r] |= 1 << port;
@@ -85,5 +92,24 @@ impl Simulation {
             self.last_progress = now;
         }
         self.va_requests = requests;
+    }
+
+    /// The VCs of output port `op` changed (one freed, or taken by a class a parked header
+    /// may preempt): its parked headers ask again from the next VC allocation on. Every
+    /// parked header of those input ports wakes (those parked on another output park
+    /// again at their next look: waking too many is harmless, too few would stall).
+    #[inline]
+    pub(crate) fn wake_vc_alloc(&mut self, op: usize) {
+        let parked = std::mem::take(&mut self.op_parked[op]);
+        if parked == 0 {
+            return;
+        }
+        let ports = self.p.ports;
+        let r = op / ports;
+        for port in bits64(parked) {
+            let ip = r * ports + port;
+            self.ip_vc_alloc[ip] |= std::mem::take(&mut self.ip_parked[ip]);
+        }
+        self.r_alloc_ports[r] |= parked;
     }
 }
