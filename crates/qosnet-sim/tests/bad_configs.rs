@@ -12,6 +12,30 @@ const TRAFFIC: &str = "[[traffic]]\nload = 0.1\n";
 /// A full pipeline table (every stage must be given once the table is present).
 const PIPELINE_OK: &str = "sync = 1\nrouting = 1\nvc_alloc = 1\noutput = 1\n";
 
+/// A valid ibsim net file (the shape of `shared/data/ib-topologies/ibsim-net-example.net`):
+/// line 1 is `Switch 8 "Switch1"`, line 7 `Switch 8 "Switch2"`, line 11 `Hca 2 "Hca1"`.
+const IBSIM_NET: &str = "Switch 8 \"Switch1\"
+[1] \"Hca1\"[1]
+[2] \"Hca2\"[2]
+[3] \"Switch2\"[3]
+[4] \"Switch2\"[4]
+
+Switch 8 \"Switch2\"
+[3] \"Switch1\"[3]
+[4] \"Switch1\"[4]
+
+Hca 2 \"Hca1\"
+[1] \"Switch1\"[1]
+
+Hca 2 \"Hca2\"
+[2] \"Switch1\"[2]
+";
+
+/// `[topology]` for the ibsim net file `file`, with `extra` keys.
+fn ibsim(file: &std::path::Path, extra: &str) -> String {
+    topo(&format!("kind = \"ib_fabric\"\nfile = {}\n{extra}", toml_path(file)), "")
+}
+
 /// One bad configuration and what the error must say about it.
 struct Case {
     name: &'static str,
@@ -479,6 +503,17 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
             "topology",
             "32-ary 5-tree has too many nodes",
         ),
+        // ---- ib_fabric from an ibsim net file (topology/ib_fabric/ibsim.rs) ----
+        case("ibsim mismatched peer port", ibsim(&tmp.ibsim_mismatch, ""), "topology.file", "line 4: mismatched link: this line joins \"Switch1\"[3] to \"Switch2\"[3], but line 8 joins \"Switch2\"[3] to \"Switch1\"[4]"),
+        case("ibsim unknown remote id", ibsim(&tmp.ibsim_unknown, ""), "topology.file", "line 3: unknown remote id \"Hca3\""),
+        case("ibsim port beyond the header", ibsim(&tmp.ibsim_beyond, ""), "topology.file", "line 9: port 4 is beyond the 3 ports \"Switch2\" declares on line 7"),
+        case("ibsim bad width", ibsim(&tmp.ibsim_width, ""), "topology.file", "line 2: bad width `w=3`: must be w=1, w=4 or w=12"),
+        case("ibsim dangling link", ibsim(&tmp.ibsim_dangling, ""), "topology.file", "line 2: dangling link: the record of \"Hca1\" (line 11) has no line for its port 1"),
+        case("ibsim with routes", ibsim(&tmp.ibsim_ok, "format = \"ibsim\"\nroutes = \"/tmp\"\n"), "topology.routes", "read as an ibsim net file, which has no LIDs"),
+        case("ibsim with routes, format inferred", ibsim(&tmp.ibsim_ok, "routes = \"/tmp\"\n"), "topology.routes", "(inferred from its first record)"),
+        // The path is the table (internally tagged enum); the message names the key.
+        case("ib_fabric unknown format", ibsim(&tmp.ibsim_ok, "format = \"opensm\"\n"), "topology", "`format` must be \"ibnetdiscover\" or \"ibsim\", got \"opensm\""),
+        case("ibsim read as a ports report", ibsim(&tmp.ibsim_ok, "format = \"ibnetdiscover\"\n"), "topology.file", "no switch-to-HCA links found (read as an `ibnetdiscover -p` ports report)"),
         // ---- routing ----
         // The message spells the kind as the Rust variant (`Dor`, `DModK`), not as written (`dor`, `d_mod_k`).
         case(
@@ -510,6 +545,12 @@ struct Tmp {
     perm_short: PathBuf,
     perm_range: PathBuf,
     matrix_neg: PathBuf,
+    ibsim_ok: PathBuf,
+    ibsim_mismatch: PathBuf,
+    ibsim_unknown: PathBuf,
+    ibsim_beyond: PathBuf,
+    ibsim_width: PathBuf,
+    ibsim_dangling: PathBuf,
 }
 
 impl Tmp {
@@ -527,13 +568,39 @@ impl Tmp {
             perm_short: temp_file("perm_short", "1\n2\n3\n0\n"),
             perm_range: temp_file("perm_range", "0 40\n1 2\n"),
             matrix_neg: temp_file("matrix_neg", &neg),
+            ibsim_ok: temp_file("ibsim_ok", IBSIM_NET),
+            ibsim_mismatch: temp_file(
+                "ibsim_mismatch",
+                &IBSIM_NET.replace("[3] \"Switch1\"[3]", "[3] \"Switch1\"[4]"),
+            ),
+            ibsim_unknown: temp_file("ibsim_unknown", &IBSIM_NET.replace("\"Hca2\"[2]", "\"Hca3\"[2]")),
+            ibsim_beyond: temp_file(
+                "ibsim_beyond",
+                &IBSIM_NET.replace("Switch 8 \"Switch2\"", "Switch 3 \"Switch2\""),
+            ),
+            ibsim_width: temp_file(
+                "ibsim_width",
+                &IBSIM_NET.replace("[1] \"Hca1\"[1]", "[1] \"Hca1\"[1] w=3"),
+            ),
+            ibsim_dangling: temp_file("ibsim_dangling", &IBSIM_NET.replace("[1] \"Switch1\"[1]\n", "")),
         }
     }
 }
 
 impl Drop for Tmp {
     fn drop(&mut self) {
-        for p in [&self.matrix_3x3, &self.perm_short, &self.perm_range, &self.matrix_neg] {
+        for p in [
+            &self.matrix_3x3,
+            &self.perm_short,
+            &self.perm_range,
+            &self.matrix_neg,
+            &self.ibsim_ok,
+            &self.ibsim_mismatch,
+            &self.ibsim_unknown,
+            &self.ibsim_beyond,
+            &self.ibsim_width,
+            &self.ibsim_dangling,
+        ] {
             let _ = std::fs::remove_file(p);
         }
     }

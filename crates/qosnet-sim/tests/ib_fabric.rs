@@ -1,8 +1,10 @@
 //! Real InfiniBand fabrics (`shared/data/ib-topologies`, SOURCES.md §2): the avakas fat
 //! tree (281 HCAs, 25 switch ASICs) and the heterogeneous plafrim fabric (125 HCAs, 9
-//! switches), with their own forwarding tables, simulated and used for admission.
+//! switches), with their own forwarding tables, simulated and used for admission; and
+//! ibsim's example net file (2 switches, 2 HCAs). Bad net files are in `bad_configs.rs`.
 
 use qosnet_sim::admission::CallAdmission;
+use qosnet_sim::topology::Peer;
 use qosnet_sim::{Config, Simulation};
 use std::path::PathBuf;
 
@@ -109,4 +111,82 @@ fn bad_fabric_inputs_name_the_field() {
     assert!(e.contains("topology.routes"), "{e}");
     let toml = toml.replace("routes = \"/nonexistent\"\n", "") + "[routing]\nkind = \"dor\"\n";
     assert!(err(&toml).contains("routing.kind"));
+}
+
+/// ibsim's `net-examples/net`: Switch1 (8 ports) has Hca1 on port 1, Hca2 on port 2, and
+/// Switch2 (8 ports) on ports 3 and 4, two parallel links to Switch2's ports 3 and 4.
+fn ibsim_example(extra: &str) -> Option<Config> {
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data/ib-topologies/ibsim-net-example.net");
+    if !file.is_file() {
+        eprintln!("skipping: {} not present", file.display());
+        return None;
+    }
+    let text = format!("[topology]\nkind = \"ib_fabric\"\nfile = '{}'\n{extra}", file.display());
+    Some(Config::from_toml_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}")))
+}
+
+#[test]
+fn ibsim_example_is_two_switches_with_parallel_links_and_two_hcas() {
+    let Some(cfg) = ibsim_example("") else { return };
+    let a = CallAdmission::from_config(&cfg).unwrap();
+    let t = a.topology();
+    // the headers' 8 ports; nodes in file order, named by their ids
+    assert_eq!((t.routers, t.ports, t.nodes), (2, 8, 2));
+    assert_eq!(t.names, vec!["Hca1".to_string(), "Hca2".to_string()]);
+    assert_eq!(t.attach, vec![(0, 0), (0, 1)]);
+    let links: Vec<(usize, usize, Peer)> = (0..t.routers)
+        .flat_map(|r| (0..t.ports).map(move |p| (r, p)))
+        .filter_map(|(r, p)| Some((r, p, t.peer(r, p))).filter(|l| l.2 != Peer::None))
+        .collect();
+    assert_eq!(
+        links,
+        vec![
+            (0, 0, Peer::Endpoint { node: 0 }),
+            (0, 1, Peer::Endpoint { node: 1 }),
+            (0, 2, Peer::Router { router: 1, port: 2 }),
+            (0, 3, Peer::Router { router: 1, port: 3 }),
+            (1, 2, Peer::Router { router: 0, port: 2 }),
+            (1, 3, Peer::Router { router: 0, port: 3 }),
+        ]
+    );
+    // both HCAs hang off Switch1: one switch, straight out of the other HCA's port
+    assert_eq!(a.path(0, 1), vec![(0, 1)]);
+    assert_eq!(a.path(1, 0), vec![(0, 0)]);
+    // no width given: ibsim's 4x at its SDR default, 8 Gb/s of data
+    assert!((0..t.nodes as u32).all(|n| a.node_capacity(n) == 8e9));
+    assert_eq!(a.port_capacity(0, 2), 8e9);
+}
+
+#[test]
+fn ibsim_example_simulates_and_reserves() {
+    let Some(cfg) = ibsim_example(RUN) else { return };
+    let mut s = Simulation::new(cfg).unwrap();
+    while !s.advance(500).unwrap() {
+        s.check_invariants().unwrap();
+    }
+    let r = s.result().summary;
+    assert!(!r.saturated && r.drain_complete, "{r:?}");
+    assert!(r.flits_ejected > 0 && r.messages_delivered == r.messages_measured, "{r:?}");
+    assert!((r.accepted_flits_per_node_cycle - 0.3).abs() < 0.02, "{r:?}");
+    let cfg = ibsim_example("").unwrap();
+    let mut a = CallAdmission::from_config(&cfg).unwrap();
+    let id = a.admit(0, 1, 6e9).unwrap();
+    assert_eq!(a.port_reserved(0, 1), 6e9);
+    assert!(a.admit(0, 1, 3e9).is_err(), "8 Gb/s links");
+    assert!(a.release(id).is_some());
+}
+
+#[test]
+fn ibsim_format_is_inferred_and_an_explicit_format_wins() {
+    let Some(cfg) = ibsim_example("format = \"ibsim\"\n") else { return };
+    assert_eq!(CallAdmission::from_config(&cfg).unwrap().topology().nodes, 2);
+    let cfg = ibsim_example("format = \"ibnetdiscover\"\n").unwrap();
+    let Err(e) = CallAdmission::from_config(&cfg) else { panic!("read as a ports report") };
+    let e = e.to_string();
+    assert!(e.contains("topology.file") && e.contains("no switch-to-HCA links found"), "{e}");
+    let cfg = ibsim_example("routes = \"/nonexistent\"\n").unwrap();
+    let Err(e) = CallAdmission::from_config(&cfg) else { panic!("routes need LIDs") };
+    let e = e.to_string();
+    assert!(e.contains("topology.routes") && e.contains("inferred from its first record"), "{e}");
 }

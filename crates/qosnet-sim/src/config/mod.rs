@@ -108,13 +108,41 @@ pub enum TopologyConfig {
     },
     /// k-ary n-tree: k^n endpoints, n levels of k^(n-1) switches with 2k ports.
     FatTree { k: u32, n: u32 },
-    /// A real InfiniBand fabric: `file` is its `ibnetdiscover -p` ports report, `routes`
-    /// (optional) a directory of its switches' `ibroute` forwarding tables.
+    /// A real InfiniBand fabric: `file` is its `ibnetdiscover -p` ports report or an ibsim
+    /// net file (`format`, inferred from the file when absent), `routes` (optional, ports
+    /// reports only) a directory of its switches' `ibroute` forwarding tables.
     IbFabric {
         file: PathBuf,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        format: Option<IbFabricFormat>,
         #[serde(default)]
         routes: Option<PathBuf>,
     },
+}
+
+/// How an `ib_fabric` file is written (`topology::ib_fabric` documents both).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IbFabricFormat {
+    /// The ports report of `ibnetdiscover -p`.
+    Ibnetdiscover,
+    /// The net file of linux-rdma's ibsim (`Switch|Hca <ports> "id"` records).
+    Ibsim,
+}
+
+/// By hand so that the message names the key: inside the internally tagged
+/// `TopologyConfig`, serde's own error would carry only the path `topology`.
+impl<'de> Deserialize<'de> for IbFabricFormat {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        match s.as_str() {
+            "ibnetdiscover" => Ok(Self::Ibnetdiscover),
+            "ibsim" => Ok(Self::Ibsim),
+            _ => Err(serde::de::Error::custom(format!(
+                "`format` must be \"ibnetdiscover\" or \"ibsim\", got {s:?}"
+            ))),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -89,8 +89,9 @@ impl Topology {
         resolve: &dyn Fn(&std::path::Path) -> std::path::PathBuf,
     ) -> Result<Topology, ConfigError> {
         match cfg {
-            TopologyConfig::IbFabric { file, routes } => ib_fabric::build(
+            TopologyConfig::IbFabric { file, format, routes } => ib_fabric::build(
                 &resolve(file),
+                *format,
                 routes.as_deref().map(resolve).as_deref(),
                 &file.display().to_string(),
             ),

@@ -1,57 +1,16 @@
-//! A real InfiniBand fabric from its discovery dump: the ports report of `ibnetdiscover -p`
-//! (every connected port as `CA|SW lid port guid width speed - CA|SW lid port guid ( 'desc'
-//! - 'desc' )`), and optionally the switches' linear forwarding tables as printed by
-//! `ibroute` (one file per switch: `0xLID port : (...)` per destination LID).
+//! The ports report of `ibnetdiscover -p` (infiniband-diags, `man ibnetdiscover`): every
+//! connected port as `CA|SW lid port guid width speed - CA|SW lid port guid ( 'desc' -
+//! 'desc' )`; and the switches' linear forwarding tables as printed by `ibroute` (one file
+//! per switch: `0xLID port : (...)` per destination LID).
 //!
-//! Every switch is a router (ports numbered from 1 in the dump, from 0 here); every
-//! connected HCA port is a node, numbered in LID order. Each link's data rate (width x lane
-//! rate x encoding) is kept for admission control; the simulator runs every link at
-//! `[physical] link_bandwidth`. Routes come from the forwarding tables (the fabric's real,
-//! deterministic routing), or, without them, minimal-hop routes spread over equally short
-//! ports by destination (deadlock freedom then depends on the fabric: it holds for fat
-//! trees such as avakas in `shared/data/ib-topologies`, where every minimal route goes up,
-//! then down).
+//! Keys are LIDs: switches and HCA ports are numbered in LID order. A node's name is its
+//! HCA's description (`'desc'`), as the report gives it. Each link's rate is its width
+//! times [`lane_rate`] of its speed.
 
-use super::{Peer, Shape, Topology};
+use super::{lane_rate, Dump, End, HalfLink, Keys, NO_ROUTE};
 use crate::error::ConfigError;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::HashMap;
 use std::path::Path;
-
-/// No route (the destination is unreachable from this switch).
-pub const NO_ROUTE: u8 = u8::MAX;
-
-/// One end of a link in the ports report.
-#[derive(Clone, Debug, PartialEq)]
-struct End {
-    switch: bool,
-    lid: u32,
-    port: u32,
-    guid: u64,
-}
-
-#[derive(Clone, Debug)]
-struct Line {
-    local: End,
-    remote: End,
-    bits_per_second: f64,
-    local_desc: String,
-    line: usize,
-}
-
-/// Data rate of one lane in b/s after line encoding (IBA vol. 2: SDR/DDR/QDR use 8b/10b,
-/// FDR and later 64b/66b).
-fn lane_rate(speed: &str) -> Option<f64> {
-    Some(match speed {
-        "SDR" => 2.5e9 * 0.8,
-        "DDR" => 5e9 * 0.8,
-        "QDR" => 10e9 * 0.8,
-        "FDR10" => 10.3125e9 * 64.0 / 66.0,
-        "FDR" => 14.0625e9 * 64.0 / 66.0,
-        "EDR" => 25.78125e9 * 64.0 / 66.0,
-        "HDR" => 53.125e9 * 64.0 / 66.0,
-        _ => return None,
-    })
-}
 
 fn parse_end(kind: &str, lid: &str, port: &str, guid: &str) -> Option<End> {
     let switch = match kind {
@@ -59,20 +18,21 @@ fn parse_end(kind: &str, lid: &str, port: &str, guid: &str) -> Option<End> {
         "CA" => false,
         _ => return None,
     };
-    let guid = u64::from_str_radix(guid.strip_prefix("0x")?, 16).ok()?;
-    Some(End { switch, lid: lid.parse().ok()?, port: port.parse().ok()?, guid })
+    u64::from_str_radix(guid.strip_prefix("0x")?, 16).ok()?;
+    Some(End { switch, key: lid.parse().ok()?, port: port.parse().ok()? })
 }
 
 /// Parse the connected ports of a ports report; unconnected ports and discovery lines are
 /// skipped.
-fn parse_report(text: &str, path: &str) -> Result<Vec<Line>, ConfigError> {
+pub(super) fn parse_report(text: &str, shown: &str) -> Result<Dump, ConfigError> {
     let mut out = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let t: Vec<&str> = raw.split_whitespace().collect();
         if !(t.first() == Some(&"CA") || t.first() == Some(&"SW")) || t.get(6) != Some(&"-") {
             continue;
         }
-        let bad = |why: &str| ConfigError::new(path, format!("line {}: {why}: {raw:?}", i + 1));
+        let bad =
+            |why: &str| ConfigError::new("topology.file", format!("{shown} line {}: {why}: {raw:?}", i + 1));
         if t.len() < 11 {
             return Err(bad("expected `CA|SW lid port guid width speed - CA|SW lid port guid`"));
         }
@@ -84,10 +44,10 @@ fn parse_report(text: &str, path: &str) -> Result<Vec<Line>, ConfigError> {
             .ok_or_else(|| bad("width must be 1x, 4x, 8x or 12x"))?;
         let rate =
             lane_rate(t[5]).ok_or_else(|| bad("speed must be SDR, DDR, QDR, FDR10, FDR, EDR or HDR"))?;
-        let local_desc = raw.split('\'').nth(1).unwrap_or("").to_string();
-        out.push(Line { local, remote, bits_per_second: width * rate, local_desc, line: i + 1 });
+        let local_name = raw.split('\'').nth(1).unwrap_or("").to_string();
+        out.push(HalfLink { local, remote, bits_per_second: width * rate, local_name, line: i + 1 });
     }
-    Ok(out)
+    Ok(Dump { links: out, declared_ports: 0 })
 }
 
 /// Linear forwarding tables: switch LID -> (destination LID -> output port as in the dump).
@@ -123,95 +83,22 @@ fn parse_routes(dir: &Path, shown: &str) -> Result<HashMap<u32, HashMap<u32, u32
     Ok(out)
 }
 
-/// Build the topology from a ports report (`file`) and optional forwarding tables.
-pub(super) fn build(file: &Path, routes: Option<&Path>, shown: &str) -> Result<Topology, ConfigError> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| ConfigError::new("topology.file", format!("cannot read {shown}: {e}")))?;
-    let lines = parse_report(&text, "topology.file")?;
-    // Switches by LID, nodes (HCA ports) by LID: both numbered in LID order.
-    let mut switches: BTreeMap<u32, u64> = BTreeMap::new();
-    let mut cas: BTreeMap<u32, String> = BTreeMap::new();
-    let mut ports = 0u32;
-    for l in &lines {
-        for e in [&l.local, &l.remote] {
-            if e.switch {
-                switches.insert(e.lid, e.guid);
-                ports = ports.max(e.port);
-            }
-        }
-        if !l.local.switch {
-            cas.insert(l.local.lid, l.local_desc.clone());
-        } else if !l.remote.switch {
-            cas.entry(l.remote.lid).or_default();
-        }
-    }
-    if switches.is_empty() || cas.is_empty() {
-        return Err(ConfigError::new(
-            "topology.file",
-            format!("{shown}: no switch-to-HCA links found (expected an `ibnetdiscover -p` ports report)"),
-        ));
-    }
-    if ports as usize > crate::router::MAX_PORTS {
-        return Err(ConfigError::new(
-            "topology.file",
-            format!("{shown}: switches with {ports} ports; at most {}", crate::router::MAX_PORTS),
-        ));
-    }
-    let router_of: HashMap<u32, usize> = switches.keys().enumerate().map(|(i, &lid)| (lid, i)).collect();
-    let node_of: HashMap<u32, usize> = cas.keys().enumerate().map(|(i, &lid)| (lid, i)).collect();
-    let (routers, ports, nodes) = (switches.len(), ports as usize, cas.len());
-    let mut peer = vec![Peer::None; routers * ports];
-    let mut link_bps = vec![0.0; routers * ports];
-    for l in lines.iter().filter(|l| l.local.switch) {
-        let (r, p) = (router_of[&l.local.lid], l.local.port as usize - 1);
-        peer[r * ports + p] = if l.remote.switch {
-            Peer::Router { router: router_of[&l.remote.lid] as u32, port: l.remote.port - 1 }
-        } else {
-            Peer::Endpoint { node: node_of[&l.remote.lid] as u32 }
-        };
-        link_bps[r * ports + p] = l.bits_per_second;
-    }
-    // An HCA seen only from its own side (its switch's line missing) would be half a link.
-    for l in lines.iter().filter(|l| !l.local.switch && l.remote.switch) {
-        let (r, p) = (router_of[&l.remote.lid], l.remote.port as usize - 1);
-        if peer[r * ports + p] != (Peer::Endpoint { node: node_of[&l.local.lid] as u32 }) {
-            return Err(ConfigError::new(
-                "topology.file",
-                format!("{shown} line {}: the switch side of this link is missing or differs", l.line),
-            ));
-        }
-    }
-    let names = cas.values().cloned().collect();
-    let mut t = Topology::from_parts(Shape::Fabric { routes: Vec::new() }, routers, ports, peer);
-    if t.nodes != nodes {
-        return Err(ConfigError::new("topology.file", format!("{shown}: an HCA port is attached twice")));
-    }
-    t.names = names;
-    t.link_bps = link_bps;
-    let routes = match routes {
-        Some(dir) => forwarding_tables(dir, shown, &switches, &cas, ports)?,
-        None => minimal_routes(&t),
-    };
-    t.shape = Shape::Fabric { routes };
-    check_routes(&t, shown)?;
-    Ok(t)
-}
-
-fn forwarding_tables(
+/// The routes of the forwarding tables in `dir`: `[router * nodes + node]`, the output port
+/// (from 0) toward `node`.
+pub(super) fn forwarding_tables(
     dir: &Path,
     shown: &str,
-    switches: &BTreeMap<u32, u64>,
-    cas: &BTreeMap<u32, String>,
+    keys: &Keys,
     ports: usize,
 ) -> Result<Vec<u8>, ConfigError> {
     let lfts = parse_routes(dir, shown)?;
-    let nodes = cas.len();
-    let mut table = vec![NO_ROUTE; switches.len() * nodes];
-    for (r, lid) in switches.keys().enumerate() {
+    let nodes = keys.nodes.len();
+    let mut table = vec![NO_ROUTE; keys.switches.len() * nodes];
+    for (r, lid) in keys.switches.iter().enumerate() {
         let lft = lfts.get(lid).ok_or_else(|| {
             ConfigError::new("topology.routes", format!("no forwarding table for switch LID {lid}"))
         })?;
-        for (n, dst) in cas.keys().enumerate() {
+        for (n, dst) in keys.nodes.iter().enumerate() {
             match lft.get(dst) {
                 Some(&p) if p >= 1 && p as usize <= ports => table[r * nodes + n] = (p - 1) as u8,
                 Some(&p) => {
@@ -232,86 +119,11 @@ fn forwarding_tables(
     Ok(table)
 }
 
-/// Minimal-hop routes: a breadth-first search back from each destination's switch; each
-/// switch forwards toward a switch one hop nearer, on the `node mod count`-th such port.
-fn minimal_routes(t: &Topology) -> Vec<u8> {
-    let (peer, routers, ports, nodes) = (&t.peer, t.routers, t.ports, t.nodes);
-    let mut table = vec![NO_ROUTE; routers * nodes];
-    let mut dist = vec![u32::MAX; routers];
-    let mut queue = VecDeque::new();
-    for (n, &(home, port)) in t.attach.iter().enumerate() {
-        let (home, port) = (home as usize, port as usize);
-        dist.fill(u32::MAX);
-        dist[home] = 0;
-        queue.clear();
-        queue.push_back(home);
-        while let Some(r) = queue.pop_front() {
-            for p in 0..ports {
-                if let Peer::Router { router, .. } = peer[r * ports + p] {
-                    let next = router as usize;
-                    if dist[next] == u32::MAX {
-                        dist[next] = dist[r] + 1;
-                        queue.push_back(next);
-                    }
-                }
-            }
-        }
-        table[home * nodes + n] = port as u8;
-        for r in (0..routers).filter(|&r| r != home && dist[r] != u32::MAX) {
-            // Spread destinations over the equally short ports (D-mod-K style), so that
-            // parallel links share the load instead of all routes taking the lowest port.
-            let toward = |p: &usize| matches!(peer[r * ports + p], Peer::Router { router, .. } if dist[router as usize].wrapping_add(1) == dist[r]);
-            let count = (0..ports).filter(toward).count();
-            if let Some(p) = (0..ports).filter(toward).nth(n % count.max(1)) {
-                table[r * nodes + n] = p as u8;
-            }
-        }
-    }
-    table
-}
-
-/// Every node reaches every other along the table, without loops.
-fn check_routes(t: &Topology, shown: &str) -> Result<(), ConfigError> {
-    let Shape::Fabric { routes } = &t.shape else { return Ok(()) };
-    for src in 0..t.nodes {
-        for dst in (0..t.nodes).filter(|&d| d != src) {
-            let (mut r, _) = t.attach[src];
-            let mut arrived = false;
-            for _ in 0..=t.routers {
-                let p = routes[r as usize * t.nodes + dst];
-                let bad = |why: &str| {
-                    ConfigError::new(
-                        "topology.routes",
-                        format!("{shown}: from node {src} to node {dst}, switch {r}: {why}"),
-                    )
-                };
-                if p == NO_ROUTE {
-                    return Err(bad("no route"));
-                }
-                match t.peer(r as usize, p as usize) {
-                    Peer::Router { router, .. } => r = router,
-                    Peer::Endpoint { node } if node as usize == dst => {
-                        arrived = true;
-                        break;
-                    }
-                    Peer::Endpoint { .. } => return Err(bad("the route ends at another node")),
-                    Peer::None => return Err(bad("the route leaves through an unconnected port")),
-                }
-            }
-            if !arrived {
-                return Err(ConfigError::new(
-                    "topology.routes",
-                    format!("{shown}: the route from node {src} to node {dst} loops"),
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::build;
     use super::*;
+    use crate::topology::{Peer, Shape, Topology};
 
     const REPORT: &str = "\
 DR path slid 0; dlid 0; 0 -> new Switch 0x0002 portnum 0 lid 1-1 \"s1\"
@@ -332,7 +144,7 @@ SW     2  2 0x0000000000000002 4x QDR - SW     1  2 0x0000000000000001 ( 's2' - 
         std::fs::create_dir_all(&dir).unwrap();
         let f = dir.join(format!("report-{call}.txt"));
         std::fs::write(&f, REPORT).unwrap();
-        build(&f, None, "report.txt").unwrap()
+        build(&f, None, None, "report.txt").unwrap()
     }
 
     #[test]
@@ -357,8 +169,28 @@ SW     2  2 0x0000000000000002 4x QDR - SW     1  2 0x0000000000000001 ( 's2' - 
     }
 
     #[test]
+    fn one_sided_links_are_refused_not_half_built() {
+        let err = |text: &str| {
+            let dump = parse_report(text, "r.txt").unwrap();
+            super::super::assemble(&dump, "r.txt", crate::config::IbFabricFormat::Ibnetdiscover)
+                .unwrap_err()
+                .message
+        };
+        // s2's line for the s1-s2 link removed: s1's line 5 has no other side
+        let e = err(REPORT
+            .lines()
+            .filter(|l| !l.starts_with("SW     2  2"))
+            .collect::<Vec<_>>()
+            .join("\n")
+            .as_str());
+        assert!(e.contains("r.txt line 5: the switch side of this link is missing or differs"), "{e}");
+        let e = err(&format!("{REPORT}CA 5 1 0x5 4x QDR - CA 6 1 0x6 4x QDR ( 'a' - 'b' )\n"));
+        assert!(e.contains("line 9: an HCA cabled to an HCA"), "{e}");
+    }
+
+    #[test]
     fn malformed_lines_name_the_line() {
-        let e = parse_report("CA 3 1 0x3 4x XDR - SW 1 1 0x1 ( 'a' - 'b' )\n", "topology.file").unwrap_err();
-        assert!(e.message.contains("line 1") && e.message.contains("speed must be"), "{e}");
+        let e = parse_report("CA 3 1 0x3 4x XDR - SW 1 1 0x1 ( 'a' - 'b' )\n", "r.txt").unwrap_err();
+        assert!(e.message.contains("r.txt line 1") && e.message.contains("speed must be"), "{e}");
     }
 }

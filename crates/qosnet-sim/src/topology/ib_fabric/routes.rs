@@ -1,0 +1,85 @@
+//! Routes over a fabric without forwarding tables, and the check every fabric's routes
+//! pass: minimal-hop routes spread over equally short ports by destination (D-mod-K
+//! style), then every node must reach every other without loops.
+
+use super::NO_ROUTE;
+use crate::error::ConfigError;
+use crate::topology::{Peer, Shape, Topology};
+use std::collections::VecDeque;
+
+/// Minimal-hop routes: a breadth-first search back from each destination's switch; each
+/// switch forwards toward a switch one hop nearer, on the `node mod count`-th such port.
+pub(super) fn minimal_routes(t: &Topology) -> Vec<u8> {
+    let (peer, routers, ports, nodes) = (&t.peer, t.routers, t.ports, t.nodes);
+    let mut table = vec![NO_ROUTE; routers * nodes];
+    let mut dist = vec![u32::MAX; routers];
+    let mut queue = VecDeque::new();
+    for (n, &(home, port)) in t.attach.iter().enumerate() {
+        let (home, port) = (home as usize, port as usize);
+        dist.fill(u32::MAX);
+        dist[home] = 0;
+        queue.clear();
+        queue.push_back(home);
+        while let Some(r) = queue.pop_front() {
+            for p in 0..ports {
+                if let Peer::Router { router, .. } = peer[r * ports + p] {
+                    let next = router as usize;
+                    if dist[next] == u32::MAX {
+                        dist[next] = dist[r] + 1;
+                        queue.push_back(next);
+                    }
+                }
+            }
+        }
+        table[home * nodes + n] = port as u8;
+        for r in (0..routers).filter(|&r| r != home && dist[r] != u32::MAX) {
+            // Spread destinations over the equally short ports (D-mod-K style), so that
+            // parallel links share the load instead of all routes taking the lowest port.
+            let toward = |p: &usize| matches!(peer[r * ports + p], Peer::Router { router, .. } if dist[router as usize].wrapping_add(1) == dist[r]);
+            let count = (0..ports).filter(toward).count();
+            if let Some(p) = (0..ports).filter(toward).nth(n % count.max(1)) {
+                table[r * nodes + n] = p as u8;
+            }
+        }
+    }
+    table
+}
+
+/// Every node reaches every other along the table, without loops.
+pub(super) fn check_routes(t: &Topology, shown: &str) -> Result<(), ConfigError> {
+    let Shape::Fabric { routes } = &t.shape else { return Ok(()) };
+    for src in 0..t.nodes {
+        for dst in (0..t.nodes).filter(|&d| d != src) {
+            let (mut r, _) = t.attach[src];
+            let mut arrived = false;
+            for _ in 0..=t.routers {
+                let p = routes[r as usize * t.nodes + dst];
+                let bad = |why: &str| {
+                    ConfigError::new(
+                        "topology.routes",
+                        format!("{shown}: from node {src} to node {dst}, switch {r}: {why}"),
+                    )
+                };
+                if p == NO_ROUTE {
+                    return Err(bad("no route"));
+                }
+                match t.peer(r as usize, p as usize) {
+                    Peer::Router { router, .. } => r = router,
+                    Peer::Endpoint { node } if node as usize == dst => {
+                        arrived = true;
+                        break;
+                    }
+                    Peer::Endpoint { .. } => return Err(bad("the route ends at another node")),
+                    Peer::None => return Err(bad("the route leaves through an unconnected port")),
+                }
+            }
+            if !arrived {
+                return Err(ConfigError::new(
+                    "topology.routes",
+                    format!("{shown}: the route from node {src} to node {dst} loops"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
