@@ -236,6 +236,13 @@ pub struct Simulation {
     /// Per node and class: the regular VCs (not extra lanes) that class holds, kept with
     /// `nic_busy` so a preempting message finds its victim without a scan.
     pub(crate) nic_held: Vec<[u32; 3]>,
+    /// Per node and class: the lanes with flits of that class left to inject (a split of
+    /// `nic_sending`), so "does a lower class hold the link" is a mask test.
+    pub(crate) nic_sending_class: Vec<[u32; 3]>,
+    /// Per node (ideal endpoint): no queued message could start when last tried, and
+    /// nothing that could change that (a new message, a lane sent out or freed) has
+    /// happened since, so the node does not try again.
+    pub(crate) nic_start_blocked: Vec<bool>,
     pub(crate) nic_sched: Vec<Scheduler>,
     pub(crate) nic_tables: SchedTables,
     pub(crate) nic_keys: RateKeys,
@@ -455,6 +462,8 @@ impl Simulation {
             nic_credits: lane_depths(nodes),
             nic_class: vec![0; nodes * lanes],
             nic_held: vec![[0; 3]; nodes],
+            nic_sending_class: vec![[0; 3]; nodes],
+            nic_start_blocked: vec![false; nodes],
             nic_busy: vec![0; nodes],
             nic_rr: vec![RoundRobin::default(); nodes],
             // The simple endpoint keeps no injection block: its link is its own.
@@ -702,6 +711,7 @@ impl Simulation {
                 self.nic_credits[node * vcs + c.vc as usize] += 1;
                 if c.tail {
                     self.nic_busy[node] &= !bit;
+                    self.nic_start_blocked[node] = false;
                     for held in &mut self.nic_held[node] {
                         *held &= !bit;
                     }

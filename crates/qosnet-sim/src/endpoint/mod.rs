@@ -118,6 +118,7 @@ impl Simulation {
         } else {
             let q = self.source_queue(src as usize, class);
             self.nic_queue[q].push_back(m);
+            self.nic_start_blocked[src as usize] = false;
             self.activate_nic(src as usize);
         }
         m
@@ -167,6 +168,9 @@ impl Simulation {
     #[inline]
     fn start_packets(&mut self, n: usize, now: Cycle) {
         let vcs = self.p.lanes;
+        // If nothing starts, nothing will until a message arrives or a lane is sent out
+        // or freed. A start is tried again: it may give a higher class a lane to preempt.
+        self.nic_start_blocked[n] = true;
         for q in n * 3..n * 3 + 3 {
             loop {
                 // At the limit, in the preemptive router, a message may still start if it
@@ -200,7 +204,7 @@ impl Simulation {
                 }
                 let vtick = self.packets.get(packet).vtick;
                 self.hold_nic_lane(n, vc, class as u8);
-                self.nic_sending[n] |= 1 << vc;
+                self.nic_start_blocked[n] = false;
                 self.nic_keys.set_vtick(n, vc, vtick);
                 let key = self.nic_keys.key(n, vc, now, now);
                 self.nic_pkt[n * vcs + vc] =
@@ -215,7 +219,7 @@ impl Simulation {
         let nic = self.nic_p.is_nic();
         if nic {
             self.nic_send_side(n, now);
-        } else {
+        } else if !self.nic_start_blocked[n] {
             self.start_packets(n, now);
         }
         let mut sending = self.nic_sending[n];
@@ -254,6 +258,8 @@ impl Simulation {
         if last {
             kind |= TAIL;
             self.nic_sending[n] &= !(1 << vc);
+            self.nic_sending_class[n][self.nic_class[ci] as usize] &= !(1 << vc);
+            self.nic_start_blocked[n] = false;
         } else {
             // The packet's age orders it (FCFS); the next flit may still be on its way in.
             let key = self.nic_keys.key(n, vc, cur.start, cur.start);
@@ -277,8 +283,7 @@ impl Simulation {
 
     /// Whether a message of `class` outranks a packet node `n` is sending.
     fn nic_outranks(&self, n: usize, class: u8) -> bool {
-        let lanes = self.p.lanes;
-        crate::sched::bits(self.nic_sending[n]).any(|v| self.nic_class[n * lanes + v] > class)
+        self.nic_sending_class[n][class as usize + 1..].iter().any(|&m| m != 0)
     }
 
     /// The preemptive router's NIC (document 003 §3.2.1): no VC of the class is free, so
@@ -291,10 +296,12 @@ impl Simulation {
         crate::router::victim(&self.nic_held[n], regular & !(busy >> vcs), class).map(|v| vcs + v)
     }
 
-    /// A packet of `class` takes lane `lane` of node `n`'s injection link until its tail
-    /// credit returns.
+    /// A packet of `class` starts injection on lane `lane` of node `n`'s link, and holds
+    /// the lane until its tail credit returns.
     #[inline]
     pub(crate) fn hold_nic_lane(&mut self, n: usize, lane: usize, class: u8) {
+        self.nic_sending[n] |= 1 << lane;
+        self.nic_sending_class[n][class as usize] |= 1 << lane;
         self.nic_busy[n] |= 1 << lane;
         self.nic_class[n * self.p.lanes + lane] = class;
         if lane < self.p.vcs {

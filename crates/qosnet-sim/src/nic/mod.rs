@@ -472,7 +472,6 @@ impl Simulation {
         let pkt = self.packets.get(b.packet);
         let (class, vtick, size) = (pkt.class, pkt.vtick, pkt.size);
         self.hold_nic_lane(n, lane, class.index() as u8);
-        self.nic_sending[n] |= 1 << lane;
         self.nic_keys.set_vtick(n, lane, vtick);
         let start = b.data_start.max(now);
         let key = self.nic_keys.key(n, lane, start, start);

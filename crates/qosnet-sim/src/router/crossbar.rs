@@ -65,15 +65,11 @@ impl Simulation {
                 if waiting == 0 {
                     continue;
                 }
-                let blocked = std::cell::Cell::new(0u32);
+                // (a VC whose output VC buffer is full is in `ip_blocked`: `traverse`)
                 let (outbuf, in_vc, accel) = (&self.outbuf, &self.in_vc, self.ip_accel[ip]);
                 let eligible = |v: usize| {
                     let state = &in_vc[ip * vcs + v];
-                    if outbuf.len(state.ovc as usize) >= out_depth {
-                        // Nothing to do until the output VC sends (output stage unblocks).
-                        blocked.set(blocked.get() | 1 << v);
-                        return None;
-                    }
+                    debug_assert!(outbuf.len(state.ovc as usize) < out_depth);
                     // Accelerated flits (document 003 §3.2.2) carry the lowest key.
                     let key = if accel >> v & 1 == 1 { 0 } else { state.key };
                     (state.front_ready <= now && state.gate <= now).then_some(key)
@@ -81,7 +77,6 @@ impl Simulation {
                 // The input's scheduler state advances only if its choice is granted.
                 let before = self.xbar_sched[ip];
                 let chosen = self.xbar_sched[ip].select(waiting, &self.xbar_tables, eligible);
-                self.ip_blocked[ip] |= blocked.get();
                 let Some(v) = chosen else { continue };
                 self.xbar_saved[port] = before;
                 nominee[port] = v as u8;
@@ -196,6 +191,11 @@ impl Simulation {
         self.op_nonempty[op] |= 1 << ov;
         self.r_out_ports[r] |= 1 << out;
         let tail = flit.is_tail();
+        // The output VC buffer is fed by this input VC alone: once full, the VC waits until
+        // it sends (the output stage unblocks it). After a tail the VC serves another packet.
+        if !tail && self.outbuf.len(ovc) >= self.p.output_depth {
+            self.ip_blocked[ip] |= 1 << v;
+        }
         if tail {
             self.ip_active[ip] &= !(1 << v);
             self.ip_to_out[ip * ports + out] &= !(1 << v);

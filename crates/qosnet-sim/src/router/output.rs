@@ -35,10 +35,11 @@ impl Simulation {
             if self.credits[base + v] == 0 {
                 self.op_credited[op] &= !(1 << v);
             }
-            // The input VC feeding this output VC may have been waiting for room.
+            // The input VC feeding this output VC may have been waiting for room (if it
+            // still feeds it: it may have moved on to another packet and output VC).
             let owner = self.ovc_owner[base + v] as usize;
             let (oip, ov) = (owner >> 5, owner & 31);
-            if self.ip_blocked[oip] & (1 << ov) != 0 {
+            if self.ip_blocked[oip] & (1 << ov) != 0 && self.in_vc[oip * vcs + ov].ovc as usize == base + v {
                 self.ip_blocked[oip] &= !(1 << ov);
                 self.r_xbar_ports[r] |= 1 << (oip % ports);
             }
