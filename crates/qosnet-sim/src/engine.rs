@@ -91,12 +91,6 @@ pub(crate) struct Params {
 pub(crate) struct InVc {
     /// Cycle from which the header may take its next step (stages 2-4).
     pub gate: Cycle,
-    /// `ready` of the flit at the front of the buffer (valid while it is non-empty): the
-    /// crossbar's eligibility test then needs no look into the buffer itself.
-    pub front_ready: Cycle,
-    /// The crossbar scheduler's key for the front flit (its age, VirtualClock stamp or
-    /// finish tag; see `sched::RateKeys`).
-    pub key: u64,
     /// Global index of the output VC held (valid once allocated).
     pub ovc: u32,
     /// Output VCs the route allows.
@@ -109,6 +103,15 @@ pub(crate) struct InVc {
     pub packet: u32,
     /// The header is a dummy header: the packet resumes after a preemption.
     pub resumed: bool,
+}
+
+/// What a scheduler sees of the flit at the front of a VC buffer: the cycle from which it
+/// may go and its key (its age, VirtualClock stamp or finish tag; see `sched::RateKeys`),
+/// together so one cache line serves a candidate.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Front {
+    pub ready: Cycle,
+    pub key: u64,
 }
 
 /// A packet a NIC is injecting (one per VC).
@@ -138,6 +141,11 @@ pub struct Simulation {
     pub(crate) inbuf: Rings,
     /// Per input VC: the routing and allocation state of the packet it holds.
     pub(crate) in_vc: Vec<InVc>,
+    /// Per input VC (valid while its buffer is non-empty): what the crossbar input
+    /// scheduler sees of the front flit. `ready` includes, for a header, the end of stages
+    /// 2-3 (`InVc::gate`). Kept apart from `InVc`, a port's VCs side by side, because the
+    /// scheduler reads exactly this for every candidate VC.
+    pub(crate) in_front: Vec<Front>,
     pub(crate) ip_nonempty: Vec<u32>,
     pub(crate) ip_routing: Vec<u32>,
     pub(crate) ip_vc_alloc: Vec<u32>,
@@ -154,7 +162,7 @@ pub struct Simulation {
     pub(crate) ip_to_out: Vec<u32>,
     pub(crate) xbar_sched: Vec<Scheduler>,
     pub(crate) xbar_tables: SchedTables,
-    /// Per input VC: the rate-scheduler state behind `InVc::key`.
+    /// Per input VC: the rate-scheduler state behind `in_front`'s keys.
     pub(crate) in_keys: RateKeys,
     // --- preemption (document 003 §3.2.1), per input port, masks over its C VCs ---
     /// VCs whose extra buffer holds a preempting message (the VC itself waits).
@@ -192,7 +200,8 @@ pub struct Simulation {
     pub(crate) out_sched: Vec<Scheduler>,
     pub(crate) out_tables: SchedTables,
     pub(crate) out_keys: RateKeys,
-    /// Per output VC: the output scheduler's key for its front flit.
+    /// Per output VC: the output scheduler's key for its front flit. (Its `ready` is read
+    /// from the buffer: a second per-VC array here cost more in cache misses than it saved.)
     pub(crate) ovc_key: Vec<u64>,
     pub(crate) out_target: Vec<Target>,
     pub(crate) vc_rr: Vec<RoundRobin>,
@@ -206,14 +215,13 @@ pub struct Simulation {
     pub(crate) xbar_saved: Vec<Scheduler>,
     pub(crate) xbar_requests: Vec<u64>,
     pub(crate) xbar_used: Vec<u32>,
-    /// Crossbar scratch with rate-based keys: the nominated flits' keys per input port, and
-    /// one output's requesting inputs in grant order.
+    /// Crossbar scratch with rate-based keys: the nominated flits' keys per input port.
     pub(crate) xbar_keys: Vec<u64>,
-    pub(crate) xbar_order: Vec<u8>,
     // --- routers: activity ---
     pub(crate) work: Vec<u32>,
-    pub(crate) is_active: Vec<bool>,
-    pub(crate) active: Vec<u32>,
+    /// Routers with work (a bit each): visited in index order, so neighbouring routers'
+    /// per-port state shares cache lines, with no list to sort or compact.
+    pub(crate) active: Vec<u64>,
     /// Per router, a bit per port that may have work in a stage (set eagerly, cleared
     /// lazily when the stage finds the port idle): routing, VC allocation, crossbar, output.
     pub(crate) r_route_ports: Vec<u64>,
@@ -407,6 +415,7 @@ impl Simulation {
         Ok(Simulation {
             inbuf: Rings::new(n_vcs, in_cap),
             in_vc: vec![InVc::default(); n_vcs],
+            in_front: vec![Front::default(); n_vcs],
             ip_nonempty: vec![0; n_ports],
             ip_routing: vec![0; n_ports],
             ip_vc_alloc: vec![0; n_ports],
@@ -448,10 +457,8 @@ impl Simulation {
             xbar_requests: vec![0; ports],
             xbar_used: vec![0; ports],
             xbar_keys: vec![0; ports],
-            xbar_order: Vec::with_capacity(ports),
             work: vec![0; topo.routers],
-            is_active: vec![false; topo.routers],
-            active: Vec::with_capacity(topo.routers),
+            active: vec![0; topo.routers.div_ceil(64)],
             r_route_ports: vec![0; topo.routers],
             r_alloc_ports: vec![0; topo.routers],
             r_xbar_ports: vec![0; topo.routers],
@@ -617,7 +624,7 @@ impl Simulation {
         self.in_flight == 0
             && self.credits_in_flight == 0
             && self.nic_active.is_empty()
-            && self.active.is_empty()
+            && self.active.iter().all(|&w| w == 0)
     }
 
     /// One cycle.
@@ -627,24 +634,21 @@ impl Simulation {
         self.generate(now);
         self.deliver_credits(now);
         self.deliver_arrivals(now);
-        let mut active = std::mem::take(&mut self.active);
-        if self.reverse_visits {
-            for &r in active.iter().rev() {
-                self.router_cycle(r as usize, now);
-            }
-        } else {
-            for &r in &active {
-                self.router_cycle(r as usize, now);
+        // (a router activates only itself while it runs: arrivals came first)
+        let words = self.active.len();
+        for i in 0..words {
+            let w = if self.reverse_visits { words - 1 - i } else { i };
+            let mut m = self.active[w];
+            while m != 0 {
+                let b = if self.reverse_visits { 63 - m.leading_zeros() } else { m.trailing_zeros() };
+                m &= !(1u64 << b);
+                let r = w * 64 + b as usize;
+                self.router_cycle(r, now);
+                if self.work[r] == 0 {
+                    self.active[w] &= !(1u64 << b);
+                }
             }
         }
-        active.retain(|&r| {
-            let keep = self.work[r as usize] > 0;
-            self.is_active[r as usize] = keep;
-            keep
-        });
-        // Routers activated while this cycle ran (none: arrivals come first) are kept.
-        active.append(&mut self.active);
-        self.active = active;
         self.inject(now);
         if self.in_flight > 0 && now - self.last_progress > self.p.watchdog {
             return Err(self.deadlock());
@@ -670,10 +674,7 @@ impl Simulation {
 
     #[inline]
     pub(crate) fn activate_router(&mut self, r: usize) {
-        if !self.is_active[r] {
-            self.is_active[r] = true;
-            self.active.push(r as u32);
-        }
+        self.active[r >> 6] |= 1 << (r & 63);
     }
 
     #[inline]
@@ -782,8 +783,8 @@ impl Simulation {
                 let pkt = self.packets.get(flit.packet);
                 self.in_keys.set_vtick(ip, v, pkt.vtick);
             }
-            self.in_vc[ivc].front_ready = flit.ready;
-            self.in_vc[ivc].key = self.in_keys.key(ip, v, now, flit.ready);
+            let key = self.in_keys.key(ip, v, now, flit.ready);
+            self.in_front[ivc] = Front { ready: flit.ready.max(self.in_vc[ivc].gate), key };
         }
         self.inbuf.push(ivc, flit);
         self.ip_nonempty[ip] |= 1 << v;

@@ -9,10 +9,10 @@
 
 use super::MAX_PORTS;
 use crate::config::RouterKind;
-use crate::engine::Simulation;
+use crate::engine::{Front, Simulation};
 use crate::flit::{DUMMY, LOCAL};
 use crate::sched::KeyMode;
-use crate::sched::{bits64, rotated};
+use crate::sched::{bits, bits64, rotated};
 use crate::units::Cycle;
 
 /// Nominate-and-grant rounds per cycle: enough for a loser to find a free output.
@@ -23,7 +23,6 @@ impl Simulation {
     pub(crate) fn crossbar_stage(&mut self, r: usize, now: Cycle) {
         let (ports, vcs) = (self.p.ports, self.p.lanes);
         let speedup = self.p.speedup as u8;
-        let out_depth = self.p.output_depth;
         let mut grants = [0u8; MAX_PORTS];
         let mut sent = [0u8; MAX_PORTS];
         let mut nominee = [0u8; MAX_PORTS];
@@ -66,13 +65,16 @@ impl Simulation {
                     continue;
                 }
                 // (a VC whose output VC buffer is full is in `ip_blocked`: `traverse`)
-                let (outbuf, in_vc, accel) = (&self.outbuf, &self.in_vc, self.ip_accel[ip]);
+                let base = ip * vcs;
+                let front = &self.in_front[base..base + vcs];
+                let accel = self.ip_accel[ip];
+                debug_assert!(bits(waiting)
+                    .all(|v| { self.outbuf.len(self.in_vc[base + v].ovc as usize) < self.p.output_depth }));
                 let eligible = |v: usize| {
-                    let state = &in_vc[ip * vcs + v];
-                    debug_assert!(outbuf.len(state.ovc as usize) < out_depth);
-                    // Accelerated flits (document 003 §3.2.2) carry the lowest key.
-                    let key = if accel >> v & 1 == 1 { 0 } else { state.key };
-                    (state.front_ready <= now && state.gate <= now).then_some(key)
+                    // Accelerated flits (document 003 §3.2.2) carry the lowest key
+                    // (branch-free: the mask is all ones unless v is accelerated).
+                    let keep = ((accel >> v & 1) as u64).wrapping_sub(1);
+                    (front[v].ready <= now).then_some(front[v].key & keep)
                 };
                 // The input's scheduler state advances only if its choice is granted.
                 let before = self.xbar_sched[ip];
@@ -81,11 +83,11 @@ impl Simulation {
                 self.xbar_saved[port] = before;
                 nominee[port] = v as u8;
                 nominated |= 1 << port;
-                let state = &self.in_vc[ip * vcs + v];
                 if by_key {
-                    self.xbar_keys[port] = if self.ip_accel[ip] >> v & 1 == 1 { 0 } else { state.key };
+                    self.xbar_keys[port] =
+                        if self.ip_accel[ip] >> v & 1 == 1 { 0 } else { self.in_front[ip * vcs + v].key };
                 }
-                let out = state.out_port as usize;
+                let out = self.in_vc[ip * vcs + v].out_port as usize;
                 requests[out] |= 1 << port;
                 asked |= 1 << out;
             }
@@ -117,15 +119,22 @@ impl Simulation {
                 }
                 let start = self.xbar_rr[op] as u32;
                 if by_key {
-                    // In key order, round robin among equal keys (a stable sort of the
-                    // rotation).
-                    // (scratch kept in `self`: nothing is allocated per cycle)
-                    self.xbar_order.clear();
-                    self.xbar_order.extend(rotated(losers, start, ports).map(|p| p as u8));
-                    let keys = &self.xbar_keys;
-                    self.xbar_order.sort_by_key(|&p| keys[p as usize]);
-                    for i in 0..self.xbar_order.len() {
-                        grant!(self.xbar_order[i] as usize);
+                    // In key order, round robin among equal keys: a stable insertion sort
+                    // of the rotation (a handful of inputs, on the stack).
+                    let mut order = [0u8; MAX_PORTS];
+                    let mut n = 0;
+                    for p in rotated(losers, start, ports) {
+                        let k = self.xbar_keys[p];
+                        let mut i = n;
+                        while i > 0 && self.xbar_keys[order[i - 1] as usize] > k {
+                            order[i] = order[i - 1];
+                            i -= 1;
+                        }
+                        order[i] = p as u8;
+                        n += 1;
+                    }
+                    for &p in &order[..n] {
+                        grant!(p as usize);
                     }
                 } else {
                     for port in rotated(losers, start, ports) {
@@ -165,8 +174,8 @@ impl Simulation {
             self.ip_nonempty[ip] &= !(1 << v);
         } else {
             let ready = self.inbuf.front(ivc).ready;
-            self.in_vc[ivc].front_ready = ready;
-            self.in_vc[ivc].key = self.in_keys.key(ip, v, ready - self.p.d_sync, ready);
+            let key = self.in_keys.key(ip, v, ready - self.p.d_sync, ready);
+            self.in_front[ivc] = Front { ready: ready.max(self.in_vc[ivc].gate), key };
         }
         let state = self.in_vc[ivc];
         let (out, ov) = (state.out_port as usize, state.out_vc as usize);
@@ -200,6 +209,10 @@ impl Simulation {
             self.ip_active[ip] &= !(1 << v);
             self.ip_to_out[ip * ports + out] &= !(1 << v);
             self.op_open[op] &= !(1 << ov);
+            if self.p.kind == RouterKind::Preemptive {
+                // a header waiting to preempt this VC's holder may take it now
+                self.wake_vc_alloc(op);
+            }
         }
         if !local {
             let up = self.credit_return[ip];

@@ -99,8 +99,8 @@ impl Simulation {
         self.inbuf.push_front(ivc, flit);
         // The keys of the flits behind are recomputed as they reach the front; the dummy's
         // own key is its arrival's.
-        self.in_vc[ivc].front_ready = flit.ready;
-        self.in_vc[ivc].key = self.in_keys.key(ip, v, now, flit.ready);
+        let key = self.in_keys.key(ip, v, now, flit.ready);
+        self.in_front[ivc] = crate::engine::Front { ready: flit.ready.max(self.in_vc[ivc].gate), key };
         self.ip_nonempty[ip] |= 1 << v;
         self.r_xbar_ports[r as usize] |= 1 << port;
         self.work[r as usize] += 1;

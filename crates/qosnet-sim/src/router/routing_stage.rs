@@ -31,6 +31,7 @@ impl Simulation {
                 self.in_vc[ivc].route_vcs = route.vcs & self.p.class_vcs[class];
                 self.in_vc[ivc].class = class as u8;
                 self.in_vc[ivc].gate = now + self.p.d_routing;
+                self.in_front[ivc].ready = self.in_front[ivc].ready.max(now + self.p.d_routing);
                 self.ip_routing[ip] &= !(1 << v);
                 self.ip_vc_alloc[ip] |= 1 << v;
                 self.r_alloc_ports[r] |= 1 << port;

@@ -33,9 +33,7 @@ impl Simulation {
                     if state.route_vcs & !self.op_allocated[op as usize] == 0
                         && !self.may_preempt(op as usize, state.route_vcs, state.class)
                     {
-                        self.ip_vc_alloc[ip] &= !(1 << v);
-                        self.ip_parked[ip] |= 1 << v;
-                        self.op_parked[op as usize] |= 1 << port;
+                        self.park(ip, v, op as usize);
                         continue;
                     }
                     let key = (port << 5 | v) as u32;
@@ -45,7 +43,17 @@ impl Simulation {
                 }
             }
         }
-        if requests.len() > 1 {
+        // Usually a handful of requests: insertion sort beats the library's general sort
+        // (all keys are distinct: the order is the same).
+        if requests.len() <= 16 {
+            for i in 1..requests.len() {
+                let mut j = i;
+                while j > 0 && requests[j - 1] > requests[j] {
+                    requests.swap(j - 1, j);
+                    j -= 1;
+                }
+            }
+        } else {
             requests.sort_unstable();
         }
         for &(op, _, key) in &requests {
@@ -54,6 +62,8 @@ impl Simulation {
             let ivc = ip * vcs + v;
             let (route_vcs, class) = (self.in_vc[ivc].route_vcs, self.in_vc[ivc].class);
             if self.in_vc[ivc].resumed && self.resumption_waits(op, self.in_vc[ivc].packet) {
+                // (until the guarding dummy tail's credit returns: that wakes `op`)
+                self.park(ip, v, op);
                 continue;
             }
             let free = route_vcs & !self.op_allocated[op];
@@ -65,7 +75,12 @@ impl Simulation {
             } else if self.p.kind == RouterKind::Preemptive {
                 match self.preempt_output(op, route_vcs, class) {
                     Some(lane) => lane,
-                    None => continue,
+                    None => {
+                        // Nothing to preempt until `op`'s VCs change or the holder's tail
+                        // crosses (`traverse` wakes `op` then).
+                        self.park(ip, v, op);
+                        continue;
+                    }
                 }
             } else {
                 continue;
@@ -76,6 +91,7 @@ impl Simulation {
             state.out_vc = ov as u8;
             state.ovc = (op * vcs + ov) as u32;
             state.gate = now + self.p.d_vc_alloc;
+            self.in_front[ivc].ready = self.in_front[ivc].ready.max(state.gate);
             self.ovc_owner[op * vcs + ov] = (ip << 5 | v) as u32;
             if ov < self.p.vcs {
                 self.op_held[op][class as usize] |= 1 << ov;
@@ -92,6 +108,16 @@ impl Simulation {
             self.last_progress = now;
         }
         self.va_requests = requests;
+    }
+
+    /// Header VC `v` of input port `ip` can win no VC of output port `op` until its VCs
+    /// change: it leaves the requests until `wake_vc_alloc(op)`.
+    #[inline]
+    fn park(&mut self, ip: usize, v: usize, op: usize) {
+        let port = self.ip_place[ip].1;
+        self.ip_vc_alloc[ip] &= !(1 << v);
+        self.ip_parked[ip] |= 1 << v;
+        self.op_parked[op] |= 1 << port;
     }
 
     /// The VCs of output port `op` changed (one freed, or taken by a class a parked header
