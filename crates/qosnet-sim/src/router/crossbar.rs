@@ -70,12 +70,10 @@ impl Simulation {
                 let accel = self.ip_accel[ip];
                 debug_assert!(bits(waiting)
                     .all(|v| { self.outbuf.len(self.in_vc[base + v].ovc as usize) < self.p.output_depth }));
-                let eligible = |v: usize| {
-                    // Accelerated flits (document 003 §3.2.2) carry the lowest key
-                    // (branch-free: the mask is all ones unless v is accelerated).
-                    let keep = ((accel >> v & 1) as u64).wrapping_sub(1);
-                    (front[v].ready <= now).then_some(front[v].key & keep)
-                };
+                // Accelerated flits (document 003 §3.2.2) carry the lowest key (branch-free:
+                // the mask is all ones unless v is accelerated).
+                let key = |v: usize| front[v].key & ((accel >> v & 1) as u64).wrapping_sub(1);
+                let eligible = |v: usize| (front[v].ready <= now).then(|| key(v));
                 // The input's scheduler state advances only if its choice is granted.
                 let before = self.xbar_sched[ip];
                 let chosen = self.xbar_sched[ip].select(waiting, &self.xbar_tables, eligible);
@@ -84,8 +82,7 @@ impl Simulation {
                 nominee[port] = v as u8;
                 nominated |= 1 << port;
                 if by_key {
-                    self.xbar_keys[port] =
-                        if self.ip_accel[ip] >> v & 1 == 1 { 0 } else { self.in_front[ip * vcs + v].key };
+                    self.xbar_keys[port] = key(v);
                 }
                 let out = self.in_vc[ip * vcs + v].out_port as usize;
                 requests[out] |= 1 << port;

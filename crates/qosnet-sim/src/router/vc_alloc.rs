@@ -43,17 +43,7 @@ impl Simulation {
                 }
             }
         }
-        // Usually a handful of requests: insertion sort beats the library's general sort
-        // (all keys are distinct: the order is the same).
-        if requests.len() <= 16 {
-            for i in 1..requests.len() {
-                let mut j = i;
-                while j > 0 && requests[j - 1] > requests[j] {
-                    requests.swap(j - 1, j);
-                    j -= 1;
-                }
-            }
-        } else {
+        if requests.len() > 1 {
             requests.sort_unstable();
         }
         for &(op, _, key) in &requests {
