@@ -111,7 +111,17 @@ pub(crate) struct InVc {
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Front {
     pub ready: Cycle,
+    /// 0 while the VC is accelerated (document 003 §3.2.2: its flits carry the lowest
+    /// key until its tail crosses); folded in here, where the key is written, so the
+    /// crossbar's scan reads a key and nothing else.
     pub key: u64,
+}
+
+impl Front {
+    #[inline]
+    pub fn new(ready: Cycle, key: u64, accelerated: bool) -> Front {
+        Front { ready, key: if accelerated { 0 } else { key } }
+    }
 }
 
 /// A packet a NIC is injecting (one per VC).
@@ -236,6 +246,8 @@ pub struct Simulation {
     /// Per node: VCs with flits left to inject.
     pub(crate) nic_sending: Vec<u32>,
     pub(crate) nic_credits: Vec<u32>,
+    /// Per node: lanes holding at least one credit (as `op_credited` for routers).
+    pub(crate) nic_credited: Vec<u32>,
     /// Per node: VCs held by a packet, from its header until its tail credit returns.
     pub(crate) nic_busy: Vec<u32>,
     pub(crate) nic_rr: Vec<RoundRobin>,
@@ -467,6 +479,7 @@ impl Simulation {
             nic_pkt: vec![Injecting::default(); nodes * lanes],
             nic_sending: vec![0; nodes],
             nic_credits: lane_depths(nodes),
+            nic_credited: vec![all_vcs(lanes as u32); nodes],
             nic_class: vec![0; nodes * lanes],
             nic_held: vec![[0; 3]; nodes],
             nic_sending_class: vec![[0; 3]; nodes],
@@ -710,6 +723,7 @@ impl Simulation {
             if c.to & NIC_CREDIT != 0 {
                 let node = (c.to & !NIC_CREDIT) as usize;
                 self.nic_credits[node * vcs + c.vc as usize] += 1;
+                self.nic_credited[node] |= bit;
                 if c.tail {
                     self.nic_busy[node] &= !bit;
                     self.nic_start_blocked[node] = false;
@@ -784,7 +798,8 @@ impl Simulation {
                 self.in_keys.set_vtick(ip, v, pkt.vtick);
             }
             let key = self.in_keys.key(ip, v, now, flit.ready);
-            self.in_front[ivc] = Front { ready: flit.ready.max(self.in_vc[ivc].gate), key };
+            let accelerated = self.ip_accel[ip] >> v & 1 == 1;
+            self.in_front[ivc] = Front::new(flit.ready.max(self.in_vc[ivc].gate), key, accelerated);
         }
         self.inbuf.push(ivc, flit);
         self.ip_nonempty[ip] |= 1 << v;
@@ -799,7 +814,7 @@ impl Simulation {
         debug_assert!(free != 0);
         match policy {
             VcSelection::LowestFree => free.trailing_zeros() as usize,
-            VcSelection::RoundRobin => rr.select(free, |_| Some(0)).unwrap_or(0),
+            VcSelection::RoundRobin => rr.select(free, |_| true).unwrap_or(0),
         }
     }
 

@@ -65,6 +65,18 @@ impl Simulation {
                     let i = up as usize * vcs + v;
                     (self.credits[i], wheel_credits[i])
                 };
+                let credited = if up & NIC_CREDIT != 0 {
+                    self.nic_credited[(up & !NIC_CREDIT) as usize]
+                } else {
+                    self.op_credited[up as usize]
+                };
+                if (credited >> v & 1 == 1) != (credits > 0) {
+                    return fail(format!(
+                        "router[{}].in[{}].vc[{v}]: upstream credit mask out of date",
+                        ip / ports,
+                        ip % ports
+                    ));
+                }
                 if credits > depth {
                     return fail(format!(
                         "router[{}].in[{}].vc[{v}]: upstream holds {credits} credits > depth {depth}",

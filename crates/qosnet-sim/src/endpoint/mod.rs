@@ -9,6 +9,7 @@ use crate::config::{RouterKind, TrafficClass};
 use crate::engine::Injecting;
 use crate::engine::{Simulation, Target};
 use crate::flit::{Flit, Message, HEAD, TAIL};
+use crate::sched::bits;
 use crate::traffic::video::frame_flits;
 use crate::traffic::ProcessSpec;
 use crate::units::Cycle;
@@ -236,15 +237,15 @@ impl Simulation {
         }
         // The injection link is multiplexed flit by flit among the packets in progress
         // whose next flit is in the NIC.
-        let (pkts, credits) =
-            (&self.nic_pkt[n * vcs..(n + 1) * vcs], &self.nic_credits[n * vcs..(n + 1) * vcs]);
-        let eligible = |v: usize| (credits[v] > 0 && pkts[v].avail <= now).then_some(pkts[v].key);
-        let Some(vc) = self.nic_sched[n].select(sending, &self.nic_tables, eligible) else {
+        let Some(vc) = self.select_lane(n, sending, now) else {
             return;
         };
         let ci = n * vcs + vc;
         let cur = self.nic_pkt[ci];
         self.nic_credits[ci] -= 1;
+        if self.nic_credits[ci] == 0 {
+            self.nic_credited[n] &= !(1 << vc);
+        }
         let mut kind = 0;
         if cur.seq == 0 {
             kind |= HEAD;
@@ -279,6 +280,25 @@ impl Simulation {
             self.metrics.nodes[n].flits_injected += 1;
             self.metrics.nic_link_flits[n] += 1;
         }
+    }
+
+    /// The injection scheduler's choice among `lanes` of node `n`: a lane with a credit
+    /// for the router's input buffer whose next flit is in the NIC.
+    #[inline]
+    pub(crate) fn select_lane(&mut self, n: usize, lanes: u32, now: Cycle) -> Option<usize> {
+        let vcs = self.p.lanes;
+        let pkts = &self.nic_pkt[n * vcs..(n + 1) * vcs];
+        let mut offered = lanes & self.nic_credited[n];
+        if self.nic_p.is_nic() {
+            // Flits still on their way in by DMA: filtered here, not by `ready`, since
+            // many lanes may wait for data at once (the ideal endpoint has all its data).
+            for v in bits(offered) {
+                if pkts[v].avail > now {
+                    offered &= !(1 << v);
+                }
+            }
+        }
+        self.nic_sched[n].select(offered, &self.nic_tables, |v| pkts[v].key, |_| true)
     }
 
     /// Whether a message of `class` outranks a packet node `n` is sending.

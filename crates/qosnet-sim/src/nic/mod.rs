@@ -491,11 +491,8 @@ impl Simulation {
         // A VC whose extra buffer holds a preempting message waits for it (§3.2.1).
         let sending = sending & !(sending >> self.p.vcs);
         let vcs = self.p.lanes;
-        let (pkts, credits) =
-            (&self.nic_pkt[n * vcs..(n + 1) * vcs], &self.nic_credits[n * vcs..(n + 1) * vcs]);
         // Pick among packets whose header is in the NIC; the DMA set-up follows the choice.
-        let eligible = |v: usize| (credits[v] > 0 && pkts[v].avail <= now).then_some(pkts[v].key);
-        let Some(v) = self.nic_sched[n].select(sending, &self.nic_tables, eligible) else {
+        let Some(v) = self.select_lane(n, sending, now) else {
             return 0;
         };
         self.nics[n].sending_lane = v as u8;

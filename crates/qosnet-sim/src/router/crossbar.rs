@@ -67,16 +67,14 @@ impl Simulation {
                 // (a VC whose output VC buffer is full is in `ip_blocked`: `traverse`)
                 let base = ip * vcs;
                 let front = &self.in_front[base..base + vcs];
-                let accel = self.ip_accel[ip];
                 debug_assert!(bits(waiting)
                     .all(|v| { self.outbuf.len(self.in_vc[base + v].ovc as usize) < self.p.output_depth }));
-                // Accelerated flits (document 003 §3.2.2) carry the lowest key (branch-free:
-                // the mask is all ones unless v is accelerated).
-                let key = |v: usize| front[v].key & ((accel >> v & 1) as u64).wrapping_sub(1);
-                let eligible = |v: usize| (front[v].ready <= now).then(|| key(v));
+                // (accelerated flits, document 003 §3.2.2, have key 0: `Front`)
+                let key = |v: usize| front[v].key;
+                let ready = |v: usize| front[v].ready <= now;
                 // The input's scheduler state advances only if its choice is granted.
                 let before = self.xbar_sched[ip];
-                let chosen = self.xbar_sched[ip].select(waiting, &self.xbar_tables, eligible);
+                let chosen = self.xbar_sched[ip].select(waiting, &self.xbar_tables, key, ready);
                 let Some(v) = chosen else { continue };
                 self.xbar_saved[port] = before;
                 nominee[port] = v as u8;
@@ -172,7 +170,9 @@ impl Simulation {
         } else {
             let ready = self.inbuf.front(ivc).ready;
             let key = self.in_keys.key(ip, v, ready - self.p.d_sync, ready);
-            self.in_front[ivc] = Front { ready: ready.max(self.in_vc[ivc].gate), key };
+            // (a tail ends the lane's acceleration: `after_traverse`)
+            let accelerated = self.ip_accel[ip] >> v & 1 == 1 && !flit.is_tail();
+            self.in_front[ivc] = Front::new(ready.max(self.in_vc[ivc].gate), key, accelerated);
         }
         let state = self.in_vc[ivc];
         let (out, ov) = (state.out_port as usize, state.out_vc as usize);

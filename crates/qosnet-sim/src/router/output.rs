@@ -19,9 +19,10 @@ impl Simulation {
             }
             let base = op * vcs;
             let (outbuf, keys) = (&self.outbuf, &self.ovc_key);
-            let eligible = |v: usize| (outbuf.front(base + v).ready <= now).then_some(keys[base + v]);
+            let key = |v: usize| keys[base + v];
+            let ready = |v: usize| outbuf.front(base + v).ready <= now;
             let offered = waiting & self.op_credited[op];
-            let Some(v) = self.out_sched[op].select(offered, &self.out_tables, eligible) else {
+            let Some(v) = self.out_sched[op].select(offered, &self.out_tables, key, ready) else {
                 continue;
             };
             let flit = self.outbuf.pop(base + v);

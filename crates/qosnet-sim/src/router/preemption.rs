@@ -24,7 +24,7 @@
 //! in use cannot be preempted again until it is free.
 
 use crate::config::RouterKind;
-use crate::engine::Simulation;
+use crate::engine::{Front, Simulation};
 use crate::flit::{Flit, DUMMY, HEAD, LOCAL, TAIL};
 use crate::units::Cycle;
 
@@ -64,7 +64,7 @@ impl Simulation {
         self.ip_resume[ip] |= bit;
         self.ip_draining[ip] |= bit;
         if self.p.acceleration {
-            self.ip_accel[ip] |= bit;
+            self.accelerate(ip, v);
         }
     }
 
@@ -100,7 +100,8 @@ impl Simulation {
         // The keys of the flits behind are recomputed as they reach the front; the dummy's
         // own key is its arrival's.
         let key = self.in_keys.key(ip, v, now, flit.ready);
-        self.in_front[ivc] = crate::engine::Front { ready: flit.ready.max(self.in_vc[ivc].gate), key };
+        let accelerated = self.ip_accel[ip] >> v & 1 == 1;
+        self.in_front[ivc] = Front::new(flit.ready.max(self.in_vc[ivc].gate), key, accelerated);
         self.ip_nonempty[ip] |= 1 << v;
         self.r_xbar_ports[r as usize] |= 1 << port;
         self.work[r as usize] += 1;
@@ -108,6 +109,13 @@ impl Simulation {
         self.dummy_flits += 1;
         self.last_progress = now;
         self.activate_router(r as usize);
+    }
+
+    /// Accelerate lane `v` of input port `ip` until its tail crosses (§3.2.2): its front
+    /// flit, and each flit reaching the front after it, carries the lowest key.
+    fn accelerate(&mut self, ip: usize, v: usize) {
+        self.ip_accel[ip] |= 1 << v;
+        self.in_front[ip * self.p.lanes + v].key = 0;
     }
 
     /// The preemption bookkeeping of a flit that crossed from lane `v` of input `ip`.
@@ -168,7 +176,7 @@ impl Simulation {
             // Fig. 2(b): the holder's remaining flits must reach the output buffer first.
             if self.p.acceleration {
                 let owner = self.ovc_owner[op * lanes + v] as usize;
-                self.ip_accel[owner >> 5] |= 1 << (owner & 31);
+                self.accelerate(owner >> 5, owner & 31);
             }
             return None;
         }

@@ -25,7 +25,7 @@ pub use virtual_clock::{CounterMode, VcClock};
 pub use vl_arbitration::{VlArb, VlArbTable};
 pub use wrr::Wrr;
 
-/// What a scheduler's candidates are ordered by: the key `eligible(vc)` returns.
+/// What a scheduler's candidates are ordered by: the key `key(vc)` returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KeyMode {
     /// The front flit's ready cycle (FCFS age); round robin, WRR and VL arbitration ignore it.
@@ -151,19 +151,21 @@ impl Scheduler {
         Scheduler { policy, block: block.clamp(1, u16::MAX as u32) as u16, block_vc: 0, block_left: 0 }
     }
 
-    /// Pick one VC among `offered`. `eligible(vc)` says whether the VC may be served now
-    /// and with which key (see [`KeyMode`]); `None` if not. Asking per VC lets a policy
-    /// stop early (round robin) and test eligibility and order in one pass (FCFS).
+    /// Pick one VC among `offered`: `key(vc)` orders them (see [`KeyMode`]; round robin,
+    /// WRR and VL arbitration ignore it), `ready(vc)` says whether the VC may be served
+    /// now. Asking per VC lets a policy stop early (round robin) and ask only what it needs
+    /// (FCFS asks its winner alone whether it is ready).
     #[inline]
     pub fn select(
         &mut self,
         offered: VcMask,
         tables: &SchedTables,
-        mut eligible: impl FnMut(usize) -> Option<u64>,
+        key: impl Fn(usize) -> u64,
+        ready: impl Fn(usize) -> bool,
     ) -> Option<usize> {
         if self.block_left > 0 {
             let v = self.block_vc as usize;
-            if offered >> v & 1 == 1 && eligible(v).is_some() {
+            if offered >> v & 1 == 1 && ready(v) {
                 self.block_left -= 1;
                 return Some(v);
             }
@@ -171,10 +173,10 @@ impl Scheduler {
             self.block_left = 0;
         }
         let v = match &mut self.policy {
-            Policy::Fcfs(s) => s.select(offered, eligible),
-            Policy::RoundRobin(s) => s.select(offered, eligible),
-            Policy::Wrr(s) => s.select(offered, &tables.wrr, eligible),
-            Policy::VlArb(s) => s.select(offered, &tables.vl, eligible),
+            Policy::Fcfs(s) => s.select(offered, key, ready),
+            Policy::RoundRobin(s) => s.select(offered, ready),
+            Policy::Wrr(s) => s.select(offered, &tables.wrr, ready),
+            Policy::VlArb(s) => s.select(offered, &tables.vl, ready),
         }?;
         // (block - 1 flits remain in the block; 0 with flit-level multiplexing)
         self.block_vc = v as u8;

@@ -73,30 +73,32 @@ impl RateKeys {
 
     /// The key of the flit now at the front of VC `vc` of `port`, which arrived in the VC's
     /// queue at `arrival` and may move from `ready` on. Call once per flit, in queue order.
+    ///
+    /// (Every flit asks at every scheduling point: VirtualClock's stamp is inline here,
+    /// Fair Queueing's floating-point tag out of line.)
     #[inline(always)]
     pub fn key(&mut self, port: usize, vc: usize, arrival: Cycle, ready: Cycle) -> u64 {
-        if self.mode == KeyMode::Age {
-            return ready;
+        let mode = match self.mode {
+            KeyMode::Age => return ready,
+            KeyMode::VirtualClock(mode) => mode,
+            KeyMode::FairQueueing => return self.fq_key(port, vc, arrival),
+        };
+        let i = port * self.vcs + vc;
+        if self.clock[i].vtick == 0 {
+            return UNRESERVED + arrival;
         }
-        self.rate_key(port, vc, arrival, ready)
+        let range = port * self.vcs..(port + 1) * self.vcs;
+        stamp(&mut self.clock[range], &mut self.base[port], vc, arrival, mode)
     }
 
     #[inline(never)]
-    fn rate_key(&mut self, port: usize, vc: usize, arrival: Cycle, ready: Cycle) -> u64 {
+    fn fq_key(&mut self, port: usize, vc: usize, arrival: Cycle) -> u64 {
         let vtick = self.clock[port * self.vcs + vc].vtick;
         if vtick == 0 {
             return UNRESERVED + arrival;
         }
         let range = port * self.vcs..(port + 1) * self.vcs;
-        match self.mode {
-            KeyMode::Age => ready,
-            KeyMode::VirtualClock(mode) => {
-                stamp(&mut self.clock[range], &mut self.base[port], vc, arrival, mode)
-            }
-            KeyMode::FairQueueing => {
-                fq_key(self.fq_port[port].tag(&mut self.fq[range], vc, vtick, arrival as f64))
-            }
-        }
+        fq_key(self.fq_port[port].tag(&mut self.fq[range], vc, vtick, arrival as f64))
     }
 
     /// Whether a key is an unreserved (best-effort) flit's.

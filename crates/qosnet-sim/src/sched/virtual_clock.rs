@@ -46,7 +46,10 @@ impl CounterMode {
 /// are `clocks` (the port's C VCs) and whose rebase offset is `base`. Returns the stamp (in
 /// absolute cycles for the unbounded mode, in counter units for the finite mode; either way
 /// smaller is served first and all VCs of the port are in the same frame).
-#[inline]
+///
+/// (Called for every flit at every scheduling point: the common case is inline, the
+/// overflow out of line.)
+#[inline(always)]
 pub fn stamp(clocks: &mut [VcClock], base: &mut u64, vc: usize, arrival: u64, mode: CounterMode) -> u64 {
     let Some(max) = mode.max else {
         let c = &mut clocks[vc];
@@ -60,7 +63,14 @@ pub fn stamp(clocks: &mut [VcClock], base: &mut u64, vc: usize, arrival: u64, mo
         clocks[vc].aux = next;
         return next;
     }
-    // Overflow: VC `vc` restarts at 0, the others move down by its value, clamped at 0.
+    overflow(clocks, base, vc, reference)
+}
+
+/// The finite counter of VC `vc` overflowed from `reference`: it restarts at 0, the others
+/// move down by its value, clamped at 0 (document 003 §3.1).
+#[cold]
+#[inline(never)]
+fn overflow(clocks: &mut [VcClock], base: &mut u64, vc: usize, reference: u64) -> u64 {
     for (j, c) in clocks.iter_mut().enumerate() {
         c.aux = if j == vc { 0 } else { c.aux.saturating_sub(reference) };
     }

@@ -65,11 +65,11 @@ impl VlArb {
         &mut self,
         offered: VcMask,
         table: &VlArbTable,
-        mut eligible: impl FnMut(usize) -> Option<u64>,
+        ready: impl Fn(usize) -> bool,
     ) -> Option<usize> {
         let mut can = 0u32;
         for v in bits(offered) {
-            if eligible(v).is_some() {
+            if ready(v) {
                 can |= 1 << v;
             }
         }
@@ -101,7 +101,7 @@ mod tests {
     use super::*;
 
     fn run(arb: &mut VlArb, t: &VlArbTable, offered: u32, n: usize) -> Vec<usize> {
-        (0..n).map(|_| arb.select(offered, t, |_| Some(0)).unwrap()).collect()
+        (0..n).map(|_| arb.select(offered, t, |_| true).unwrap()).collect()
     }
 
     #[test]
@@ -131,10 +131,10 @@ mod tests {
     fn management_vl_always_first_and_tables_share_by_weight() {
         let t = VlArbTable { high: vec![], low: vec![(0, 3), (1, 1)], limit: Some(0), management: Some(15) };
         let mut a = VlArb::default();
-        assert_eq!(a.select(1 << 15 | 0b11, &t, |_| Some(0)), Some(15));
+        assert_eq!(a.select(1 << 15 | 0b11, &t, |_| true), Some(15));
         let seq = run(&mut a, &t, 0b11, 400);
         let zeros = seq.iter().filter(|&&v| v == 0).count();
         assert_eq!(zeros, 300); // 3 : 1
-        assert_eq!(a.select(0, &t, |_| Some(0)), None);
+        assert_eq!(a.select(0, &t, |_| true), None);
     }
 }

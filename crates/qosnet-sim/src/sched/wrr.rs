@@ -19,17 +19,16 @@ impl Wrr {
         &mut self,
         offered: VcMask,
         weights: &[u16; 32],
-        mut eligible: impl FnMut(usize) -> Option<u64>,
+        ready: impl Fn(usize) -> bool,
     ) -> Option<usize> {
         let cur = self.current as usize;
-        if self.left > 0 && offered >> cur & 1 == 1 && eligible(cur).is_some() {
+        if self.left > 0 && offered >> cur & 1 == 1 && ready(cur) {
             self.left -= 1;
             return Some(cur);
         }
         // The turn passes to the next VC (after the current one) that can send.
         let after = if cur >= 31 { 0 } else { offered & (u32::MAX << (cur + 1)) };
-        let v =
-            bits(after).chain(bits(offered & !after)).find(|&v| weights[v] > 0 && eligible(v).is_some())?;
+        let v = bits(after).chain(bits(offered & !after)).find(|&v| weights[v] > 0 && ready(v))?;
         self.current = v as u8;
         self.left = weights[v] - 1;
         Some(v)
@@ -47,7 +46,7 @@ mod tests {
         w[1] = 1;
         w[2] = 2;
         let mut s = Wrr::default();
-        let seq: Vec<usize> = (0..12).map(|_| s.select(0b111, &w, |_| Some(0)).unwrap()).collect();
+        let seq: Vec<usize> = (0..12).map(|_| s.select(0b111, &w, |_| true).unwrap()).collect();
         // starts after VC 0: 1, then 2 2, then 0 0 0, then 1, ...
         assert_eq!(seq, vec![1, 2, 2, 0, 0, 0, 1, 2, 2, 0, 0, 0]);
     }
@@ -57,14 +56,14 @@ mod tests {
         let mut w = [4u16; 32];
         w[1] = 1;
         let mut s = Wrr::default();
-        assert_eq!(s.select(0b11, &w, |_| Some(0)), Some(1));
-        assert_eq!(s.select(0b11, &w, |_| Some(0)), Some(0));
+        assert_eq!(s.select(0b11, &w, |_| true), Some(1));
+        assert_eq!(s.select(0b11, &w, |_| true), Some(0));
         // VC 0 has nothing now: VC 1 goes, VC 0's remaining turn is lost
-        assert_eq!(s.select(0b11, &w, |v| (v == 1).then_some(0)), Some(1));
-        let seq: Vec<usize> = (0..5).map(|_| s.select(0b11, &w, |_| Some(0)).unwrap()).collect();
+        assert_eq!(s.select(0b11, &w, |v| v == 1), Some(1));
+        let seq: Vec<usize> = (0..5).map(|_| s.select(0b11, &w, |_| true).unwrap()).collect();
         assert_eq!(seq, vec![0, 0, 0, 0, 1]);
         // zero weight: never served
         w[0] = 0;
-        assert_eq!(s.select(0b01, &w, |_| Some(0)), None);
+        assert_eq!(s.select(0b01, &w, |_| true), None);
     }
 }
