@@ -12,7 +12,7 @@ use crate::error::{ConfigErrors, SimError};
 use crate::flit::{Flit, Message, Packet, Slab};
 use crate::metrics::deadline::StreamDeadlines;
 use crate::metrics::Metrics;
-use crate::ring::Rings;
+use crate::ring::{RingState, Rings};
 use crate::routing::{all_vcs, Routing};
 use crate::sched::{KeyMode, RateKeys, RoundRobin, SchedTables, Scheduler};
 use crate::topology::{Peer, Topology};
@@ -85,10 +85,14 @@ pub(crate) struct Params {
     pub watchdog: Cycle,
 }
 
-/// What an input VC knows about the packet it holds (one packet at a time): kept together
-/// so one cache line serves the crossbar's look at a VC.
+/// What an input VC knows about the packet it holds (one packet at a time) and where its
+/// buffer stands: kept together (32 bytes, aligned) so one cache line serves a stage's
+/// look at a VC.
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(align(32))]
 pub(crate) struct InVc {
+    /// The VC buffer's position in `Simulation::inbuf`.
+    pub buf: RingState,
     /// Cycle from which the header may take its next step (stages 2-4).
     pub gate: Cycle,
     /// Global index of the output VC held (valid once allocated).
@@ -103,6 +107,25 @@ pub(crate) struct InVc {
     pub packet: u32,
     /// The header is a dummy header: the packet resumes after a preemption.
     pub resumed: bool,
+}
+
+/// An output VC's buffer position and state, together (32 bytes, aligned) for the same
+/// reason as `InVc`.
+#[derive(Clone, Copy, Debug)]
+#[repr(align(32))]
+pub(crate) struct OutVc {
+    /// The output scheduler's key for its front flit. (The front's `ready` is read from
+    /// the buffer when asked: only the scheduler's winner is asked.)
+    pub key: u64,
+    /// The VC buffer's position in `Simulation::outbuf`.
+    pub buf: RingState,
+    /// Credits for the downstream input buffer.
+    pub credits: u32,
+    /// The input VC holding it as `input port << 5 | vc` (valid while allocated).
+    pub owner: u32,
+    /// The packet whose dummy tail it carries until that tail's credit returns
+    /// (`u32::MAX`: none): the packet's resumed part may not overtake it.
+    pub guard: u32,
 }
 
 /// What a scheduler sees of the flit at the front of a VC buffer: the cycle from which it
@@ -193,26 +216,19 @@ pub struct Simulation {
     pub(crate) ip_place: Vec<(u32, u32)>,
     // --- routers: output side (per output VC / per output port) ---
     pub(crate) outbuf: Rings,
-    pub(crate) credits: Vec<u32>,
+    /// Per output VC: its buffer position, credits, holder and key (`OutVc`).
+    pub(crate) out_vc: Vec<OutVc>,
     pub(crate) op_allocated: Vec<u32>,
     pub(crate) op_nonempty: Vec<u32>,
     /// Output VCs holding at least one credit.
     pub(crate) op_credited: Vec<u32>,
-    /// Per output VC, the input VC holding it as `input port << 5 | vc` (valid while allocated).
-    pub(crate) ovc_owner: Vec<u32>,
     /// Per output port: VCs whose holder's tail has not crossed the crossbar yet.
     pub(crate) op_open: Vec<u32>,
     /// Per output port and class: the (regular) VCs held by a packet of that class.
     pub(crate) op_held: Vec<[u32; 3]>,
-    /// Per output VC: the packet whose dummy tail it carries until that tail's credit
-    /// returns (`u32::MAX`: none): the packet's resumed part may not overtake it.
-    pub(crate) ovc_guard: Vec<u32>,
     pub(crate) out_sched: Vec<Scheduler>,
     pub(crate) out_tables: SchedTables,
     pub(crate) out_keys: RateKeys,
-    /// Per output VC: the output scheduler's key for its front flit. (Its `ready` is read
-    /// from the buffer: a second per-VC array here cost more in cache misses than it saved.)
-    pub(crate) ovc_key: Vec<u64>,
     pub(crate) out_target: Vec<Target>,
     pub(crate) vc_rr: Vec<RoundRobin>,
     /// Per output port: the input port after the one the crossbar output served last.
@@ -437,7 +453,7 @@ impl Simulation {
             ip_blocked: vec![0; n_ports],
             ip_to_out: vec![0; n_ports * ports],
             xbar_sched: vec![Scheduler::build(&xbar_cfg, block); n_ports],
-            xbar_tables: SchedTables::build(&xbar_cfg, &clock, vcs, preemptive),
+            xbar_tables: SchedTables::build(&xbar_cfg, &clock, vcs, preemptive, block),
             in_keys: RateKeys::new(KeyMode::of(&xbar_cfg), n_ports, lanes),
             ip_preempting: vec![0; n_ports],
             ip_draining: vec![0; n_ports],
@@ -448,18 +464,24 @@ impl Simulation {
             credit_return,
             ip_place,
             outbuf: Rings::new(n_vcs, p.output_depth),
-            credits: lane_depths(n_ports),
+            out_vc: lane_depths(n_ports)
+                .into_iter()
+                .map(|credits| OutVc {
+                    key: 0,
+                    buf: RingState::default(),
+                    credits,
+                    owner: 0,
+                    guard: u32::MAX,
+                })
+                .collect(),
             op_allocated: vec![0; n_ports],
             op_nonempty: vec![0; n_ports],
             op_credited: vec![all_vcs(lanes as u32); n_ports],
-            ovc_owner: vec![0; n_vcs],
             op_open: vec![0; n_ports],
             op_held: vec![[0; 3]; n_ports],
-            ovc_guard: vec![u32::MAX; n_vcs],
             out_sched: vec![Scheduler::build(&out_cfg, block); n_ports],
-            out_tables: SchedTables::build(&out_cfg, &clock, vcs, preemptive),
+            out_tables: SchedTables::build(&out_cfg, &clock, vcs, preemptive, block),
             out_keys: RateKeys::new(KeyMode::of(&out_cfg), n_ports, lanes),
-            ovc_key: vec![0; n_vcs],
             out_target,
             vc_rr: vec![RoundRobin::default(); n_ports],
             xbar_rr: vec![0; n_ports],
@@ -488,7 +510,7 @@ impl Simulation {
             nic_rr: vec![RoundRobin::default(); nodes],
             // The simple endpoint keeps no injection block: its link is its own.
             nic_sched: vec![Scheduler::build(&nic_cfg, 1); nodes],
-            nic_tables: SchedTables::build(&nic_cfg, &clock, vcs, preemptive),
+            nic_tables: SchedTables::build(&nic_cfg, &clock, vcs, preemptive, 1),
             nic_keys: RateKeys::new(KeyMode::of(&nic_cfg), nodes, lanes),
             nics: if nic_p.is_nic() { vec![crate::nic::Nic::new(&nic_p, vcs); nodes] } else { Vec::new() },
             nic_idt: {
@@ -733,14 +755,14 @@ impl Simulation {
                 }
             } else {
                 let op = c.to as usize;
-                self.credits[op * vcs + c.vc as usize] += 1;
+                self.out_vc[op * vcs + c.vc as usize].credits += 1;
                 self.op_credited[op] |= bit;
                 if c.tail {
                     self.op_allocated[op] &= !bit;
                     for held in &mut self.op_held[op] {
                         *held &= !bit;
                     }
-                    self.ovc_guard[op * vcs + c.vc as usize] = u32::MAX;
+                    self.out_vc[op * vcs + c.vc as usize].guard = u32::MAX;
                     self.wake_vc_alloc(op);
                 }
             }
@@ -778,7 +800,7 @@ impl Simulation {
             self.ip_open[ip] &= !(1 << v);
         }
         if flit.is_head() {
-            debug_assert!(self.inbuf.is_empty(ivc), "header into an occupied VC");
+            debug_assert!(self.in_vc[ivc].buf.is_empty(), "header into an occupied VC");
             if !flit.is_tail() {
                 self.ip_open[ip] |= 1 << v;
             }
@@ -792,7 +814,7 @@ impl Simulation {
         } else {
             self.r_xbar_ports[r] |= 1 << port;
         }
-        if self.inbuf.is_empty(ivc) {
+        if self.in_vc[ivc].buf.is_empty() {
             if flit.is_head() && self.in_keys.mode != KeyMode::Age {
                 let pkt = self.packets.get(flit.packet);
                 self.in_keys.set_vtick(ip, v, pkt.vtick);
@@ -801,7 +823,7 @@ impl Simulation {
             let accelerated = self.ip_accel[ip] >> v & 1 == 1;
             self.in_front[ivc] = Front::new(flit.ready.max(self.in_vc[ivc].gate), key, accelerated);
         }
-        self.inbuf.push(ivc, flit);
+        self.inbuf.push(&mut self.in_vc[ivc].buf, ivc, flit);
         self.ip_nonempty[ip] |= 1 << v;
         self.work[r] += 1;
         self.last_progress = now;
@@ -822,7 +844,7 @@ impl Simulation {
         let (ports, vcs) = (self.p.ports, self.p.lanes);
         let mut stuck = Vec::new();
         for ivc in 0..self.inbuf_len() {
-            if !self.inbuf.is_empty(ivc) {
+            if !self.in_vc[ivc].buf.is_empty() {
                 let (ip, v) = (ivc / vcs, ivc % vcs);
                 stuck.push(format!("router[{}].in[{}].vc[{}]", ip / ports, ip % ports, v));
             }

@@ -37,7 +37,8 @@ impl Simulation {
         let _ = wheel_flits_nic;
 
         // Conservation: injected = ejected + in buffers + on links.
-        let buffered: u64 = (0..n_vcs).map(|q| (self.inbuf.len(q) + self.outbuf.len(q)) as u64).sum();
+        let buffered: u64 =
+            (0..n_vcs).map(|q| (self.in_vc[q].buf.len() + self.out_vc[q].buf.len()) as u64).sum();
         if self.flits_injected + self.dummy_flits != self.flits_ejected + buffered + wheel_total {
             return fail(format!(
                 "flit conservation: injected {} + dummies {} != ejected {} + buffered {} + on links {}",
@@ -63,7 +64,7 @@ impl Simulation {
                     (self.nic_credits[i], wheel_credits_nic[i])
                 } else {
                     let i = up as usize * vcs + v;
-                    (self.credits[i], wheel_credits[i])
+                    (self.out_vc[i].credits, wheel_credits[i])
                 };
                 let credited = if up & NIC_CREDIT != 0 {
                     self.nic_credited[(up & !NIC_CREDIT) as usize]
@@ -85,7 +86,8 @@ impl Simulation {
                     ));
                 }
                 // Dummy flits made here hold no credit.
-                let held = self.inbuf.iter(ivc).filter(|f| f.kind & LOCAL == 0).count() as u32;
+                let buf = &self.in_vc[ivc].buf;
+                let held = self.inbuf.iter(buf, ivc).filter(|f| f.kind & LOCAL == 0).count() as u32;
                 let total = credits + held + wheel_flits[ivc] + wire_credits;
                 if total != depth {
                     return fail(format!(
@@ -95,7 +97,7 @@ impl Simulation {
                 }
                 // One packet per VC buffer, flits in order; masks match the buffer.
                 let mut prev: Option<(u32, u16)> = None;
-                for f in self.inbuf.iter(ivc).filter(|f| !f.is_dummy()) {
+                for f in self.inbuf.iter(buf, ivc).filter(|f| !f.is_dummy()) {
                     if let Some((p, s)) = prev {
                         if f.packet != p || f.seq != s + 1 {
                             return fail(format!(
@@ -107,7 +109,7 @@ impl Simulation {
                     }
                     prev = Some((f.packet, f.seq));
                 }
-                if (self.ip_nonempty[ip] >> v & 1 == 1) == self.inbuf.is_empty(ivc) {
+                if (self.ip_nonempty[ip] >> v & 1 == 1) == buf.is_empty() {
                     return fail(format!(
                         "router[{}].in[{}].vc[{v}]: occupancy mask out of date",
                         ip / ports,
@@ -127,7 +129,7 @@ impl Simulation {
                     .flatten()
                     .filter(|a| a.to == Target::Endpoint(node as u32) && a.flit.vc as usize == v)
                     .count() as u32;
-                if self.credits[i] + wheel_credits[i] + on_wire != depth {
+                if self.out_vc[i].credits + wheel_credits[i] + on_wire != depth {
                     return fail(format!("ejection credits of node {node} vc {v} not conserved"));
                 }
             }
@@ -135,7 +137,7 @@ impl Simulation {
         for r in 0..self.topo.routers {
             let held: u32 = (0..ports)
                 .flat_map(|p| (0..vcs).map(move |v| ((r * ports + p) * vcs + v, p)))
-                .map(|(q, _)| self.inbuf.len(q) + self.outbuf.len(q))
+                .map(|(q, _)| self.in_vc[q].buf.len() + self.out_vc[q].buf.len())
                 .sum();
             if held != self.work[r] {
                 return fail(format!("router[{r}] work counter {} != flits held {held}", self.work[r]));

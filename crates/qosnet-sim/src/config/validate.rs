@@ -266,8 +266,8 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
     }
 
     range(&mut errs, "router.vcs", rc.vcs, 1, 32);
-    range(&mut errs, "router.input_buffer", rc.input_buffer, 1, 65_535);
-    range(&mut errs, "router.output_buffer", rc.output_buffer, 1, 65_535);
+    range(&mut errs, "router.input_buffer", rc.input_buffer, 1, crate::ring::MAX_DEPTH);
+    range(&mut errs, "router.output_buffer", rc.output_buffer, 1, crate::ring::MAX_DEPTH);
     range(&mut errs, "router.link_latency", rc.link_latency, 1, 10_000);
     range(&mut errs, "router.credit_latency", rc.credit_latency, 1, 10_000);
     range(&mut errs, "router.speedup", rc.speedup, 1, 16);
@@ -281,7 +281,13 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
     let lanes = if rc.kind == RouterKind::Preemptive { 2 * rc.vcs } else { rc.vcs };
     range(&mut errs, "endpoint.concurrent_packets", cfg.endpoint.concurrent_packets, 1, lanes.max(1));
     if rc.kind == RouterKind::Preemptive {
-        range(&mut errs, "router.preemption.extra_buffer", rc.preemption.extra_buffer, 1, 65_535);
+        range(
+            &mut errs,
+            "router.preemption.extra_buffer",
+            rc.preemption.extra_buffer,
+            1,
+            crate::ring::MAX_DEPTH,
+        );
         if rc.vcs > 16 {
             errs.push(ConfigError::new(
                 "router.vcs",

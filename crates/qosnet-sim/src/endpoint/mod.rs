@@ -298,7 +298,7 @@ impl Simulation {
                 }
             }
         }
-        self.nic_sched[n].select(offered, &self.nic_tables, |v| pkts[v].key, |_| true)
+        self.nic_tables.select(&mut self.nic_sched[n], offered, |v| pkts[v].key, |_| true)
     }
 
     /// Whether a message of `class` outranks a packet node `n` is sending.

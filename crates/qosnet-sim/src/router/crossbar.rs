@@ -67,16 +67,18 @@ impl Simulation {
                 // (a VC whose output VC buffer is full is in `ip_blocked`: `traverse`)
                 let base = ip * vcs;
                 let front = &self.in_front[base..base + vcs];
-                debug_assert!(bits(waiting)
-                    .all(|v| { self.outbuf.len(self.in_vc[base + v].ovc as usize) < self.p.output_depth }));
+                debug_assert!(bits(waiting).all(|v| {
+                    self.out_vc[self.in_vc[base + v].ovc as usize].buf.len() < self.p.output_depth
+                }));
                 // (accelerated flits, document 003 §3.2.2, have key 0: `Front`)
                 let key = |v: usize| front[v].key;
                 let ready = |v: usize| front[v].ready <= now;
                 // The input's scheduler state advances only if its choice is granted.
-                let before = self.xbar_sched[ip];
-                let chosen = self.xbar_sched[ip].select(waiting, &self.xbar_tables, key, ready);
+                if !self.xbar_tables.stateless {
+                    self.xbar_saved[port] = self.xbar_sched[ip];
+                }
+                let chosen = self.xbar_tables.select(&mut self.xbar_sched[ip], waiting, key, ready);
                 let Some(v) = chosen else { continue };
-                self.xbar_saved[port] = before;
                 nominee[port] = v as u8;
                 nominated |= 1 << port;
                 if by_key {
@@ -139,8 +141,10 @@ impl Simulation {
                 if grants[out] >= speedup {
                     saturated |= 1 << out;
                 }
-                for port in bits64(losers) {
-                    self.xbar_sched[r * ports + port] = self.xbar_saved[port];
+                if !self.xbar_tables.stateless {
+                    for port in bits64(losers) {
+                        self.xbar_sched[r * ports + port] = self.xbar_saved[port];
+                    }
                 }
             }
             pending = nominated;
@@ -164,11 +168,11 @@ impl Simulation {
         let (ports, vcs) = (self.p.ports, self.p.lanes);
         let ip = r * ports + port;
         let ivc = ip * vcs + v;
-        let mut flit = self.inbuf.pop(ivc);
-        if self.inbuf.is_empty(ivc) {
+        let mut flit = self.inbuf.pop(&mut self.in_vc[ivc].buf, ivc);
+        if self.in_vc[ivc].buf.is_empty() {
             self.ip_nonempty[ip] &= !(1 << v);
         } else {
-            let ready = self.inbuf.front(ivc).ready;
+            let ready = self.inbuf.front(&self.in_vc[ivc].buf, ivc).ready;
             let key = self.in_keys.key(ip, v, ready - self.p.d_sync, ready);
             // (a tail ends the lane's acceleration: `after_traverse`)
             let accelerated = self.ip_accel[ip] >> v & 1 == 1 && !flit.is_tail();
@@ -184,22 +188,22 @@ impl Simulation {
         flit.vc = ov as u8;
         let ovc = state.ovc as usize;
         if special && flit.is_tail() {
-            self.ovc_guard[ovc] = flit.packet;
+            self.out_vc[ovc].guard = flit.packet;
         }
-        if self.outbuf.is_empty(ovc) {
+        if self.out_vc[ovc].buf.is_empty() {
             if flit.is_head() && self.out_keys.mode != KeyMode::Age {
                 let pkt = self.packets.get(flit.packet);
                 self.out_keys.set_vtick(op, ov, pkt.vtick);
             }
-            self.ovc_key[ovc] = self.out_keys.key(op, ov, now, flit.ready);
+            self.out_vc[ovc].key = self.out_keys.key(op, ov, now, flit.ready);
         }
-        self.outbuf.push(ovc, flit);
+        self.outbuf.push(&mut self.out_vc[ovc].buf, ovc, flit);
         self.op_nonempty[op] |= 1 << ov;
         self.r_out_ports[r] |= 1 << out;
         let tail = flit.is_tail();
         // The output VC buffer is fed by this input VC alone: once full, the VC waits until
         // it sends (the output stage unblocks it). After a tail the VC serves another packet.
-        if !tail && self.outbuf.len(ovc) >= self.p.output_depth {
+        if !tail && self.out_vc[ovc].buf.len() >= self.p.output_depth {
             self.ip_blocked[ip] |= 1 << v;
         }
         if tail {

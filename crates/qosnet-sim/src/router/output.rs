@@ -18,27 +18,28 @@ impl Simulation {
                 continue;
             }
             let base = op * vcs;
-            let (outbuf, keys) = (&self.outbuf, &self.ovc_key);
-            let key = |v: usize| keys[base + v];
-            let ready = |v: usize| outbuf.front(base + v).ready <= now;
+            let (outbuf, ovcs) = (&self.outbuf, &self.out_vc[base..base + vcs]);
+            let key = |v: usize| ovcs[v].key;
+            let ready = |v: usize| outbuf.front(&ovcs[v].buf, base + v).ready <= now;
             let offered = waiting & self.op_credited[op];
-            let Some(v) = self.out_sched[op].select(offered, &self.out_tables, key, ready) else {
+            let Some(v) = self.out_tables.select(&mut self.out_sched[op], offered, key, ready) else {
                 continue;
             };
-            let flit = self.outbuf.pop(base + v);
-            if self.outbuf.is_empty(base + v) {
+            let ovc = &mut self.out_vc[base + v];
+            let flit = self.outbuf.pop(&mut ovc.buf, base + v);
+            if ovc.buf.is_empty() {
                 self.op_nonempty[op] &= !(1 << v);
             } else {
-                let ready = self.outbuf.front(base + v).ready;
-                self.ovc_key[base + v] = self.out_keys.key(op, v, ready - self.p.d_crossbar, ready);
+                let ready = self.outbuf.front(&ovc.buf, base + v).ready;
+                ovc.key = self.out_keys.key(op, v, ready - self.p.d_crossbar, ready);
             }
-            self.credits[base + v] -= 1;
-            if self.credits[base + v] == 0 {
+            ovc.credits -= 1;
+            if ovc.credits == 0 {
                 self.op_credited[op] &= !(1 << v);
             }
             // The input VC feeding this output VC may have been waiting for room (if it
             // still feeds it: it may have moved on to another packet and output VC).
-            let owner = self.ovc_owner[base + v] as usize;
+            let owner = ovc.owner as usize;
             let (oip, ov) = (owner >> 5, owner & 31);
             if self.ip_blocked[oip] & (1 << ov) != 0 && self.in_vc[oip * vcs + ov].ovc as usize == base + v {
                 self.ip_blocked[oip] &= !(1 << ov);

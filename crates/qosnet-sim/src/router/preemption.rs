@@ -45,7 +45,7 @@ impl Simulation {
         // whose header crosses later, during the preemption, is cut then (`traverse`).
         let ivc = ip * self.p.lanes + v;
         if self.ip_active[ip] & self.ip_open[ip] & (1 << v) != 0
-            && (self.inbuf.is_empty(ivc) || !self.inbuf.front(ivc).is_head())
+            && (self.in_vc[ivc].buf.is_empty() || !self.inbuf.front(&self.in_vc[ivc].buf, ivc).is_head())
         {
             self.cut(ip, v, now);
         }
@@ -96,7 +96,7 @@ impl Simulation {
             let pkt = self.packets.get(flit.packet);
             self.in_keys.set_vtick(ip, v, pkt.vtick);
         }
-        self.inbuf.push_front(ivc, flit);
+        self.inbuf.push_front(&mut self.in_vc[ivc].buf, ivc, flit);
         // The keys of the flits behind are recomputed as they reach the front; the dummy's
         // own key is its arrival's.
         let key = self.in_keys.key(ip, v, now, flit.ready);
@@ -140,7 +140,7 @@ impl Simulation {
     #[inline]
     pub(crate) fn resumption_waits(&self, op: usize, packet: u32) -> bool {
         let lanes = self.p.lanes;
-        crate::sched::bits(self.op_allocated[op]).any(|l| self.ovc_guard[op * lanes + l] == packet)
+        crate::sched::bits(self.op_allocated[op]).any(|l| self.out_vc[op * lanes + l].guard == packet)
     }
 
     /// Lanes of input port `ip` the crossbar may not serve now: a preempted VC waits while
@@ -175,7 +175,7 @@ impl Simulation {
         if self.op_open[op] >> v & 1 == 1 {
             // Fig. 2(b): the holder's remaining flits must reach the output buffer first.
             if self.p.acceleration {
-                let owner = self.ovc_owner[op * lanes + v] as usize;
+                let owner = self.out_vc[op * lanes + v].owner as usize;
                 self.accelerate(owner >> 5, owner & 31);
             }
             return None;

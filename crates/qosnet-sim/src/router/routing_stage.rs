@@ -17,11 +17,14 @@ impl Simulation {
             }
             for v in bits(waiting) {
                 let ivc = ip * lanes + v;
-                let head = *self.inbuf.front(ivc);
-                if head.ready > now {
+                // The header is at the front (a header only enters an empty buffer, or is
+                // put at its front by preemption): its arrival is the front's `ready`, its
+                // packet the VC's.
+                debug_assert!(self.inbuf.front(&self.in_vc[ivc].buf, ivc).is_head());
+                if self.in_front[ivc].ready > now {
                     continue;
                 }
-                let pkt = self.packets.get(head.packet);
+                let pkt = self.packets.get(self.in_vc[ivc].packet);
                 let (dst, class) = (pkt.dst as usize, pkt.class.index());
                 // An extra (preemption) lane routes as its VC.
                 let vc = if v >= vcs { v - vcs } else { v };

@@ -82,7 +82,7 @@ impl Simulation {
             state.ovc = (op * vcs + ov) as u32;
             state.gate = now + self.p.d_vc_alloc;
             self.in_front[ivc].ready = self.in_front[ivc].ready.max(state.gate);
-            self.ovc_owner[op * vcs + ov] = (ip << 5 | v) as u32;
+            self.out_vc[op * vcs + ov].owner = (ip << 5 | v) as u32;
             if ov < self.p.vcs {
                 self.op_held[op][class as usize] |= 1 << ov;
                 if self.p.kind == RouterKind::Preemptive {
