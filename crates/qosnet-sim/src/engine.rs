@@ -180,7 +180,6 @@ pub struct Simulation {
     /// scheduler reads exactly this for every candidate VC.
     pub(crate) in_front: Vec<Front>,
     pub(crate) ip_nonempty: Vec<u32>,
-    pub(crate) ip_routing: Vec<u32>,
     pub(crate) ip_vc_alloc: Vec<u32>,
     /// Headers that found no output VC to win (none free, none preemptable): parked out
     /// of `ip_vc_alloc` until their output port's VCs change (`wake_vc_alloc`), so blocked
@@ -249,8 +248,7 @@ pub struct Simulation {
     /// per-port state shares cache lines, with no list to sort or compact.
     pub(crate) active: Vec<u64>,
     /// Per router, a bit per port that may have work in a stage (set eagerly, cleared
-    /// lazily when the stage finds the port idle): routing, VC allocation, crossbar, output.
-    pub(crate) r_route_ports: Vec<u64>,
+    /// lazily when the stage finds the port idle): VC allocation, crossbar, output.
     pub(crate) r_alloc_ports: Vec<u64>,
     pub(crate) r_xbar_ports: Vec<u64>,
     pub(crate) r_out_ports: Vec<u64>,
@@ -445,7 +443,6 @@ impl Simulation {
             in_vc: vec![InVc::default(); n_vcs],
             in_front: vec![Front::default(); n_vcs],
             ip_nonempty: vec![0; n_ports],
-            ip_routing: vec![0; n_ports],
             ip_vc_alloc: vec![0; n_ports],
             ip_parked: vec![0; n_ports],
             op_parked: vec![0; n_ports],
@@ -493,7 +490,6 @@ impl Simulation {
             xbar_keys: vec![0; ports],
             work: vec![0; topo.routers],
             active: vec![0; topo.routers.div_ceil(64)],
-            r_route_ports: vec![0; topo.routers],
             r_alloc_ports: vec![0; topo.routers],
             r_xbar_ports: vec![0; topo.routers],
             r_out_ports: vec![0; topo.routers],
@@ -788,7 +784,7 @@ impl Simulation {
     }
 
     /// Stage 1 of the router: a flit from the link is synchronised and demultiplexed into
-    /// its VC buffer; a header starts the routing stage.
+    /// its VC buffer; a header is routed (stage 2, `route_header`).
     #[inline]
     fn receive(&mut self, ip: usize, mut flit: Flit, now: Cycle) {
         let v = flit.vc as usize;
@@ -806,8 +802,6 @@ impl Simulation {
             }
             self.in_vc[ivc].packet = flit.packet;
             self.in_vc[ivc].resumed = flit.is_dummy();
-            self.ip_routing[ip] |= 1 << v;
-            self.r_route_ports[r] |= 1 << port;
             if v >= self.p.vcs {
                 self.preempt(ip, v - self.p.vcs, now);
             }
@@ -824,6 +818,9 @@ impl Simulation {
             self.in_front[ivc] = Front::new(flit.ready.max(self.in_vc[ivc].gate), key, accelerated);
         }
         self.inbuf.push(&mut self.in_vc[ivc].buf, ivc, flit);
+        if flit.is_head() {
+            self.route_header(ip, v, flit.ready);
+        }
         self.ip_nonempty[ip] |= 1 << v;
         self.work[r] += 1;
         self.last_progress = now;

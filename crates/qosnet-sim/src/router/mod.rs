@@ -2,8 +2,9 @@
 //! §3.1, visited once per cycle while it holds flits.
 //!
 //! Stage 1 (synchronise, demultiplex into one of C VC buffers) runs when a flit arrives
-//! (`Simulation::receive`). Header flits then go through stage 2 (routing) and stage 3
-//! (output-VC arbitration); body and tail flits skip both. Stage 4 is the crossbar with a
+//! (`Simulation::receive`). Header flits then go through stage 2 (routing: its decision is
+//! made as the header enters, effective after the stage's delay, `route_header`) and stage
+//! 3 (output-VC arbitration); body and tail flits skip both. Stage 4 is the crossbar with a
 //! scheduler at each crossbar input choosing one VC of that port; stage 5 buffers flits per
 //! output VC and multiplexes the physical channel among them, with credit-based flow
 //! control toward the next input buffer. Wormhole switching: the output VC is held from
@@ -12,7 +13,7 @@
 //!
 //! Timing: a stage with delay d lets the flit act in the next stage d cycles later; the
 //! per-hop zero-load latency of a header is sync + routing + vc_alloc + crossbar + output +
-//! link cycles. Within a router the stages run 2, 3, 5, 4 so a stage-5 slot freed this
+//! link cycles. Within a router the stages run 3, 5, 4 so a stage-5 slot freed this
 //! cycle can be refilled by the crossbar in the same cycle, as in a real pipeline register.
 
 mod crossbar;
@@ -32,7 +33,6 @@ pub const MAX_PORTS: usize = 64;
 impl Simulation {
     #[inline]
     pub(crate) fn router_cycle(&mut self, r: usize, now: Cycle) {
-        self.routing_stage(r, now);
         self.vc_alloc_stage(r, now);
         self.output_stage(r, now);
         self.crossbar_stage(r, now);

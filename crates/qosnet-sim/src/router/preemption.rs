@@ -83,9 +83,7 @@ impl Simulation {
         self.in_vc[ivc].resumed = true;
         let dummy = Flit { packet, seq: 0, kind: HEAD | DUMMY | LOCAL, vc: v as u8, ready: now + 1 };
         self.insert_front(ip, v, dummy, now);
-        let (r, port) = self.ip_place[ip];
-        self.ip_routing[ip] |= bit;
-        self.r_route_ports[r as usize] |= 1 << port;
+        self.route_header(ip, v, dummy.ready);
     }
 
     /// Put a flit made here at the front of input VC `v`'s buffer.
