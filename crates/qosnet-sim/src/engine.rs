@@ -808,16 +808,17 @@ impl Simulation {
         } else {
             self.r_xbar_ports[r] |= 1 << port;
         }
-        if self.in_vc[ivc].buf.is_empty() {
+        let in_vc = &mut self.in_vc[ivc];
+        if in_vc.buf.is_empty() {
             if flit.is_head() && self.in_keys.mode != KeyMode::Age {
                 let pkt = self.packets.get(flit.packet);
                 self.in_keys.set_vtick(ip, v, pkt.vtick);
             }
             let key = self.in_keys.key(ip, v, now, flit.ready);
             let accelerated = self.ip_accel[ip] >> v & 1 == 1;
-            self.in_front[ivc] = Front::new(flit.ready.max(self.in_vc[ivc].gate), key, accelerated);
+            self.in_front[ivc] = Front::new(flit.ready.max(in_vc.gate), key, accelerated);
         }
-        self.inbuf.push(&mut self.in_vc[ivc].buf, ivc, flit);
+        self.inbuf.push(&mut in_vc.buf, ivc, flit);
         if flit.is_head() {
             self.route_header(ip, v, flit.ready);
         }

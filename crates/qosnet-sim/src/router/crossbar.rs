@@ -168,17 +168,19 @@ impl Simulation {
         let (ports, vcs) = (self.p.ports, self.p.lanes);
         let ip = r * ports + port;
         let ivc = ip * vcs + v;
-        let mut flit = self.inbuf.pop(&mut self.in_vc[ivc].buf, ivc);
-        if self.in_vc[ivc].buf.is_empty() {
+        // (one borrow of each VC record: an index through `self` reloads the vector)
+        let in_vc = &mut self.in_vc[ivc];
+        let mut flit = self.inbuf.pop(&mut in_vc.buf, ivc);
+        if in_vc.buf.is_empty() {
             self.ip_nonempty[ip] &= !(1 << v);
         } else {
-            let ready = self.inbuf.front(&self.in_vc[ivc].buf, ivc).ready;
+            let ready = self.inbuf.front(&in_vc.buf, ivc).ready;
             let key = self.in_keys.key(ip, v, ready - self.p.d_sync, ready);
             // (a tail ends the lane's acceleration: `after_traverse`)
             let accelerated = self.ip_accel[ip] >> v & 1 == 1 && !flit.is_tail();
-            self.in_front[ivc] = Front::new(ready.max(self.in_vc[ivc].gate), key, accelerated);
+            self.in_front[ivc] = Front::new(ready.max(in_vc.gate), key, accelerated);
         }
-        let state = self.in_vc[ivc];
+        let state = *in_vc;
         let (out, ov) = (state.out_port as usize, state.out_vc as usize);
         let op = r * ports + out;
         let special = flit.kind & (DUMMY | LOCAL) != 0;
@@ -187,23 +189,25 @@ impl Simulation {
         flit.ready = now + self.p.d_crossbar;
         flit.vc = ov as u8;
         let ovc = state.ovc as usize;
+        let out_vc = &mut self.out_vc[ovc];
         if special && flit.is_tail() {
-            self.out_vc[ovc].guard = flit.packet;
+            out_vc.guard = flit.packet;
         }
-        if self.out_vc[ovc].buf.is_empty() {
+        if out_vc.buf.is_empty() {
             if flit.is_head() && self.out_keys.mode != KeyMode::Age {
                 let pkt = self.packets.get(flit.packet);
                 self.out_keys.set_vtick(op, ov, pkt.vtick);
             }
-            self.out_vc[ovc].key = self.out_keys.key(op, ov, now, flit.ready);
+            out_vc.key = self.out_keys.key(op, ov, now, flit.ready);
         }
-        self.outbuf.push(&mut self.out_vc[ovc].buf, ovc, flit);
+        self.outbuf.push(&mut out_vc.buf, ovc, flit);
+        let full = out_vc.buf.len() >= self.p.output_depth;
         self.op_nonempty[op] |= 1 << ov;
         self.r_out_ports[r] |= 1 << out;
         let tail = flit.is_tail();
         // The output VC buffer is fed by this input VC alone: once full, the VC waits until
         // it sends (the output stage unblocks it). After a tail the VC serves another packet.
-        if !tail && self.out_vc[ovc].buf.len() >= self.p.output_depth {
+        if !tail && full {
             self.ip_blocked[ip] |= 1 << v;
         }
         if tail {
