@@ -242,8 +242,9 @@ impl Simulation {
         };
         let ci = n * vcs + vc;
         let cur = self.nic_pkt[ci];
-        self.nic_credits[ci] -= 1;
-        if self.nic_credits[ci] == 0 {
+        let credits = &mut self.nic_credits[ci];
+        *credits -= 1;
+        if *credits == 0 {
             self.nic_credited[n] &= !(1 << vc);
         }
         let mut kind = 0;
@@ -265,7 +266,8 @@ impl Simulation {
             // The packet's age orders it (FCFS); the next flit may still be on its way in.
             let key = self.nic_keys.key(n, vc, cur.start, cur.start);
             let avail = if nic { cur.data_start + self.nic_p.dma.flit(cur.seq as u32 + 1) } else { 0 };
-            self.nic_pkt[ci] = Injecting { seq: cur.seq + 1, key, avail, ..cur };
+            let p = &mut self.nic_pkt[ci];
+            (p.seq, p.key, p.avail) = (cur.seq + 1, key, avail);
         }
         if nic {
             self.nic_flit_sent(n, vc, cur.packet, last);
