@@ -115,7 +115,7 @@ pub(crate) struct InVc {
 #[repr(align(32))]
 pub(crate) struct OutVc {
     /// The output scheduler's key for its front flit. (The front's `ready` is read from
-    /// the buffer when asked: only the scheduler's winner is asked.)
+    /// the buffer when asked: the smallest-key schedulers ask their winner alone.)
     pub key: u64,
     /// The VC buffer's position in `Simulation::outbuf`.
     pub buf: RingState,
@@ -127,6 +127,9 @@ pub(crate) struct OutVc {
     /// (`u32::MAX`: none): the packet's resumed part may not overtake it.
     pub guard: u32,
 }
+
+// The records are laid out for one cache line each (see their comments).
+const _: () = assert!(std::mem::size_of::<InVc>() == 32 && std::mem::size_of::<OutVc>() == 32);
 
 /// What a scheduler sees of the flit at the front of a VC buffer: the cycle from which it
 /// may go and its key (its age, VirtualClock stamp or finish tag; see `sched::RateKeys`),
@@ -317,6 +320,10 @@ pub struct Simulation {
     pub(crate) in_flight: u64,
     pub(crate) credits_in_flight: u64,
     pub(crate) last_progress: Cycle,
+    /// The latest cycle a header was routed at (its ready time, which may lie ahead): stage
+    /// 2 is decided early (`route_header`) but counts as progress when it takes place, as
+    /// it did when it ran as its own per-cycle stage, so the watchdog is unchanged.
+    pub(crate) routed_at: Cycle,
     pub(crate) flits_injected: u64,
     pub(crate) flits_ejected: u64,
     pub(crate) flit_hops: u64,
@@ -548,6 +555,7 @@ impl Simulation {
             in_flight: 0,
             credits_in_flight: 0,
             last_progress: 0,
+            routed_at: 0,
             flits_injected: 0,
             flits_ejected: 0,
             flit_hops: 0,
@@ -681,11 +689,17 @@ impl Simulation {
             }
         }
         self.inject(now);
-        if self.in_flight > 0 && now - self.last_progress > self.p.watchdog {
+        if self.in_flight > 0 && now - self.progress(now) > self.p.watchdog {
             return Err(self.deadlock());
         }
         self.now += 1;
         Ok(())
+    }
+
+    /// The last cycle up to `now` in which anything moved.
+    #[inline]
+    fn progress(&self, now: Cycle) -> Cycle {
+        self.last_progress.max(self.routed_at.min(now))
     }
 
     /// Queue a message at node `src` now, outside any traffic source (tests and hand-worked
@@ -847,7 +861,7 @@ impl Simulation {
                 stuck.push(format!("router[{}].in[{}].vc[{}]", ip / ports, ip % ports, v));
             }
         }
-        SimError::Deadlock { cycle: self.now, idle_cycles: self.now - self.last_progress, stuck }
+        SimError::Deadlock { cycle: self.now, idle_cycles: self.now - self.progress(self.now), stuck }
     }
 
     pub(crate) fn inbuf_len(&self) -> usize {

@@ -6,9 +6,9 @@
 
 use crate::flit::Flit;
 
-/// Largest buffer depth in flits (positions are 16-bit; a preemptive router's input buffer
-/// has two more slots than its depth, for dummy flits).
-pub const MAX_DEPTH: u32 = 32_767;
+/// Largest buffer depth in flits: positions are 16-bit, and a preemptive router's input
+/// buffer has two more slots than its depth, for dummy flits (so at most `u16::MAX`).
+pub const MAX_DEPTH: u32 = u16::MAX as u32 - 2;
 
 /// Where a queue stands: its first slot and how many flits it holds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -101,8 +101,8 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
         case("vl arbitration limit over 255", with("[router]\ncrossbar_scheduler = { kind = \"vl_arbitration\", low = [[0, 1]], limit_of_high_priority = 256 }\n"), "router.crossbar_scheduler.limit_of_high_priority", "must be in 0..=255, got 256"),
         case("vl arbitration management VL missing", with("[router]\nvcs = 8\ncrossbar_scheduler = { kind = \"vl_arbitration\", low = [[0, 1]], management_vl = 15 }\n"), "router.crossbar_scheduler.management_vl", "VL 15 does not exist"),
         case("preemptive router with 32 VCs", with("[router]\nkind = \"preemptive\"\nvcs = 32\n"), "router.vcs", "at most 16 VCs"),
-        case("preemption extra buffer 0", with("[router]\nkind = \"preemptive\"\npreemption = { extra_buffer = 0 }\n"), "router.preemption.extra_buffer", "must be in 1..=32767, got 0"),
-        case("input buffer too deep", with("[router]\ninput_buffer = 40000\n"), "router.input_buffer", "must be in 1..=32767, got 40000"),
+        case("preemption extra buffer 0", with("[router]\nkind = \"preemptive\"\npreemption = { extra_buffer = 0 }\n"), "router.preemption.extra_buffer", "must be in 1..=65533, got 0"),
+        case("input buffer too deep", with("[router]\ninput_buffer = 70000\n"), "router.input_buffer", "must be in 1..=65533, got 70000"),
         case("preemption unknown key", with("[router]\npreemption = { stack = 2 }\n"), "router.preemption.stack", "unknown field `stack`"),
         // ---- QoS endpoint and traffic ----
         case("concurrent packets over the VCs", with("[router]\nvcs = 4\n[endpoint]\nconcurrent_packets = 5\n"), "endpoint.concurrent_packets", "must be in 1..=4, got 5"),
@@ -657,7 +657,7 @@ fn independent_semantic_errors_are_all_reported() {
     };
     let expected = [
         ("router.vcs", "must be in 1..=32, got 0"),
-        ("router.input_buffer", "must be in 1..=32767, got 0"),
+        ("router.input_buffer", "must be in 1..=65533, got 0"),
         ("traffic[0].load", "got 2"),
     ];
     for (path, text) in expected {

@@ -4,8 +4,9 @@
 //! routed in the cycle it becomes ready, so it is computed when the header enters its VC
 //! buffer (stage 1, or a dummy header made by preemption) and takes effect after the
 //! stage's delay: output-VC arbitration (stage 3) may start at `ready + routing delay`,
-//! exactly when it would if stage 2 ran as a separate visit. One look at the VC instead of
-//! two: on a large network the second look was a cache miss per header.
+//! exactly when it would if stage 2 ran as a separate visit, and the routing counts as
+//! progress for the watchdog at `ready`, as it did then (`Simulation::routed_at`). One look
+//! at the VC instead of two: on a large network the second look was a cache miss per header.
 
 use crate::engine::Simulation;
 use crate::units::Cycle;
@@ -31,6 +32,7 @@ impl Simulation {
         state.route_vcs = route.vcs & self.p.class_vcs[class];
         state.class = class as u8;
         state.gate = gate;
+        self.routed_at = self.routed_at.max(ready);
         self.in_front[ivc].ready = self.in_front[ivc].ready.max(gate);
         self.ip_vc_alloc[ip] |= 1 << v;
         self.r_alloc_ports[r] |= 1 << port;

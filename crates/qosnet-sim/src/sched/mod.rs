@@ -124,6 +124,22 @@ impl SchedTables {
         }
         t
     }
+
+    /// `state.select(...)`, without reading `state` when the schedulers keep none.
+    #[inline]
+    pub fn select(
+        &self,
+        state: &mut Scheduler,
+        offered: VcMask,
+        key: impl Fn(usize) -> u64,
+        ready: impl Fn(usize) -> bool,
+    ) -> Option<usize> {
+        if self.stateless {
+            debug_assert!(state.is_stateless());
+            return Fcfs.select(offered, key, ready);
+        }
+        state.select(offered, self, key, ready)
+    }
 }
 
 impl Default for SchedTables {
@@ -144,6 +160,11 @@ pub struct Scheduler {
 }
 
 impl Scheduler {
+    /// Whether the scheduler keeps no state between choices.
+    fn is_stateless(&self) -> bool {
+        self.block == 1 && matches!(self.policy, Policy::Fcfs(_))
+    }
+
     /// The only `match` from configuration to policy.
     pub fn build(cfg: &SchedulerConfig, block: u32) -> Scheduler {
         let policy = match cfg {
@@ -188,30 +209,6 @@ impl Scheduler {
         self.block_vc = v as u8;
         self.block_left = self.block - 1;
         Some(v)
-    }
-}
-
-impl Scheduler {
-    /// Whether the scheduler keeps no state between choices.
-    fn is_stateless(&self) -> bool {
-        self.block == 1 && matches!(self.policy, Policy::Fcfs(_))
-    }
-}
-
-impl SchedTables {
-    /// `state.select(...)`, without reading `state` when the schedulers keep none.
-    #[inline]
-    pub fn select(
-        &self,
-        state: &mut Scheduler,
-        offered: VcMask,
-        key: impl Fn(usize) -> u64,
-        ready: impl Fn(usize) -> bool,
-    ) -> Option<usize> {
-        if self.stateless {
-            return Fcfs.select(offered, key, ready);
-        }
-        state.select(offered, self, key, ready)
     }
 }
 
