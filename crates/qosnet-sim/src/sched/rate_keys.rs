@@ -78,25 +78,24 @@ impl RateKeys {
     /// Fair Queueing's floating-point tag out of line.)
     #[inline(always)]
     pub fn key(&mut self, port: usize, vc: usize, arrival: Cycle, ready: Cycle) -> u64 {
-        let mode = match self.mode {
-            KeyMode::Age => return ready,
-            KeyMode::VirtualClock(mode) => mode,
-            KeyMode::FairQueueing => return self.fq_key(port, vc, arrival),
-        };
-        let i = port * self.vcs + vc;
-        if self.clock[i].vtick == 0 {
-            return UNRESERVED + arrival;
+        if self.mode == KeyMode::Age {
+            return ready;
         }
-        let range = port * self.vcs..(port + 1) * self.vcs;
-        stamp(&mut self.clock[range], &mut self.base[port], vc, arrival, mode)
-    }
-
-    #[inline(never)]
-    fn fq_key(&mut self, port: usize, vc: usize, arrival: Cycle) -> u64 {
         let vtick = self.clock[port * self.vcs + vc].vtick;
         if vtick == 0 {
             return UNRESERVED + arrival;
         }
+        let range = port * self.vcs..(port + 1) * self.vcs;
+        match self.mode {
+            KeyMode::VirtualClock(mode) => {
+                stamp(&mut self.clock[range], &mut self.base[port], vc, arrival, mode)
+            }
+            _ => self.fq_key(port, vc, vtick, arrival),
+        }
+    }
+
+    #[inline(never)]
+    fn fq_key(&mut self, port: usize, vc: usize, vtick: u32, arrival: Cycle) -> u64 {
         let range = port * self.vcs..(port + 1) * self.vcs;
         fq_key(self.fq_port[port].tag(&mut self.fq[range], vc, vtick, arrival as f64))
     }
