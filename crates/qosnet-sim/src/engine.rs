@@ -17,6 +17,7 @@ use crate::routing::{all_vcs, Routing};
 use crate::sched::{KeyMode, RateKeys, RoundRobin, SchedTables, Scheduler};
 use crate::topology::{Peer, Topology};
 use crate::traffic::{ProcessSpec, Source, TrafficSpec};
+use crate::unchecked::At;
 use crate::units::{Clock, Cycle};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -677,14 +678,14 @@ impl Simulation {
         let words = self.active.len();
         for i in 0..words {
             let w = if self.reverse_visits { words - 1 - i } else { i };
-            let mut m = self.active[w];
+            let mut m = *self.active.at(w);
             while m != 0 {
                 let b = if self.reverse_visits { 63 - m.leading_zeros() } else { m.trailing_zeros() };
                 m &= !(1u64 << b);
                 let r = w * 64 + b as usize;
                 self.router_cycle(r, now);
-                if self.work[r] == 0 {
-                    self.active[w] &= !(1u64 << b);
+                if *self.work.at(r) == 0 {
+                    *self.active.at_mut(w) &= !(1u64 << b);
                 }
             }
         }
@@ -719,74 +720,74 @@ impl Simulation {
 
     #[inline]
     pub(crate) fn activate_router(&mut self, r: usize) {
-        self.active[r >> 6] |= 1 << (r & 63);
+        *self.active.at_mut(r >> 6) |= 1 << (r & 63);
     }
 
     #[inline]
     pub(crate) fn activate_nic(&mut self, n: usize) {
-        if !self.nic_is_active[n] {
-            self.nic_is_active[n] = true;
+        if !*self.nic_is_active.at(n) {
+            *self.nic_is_active.at_mut(n) = true;
             self.nic_active.push(n as u32);
         }
     }
 
     #[inline]
     pub(crate) fn send_flit(&mut self, at: Cycle, to: Target, flit: Flit) {
-        self.arrivals[at as usize & self.wheel_mask].push(Arrival { to, flit });
+        self.arrivals.at_mut(at as usize & self.wheel_mask).push(Arrival { to, flit });
     }
 
     #[inline]
     pub(crate) fn send_credit(&mut self, at: Cycle, to: u32, vc: u8, tail: bool) {
         self.credits_in_flight += 1;
-        self.credit_wheel[at as usize & self.wheel_mask].push(CreditMsg { to, vc, tail });
+        self.credit_wheel.at_mut(at as usize & self.wheel_mask).push(CreditMsg { to, vc, tail });
     }
 
     #[inline]
     fn deliver_credits(&mut self, now: Cycle) {
         let slot = now as usize & self.wheel_mask;
-        if self.credit_wheel[slot].is_empty() {
+        if self.credit_wheel.at(slot).is_empty() {
             return;
         }
-        let mut batch = std::mem::take(&mut self.credit_wheel[slot]);
+        let mut batch = std::mem::take(self.credit_wheel.at_mut(slot));
         self.credits_in_flight -= batch.len() as u64;
         let vcs = self.p.lanes;
         for c in batch.drain(..) {
             let bit = 1u32 << c.vc;
             if c.to & NIC_CREDIT != 0 {
                 let node = (c.to & !NIC_CREDIT) as usize;
-                self.nic_credits[node * vcs + c.vc as usize] += 1;
-                self.nic_credited[node] |= bit;
+                *self.nic_credits.at_mut(node * vcs + c.vc as usize) += 1;
+                *self.nic_credited.at_mut(node) |= bit;
                 if c.tail {
-                    self.nic_busy[node] &= !bit;
-                    self.nic_start_blocked[node] = false;
-                    for held in &mut self.nic_held[node] {
+                    *self.nic_busy.at_mut(node) &= !bit;
+                    *self.nic_start_blocked.at_mut(node) = false;
+                    for held in self.nic_held.at_mut(node) {
                         *held &= !bit;
                     }
                 }
             } else {
                 let op = c.to as usize;
-                self.out_vc[op * vcs + c.vc as usize].credits += 1;
-                self.op_credited[op] |= bit;
+                self.out_vc.at_mut(op * vcs + c.vc as usize).credits += 1;
+                *self.op_credited.at_mut(op) |= bit;
                 if c.tail {
-                    self.op_allocated[op] &= !bit;
-                    for held in &mut self.op_held[op] {
+                    *self.op_allocated.at_mut(op) &= !bit;
+                    for held in self.op_held.at_mut(op) {
                         *held &= !bit;
                     }
-                    self.out_vc[op * vcs + c.vc as usize].guard = u32::MAX;
+                    self.out_vc.at_mut(op * vcs + c.vc as usize).guard = u32::MAX;
                     self.wake_vc_alloc(op);
                 }
             }
         }
-        self.credit_wheel[slot] = batch;
+        *self.credit_wheel.at_mut(slot) = batch;
     }
 
     #[inline]
     fn deliver_arrivals(&mut self, now: Cycle) {
         let slot = now as usize & self.wheel_mask;
-        if self.arrivals[slot].is_empty() {
+        if self.arrivals.at(slot).is_empty() {
             return;
         }
-        let mut batch = std::mem::take(&mut self.arrivals[slot]);
+        let mut batch = std::mem::take(self.arrivals.at_mut(slot));
         for a in batch.drain(..) {
             match a.to {
                 Target::Router(ip) => self.receive(ip as usize, a.flit, now),
@@ -794,7 +795,7 @@ impl Simulation {
                 Target::None => unreachable!("flit sent on an unconnected port"),
             }
         }
-        self.arrivals[slot] = batch;
+        *self.arrivals.at_mut(slot) = batch;
     }
 
     /// Stage 1 of the router: a flit from the link is synchronised and demultiplexed into
@@ -804,40 +805,40 @@ impl Simulation {
         let v = flit.vc as usize;
         let ivc = ip * self.p.lanes + v;
         flit.ready = now + self.p.d_sync;
-        let (r, port) = self.ip_place[ip];
+        let (r, port) = *self.ip_place.at(ip);
         let (r, port) = (r as usize, port as usize);
         if flit.is_tail() {
-            self.ip_open[ip] &= !(1 << v);
+            *self.ip_open.at_mut(ip) &= !(1 << v);
         }
         if flit.is_head() {
-            debug_assert!(self.in_vc[ivc].buf.is_empty(), "header into an occupied VC");
+            debug_assert!(self.in_vc.at(ivc).buf.is_empty(), "header into an occupied VC");
             if !flit.is_tail() {
-                self.ip_open[ip] |= 1 << v;
+                *self.ip_open.at_mut(ip) |= 1 << v;
             }
-            self.in_vc[ivc].packet = flit.packet;
-            self.in_vc[ivc].resumed = flit.is_dummy();
+            self.in_vc.at_mut(ivc).packet = flit.packet;
+            self.in_vc.at_mut(ivc).resumed = flit.is_dummy();
             if v >= self.p.vcs {
                 self.preempt(ip, v - self.p.vcs, now);
             }
         } else {
-            self.r_xbar_ports[r] |= 1 << port;
+            *self.r_xbar_ports.at_mut(r) |= 1 << port;
         }
-        let in_vc = &mut self.in_vc[ivc];
+        let in_vc = self.in_vc.at_mut(ivc);
         if in_vc.buf.is_empty() {
-            if flit.is_head() && self.in_keys.mode != KeyMode::Age {
+            if flit.is_head() && !self.in_keys.mode.is_age() {
                 let pkt = self.packets.get(flit.packet);
                 self.in_keys.set_vtick(ip, v, pkt.vtick);
             }
             let key = self.in_keys.key(ip, v, now, flit.ready);
-            let accelerated = self.ip_accel[ip] >> v & 1 == 1;
-            self.in_front[ivc] = Front::new(flit.ready.max(in_vc.gate), key, accelerated);
+            let accelerated = *self.ip_accel.at(ip) >> v & 1 == 1;
+            *self.in_front.at_mut(ivc) = Front::new(flit.ready.max(in_vc.gate), key, accelerated);
         }
         self.inbuf.push(&mut in_vc.buf, ivc, flit);
         if flit.is_head() {
             self.route_header(ip, v, flit.ready);
         }
-        self.ip_nonempty[ip] |= 1 << v;
-        self.work[r] += 1;
+        *self.ip_nonempty.at_mut(ip) |= 1 << v;
+        *self.work.at_mut(r) += 1;
         self.last_progress = now;
         self.activate_router(r);
     }

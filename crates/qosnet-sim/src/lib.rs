@@ -42,6 +42,7 @@ pub mod units;
 mod endpoint;
 mod invariants;
 mod router;
+mod unchecked;
 
 pub use config::Config;
 pub use engine::Simulation;

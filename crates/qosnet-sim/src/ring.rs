@@ -5,6 +5,7 @@
 //! the bookkeeping and one for the flit, not a line per array.
 
 use crate::flit::Flit;
+use crate::unchecked::At;
 
 /// Largest buffer depth in flits: positions are 16-bit, and a preemptive router's input
 /// buffer has two more slots than its depth, for dummy flits (so at most `u16::MAX`).
@@ -46,7 +47,7 @@ impl Rings {
     #[inline]
     pub fn front(&self, s: &RingState, q: usize) -> &Flit {
         debug_assert!(s.len > 0);
-        &self.data[q * self.cap as usize + s.head as usize]
+        self.data.at(q * self.cap as usize + s.head as usize)
     }
     /// Push at the back; the caller has checked for space (credits guarantee it).
     #[inline]
@@ -57,7 +58,7 @@ impl Rings {
         if slot >= cap {
             slot -= cap;
         }
-        self.data[q * cap as usize + slot as usize] = f;
+        *self.data.at_mut(q * cap as usize + slot as usize) = f;
         s.len += 1;
     }
     /// Push at the front (a dummy flit made inside the buffer by preemption).
@@ -66,7 +67,7 @@ impl Rings {
         let cap = self.cap;
         debug_assert!((s.len as u32) < cap, "ring {q} overflow");
         let h = if s.head == 0 { cap - 1 } else { s.head as u32 - 1 };
-        self.data[q * cap as usize + h as usize] = f;
+        *self.data.at_mut(q * cap as usize + h as usize) = f;
         *s = RingState { head: h as u16, len: s.len + 1 };
     }
     /// Pop the front. An emptied queue starts again at its first slot: at low load a
@@ -76,7 +77,7 @@ impl Rings {
         let cap = self.cap;
         debug_assert!(s.len > 0);
         let h = s.head as u32;
-        let f = self.data[q * cap as usize + h as usize];
+        let f = *self.data.at(q * cap as usize + h as usize);
         let next = if h + 1 == cap || s.len == 1 { 0 } else { h + 1 };
         *s = RingState { head: next as u16, len: s.len - 1 };
         f
@@ -85,7 +86,7 @@ impl Rings {
     pub fn iter<'a>(&'a self, s: &RingState, q: usize) -> impl Iterator<Item = &'a Flit> + 'a {
         let cap = self.cap as usize;
         let (head, len) = (s.head as usize, s.len as usize);
-        (0..len).map(move |i| &self.data[q * cap + (head + i) % cap])
+        (0..len).map(move |i| self.data.at(q * cap + (head + i) % cap))
     }
 }
 

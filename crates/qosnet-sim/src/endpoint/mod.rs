@@ -12,6 +12,7 @@ use crate::flit::{Flit, Message, HEAD, TAIL};
 use crate::sched::bits;
 use crate::traffic::video::frame_flits;
 use crate::traffic::ProcessSpec;
+use crate::unchecked::At;
 use crate::units::Cycle;
 use std::cmp::Reverse;
 
@@ -27,12 +28,12 @@ impl Simulation {
                 break;
             }
             self.events.pop();
-            if epoch != self.sources[s as usize].epoch {
+            if epoch != self.sources.at(s as usize).epoch {
                 continue; // rescheduled by a phase change
             }
             self.source_event(s as usize, now);
-            let source = &mut self.sources[s as usize];
-            let next = source.advance(&self.specs[source.spec as usize], self.phase, now);
+            let source = self.sources.at_mut(s as usize);
+            let next = source.advance(self.specs.at(source.spec as usize), self.phase, now);
             self.events.push(Reverse((next, s, source.epoch)));
         }
     }
@@ -40,8 +41,8 @@ impl Simulation {
     /// Source `s` is due: a message, or for a video stream a frame cut into messages
     /// (document 003 §4.2), all created now.
     fn source_event(&mut self, s: usize, now: Cycle) {
-        let source = &mut self.sources[s];
-        let spec = &self.specs[source.spec as usize];
+        let source = self.sources.at_mut(s);
+        let spec = self.specs.at(source.spec as usize);
         let (node, class, vtick, flits) = (source.node, spec.class, source.vtick, spec.message_flits);
         if let ProcessSpec::Video(v) = &spec.process {
             let v = v.clone();
@@ -53,8 +54,8 @@ impl Simulation {
             let total = frame_flits(bytes, self.clock.flit_bits);
             let messages = total.div_ceil(flits);
             let measured = self.measuring;
-            let d = self.deadline_of[s] as usize;
-            self.deadlines[d].expect_frame(frame as u64, now, messages, self.phase, measured);
+            let d = *self.deadline_of.at(s) as usize;
+            self.deadlines.at_mut(d).expect_frame(frame as u64, now, messages, self.phase, measured);
             for k in 0..messages {
                 let size = flits.min(total - k * flits);
                 self.create_message(node, dst, class, size, vtick, s as u32, frame, now);
@@ -87,7 +88,7 @@ impl Simulation {
     ) -> u32 {
         let measured = self.measuring;
         let packet_flits =
-            self.sources.get(flow as usize).map_or(size, |s| self.specs[s.spec as usize].packet_flits);
+            self.sources.get(flow as usize).map_or(size, |s| self.specs.at(s.spec as usize).packet_flits);
         let m = self.messages.insert(Message {
             src,
             dst,
@@ -108,18 +109,18 @@ impl Simulation {
         });
         if measured {
             let c = class.index();
-            self.metrics.phases[self.phase][c].flits_offered += size as u64;
+            self.metrics.phases.at_mut(self.phase)[c].flits_offered += size as u64;
             self.measured_outstanding += 1;
-            self.metrics.classes[c].messages_measured += 1;
-            self.metrics.classes[c].flits_offered += size as u64;
-            self.metrics.nodes[src as usize].flits_offered += size as u64;
+            self.metrics.classes.at_mut(c).messages_measured += 1;
+            self.metrics.classes.at_mut(c).flits_offered += size as u64;
+            self.metrics.nodes.at_mut(src as usize).flits_offered += size as u64;
         }
         if self.nic_p.is_nic() {
             self.nic_post(src as usize, m, now);
         } else {
             let q = self.source_queue(src as usize, class);
-            self.nic_queue[q].push_back(m);
-            self.nic_start_blocked[src as usize] = false;
+            self.nic_queue.at_mut(q).push_back(m);
+            *self.nic_start_blocked.at_mut(src as usize) = false;
             self.activate_nic(src as usize);
         }
         m
@@ -131,7 +132,7 @@ impl Simulation {
         let (old, new) = (self.phase, self.phase + 1);
         self.phase = new;
         for (i, source) in self.sources.iter_mut().enumerate() {
-            let spec = &self.specs[source.spec as usize];
+            let spec = self.specs.at(source.spec as usize);
             if spec.source_rate(source.stream, old) == spec.source_rate(source.stream, new) {
                 continue;
             }
@@ -150,7 +151,7 @@ impl Simulation {
         }
         active.retain(|&n| {
             let keep = self.nic_has_work(n as usize);
-            self.nic_is_active[n as usize] = keep;
+            *self.nic_is_active.at_mut(n as usize) = keep;
             keep
         });
         active.append(&mut self.nic_active);
@@ -171,26 +172,26 @@ impl Simulation {
         let vcs = self.p.lanes;
         // If nothing starts, nothing will until a message arrives or a lane is sent out
         // or freed. A start is tried again: it may give a higher class a lane to preempt.
-        self.nic_start_blocked[n] = true;
+        *self.nic_start_blocked.at_mut(n) = true;
         for q in n * 3..n * 3 + 3 {
             loop {
                 // At the limit, in the preemptive router, a message may still start if it
                 // outranks one being sent: it does not wait for a lower one's slot.
                 let preemptive = self.p.kind == RouterKind::Preemptive;
-                let at_limit = self.nic_sending[n].count_ones() >= self.p.concurrent_packets;
+                let at_limit = self.nic_sending.at(n).count_ones() >= self.p.concurrent_packets;
                 if at_limit && !preemptive {
                     return;
                 }
-                let Some(&m) = self.nic_queue[q].front() else { break };
+                let Some(&m) = self.nic_queue.at(q).front() else { break };
                 let class = self.messages.get(m).class.index();
                 if at_limit && !self.nic_outranks(n, class as u8) {
                     break;
                 }
-                let free = self.p.class_vcs[class] & !self.nic_busy[n];
+                let free = *self.p.class_vcs.at(class) & !*self.nic_busy.at(n);
                 let vc = if free != 0 {
-                    let home = free & self.p.home_vcs[class];
+                    let home = free & *self.p.home_vcs.at(class);
                     let free = if home != 0 { home } else { free };
-                    Self::select_vc(self.p.nic_vc_selection, free, &mut self.nic_rr[n])
+                    Self::select_vc(self.p.nic_vc_selection, free, self.nic_rr.at_mut(n))
                 } else if preemptive {
                     match self.nic_preempt(n, class as u8) {
                         Some(lane) => lane,
@@ -201,14 +202,14 @@ impl Simulation {
                 };
                 let (packet, size, last) = self.cut_packet(m);
                 if last {
-                    self.nic_queue[q].pop_front();
+                    self.nic_queue.at_mut(q).pop_front();
                 }
                 let vtick = self.packets.get(packet).vtick;
                 self.hold_nic_lane(n, vc, class as u8);
-                self.nic_start_blocked[n] = false;
+                *self.nic_start_blocked.at_mut(n) = false;
                 self.nic_keys.set_vtick(n, vc, vtick);
                 let key = self.nic_keys.key(n, vc, now, now);
-                self.nic_pkt[n * vcs + vc] =
+                *self.nic_pkt.at_mut(n * vcs + vc) =
                     Injecting { packet, seq: 0, size: size as u16, start: now, key, data_start: 0, avail: 0 };
             }
         }
@@ -220,10 +221,10 @@ impl Simulation {
         let nic = self.nic_p.is_nic();
         if nic {
             self.nic_send_side(n, now);
-        } else if !self.nic_start_blocked[n] {
+        } else if !*self.nic_start_blocked.at(n) {
             self.start_packets(n, now);
         }
-        let mut sending = self.nic_sending[n];
+        let mut sending = *self.nic_sending.at(n);
         if sending == 0 {
             return;
         }
@@ -241,11 +242,11 @@ impl Simulation {
             return;
         };
         let ci = n * vcs + vc;
-        let cur = self.nic_pkt[ci];
-        let credits = &mut self.nic_credits[ci];
+        let cur = *self.nic_pkt.at(ci);
+        let credits = self.nic_credits.at_mut(ci);
         *credits -= 1;
         if *credits == 0 {
-            self.nic_credited[n] &= !(1 << vc);
+            *self.nic_credited.at_mut(n) &= !(1 << vc);
         }
         let mut kind = 0;
         if cur.seq == 0 {
@@ -259,28 +260,28 @@ impl Simulation {
         let last = cur.seq + 1 == cur.size;
         if last {
             kind |= TAIL;
-            self.nic_sending[n] &= !(1 << vc);
-            self.nic_sending_class[n][self.nic_class[ci] as usize] &= !(1 << vc);
-            self.nic_start_blocked[n] = false;
+            *self.nic_sending.at_mut(n) &= !(1 << vc);
+            self.nic_sending_class.at_mut(n)[*self.nic_class.at(ci) as usize] &= !(1 << vc);
+            *self.nic_start_blocked.at_mut(n) = false;
         } else {
             // The packet's age orders it (FCFS); the next flit may still be on its way in.
             let key = self.nic_keys.key(n, vc, cur.start, cur.start);
             let avail = if nic { cur.data_start + self.nic_p.dma.flit(cur.seq as u32 + 1) } else { 0 };
-            let p = &mut self.nic_pkt[ci];
+            let p = self.nic_pkt.at_mut(ci);
             (p.seq, p.key, p.avail) = (cur.seq + 1, key, avail);
         }
         if nic {
             self.nic_flit_sent(n, vc, cur.packet, last);
         }
         let flit = Flit { packet: cur.packet, seq: cur.seq, kind, vc: vc as u8, ready: now };
-        let to = Target::Router(self.attach_port[n]);
+        let to = Target::Router(*self.attach_port.at(n));
         self.send_flit(now + self.p.link, to, flit);
         self.in_flight += 1;
         self.flits_injected += 1;
         self.last_progress = now;
         if self.measuring {
-            self.metrics.nodes[n].flits_injected += 1;
-            self.metrics.nic_link_flits[n] += 1;
+            self.metrics.nodes.at_mut(n).flits_injected += 1;
+            *self.metrics.nic_link_flits.at_mut(n) += 1;
         }
     }
 
@@ -290,7 +291,7 @@ impl Simulation {
     pub(crate) fn select_lane(&mut self, n: usize, lanes: u32, now: Cycle) -> Option<usize> {
         let vcs = self.p.lanes;
         let pkts = &self.nic_pkt[n * vcs..(n + 1) * vcs];
-        let mut offered = lanes & self.nic_credited[n];
+        let mut offered = lanes & *self.nic_credited.at(n);
         if self.nic_p.is_nic() {
             // Flits still on their way in by DMA: filtered here, not by `ready`, since
             // many lanes may wait for data at once (the ideal endpoint has all its data).
@@ -300,12 +301,12 @@ impl Simulation {
                 }
             }
         }
-        self.nic_tables.select(&mut self.nic_sched[n], offered, |v| pkts[v].key, |_| true)
+        self.nic_tables.select(self.nic_sched.at_mut(n), offered, |v| pkts[v].key, |_| true)
     }
 
     /// Whether a message of `class` outranks a packet node `n` is sending.
     fn nic_outranks(&self, n: usize, class: u8) -> bool {
-        self.nic_sending_class[n][class as usize + 1..].iter().any(|&m| m != 0)
+        self.nic_sending_class.at(n)[class as usize + 1..].iter().any(|&m| m != 0)
     }
 
     /// The preemptive router's NIC (document 003 §3.2.1): no VC of the class is free, so
@@ -313,28 +314,28 @@ impl Simulation {
     /// whose extra lane is free; the held packet's remaining flits wait for it.
     fn nic_preempt(&self, n: usize, class: u8) -> Option<usize> {
         let vcs = self.p.vcs;
-        let busy = self.nic_busy[n];
+        let busy = *self.nic_busy.at(n);
         let regular = busy & crate::routing::all_vcs(vcs as u32);
-        crate::router::victim(&self.nic_held[n], regular & !(busy >> vcs), class).map(|v| vcs + v)
+        crate::router::victim(self.nic_held.at(n), regular & !(busy >> vcs), class).map(|v| vcs + v)
     }
 
     /// A packet of `class` starts injection on lane `lane` of node `n`'s link, and holds
     /// the lane until its tail credit returns.
     #[inline]
     pub(crate) fn hold_nic_lane(&mut self, n: usize, lane: usize, class: u8) {
-        self.nic_sending[n] |= 1 << lane;
-        self.nic_sending_class[n][class as usize] |= 1 << lane;
-        self.nic_busy[n] |= 1 << lane;
-        self.nic_class[n * self.p.lanes + lane] = class;
+        *self.nic_sending.at_mut(n) |= 1 << lane;
+        self.nic_sending_class.at_mut(n)[class as usize] |= 1 << lane;
+        *self.nic_busy.at_mut(n) |= 1 << lane;
+        *self.nic_class.at_mut(n * self.p.lanes + lane) = class;
         if lane < self.p.vcs {
-            self.nic_held[n][class as usize] |= 1 << lane;
+            self.nic_held.at_mut(n)[class as usize] |= 1 << lane;
         }
     }
 
     /// The sink at node `n` consumes a flit arriving from the router's ejection port.
     #[inline]
     pub(crate) fn eject(&mut self, n: usize, flit: Flit, now: Cycle) {
-        self.send_credit(now + self.p.credit, self.attach_port[n], flit.vc, flit.is_tail());
+        self.send_credit(now + self.p.credit, *self.attach_port.at(n), flit.vc, flit.is_tail());
         self.in_flight -= 1;
         self.flits_ejected += 1;
         self.last_progress = now;
@@ -353,9 +354,9 @@ impl Simulation {
         pkt.received += 1;
         let (m, size, received, class, pkt_flow) = (pkt.message, pkt.size, pkt.received, pkt.class, pkt.flow);
         if measuring {
-            self.metrics.nodes[n].flits_accepted += 1;
-            self.metrics.classes[class.index()].flits_accepted += 1;
-            self.metrics.flows[pkt_flow as usize].flits += 1;
+            self.metrics.nodes.at_mut(n).flits_accepted += 1;
+            self.metrics.classes.at_mut(class.index()).flits_accepted += 1;
+            self.metrics.flows.at_mut(pkt_flow as usize).flits += 1;
         }
         if !flit.is_tail() {
             return;
@@ -379,18 +380,18 @@ impl Simulation {
         let now = msg.done;
         self.messages.remove(m);
         if self.measuring {
-            let f = &mut self.metrics.flows[msg.flow as usize];
+            let f = self.metrics.flows.at_mut(msg.flow as usize);
             f.messages += 1;
             f.latency_sum += now - msg.created;
         }
         if msg.frame != u32::MAX {
-            let d = self.deadline_of[msg.flow as usize] as usize;
-            self.deadlines[d].message_delivered(msg.frame as u64, now);
+            let d = *self.deadline_of.at(msg.flow as usize) as usize;
+            self.deadlines.at_mut(d).message_delivered(msg.frame as u64, now);
         }
         if msg.measured {
             self.measured_outstanding -= 1;
             self.metrics.delivered(msg.class, msg.src, msg.dst, msg.size, msg.created, msg.injected, now);
-            let p = &mut self.metrics.phases[msg.phase as usize][msg.class.index()];
+            let p = &mut self.metrics.phases.at_mut(msg.phase as usize)[msg.class.index()];
             p.messages += 1;
             p.flits += msg.size as u64;
             p.queueing_sum += msg.injected - msg.created;

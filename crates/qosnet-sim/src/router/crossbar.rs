@@ -11,8 +11,8 @@ use super::MAX_PORTS;
 use crate::config::RouterKind;
 use crate::engine::{Front, Simulation};
 use crate::flit::{DUMMY, LOCAL};
-use crate::sched::KeyMode;
 use crate::sched::{bits, bits64, rotated};
+use crate::unchecked::At;
 use crate::units::Cycle;
 
 /// Nominate-and-grant rounds per cycle: enough for a loser to find a free output.
@@ -26,15 +26,15 @@ impl Simulation {
         let mut grants = [0u8; MAX_PORTS];
         let mut sent = [0u8; MAX_PORTS];
         let mut nominee = [0u8; MAX_PORTS];
-        let by_key = self.in_keys.mode != KeyMode::Age;
+        let by_key = !self.in_keys.mode.is_age();
 
         // Output ports that have taken all the flits they can this cycle.
         let mut saturated = 0u64;
         // Inputs that may still nominate: after the first round only those whose nomination
         // lost (or that may send more under speedup) can find something new.
-        let mut pending = self.r_xbar_ports[r];
-        // Scratch kept all-zero between calls: `requests[out]` are the inputs asking for
-        // `out` this round, `used[port]` the VCs an input already sent from this cycle.
+        let mut pending = *self.r_xbar_ports.at(r);
+        // Scratch kept all-zero between calls: `*requests.at(out)` are the inputs asking for
+        // `out` this round, `*used.at(port)` the VCs an input already sent from this cycle.
         let mut requests = std::mem::take(&mut self.xbar_requests);
         let mut used = std::mem::take(&mut self.xbar_used);
         let mut senders = 0u64;
@@ -44,21 +44,21 @@ impl Simulation {
             let mut nominated = 0u64;
             for port in bits64(pending) {
                 let ip = r * ports + port;
-                let mut live = self.ip_active[ip] & self.ip_nonempty[ip] & !self.ip_blocked[ip];
+                let mut live = *self.ip_active.at(ip) & *self.ip_nonempty.at(ip) & !*self.ip_blocked.at(ip);
                 if self.p.kind == RouterKind::Preemptive {
                     live &= !self.preemption_blocked(ip);
                 }
                 if live == 0 {
-                    self.r_xbar_ports[r] &= !(1 << port);
+                    *self.r_xbar_ports.at_mut(r) &= !(1 << port);
                     continue;
                 }
-                if sent[port] >= speedup {
+                if *sent.at(port) >= speedup {
                     continue;
                 }
                 // VCs heading to a saturated output are not even looked at.
-                let mut excluded = used[port];
+                let mut excluded = *used.at(port);
                 for out in bits64(saturated) {
-                    excluded |= self.ip_to_out[ip * ports + out];
+                    excluded |= *self.ip_to_out.at(ip * ports + out);
                 }
                 let waiting = live & !excluded;
                 if waiting == 0 {
@@ -68,24 +68,24 @@ impl Simulation {
                 let base = ip * vcs;
                 let front = &self.in_front[base..base + vcs];
                 debug_assert!(bits(waiting).all(|v| {
-                    self.out_vc[self.in_vc[base + v].ovc as usize].buf.len() < self.p.output_depth
+                    self.out_vc.at(self.in_vc.at(base + v).ovc as usize).buf.len() < self.p.output_depth
                 }));
                 // (accelerated flits, document 003 §3.2.2, have key 0: `Front`)
-                let key = |v: usize| front[v].key;
-                let ready = |v: usize| front[v].ready <= now;
+                let key = |v: usize| front.at(v).key;
+                let ready = |v: usize| front.at(v).ready <= now;
                 // The input's scheduler state advances only if its choice is granted.
                 if !self.xbar_tables.stateless {
-                    self.xbar_saved[port] = self.xbar_sched[ip];
+                    *self.xbar_saved.at_mut(port) = *self.xbar_sched.at(ip);
                 }
-                let chosen = self.xbar_tables.select(&mut self.xbar_sched[ip], waiting, key, ready);
+                let chosen = self.xbar_tables.select(self.xbar_sched.at_mut(ip), waiting, key, ready);
                 let Some(v) = chosen else { continue };
-                nominee[port] = v as u8;
+                *nominee.at_mut(port) = v as u8;
                 nominated |= 1 << port;
                 if by_key {
-                    self.xbar_keys[port] = key(v);
+                    *self.xbar_keys.at_mut(port) = key(v);
                 }
-                let out = self.in_vc[ip * vcs + v].out_port as usize;
-                requests[out] |= 1 << port;
+                let out = self.in_vc.at(ip * vcs + v).out_port as usize;
+                *requests.at_mut(out) |= 1 << port;
                 asked |= 1 << out;
             }
             if asked == 0 {
@@ -97,37 +97,37 @@ impl Simulation {
             // compare across inputs).
             for out in bits64(asked) {
                 let op = r * ports + out;
-                let mut losers = requests[out];
-                requests[out] = 0;
+                let mut losers = *requests.at(out);
+                *requests.at_mut(out) = 0;
                 macro_rules! grant {
                     ($port:expr) => {{
                         let port = $port;
-                        if grants[out] >= speedup {
+                        if *grants.at(out) >= speedup {
                             break;
                         }
                         losers &= !(1 << port);
-                        self.traverse(r, port, nominee[port] as usize, now);
-                        self.xbar_rr[op] = if port + 1 >= ports { 0 } else { port as u8 + 1 };
-                        grants[out] += 1;
-                        sent[port] += 1;
-                        used[port] |= 1 << nominee[port];
+                        self.traverse(r, port, *nominee.at(port) as usize, now);
+                        *self.xbar_rr.at_mut(op) = if port + 1 >= ports { 0 } else { port as u8 + 1 };
+                        *grants.at_mut(out) += 1;
+                        *sent.at_mut(port) += 1;
+                        *used.at_mut(port) |= 1 << *nominee.at(port);
                         senders |= 1 << port;
                     }};
                 }
-                let start = self.xbar_rr[op] as u32;
+                let start = *self.xbar_rr.at(op) as u32;
                 if by_key {
                     // In key order, round robin among equal keys: a stable insertion sort
                     // of the rotation (a handful of inputs, on the stack).
                     let mut order = [0u8; MAX_PORTS];
                     let mut n = 0;
                     for p in rotated(losers, start, ports) {
-                        let k = self.xbar_keys[p];
+                        let k = *self.xbar_keys.at(p);
                         let mut i = n;
-                        while i > 0 && self.xbar_keys[order[i - 1] as usize] > k {
-                            order[i] = order[i - 1];
+                        while i > 0 && *self.xbar_keys.at(*order.at(i - 1) as usize) > k {
+                            *order.at_mut(i) = *order.at(i - 1);
                             i -= 1;
                         }
-                        order[i] = p as u8;
+                        *order.at_mut(i) = p as u8;
                         n += 1;
                     }
                     for &p in &order[..n] {
@@ -138,24 +138,24 @@ impl Simulation {
                         grant!(port);
                     }
                 }
-                if grants[out] >= speedup {
+                if *grants.at(out) >= speedup {
                     saturated |= 1 << out;
                 }
                 if !self.xbar_tables.stateless {
                     for port in bits64(losers) {
-                        self.xbar_sched[r * ports + port] = self.xbar_saved[port];
+                        *self.xbar_sched.at_mut(r * ports + port) = *self.xbar_saved.at(port);
                     }
                 }
             }
             pending = nominated;
             for port in bits64(nominated) {
-                if sent[port] >= speedup {
+                if *sent.at(port) >= speedup {
                     pending &= !(1 << port);
                 }
             }
         }
         for port in bits64(senders) {
-            used[port] = 0;
+            *used.at_mut(port) = 0;
         }
         self.xbar_requests = requests;
         self.xbar_used = used;
@@ -169,16 +169,16 @@ impl Simulation {
         let ip = r * ports + port;
         let ivc = ip * vcs + v;
         // (one borrow of each VC record: an index through `self` reloads the vector)
-        let in_vc = &mut self.in_vc[ivc];
+        let in_vc = self.in_vc.at_mut(ivc);
         let mut flit = self.inbuf.pop(&mut in_vc.buf, ivc);
         if in_vc.buf.is_empty() {
-            self.ip_nonempty[ip] &= !(1 << v);
+            *self.ip_nonempty.at_mut(ip) &= !(1 << v);
         } else {
             let ready = self.inbuf.front(&in_vc.buf, ivc).ready;
             let key = self.in_keys.key(ip, v, ready - self.p.d_sync, ready);
             // (a tail ends the lane's acceleration: `after_traverse`)
-            let accelerated = self.ip_accel[ip] >> v & 1 == 1 && !flit.is_tail();
-            self.in_front[ivc] = Front::new(ready.max(in_vc.gate), key, accelerated);
+            let accelerated = *self.ip_accel.at(ip) >> v & 1 == 1 && !flit.is_tail();
+            *self.in_front.at_mut(ivc) = Front::new(ready.max(in_vc.gate), key, accelerated);
         }
         let state = *in_vc;
         let (out, ov) = (state.out_port as usize, state.out_vc as usize);
@@ -189,12 +189,12 @@ impl Simulation {
         flit.ready = now + self.p.d_crossbar;
         flit.vc = ov as u8;
         let ovc = state.ovc as usize;
-        let out_vc = &mut self.out_vc[ovc];
+        let out_vc = self.out_vc.at_mut(ovc);
         if special && flit.is_tail() {
             out_vc.guard = flit.packet;
         }
         if out_vc.buf.is_empty() {
-            if flit.is_head() && self.out_keys.mode != KeyMode::Age {
+            if flit.is_head() && !self.out_keys.mode.is_age() {
                 let pkt = self.packets.get(flit.packet);
                 self.out_keys.set_vtick(op, ov, pkt.vtick);
             }
@@ -202,25 +202,25 @@ impl Simulation {
         }
         self.outbuf.push(&mut out_vc.buf, ovc, flit);
         let full = out_vc.buf.len() >= self.p.output_depth;
-        self.op_nonempty[op] |= 1 << ov;
-        self.r_out_ports[r] |= 1 << out;
+        *self.op_nonempty.at_mut(op) |= 1 << ov;
+        *self.r_out_ports.at_mut(r) |= 1 << out;
         let tail = flit.is_tail();
         // The output VC buffer is fed by this input VC alone: once full, the VC waits until
         // it sends (the output stage unblocks it). After a tail the VC serves another packet.
         if !tail && full {
-            self.ip_blocked[ip] |= 1 << v;
+            *self.ip_blocked.at_mut(ip) |= 1 << v;
         }
         if tail {
-            self.ip_active[ip] &= !(1 << v);
-            self.ip_to_out[ip * ports + out] &= !(1 << v);
-            self.op_open[op] &= !(1 << ov);
+            *self.ip_active.at_mut(ip) &= !(1 << v);
+            *self.ip_to_out.at_mut(ip * ports + out) &= !(1 << v);
+            *self.op_open.at_mut(op) &= !(1 << ov);
             if self.p.kind == RouterKind::Preemptive {
                 // a header waiting to preempt this VC's holder may take it now
                 self.wake_vc_alloc(op);
             }
         }
         if !local {
-            let up = self.credit_return[ip];
+            let up = *self.credit_return.at(ip);
             self.send_credit(now + self.p.credit, up, v as u8, tail);
         }
         if self.p.kind == RouterKind::Preemptive {

@@ -4,53 +4,56 @@
 
 use crate::engine::Simulation;
 use crate::sched::bits64;
+use crate::unchecked::At;
 use crate::units::Cycle;
 
 impl Simulation {
     #[inline]
     pub(crate) fn output_stage(&mut self, r: usize, now: Cycle) {
         let (ports, vcs) = (self.p.ports, self.p.lanes);
-        for port in bits64(self.r_out_ports[r]) {
+        for port in bits64(*self.r_out_ports.at(r)) {
             let op = r * ports + port;
-            let waiting = self.op_nonempty[op];
+            let waiting = *self.op_nonempty.at(op);
             if waiting == 0 {
-                self.r_out_ports[r] &= !(1 << port);
+                *self.r_out_ports.at_mut(r) &= !(1 << port);
                 continue;
             }
             let base = op * vcs;
             let (outbuf, ovcs) = (&self.outbuf, &self.out_vc[base..base + vcs]);
-            let key = |v: usize| ovcs[v].key;
-            let ready = |v: usize| outbuf.front(&ovcs[v].buf, base + v).ready <= now;
-            let offered = waiting & self.op_credited[op];
-            let Some(v) = self.out_tables.select(&mut self.out_sched[op], offered, key, ready) else {
+            let key = |v: usize| ovcs.at(v).key;
+            let ready = |v: usize| outbuf.front(&ovcs.at(v).buf, base + v).ready <= now;
+            let offered = waiting & *self.op_credited.at(op);
+            let Some(v) = self.out_tables.select(self.out_sched.at_mut(op), offered, key, ready) else {
                 continue;
             };
-            let ovc = &mut self.out_vc[base + v];
+            let ovc = self.out_vc.at_mut(base + v);
             let flit = self.outbuf.pop(&mut ovc.buf, base + v);
             if ovc.buf.is_empty() {
-                self.op_nonempty[op] &= !(1 << v);
+                *self.op_nonempty.at_mut(op) &= !(1 << v);
             } else {
                 let ready = self.outbuf.front(&ovc.buf, base + v).ready;
                 ovc.key = self.out_keys.key(op, v, ready - self.p.d_crossbar, ready);
             }
             ovc.credits -= 1;
             if ovc.credits == 0 {
-                self.op_credited[op] &= !(1 << v);
+                *self.op_credited.at_mut(op) &= !(1 << v);
             }
             // The input VC feeding this output VC may have been waiting for room (if it
             // still feeds it: it may have moved on to another packet and output VC).
             let owner = ovc.owner as usize;
             let (oip, ov) = (owner >> 5, owner & 31);
-            if self.ip_blocked[oip] & (1 << ov) != 0 && self.in_vc[oip * vcs + ov].ovc as usize == base + v {
-                self.ip_blocked[oip] &= !(1 << ov);
-                self.r_xbar_ports[r] |= 1 << (oip % ports);
+            if *self.ip_blocked.at(oip) & (1 << ov) != 0
+                && self.in_vc.at(oip * vcs + ov).ovc as usize == base + v
+            {
+                *self.ip_blocked.at_mut(oip) &= !(1 << ov);
+                *self.r_xbar_ports.at_mut(r) |= 1 << (oip % ports);
             }
-            let to = self.out_target[op];
+            let to = *self.out_target.at(op);
             self.send_flit(now + self.p.d_output + self.p.link, to, flit);
-            self.work[r] -= 1;
+            *self.work.at_mut(r) -= 1;
             self.flit_hops += 1;
             if self.measuring {
-                self.metrics.router_link_flits[op] += 1;
+                *self.metrics.router_link_flits.at_mut(op) += 1;
             }
             self.last_progress = now;
         }

@@ -26,6 +26,7 @@
 use crate::config::RouterKind;
 use crate::engine::{Front, Simulation};
 use crate::flit::{Flit, DUMMY, HEAD, LOCAL, TAIL};
+use crate::unchecked::At;
 use crate::units::Cycle;
 
 /// The VC a message of `class` preempts: among `candidates` (VCs whose extra buffer is
@@ -39,13 +40,14 @@ pub(crate) fn victim(held: &[u32; 3], candidates: u32, class: u8) -> Option<usiz
 impl Simulation {
     /// A preempting header arrived in the extra buffer of VC `v` of input port `ip`.
     pub(crate) fn preempt(&mut self, ip: usize, v: usize, now: Cycle) {
-        self.ip_preempting[ip] |= 1 << v;
+        *self.ip_preempting.at_mut(ip) |= 1 << v;
         // Only a message that is on its way out (holds an output VC, its header has crossed)
         // and is still arriving is cut by a dummy tail; any other keeps what it holds. One
         // whose header crosses later, during the preemption, is cut then (`traverse`).
         let ivc = ip * self.p.lanes + v;
-        if self.ip_active[ip] & self.ip_open[ip] & (1 << v) != 0
-            && (self.in_vc[ivc].buf.is_empty() || !self.inbuf.front(&self.in_vc[ivc].buf, ivc).is_head())
+        if *self.ip_active.at(ip) & *self.ip_open.at(ip) & (1 << v) != 0
+            && (self.in_vc.at(ivc).buf.is_empty()
+                || !self.inbuf.front(&self.in_vc.at(ivc).buf, ivc).is_head())
         {
             self.cut(ip, v, now);
         }
@@ -56,13 +58,13 @@ impl Simulation {
     pub(crate) fn cut(&mut self, ip: usize, v: usize, now: Cycle) {
         let bit = 1u32 << v;
         let ivc = ip * self.p.lanes + v;
-        let packet = self.in_vc[ivc].packet;
+        let packet = self.in_vc.at(ivc).packet;
         let dummy =
             Flit { packet, seq: 0, kind: TAIL | DUMMY | LOCAL, vc: v as u8, ready: now + self.p.d_sync };
         self.insert_front(ip, v, dummy, now);
-        self.resume_packet[ivc] = packet;
-        self.ip_resume[ip] |= bit;
-        self.ip_draining[ip] |= bit;
+        *self.resume_packet.at_mut(ivc) = packet;
+        *self.ip_resume.at_mut(ip) |= bit;
+        *self.ip_draining.at_mut(ip) |= bit;
         if self.p.acceleration {
             self.accelerate(ip, v);
         }
@@ -72,15 +74,15 @@ impl Simulation {
     /// header if it was cut.
     pub(crate) fn preemption_done(&mut self, ip: usize, v: usize, now: Cycle) {
         let bit = 1u32 << v;
-        self.ip_preempting[ip] &= !bit;
-        if self.ip_resume[ip] & bit == 0 {
+        *self.ip_preempting.at_mut(ip) &= !bit;
+        if *self.ip_resume.at(ip) & bit == 0 {
             return;
         }
-        self.ip_resume[ip] &= !bit;
+        *self.ip_resume.at_mut(ip) &= !bit;
         let ivc = ip * self.p.lanes + v;
-        let packet = self.resume_packet[ivc];
-        self.in_vc[ivc].packet = packet;
-        self.in_vc[ivc].resumed = true;
+        let packet = *self.resume_packet.at(ivc);
+        self.in_vc.at_mut(ivc).packet = packet;
+        self.in_vc.at_mut(ivc).resumed = true;
         let dummy = Flit { packet, seq: 0, kind: HEAD | DUMMY | LOCAL, vc: v as u8, ready: now + 1 };
         self.insert_front(ip, v, dummy, now);
         self.route_header(ip, v, dummy.ready);
@@ -89,20 +91,20 @@ impl Simulation {
     /// Put a flit made here at the front of input VC `v`'s buffer.
     fn insert_front(&mut self, ip: usize, v: usize, flit: Flit, now: Cycle) {
         let ivc = ip * self.p.lanes + v;
-        let (r, port) = self.ip_place[ip];
+        let (r, port) = *self.ip_place.at(ip);
         if flit.is_head() {
             let pkt = self.packets.get(flit.packet);
             self.in_keys.set_vtick(ip, v, pkt.vtick);
         }
-        self.inbuf.push_front(&mut self.in_vc[ivc].buf, ivc, flit);
+        self.inbuf.push_front(&mut self.in_vc.at_mut(ivc).buf, ivc, flit);
         // The keys of the flits behind are recomputed as they reach the front; the dummy's
         // own key is its arrival's.
         let key = self.in_keys.key(ip, v, now, flit.ready);
-        let accelerated = self.ip_accel[ip] >> v & 1 == 1;
-        self.in_front[ivc] = Front::new(flit.ready.max(self.in_vc[ivc].gate), key, accelerated);
-        self.ip_nonempty[ip] |= 1 << v;
-        self.r_xbar_ports[r as usize] |= 1 << port;
-        self.work[r as usize] += 1;
+        let accelerated = *self.ip_accel.at(ip) >> v & 1 == 1;
+        *self.in_front.at_mut(ivc) = Front::new(flit.ready.max(self.in_vc.at(ivc).gate), key, accelerated);
+        *self.ip_nonempty.at_mut(ip) |= 1 << v;
+        *self.r_xbar_ports.at_mut(r as usize) |= 1 << port;
+        *self.work.at_mut(r as usize) += 1;
         self.in_flight += 1;
         self.dummy_flits += 1;
         self.last_progress = now;
@@ -112,22 +114,22 @@ impl Simulation {
     /// Accelerate lane `v` of input port `ip` until its tail crosses (§3.2.2): its front
     /// flit, and each flit reaching the front after it, carries the lowest key.
     fn accelerate(&mut self, ip: usize, v: usize) {
-        self.ip_accel[ip] |= 1 << v;
-        self.in_front[ip * self.p.lanes + v].key = 0;
+        *self.ip_accel.at_mut(ip) |= 1 << v;
+        self.in_front.at_mut(ip * self.p.lanes + v).key = 0;
     }
 
     /// The preemption bookkeeping of a flit that crossed from lane `v` of input `ip`.
     pub(crate) fn after_traverse(&mut self, ip: usize, v: usize, flit: &Flit, local: bool, now: Cycle) {
         if flit.is_tail() {
-            self.ip_accel[ip] &= !(1 << v);
+            *self.ip_accel.at_mut(ip) &= !(1 << v);
             if local {
                 // A dummy tail made here has gone: the extra buffer may go now.
-                self.ip_draining[ip] &= !(1 << v);
+                *self.ip_draining.at_mut(ip) &= !(1 << v);
             }
             if v >= self.p.vcs {
                 self.preemption_done(ip, v - self.p.vcs, now);
             }
-        } else if flit.is_head() && (self.ip_preempting[ip] & self.ip_open[ip]) >> v & 1 == 1 {
+        } else if flit.is_head() && (*self.ip_preempting.at(ip) & *self.ip_open.at(ip)) >> v & 1 == 1 {
             // Its header crossed during a preemption while the rest is still arriving.
             self.cut(ip, v, now);
         }
@@ -138,7 +140,7 @@ impl Simulation {
     #[inline]
     pub(crate) fn resumption_waits(&self, op: usize, packet: u32) -> bool {
         let lanes = self.p.lanes;
-        crate::sched::bits(self.op_allocated[op]).any(|l| self.out_vc[op * lanes + l].guard == packet)
+        crate::sched::bits(*self.op_allocated.at(op)).any(|l| self.out_vc.at(op * lanes + l).guard == packet)
     }
 
     /// Lanes of input port `ip` the crossbar may not serve now: a preempted VC waits while
@@ -147,8 +149,8 @@ impl Simulation {
     /// for its dummy tail, which goes first; the extra buffer waits for that dummy tail.
     #[inline]
     pub(crate) fn preemption_blocked(&self, ip: usize) -> u32 {
-        let (pre, drain) = (self.ip_preempting[ip], self.ip_draining[ip]);
-        (pre & (self.ip_active[ip] >> self.p.vcs) & !drain) | (drain << self.p.vcs)
+        let (pre, drain) = (*self.ip_preempting.at(ip), *self.ip_draining.at(ip));
+        (pre & (*self.ip_active.at(ip) >> self.p.vcs) & !drain) | (drain << self.p.vcs)
     }
 
     /// Whether a header of `class` could take an output VC of `op` by preemption now.
@@ -157,8 +159,8 @@ impl Simulation {
         if self.p.kind != RouterKind::Preemptive {
             return false;
         }
-        let candidates = route_vcs & !(self.op_allocated[op] >> self.p.vcs);
-        (class as usize + 1..3).any(|c| self.op_held[op][c] & candidates != 0)
+        let candidates = route_vcs & !(*self.op_allocated.at(op) >> self.p.vcs);
+        (class as usize + 1..3).any(|c| self.op_held.at(op)[c] & candidates != 0)
     }
 
     /// Stage 3 of the preemptive router when no VC of the route is free: the VC held by
@@ -166,14 +168,14 @@ impl Simulation {
     /// buffer is free, as its extra lane; else accelerate such a holder and wait.
     pub(crate) fn preempt_output(&mut self, op: usize, route_vcs: u32, class: u8) -> Option<usize> {
         let (lanes, vcs) = (self.p.lanes, self.p.vcs);
-        let allocated = self.op_allocated[op];
+        let allocated = *self.op_allocated.at(op);
         // The lowest-priority class below `class` holding a VC of the route whose extra
         // buffer is free (per-class masks: no scan over the VCs).
-        let v = victim(&self.op_held[op], route_vcs & !(allocated >> vcs), class)?;
-        if self.op_open[op] >> v & 1 == 1 {
+        let v = victim(self.op_held.at(op), route_vcs & !(allocated >> vcs), class)?;
+        if *self.op_open.at(op) >> v & 1 == 1 {
             // Fig. 2(b): the holder's remaining flits must reach the output buffer first.
             if self.p.acceleration {
-                let owner = self.out_vc[op * lanes + v].owner as usize;
+                let owner = self.out_vc.at(op * lanes + v).owner as usize;
                 self.accelerate(owner >> 5, owner & 31);
             }
             return None;

@@ -9,6 +9,7 @@
 //! at the VC instead of two: on a large network the second look was a cache miss per header.
 
 use crate::engine::Simulation;
+use crate::unchecked::At;
 use crate::units::Cycle;
 
 impl Simulation {
@@ -18,23 +19,23 @@ impl Simulation {
     pub(crate) fn route_header(&mut self, ip: usize, v: usize, ready: Cycle) {
         let (lanes, vcs) = (self.p.lanes, self.p.vcs);
         let ivc = ip * lanes + v;
-        let (r, port) = self.ip_place[ip];
+        let (r, port) = *self.ip_place.at(ip);
         let (r, port) = (r as usize, port as usize);
-        let pkt = self.packets.get(self.in_vc[ivc].packet);
+        let pkt = self.packets.get(self.in_vc.at(ivc).packet);
         let (dst, class) = (pkt.dst as usize, pkt.class.index());
         // An extra (preemption) lane routes as its VC.
         let vc = if v >= vcs { v - vcs } else { v };
         let route = self.routing.route(&self.topo, r, port, vc, dst, vcs as u32);
         let gate = ready + self.p.d_routing;
-        let state = &mut self.in_vc[ivc];
+        let state = self.in_vc.at_mut(ivc);
         state.out_port = route.port as u16;
         // The route's VCs that the message's class may use (document 003 §3.2).
-        state.route_vcs = route.vcs & self.p.class_vcs[class];
+        state.route_vcs = route.vcs & *self.p.class_vcs.at(class);
         state.class = class as u8;
         state.gate = gate;
         self.routed_at = self.routed_at.max(ready);
-        self.in_front[ivc].ready = self.in_front[ivc].ready.max(gate);
-        self.ip_vc_alloc[ip] |= 1 << v;
-        self.r_alloc_ports[r] |= 1 << port;
+        self.in_front.at_mut(ivc).ready = self.in_front.at(ivc).ready.max(gate);
+        *self.ip_vc_alloc.at_mut(ip) |= 1 << v;
+        *self.r_alloc_ports.at_mut(r) |= 1 << port;
     }
 }

@@ -6,6 +6,7 @@
 use crate::config::RouterKind;
 use crate::engine::Simulation;
 use crate::sched::{bits, bits64};
+use crate::unchecked::At;
 use crate::units::Cycle;
 
 /// Requesters are numbered `input port << 5 | vc` (at most 64 ports of 32 VCs).
@@ -17,20 +18,20 @@ impl Simulation {
         let (ports, vcs) = (self.p.ports, self.p.lanes);
         let mut requests = std::mem::take(&mut self.va_requests);
         requests.clear();
-        for port in bits64(self.r_alloc_ports[r]) {
+        for port in bits64(*self.r_alloc_ports.at(r)) {
             let ip = r * ports + port;
-            let waiting = self.ip_vc_alloc[ip];
+            let waiting = *self.ip_vc_alloc.at(ip);
             if waiting == 0 {
-                self.r_alloc_ports[r] &= !(1 << port);
+                *self.r_alloc_ports.at_mut(r) &= !(1 << port);
                 continue;
             }
             for v in bits(waiting) {
-                let state = &self.in_vc[ip * vcs + v];
+                let state = self.in_vc.at(ip * vcs + v);
                 if state.gate <= now {
                     let op = (r * ports + state.out_port as usize) as u32;
                     // A header with no VC to win this cycle (none free, none preemptable;
                     // grants only take VCs) is not a request: blocked headers cost nothing.
-                    if state.route_vcs & !self.op_allocated[op as usize] == 0
+                    if state.route_vcs & !*self.op_allocated.at(op as usize) == 0
                         && !self.may_preempt(op as usize, state.route_vcs, state.class)
                     {
                         self.park(ip, v, op as usize);
@@ -38,7 +39,7 @@ impl Simulation {
                     }
                     let key = (port << 5 | v) as u32;
                     // Order: by output port, then round robin from the port's pointer.
-                    let turn = (key + KEYS - self.va_rr[op as usize] as u32) % KEYS;
+                    let turn = (key + KEYS - *self.va_rr.at(op as usize) as u32) % KEYS;
                     requests.push((op, turn, key));
                 }
             }
@@ -50,18 +51,18 @@ impl Simulation {
             let (op, port, v) = (op as usize, (key >> 5) as usize, (key & 31) as usize);
             let ip = r * ports + port;
             let ivc = ip * vcs + v;
-            let (route_vcs, class) = (self.in_vc[ivc].route_vcs, self.in_vc[ivc].class);
-            if self.in_vc[ivc].resumed && self.resumption_waits(op, self.in_vc[ivc].packet) {
+            let (route_vcs, class) = (self.in_vc.at(ivc).route_vcs, self.in_vc.at(ivc).class);
+            if self.in_vc.at(ivc).resumed && self.resumption_waits(op, self.in_vc.at(ivc).packet) {
                 // (until the guarding dummy tail's credit returns: that wakes `op`)
                 self.park(ip, v, op);
                 continue;
             }
-            let free = route_vcs & !self.op_allocated[op];
+            let free = route_vcs & !*self.op_allocated.at(op);
             let ov = if free != 0 {
                 // The preemptive router lets any class take any VC, its own split first.
-                let home = free & self.p.home_vcs[class as usize];
+                let home = free & *self.p.home_vcs.at(class as usize);
                 let free = if home != 0 { home } else { free };
-                Self::select_vc(self.p.vc_selection, free, &mut self.vc_rr[op])
+                Self::select_vc(self.p.vc_selection, free, self.vc_rr.at_mut(op))
             } else if self.p.kind == RouterKind::Preemptive {
                 match self.preempt_output(op, route_vcs, class) {
                     Some(lane) => lane,
@@ -75,26 +76,26 @@ impl Simulation {
             } else {
                 continue;
             };
-            self.va_rr[op] = ((key + 1) % KEYS) as u16;
-            self.op_allocated[op] |= 1 << ov;
-            let state = &mut self.in_vc[ivc];
+            *self.va_rr.at_mut(op) = ((key + 1) % KEYS) as u16;
+            *self.op_allocated.at_mut(op) |= 1 << ov;
+            let state = self.in_vc.at_mut(ivc);
             state.out_vc = ov as u8;
             state.ovc = (op * vcs + ov) as u32;
             state.gate = now + self.p.d_vc_alloc;
-            self.in_front[ivc].ready = self.in_front[ivc].ready.max(state.gate);
-            self.out_vc[op * vcs + ov].owner = (ip << 5 | v) as u32;
+            self.in_front.at_mut(ivc).ready = self.in_front.at(ivc).ready.max(state.gate);
+            self.out_vc.at_mut(op * vcs + ov).owner = (ip << 5 | v) as u32;
             if ov < self.p.vcs {
-                self.op_held[op][class as usize] |= 1 << ov;
+                self.op_held.at_mut(op)[class as usize] |= 1 << ov;
                 if self.p.kind == RouterKind::Preemptive {
                     // a higher class parked here may now preempt this VC
                     self.wake_vc_alloc(op);
                 }
             }
-            self.op_open[op] |= 1 << ov;
-            self.r_xbar_ports[r] |= 1 << port;
-            self.ip_vc_alloc[ip] &= !(1 << v);
-            self.ip_active[ip] |= 1 << v;
-            self.ip_to_out[ip * ports + (op - r * ports)] |= 1 << v;
+            *self.op_open.at_mut(op) |= 1 << ov;
+            *self.r_xbar_ports.at_mut(r) |= 1 << port;
+            *self.ip_vc_alloc.at_mut(ip) &= !(1 << v);
+            *self.ip_active.at_mut(ip) |= 1 << v;
+            *self.ip_to_out.at_mut(ip * ports + (op - r * ports)) |= 1 << v;
             self.last_progress = now;
         }
         self.va_requests = requests;
@@ -104,10 +105,10 @@ impl Simulation {
     /// change: it leaves the requests until `wake_vc_alloc(op)`.
     #[inline]
     fn park(&mut self, ip: usize, v: usize, op: usize) {
-        let port = self.ip_place[ip].1;
-        self.ip_vc_alloc[ip] &= !(1 << v);
-        self.ip_parked[ip] |= 1 << v;
-        self.op_parked[op] |= 1 << port;
+        let port = self.ip_place.at(ip).1;
+        *self.ip_vc_alloc.at_mut(ip) &= !(1 << v);
+        *self.ip_parked.at_mut(ip) |= 1 << v;
+        *self.op_parked.at_mut(op) |= 1 << port;
     }
 
     /// The VCs of output port `op` changed (one freed, or taken by a class a parked header
@@ -116,7 +117,7 @@ impl Simulation {
     /// again at their next look: waking too many is harmless, too few would stall).
     #[inline]
     pub(crate) fn wake_vc_alloc(&mut self, op: usize) {
-        let parked = std::mem::take(&mut self.op_parked[op]);
+        let parked = std::mem::take(self.op_parked.at_mut(op));
         if parked == 0 {
             return;
         }
@@ -124,8 +125,8 @@ impl Simulation {
         let r = op / ports;
         for port in bits64(parked) {
             let ip = r * ports + port;
-            self.ip_vc_alloc[ip] |= std::mem::take(&mut self.ip_parked[ip]);
+            *self.ip_vc_alloc.at_mut(ip) |= std::mem::take(self.ip_parked.at_mut(ip));
         }
-        self.r_alloc_ports[r] |= parked;
+        *self.r_alloc_ports.at_mut(r) |= parked;
     }
 }

@@ -19,6 +19,7 @@
 use super::fair_queueing::{key as fq_key, FqFlow, FqPort};
 use super::virtual_clock::{stamp, VcClock};
 use super::KeyMode;
+use crate::unchecked::At;
 use crate::units::Cycle;
 
 /// Keys of unreserved flits start here: beyond any reserved stamp (2^62 cycles is about
@@ -38,7 +39,7 @@ pub struct RateKeys {
 impl RateKeys {
     /// State for `ports` scheduling points of `vcs` VCs each (nothing is allocated for FCFS).
     pub fn new(mode: KeyMode, ports: usize, vcs: usize) -> Self {
-        let rated = mode != KeyMode::Age;
+        let rated = !mode.is_age();
         let clocks = if rated { ports * vcs } else { 0 };
         Self {
             mode,
@@ -56,16 +57,16 @@ impl RateKeys {
     /// Vtick 0: an unreserved (best-effort) message.
     #[inline]
     pub fn set_vtick(&mut self, port: usize, vc: usize, vtick: u32) {
-        if self.mode == KeyMode::Age {
+        if self.mode.is_age() {
             return;
         }
         let i = port * self.vcs + vc;
-        self.clock[i] = VcClock { vtick, aux: 0 };
+        *self.clock.at_mut(i) = VcClock { vtick, aux: 0 };
         if self.mode == KeyMode::FairQueueing {
-            let f = &mut self.fq[i];
+            let f = self.fq.at_mut(i);
             if f.active {
                 // The old connection leaves the fluid system with its share.
-                self.fq_port[port].rate_sum = (self.fq_port[port].rate_sum - f.rate).max(0.0);
+                self.fq_port.at_mut(port).rate_sum = (self.fq_port.at(port).rate_sum - f.rate).max(0.0);
             }
             *f = FqFlow::default();
         }
@@ -78,17 +79,17 @@ impl RateKeys {
     /// Fair Queueing's floating-point tag out of line.)
     #[inline(always)]
     pub fn key(&mut self, port: usize, vc: usize, arrival: Cycle, ready: Cycle) -> u64 {
-        if self.mode == KeyMode::Age {
+        if self.mode.is_age() {
             return ready;
         }
-        let vtick = self.clock[port * self.vcs + vc].vtick;
+        let vtick = self.clock.at(port * self.vcs + vc).vtick;
         if vtick == 0 {
             return UNRESERVED + arrival;
         }
         let range = port * self.vcs..(port + 1) * self.vcs;
         match self.mode {
             KeyMode::VirtualClock(mode) => {
-                stamp(&mut self.clock[range], &mut self.base[port], vc, arrival, mode)
+                stamp(&mut self.clock[range], self.base.at_mut(port), vc, arrival, mode)
             }
             _ => self.fq_key(port, vc, vtick, arrival),
         }
@@ -97,7 +98,7 @@ impl RateKeys {
     #[inline(never)]
     fn fq_key(&mut self, port: usize, vc: usize, vtick: u32, arrival: Cycle) -> u64 {
         let range = port * self.vcs..(port + 1) * self.vcs;
-        fq_key(self.fq_port[port].tag(&mut self.fq[range], vc, vtick, arrival as f64))
+        fq_key(self.fq_port.at_mut(port).tag(&mut self.fq[range], vc, vtick, arrival as f64))
     }
 
     /// Whether a key is an unreserved (best-effort) flit's.
