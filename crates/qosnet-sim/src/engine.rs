@@ -90,8 +90,11 @@ pub(crate) struct Params {
 /// buffer stands: kept together (32 bytes, aligned) so one cache line serves a stage's
 /// look at a VC.
 #[derive(Clone, Copy, Debug, Default)]
-#[repr(align(32))]
+#[repr(align(64))]
 pub(crate) struct InVc {
+    /// What the crossbar input scheduler sees of the front flit (valid while the buffer
+    /// is non-empty). `ready` includes, for a header, the end of stages 2-3 (`gate`).
+    pub front: Front,
     /// The VC buffer's position in `Simulation::inbuf`.
     pub buf: RingState,
     /// Cycle from which the header may take its next step (stages 2-4).
@@ -130,7 +133,7 @@ pub(crate) struct OutVc {
 }
 
 // The records are laid out for one cache line each (see their comments).
-const _: () = assert!(std::mem::size_of::<InVc>() == 32 && std::mem::size_of::<OutVc>() == 32);
+const _: () = assert!(std::mem::size_of::<InVc>() == 64 && std::mem::size_of::<OutVc>() == 32);
 
 /// What a scheduler sees of the flit at the front of a VC buffer: the cycle from which it
 /// may go and its key (its age, VirtualClock stamp or finish tag; see `sched::RateKeys`),
@@ -178,11 +181,6 @@ pub struct Simulation {
     pub(crate) inbuf: Rings,
     /// Per input VC: the routing and allocation state of the packet it holds.
     pub(crate) in_vc: Vec<InVc>,
-    /// Per input VC (valid while its buffer is non-empty): what the crossbar input
-    /// scheduler sees of the front flit. `ready` includes, for a header, the end of stages
-    /// 2-3 (`InVc::gate`). Kept apart from `InVc`, a port's VCs side by side, because the
-    /// scheduler reads exactly this for every candidate VC.
-    pub(crate) in_front: Vec<Front>,
     pub(crate) ip_nonempty: Vec<u32>,
     pub(crate) ip_vc_alloc: Vec<u32>,
     /// Headers that found no output VC to win (none free, none preemptable): parked out
@@ -198,7 +196,7 @@ pub struct Simulation {
     pub(crate) ip_to_out: Vec<u32>,
     pub(crate) xbar_sched: Vec<Scheduler>,
     pub(crate) xbar_tables: SchedTables,
-    /// Per input VC: the rate-scheduler state behind `in_front`'s keys.
+    /// Per input VC: the rate-scheduler state behind `InVc::front`'s keys.
     pub(crate) in_keys: RateKeys,
     // --- preemption (document 003 §3.2.1), per input port, masks over its C VCs ---
     /// VCs whose extra buffer holds a preempting message (the VC itself waits).
@@ -449,7 +447,6 @@ impl Simulation {
         Ok(Simulation {
             inbuf: Rings::new(n_vcs, in_cap),
             in_vc: vec![InVc::default(); n_vcs],
-            in_front: vec![Front::default(); n_vcs],
             ip_nonempty: vec![0; n_ports],
             ip_vc_alloc: vec![0; n_ports],
             ip_parked: vec![0; n_ports],
@@ -831,7 +828,7 @@ impl Simulation {
             }
             let key = self.in_keys.key(ip, v, now, flit.ready);
             let accelerated = *self.ip_accel.at(ip) >> v & 1 == 1;
-            *self.in_front.at_mut(ivc) = Front::new(flit.ready.max(in_vc.gate), key, accelerated);
+            in_vc.front = Front::new(flit.ready.max(in_vc.gate), key, accelerated);
         }
         self.inbuf.push(&mut in_vc.buf, ivc, flit);
         if flit.is_head() {

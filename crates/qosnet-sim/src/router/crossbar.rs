@@ -66,13 +66,13 @@ impl Simulation {
                 }
                 // (a VC whose output VC buffer is full is in `ip_blocked`: `traverse`)
                 let base = ip * vcs;
-                let front = &self.in_front[base..base + vcs];
+                let front = &self.in_vc[base..base + vcs];
                 debug_assert!(bits(waiting).all(|v| {
                     self.out_vc.at(self.in_vc.at(base + v).ovc as usize).buf.len() < self.p.output_depth
                 }));
                 // (accelerated flits, document 003 §3.2.2, have key 0: `Front`)
-                let key = |v: usize| front.at(v).key;
-                let ready = |v: usize| front.at(v).ready <= now;
+                let key = |v: usize| front.at(v).front.key;
+                let ready = |v: usize| front.at(v).front.ready <= now;
                 // The input's scheduler state advances only if its choice is granted.
                 if !self.xbar_tables.stateless {
                     *self.xbar_saved.at_mut(port) = *self.xbar_sched.at(ip);
@@ -178,7 +178,7 @@ impl Simulation {
             let key = self.in_keys.key(ip, v, ready - self.p.d_sync, ready);
             // (a tail ends the lane's acceleration: `after_traverse`)
             let accelerated = *self.ip_accel.at(ip) >> v & 1 == 1 && !flit.is_tail();
-            *self.in_front.at_mut(ivc) = Front::new(ready.max(in_vc.gate), key, accelerated);
+            in_vc.front = Front::new(ready.max(in_vc.gate), key, accelerated);
         }
         let state = *in_vc;
         let (out, ov) = (state.out_port as usize, state.out_vc as usize);

@@ -101,7 +101,7 @@ impl Simulation {
         // own key is its arrival's.
         let key = self.in_keys.key(ip, v, now, flit.ready);
         let accelerated = *self.ip_accel.at(ip) >> v & 1 == 1;
-        *self.in_front.at_mut(ivc) = Front::new(flit.ready.max(self.in_vc.at(ivc).gate), key, accelerated);
+        self.in_vc.at_mut(ivc).front = Front::new(flit.ready.max(self.in_vc.at(ivc).gate), key, accelerated);
         *self.ip_nonempty.at_mut(ip) |= 1 << v;
         *self.r_xbar_ports.at_mut(r as usize) |= 1 << port;
         *self.work.at_mut(r as usize) += 1;
@@ -115,7 +115,7 @@ impl Simulation {
     /// flit, and each flit reaching the front after it, carries the lowest key.
     fn accelerate(&mut self, ip: usize, v: usize) {
         *self.ip_accel.at_mut(ip) |= 1 << v;
-        self.in_front.at_mut(ip * self.p.lanes + v).key = 0;
+        self.in_vc.at_mut(ip * self.p.lanes + v).front.key = 0;
     }
 
     /// The preemption bookkeeping of a flit that crossed from lane `v` of input `ip`.

@@ -14,7 +14,7 @@ use crate::units::Cycle;
 
 impl Simulation {
     /// Route the header just put at the front of lane `v` of input port `ip`, which may
-    /// act from `ready` (its `in_front` entry is already written).
+    /// act from `ready` (its `InVc::front` is already written).
     #[inline]
     pub(crate) fn route_header(&mut self, ip: usize, v: usize, ready: Cycle) {
         let (lanes, vcs) = (self.p.lanes, self.p.vcs);
@@ -34,7 +34,7 @@ impl Simulation {
         state.class = class as u8;
         state.gate = gate;
         self.routed_at = self.routed_at.max(ready);
-        self.in_front.at_mut(ivc).ready = self.in_front.at(ivc).ready.max(gate);
+        self.in_vc.at_mut(ivc).front.ready = self.in_vc.at(ivc).front.ready.max(gate);
         *self.ip_vc_alloc.at_mut(ip) |= 1 << v;
         *self.r_alloc_ports.at_mut(r) |= 1 << port;
     }

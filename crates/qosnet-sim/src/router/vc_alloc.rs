@@ -82,7 +82,7 @@ impl Simulation {
             state.out_vc = ov as u8;
             state.ovc = (op * vcs + ov) as u32;
             state.gate = now + self.p.d_vc_alloc;
-            self.in_front.at_mut(ivc).ready = self.in_front.at(ivc).ready.max(state.gate);
+            state.front.ready = state.front.ready.max(state.gate);
             self.out_vc.at_mut(op * vcs + ov).owner = (ip << 5 | v) as u32;
             if ov < self.p.vcs {
                 self.op_held.at_mut(op)[class as usize] |= 1 << ov;
