@@ -86,23 +86,22 @@ pub(crate) struct Params {
     pub watchdog: Cycle,
 }
 
-/// What an input VC knows about the packet it holds (one packet at a time) and where its
-/// buffer stands: kept together (32 bytes, aligned) so one cache line serves a stage's
-/// look at a VC.
+/// What an input VC knows about the packet it holds (one packet at a time) and its
+/// buffer's front flit and position: kept together (64 bytes, aligned) so one cache line
+/// serves a stage's look at a VC.
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(align(64))]
 pub(crate) struct InVc {
     /// What the crossbar input scheduler sees of the front flit (valid while the buffer
     /// is non-empty). `ready` includes, for a header, the end of stages 2-3 (`gate`).
     pub front: Front,
-    /// The VC buffer's position in `Simulation::inbuf`.
+    /// The VC buffer's front flit and position in `Simulation::inbuf`.
     pub buf: RingState,
     /// Cycle from which the header may take its next step (stages 2-4).
     pub gate: Cycle,
-    /// Global index of the output VC held (valid once allocated).
-    pub ovc: u32,
     /// Output VCs the route allows.
     pub route_vcs: u32,
+    /// The output port and VC held (valid once allocated).
     pub out_port: u16,
     pub out_vc: u8,
     /// Traffic class of the packet held (`TrafficClass::index`).
@@ -113,15 +112,14 @@ pub(crate) struct InVc {
     pub resumed: bool,
 }
 
-/// An output VC's buffer position and state, together (32 bytes, aligned) for the same
-/// reason as `InVc`.
+/// An output VC's buffer and state, together (64 bytes, aligned) for the same reason as
+/// `InVc`.
 #[derive(Clone, Copy, Debug)]
-#[repr(align(32))]
+#[repr(align(64))]
 pub(crate) struct OutVc {
-    /// The output scheduler's key for its front flit. (The front's `ready` is read from
-    /// the buffer when asked: the smallest-key schedulers ask their winner alone.)
+    /// The output scheduler's key for its front flit.
     pub key: u64,
-    /// The VC buffer's position in `Simulation::outbuf`.
+    /// The VC buffer's front flit and position in `Simulation::outbuf`.
     pub buf: RingState,
     /// Credits for the downstream input buffer.
     pub credits: u32,
@@ -133,7 +131,7 @@ pub(crate) struct OutVc {
 }
 
 // The records are laid out for one cache line each (see their comments).
-const _: () = assert!(std::mem::size_of::<InVc>() == 64 && std::mem::size_of::<OutVc>() == 32);
+const _: () = assert!(std::mem::size_of::<InVc>() == 64 && std::mem::size_of::<OutVc>() == 64);
 
 /// What a scheduler sees of the flit at the front of a VC buffer: the cycle from which it
 /// may go and its key (its age, VirtualClock stamp or finish tag; see `sched::RateKeys`),

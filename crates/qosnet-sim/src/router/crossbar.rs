@@ -68,7 +68,9 @@ impl Simulation {
                 let base = ip * vcs;
                 let front = &self.in_vc[base..base + vcs];
                 debug_assert!(bits(waiting).all(|v| {
-                    self.out_vc.at(self.in_vc.at(base + v).ovc as usize).buf.len() < self.p.output_depth
+                    let s = self.in_vc.at(base + v);
+                    let op = r * ports + s.out_port as usize;
+                    self.out_vc.at(op * vcs + s.out_vc as usize).buf.len() < self.p.output_depth
                 }));
                 // (accelerated flits, document 003 §3.2.2, have key 0: `Front`)
                 let key = |v: usize| front.at(v).front.key;
@@ -174,7 +176,7 @@ impl Simulation {
         if in_vc.buf.is_empty() {
             *self.ip_nonempty.at_mut(ip) &= !(1 << v);
         } else {
-            let ready = self.inbuf.front(&in_vc.buf, ivc).ready;
+            let ready = in_vc.buf.front().ready;
             let key = self.in_keys.key(ip, v, ready - self.p.d_sync, ready);
             // (a tail ends the lane's acceleration: `after_traverse`)
             let accelerated = *self.ip_accel.at(ip) >> v & 1 == 1 && !flit.is_tail();
@@ -188,7 +190,7 @@ impl Simulation {
         flit.kind &= !LOCAL;
         flit.ready = now + self.p.d_crossbar;
         flit.vc = ov as u8;
-        let ovc = state.ovc as usize;
+        let ovc = op * vcs + ov;
         let out_vc = self.out_vc.at_mut(ovc);
         if special && flit.is_tail() {
             out_vc.guard = flit.packet;

@@ -2,7 +2,7 @@
 //! whose front flit is ready and that hold a credit for the downstream buffer, the output
 //! scheduler picks one flit per cycle for the link (document 003 §3).
 
-use crate::engine::Simulation;
+use crate::engine::{InVc, Simulation};
 use crate::sched::bits64;
 use crate::unchecked::At;
 use crate::units::Cycle;
@@ -19,9 +19,9 @@ impl Simulation {
                 continue;
             }
             let base = op * vcs;
-            let (outbuf, ovcs) = (&self.outbuf, &self.out_vc[base..base + vcs]);
+            let ovcs = &self.out_vc[base..base + vcs];
             let key = |v: usize| ovcs.at(v).key;
-            let ready = |v: usize| outbuf.front(&ovcs.at(v).buf, base + v).ready <= now;
+            let ready = |v: usize| ovcs.at(v).buf.front().ready <= now;
             let offered = waiting & *self.op_credited.at(op);
             let Some(v) = self.out_tables.select(self.out_sched.at_mut(op), offered, key, ready) else {
                 continue;
@@ -31,7 +31,7 @@ impl Simulation {
             if ovc.buf.is_empty() {
                 *self.op_nonempty.at_mut(op) &= !(1 << v);
             } else {
-                let ready = self.outbuf.front(&ovc.buf, base + v).ready;
+                let ready = ovc.buf.front().ready;
                 ovc.key = self.out_keys.key(op, v, ready - self.p.d_crossbar, ready);
             }
             ovc.credits -= 1;
@@ -42,9 +42,8 @@ impl Simulation {
             // still feeds it: it may have moved on to another packet and output VC).
             let owner = ovc.owner as usize;
             let (oip, ov) = (owner >> 5, owner & 31);
-            if *self.ip_blocked.at(oip) & (1 << ov) != 0
-                && self.in_vc.at(oip * vcs + ov).ovc as usize == base + v
-            {
+            let feeds = |f: &InVc| (f.out_port as usize, f.out_vc as usize) == (port, v);
+            if *self.ip_blocked.at(oip) & (1 << ov) != 0 && feeds(self.in_vc.at(oip * vcs + ov)) {
                 *self.ip_blocked.at_mut(oip) &= !(1 << ov);
                 *self.r_xbar_ports.at_mut(r) |= 1 << (oip % ports);
             }

@@ -46,8 +46,7 @@ impl Simulation {
         // whose header crosses later, during the preemption, is cut then (`traverse`).
         let ivc = ip * self.p.lanes + v;
         if *self.ip_active.at(ip) & *self.ip_open.at(ip) & (1 << v) != 0
-            && (self.in_vc.at(ivc).buf.is_empty()
-                || !self.inbuf.front(&self.in_vc.at(ivc).buf, ivc).is_head())
+            && (self.in_vc.at(ivc).buf.is_empty() || !self.in_vc.at(ivc).buf.front().is_head())
         {
             self.cut(ip, v, now);
         }

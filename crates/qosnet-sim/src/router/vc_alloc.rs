@@ -80,7 +80,6 @@ impl Simulation {
             *self.op_allocated.at_mut(op) |= 1 << ov;
             let state = self.in_vc.at_mut(ivc);
             state.out_vc = ov as u8;
-            state.ovc = (op * vcs + ov) as u32;
             state.gate = now + self.p.d_vc_alloc;
             state.front.ready = state.front.ready.max(state.gate);
             self.out_vc.at_mut(op * vcs + ov).owner = (ip << 5 | v) as u32;
