@@ -38,6 +38,8 @@ impl Simulation {
         let mut requests = std::mem::take(&mut self.xbar_requests);
         let mut used = std::mem::take(&mut self.xbar_used);
         let mut senders = 0u64;
+        // Inputs that have sent all the flits they can this cycle.
+        let mut full = 0u64;
         for _ in 0..ITERATIONS {
             // Inputs nominate one VC each.
             let mut asked = 0u64;
@@ -52,9 +54,7 @@ impl Simulation {
                     *self.r_xbar_ports.at_mut(r) &= !(1 << port);
                     continue;
                 }
-                if *sent.at(port) >= speedup {
-                    continue;
-                }
+                // (an input at its speedup limit is no longer pending)
                 // VCs heading to a saturated output are not even looked at.
                 let mut excluded = *used.at(port);
                 for out in bits64(saturated) {
@@ -112,12 +112,21 @@ impl Simulation {
                         *self.xbar_rr.at_mut(op) = if port + 1 >= ports { 0 } else { port as u8 + 1 };
                         *grants.at_mut(out) += 1;
                         *sent.at_mut(port) += 1;
-                        *used.at_mut(port) |= 1 << *nominee.at(port);
-                        senders |= 1 << port;
+                        if *sent.at(port) >= speedup {
+                            full |= 1 << port;
+                        } else {
+                            *used.at_mut(port) |= 1 << *nominee.at(port);
+                            senders |= 1 << port;
+                        }
                     }};
                 }
                 let start = *self.xbar_rr.at(op) as u32;
-                if by_key {
+                if losers & (losers - 1) == 0 {
+                    // one input asks: no order to decide
+                    for port in bits64(losers) {
+                        grant!(port);
+                    }
+                } else if by_key {
                     // In key order, round robin among equal keys: a stable insertion sort
                     // of the rotation (a handful of inputs, on the stack).
                     let mut order = [0u8; MAX_PORTS];
@@ -149,12 +158,7 @@ impl Simulation {
                     }
                 }
             }
-            pending = nominated;
-            for port in bits64(nominated) {
-                if *sent.at(port) >= speedup {
-                    pending &= !(1 << port);
-                }
-            }
+            pending = nominated & !full;
         }
         for port in bits64(senders) {
             *used.at_mut(port) = 0;
