@@ -21,6 +21,9 @@ const ITERATIONS: usize = 3;
 impl Simulation {
     #[inline]
     pub(crate) fn crossbar_stage(&mut self, r: usize, now: Cycle) {
+        if *self.r_xbar_ports.at(r) == 0 {
+            return;
+        }
         let (ports, vcs) = (self.p.ports, self.p.lanes);
         let speedup = self.p.speedup as u8;
         let mut grants = [0u8; MAX_PORTS];

@@ -15,6 +15,9 @@ const KEYS: u32 = 64 << 5;
 impl Simulation {
     #[inline]
     pub(crate) fn vc_alloc_stage(&mut self, r: usize, now: Cycle) {
+        if *self.r_alloc_ports.at(r) == 0 {
+            return;
+        }
         let (ports, vcs) = (self.p.ports, self.p.lanes);
         let mut requests = std::mem::take(&mut self.va_requests);
         requests.clear();
