@@ -332,6 +332,8 @@ pub struct Simulation {
     pub(crate) measuring: bool,
     /// Visit routers in reverse order (a test hook: results must not change).
     pub(crate) reverse_visits: bool,
+    /// The router variant the cycle loop is compiled for (`router::Variant`).
+    pub(crate) variant: crate::router::Variant,
     /// The drain limit passed with measured messages still undelivered.
     pub(crate) drain_incomplete: bool,
     pub(crate) violation: Option<String>,
@@ -560,6 +562,10 @@ impl Simulation {
             finished: false,
             measuring: false,
             reverse_visits: false,
+            variant: crate::router::Variant {
+                preemptive,
+                age: KeyMode::of(&xbar_cfg).is_age() && KeyMode::of(&out_cfg).is_age(),
+            },
             drain_incomplete: false,
             violation: None,
             metrics,
@@ -664,11 +670,23 @@ impl Simulation {
 
     /// One cycle.
     pub fn step(&mut self) -> Result<(), SimError> {
+        match (self.variant.preemptive, self.variant.age) {
+            (false, true) => self.cycle::<false, true>(),
+            (false, false) => self.cycle::<false, false>(),
+            (true, true) => self.cycle::<true, true>(),
+            (true, false) => self.cycle::<true, false>(),
+        }
+    }
+
+    /// One cycle of a run of router variant `PRE`, `AGE` (`router::Variant`). (Not
+    /// inlined: each variant is then one function with its stages inlined, as before.)
+    #[inline(never)]
+    fn cycle<const PRE: bool, const AGE: bool>(&mut self) -> Result<(), SimError> {
         let now = self.now;
         self.measuring = self.metrics.in_window(now);
         self.generate(now);
         self.deliver_credits(now);
-        self.deliver_arrivals(now);
+        self.deliver_arrivals::<PRE, AGE>(now);
         // (a router activates only itself while it runs: arrivals came first)
         let words = self.active.len();
         for i in 0..words {
@@ -678,7 +696,7 @@ impl Simulation {
                 let b = if self.reverse_visits { 63 - m.leading_zeros() } else { m.trailing_zeros() };
                 m &= !(1u64 << b);
                 let r = w * 64 + b as usize;
-                self.router_cycle(r, now);
+                self.router_cycle::<PRE, AGE>(r, now);
                 if *self.work.at(r) == 0 {
                     *self.active.at_mut(w) &= !(1u64 << b);
                 }
@@ -737,7 +755,7 @@ impl Simulation {
         self.credit_wheel.at_mut(at as usize & self.wheel_mask).push(CreditMsg { to, vc, tail });
     }
 
-    #[inline]
+    #[inline(always)]
     fn deliver_credits(&mut self, now: Cycle) {
         let slot = now as usize & self.wheel_mask;
         if self.credit_wheel.at(slot).is_empty() {
@@ -777,7 +795,7 @@ impl Simulation {
     }
 
     #[inline]
-    fn deliver_arrivals(&mut self, now: Cycle) {
+    fn deliver_arrivals<const PRE: bool, const AGE: bool>(&mut self, now: Cycle) {
         let slot = now as usize & self.wheel_mask;
         if self.arrivals.at(slot).is_empty() {
             return;
@@ -785,7 +803,7 @@ impl Simulation {
         let mut batch = std::mem::take(self.arrivals.at_mut(slot));
         for a in batch.drain(..) {
             match a.to {
-                Target::Router(ip) => self.receive(ip as usize, a.flit, now),
+                Target::Router(ip) => self.receive::<PRE, AGE>(ip as usize, a.flit, now),
                 Target::Endpoint(node) => self.eject(node as usize, a.flit, now),
                 Target::None => unreachable!("flit sent on an unconnected port"),
             }
@@ -796,23 +814,24 @@ impl Simulation {
     /// Stage 1 of the router: a flit from the link is synchronised and demultiplexed into
     /// its VC buffer; a header is routed (stage 2, `route_header`).
     #[inline]
-    fn receive(&mut self, ip: usize, mut flit: Flit, now: Cycle) {
+    fn receive<const PRE: bool, const AGE: bool>(&mut self, ip: usize, mut flit: Flit, now: Cycle) {
         let v = flit.vc as usize;
         let ivc = ip * self.p.lanes + v;
         flit.ready = now + self.p.d_sync;
         let (r, port) = *self.ip_place.at(ip);
         let (r, port) = (r as usize, port as usize);
-        if flit.is_tail() {
+        // (which lanes hold an open message only matters to preemption)
+        if PRE && flit.is_tail() {
             *self.ip_open.at_mut(ip) &= !(1 << v);
         }
         if flit.is_head() {
             debug_assert!(self.in_vc.at(ivc).buf.is_empty(), "header into an occupied VC");
-            if !flit.is_tail() {
+            if PRE && !flit.is_tail() {
                 *self.ip_open.at_mut(ip) |= 1 << v;
             }
             self.in_vc.at_mut(ivc).packet = flit.packet;
             self.in_vc.at_mut(ivc).resumed = flit.is_dummy();
-            if v >= self.p.vcs {
+            if PRE && v >= self.p.vcs {
                 self.preempt(ip, v - self.p.vcs, now);
             }
         } else {
@@ -820,12 +839,12 @@ impl Simulation {
         }
         let in_vc = self.in_vc.at_mut(ivc);
         if in_vc.buf.is_empty() {
-            if flit.is_head() && !self.in_keys.mode.is_age() {
+            if !AGE && flit.is_head() && !self.in_keys.mode.is_age() {
                 let pkt = self.packets.get(flit.packet);
                 self.in_keys.set_vtick(ip, v, pkt.vtick);
             }
-            let key = self.in_keys.key(ip, v, now, flit.ready);
-            let accelerated = *self.ip_accel.at(ip) >> v & 1 == 1;
+            let key = self.in_keys.key_in::<AGE>(ip, v, now, flit.ready);
+            let accelerated = PRE && *self.ip_accel.at(ip) >> v & 1 == 1;
             in_vc.front = Front::new(flit.ready.max(in_vc.gate), key, accelerated);
         }
         self.inbuf.push(&mut in_vc.buf, ivc, flit);

@@ -18,7 +18,7 @@ use std::cmp::Reverse;
 
 impl Simulation {
     /// Create the messages whose time has come and queue them at their source NICs.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn generate(&mut self, now: Cycle) {
         if self.phase_starts.get(self.phase) == Some(&now) {
             self.next_phase(now);
@@ -143,7 +143,7 @@ impl Simulation {
     }
 
     /// Each active NIC sends at most one flit this cycle.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn inject(&mut self, now: Cycle) {
         let mut active = std::mem::take(&mut self.nic_active);
         for &n in &active {
@@ -215,7 +215,7 @@ impl Simulation {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn inject_one(&mut self, n: usize, now: Cycle) {
         let vcs = self.p.lanes;
         let nic = self.nic_p.is_nic();
@@ -333,7 +333,7 @@ impl Simulation {
     }
 
     /// The sink at node `n` consumes a flit arriving from the router's ejection port.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn eject(&mut self, n: usize, flit: Flit, now: Cycle) {
         self.send_credit(now + self.p.credit, *self.attach_port.at(n), flit.vc, flit.is_tail());
         self.in_flight -= 1;

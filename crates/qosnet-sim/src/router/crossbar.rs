@@ -8,7 +8,6 @@
 //! upstream.
 
 use super::MAX_PORTS;
-use crate::config::RouterKind;
 use crate::engine::{Front, Simulation};
 use crate::flit::{DUMMY, LOCAL};
 use crate::sched::{bits, bits64, rotated};
@@ -19,8 +18,8 @@ use crate::units::Cycle;
 const ITERATIONS: usize = 3;
 
 impl Simulation {
-    #[inline]
-    pub(crate) fn crossbar_stage(&mut self, r: usize, now: Cycle) {
+    #[inline(always)]
+    pub(crate) fn crossbar_stage<const PRE: bool, const AGE: bool>(&mut self, r: usize, now: Cycle) {
         if *self.r_xbar_ports.at(r) == 0 {
             return;
         }
@@ -29,7 +28,7 @@ impl Simulation {
         let mut grants = [0u8; MAX_PORTS];
         let mut sent = [0u8; MAX_PORTS];
         let mut nominee = [0u8; MAX_PORTS];
-        let by_key = !self.in_keys.mode.is_age();
+        let by_key = !AGE && !self.in_keys.mode.is_age();
 
         // Output ports that have taken all the flits they can this cycle.
         let mut saturated = 0u64;
@@ -50,7 +49,7 @@ impl Simulation {
             for port in bits64(pending) {
                 let ip = r * ports + port;
                 let mut live = *self.ip_active.at(ip) & *self.ip_nonempty.at(ip) & !*self.ip_blocked.at(ip);
-                if self.p.kind == RouterKind::Preemptive {
+                if PRE {
                     live &= !self.preemption_blocked(ip);
                 }
                 if live == 0 {
@@ -111,7 +110,7 @@ impl Simulation {
                             break;
                         }
                         losers &= !(1 << port);
-                        self.traverse(r, port, *nominee.at(port) as usize, now);
+                        self.traverse::<PRE, AGE>(r, port, *nominee.at(port) as usize, now);
                         *self.xbar_rr.at_mut(op) = if port + 1 >= ports { 0 } else { port as u8 + 1 };
                         *grants.at_mut(out) += 1;
                         *sent.at_mut(port) += 1;
@@ -173,7 +172,7 @@ impl Simulation {
     /// Move the front flit of input VC `v` of `port` through the crossbar into its output
     /// VC buffer, returning a credit upstream.
     #[inline(always)]
-    fn traverse(&mut self, r: usize, port: usize, v: usize, now: Cycle) {
+    fn traverse<const PRE: bool, const AGE: bool>(&mut self, r: usize, port: usize, v: usize, now: Cycle) {
         let (ports, vcs) = (self.p.ports, self.p.lanes);
         let ip = r * ports + port;
         let ivc = ip * vcs + v;
@@ -184,9 +183,9 @@ impl Simulation {
             *self.ip_nonempty.at_mut(ip) &= !(1 << v);
         } else {
             let ready = in_vc.buf.front().ready;
-            let key = self.in_keys.key(ip, v, ready - self.p.d_sync, ready);
+            let key = self.in_keys.key_in::<AGE>(ip, v, ready - self.p.d_sync, ready);
             // (a tail ends the lane's acceleration: `after_traverse`)
-            let accelerated = *self.ip_accel.at(ip) >> v & 1 == 1 && !flit.is_tail();
+            let accelerated = PRE && *self.ip_accel.at(ip) >> v & 1 == 1 && !flit.is_tail();
             in_vc.front = Front::new(ready.max(in_vc.gate), key, accelerated);
         }
         let state = *in_vc;
@@ -203,11 +202,11 @@ impl Simulation {
             out_vc.guard = flit.packet;
         }
         if out_vc.buf.is_empty() {
-            if flit.is_head() && !self.out_keys.mode.is_age() {
+            if !AGE && flit.is_head() && !self.out_keys.mode.is_age() {
                 let pkt = self.packets.get(flit.packet);
                 self.out_keys.set_vtick(op, ov, pkt.vtick);
             }
-            out_vc.key = self.out_keys.key(op, ov, now, flit.ready);
+            out_vc.key = self.out_keys.key_in::<AGE>(op, ov, now, flit.ready);
         }
         self.outbuf.push(&mut out_vc.buf, ovc, flit);
         let full = out_vc.buf.len() >= self.p.output_depth;
@@ -223,7 +222,7 @@ impl Simulation {
             *self.ip_active.at_mut(ip) &= !(1 << v);
             *self.ip_to_out.at_mut(ip * ports + out) &= !(1 << v);
             *self.op_open.at_mut(op) &= !(1 << ov);
-            if self.p.kind == RouterKind::Preemptive {
+            if PRE {
                 // a header waiting to preempt this VC's holder may take it now
                 self.wake_vc_alloc(op);
             }
@@ -232,7 +231,7 @@ impl Simulation {
             let up = *self.credit_return.at(ip);
             self.send_credit(now + self.p.credit, up, v as u8, tail);
         }
-        if self.p.kind == RouterKind::Preemptive {
+        if PRE {
             self.after_traverse(ip, v, &flit, local, now);
         }
         self.last_progress = now;

@@ -30,11 +30,24 @@ use crate::units::Cycle;
 /// Routers have at most this many ports (enforced by the topologies).
 pub const MAX_PORTS: usize = 64;
 
+/// The router variant of a run, fixed when it is built and dispatched once per cycle
+/// (`Simulation::step`), so the per-flit paths of the cycle loop are compiled for it and
+/// test nothing about the others (STYLE.md: the hot loop dispatches statically). As const
+/// parameters of the cycle loop's functions:
+/// - `PRE`: the preemptive router (document 003 §3.2.1);
+/// - `AGE`: the crossbar and output schedulers both order by age (FCFS, round robin, WRR,
+///   VL arbitration): no rate keys (VirtualClock stamps, finish tags) are computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Variant {
+    pub preemptive: bool,
+    pub age: bool,
+}
+
 impl Simulation {
-    #[inline]
-    pub(crate) fn router_cycle(&mut self, r: usize, now: Cycle) {
-        self.vc_alloc_stage(r, now);
-        self.output_stage(r, now);
-        self.crossbar_stage(r, now);
+    #[inline(always)]
+    pub(crate) fn router_cycle<const PRE: bool, const AGE: bool>(&mut self, r: usize, now: Cycle) {
+        self.vc_alloc_stage::<PRE>(r, now);
+        self.output_stage::<AGE>(r, now);
+        self.crossbar_stage::<PRE, AGE>(r, now);
     }
 }

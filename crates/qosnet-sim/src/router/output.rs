@@ -8,8 +8,8 @@ use crate::unchecked::At;
 use crate::units::Cycle;
 
 impl Simulation {
-    #[inline]
-    pub(crate) fn output_stage(&mut self, r: usize, now: Cycle) {
+    #[inline(always)]
+    pub(crate) fn output_stage<const AGE: bool>(&mut self, r: usize, now: Cycle) {
         let (ports, vcs) = (self.p.ports, self.p.lanes);
         for port in bits64(*self.r_out_ports.at(r)) {
             let op = r * ports + port;
@@ -32,7 +32,7 @@ impl Simulation {
                 *self.op_nonempty.at_mut(op) &= !(1 << v);
             } else {
                 let ready = ovc.buf.front().ready;
-                ovc.key = self.out_keys.key(op, v, ready - self.p.d_crossbar, ready);
+                ovc.key = self.out_keys.key_in::<AGE>(op, v, ready - self.p.d_crossbar, ready);
             }
             ovc.credits -= 1;
             if ovc.credits == 0 {

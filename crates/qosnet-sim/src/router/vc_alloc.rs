@@ -3,7 +3,6 @@
 //! the last one it granted, so no input is favoured or starved; the header takes a free
 //! VC among those its route allows (lowest free, or round robin per output port).
 
-use crate::config::RouterKind;
 use crate::engine::Simulation;
 use crate::sched::{bits, bits64};
 use crate::unchecked::At;
@@ -13,8 +12,8 @@ use crate::units::Cycle;
 const KEYS: u32 = 64 << 5;
 
 impl Simulation {
-    #[inline]
-    pub(crate) fn vc_alloc_stage(&mut self, r: usize, now: Cycle) {
+    #[inline(always)]
+    pub(crate) fn vc_alloc_stage<const PRE: bool>(&mut self, r: usize, now: Cycle) {
         if *self.r_alloc_ports.at(r) == 0 {
             return;
         }
@@ -66,7 +65,7 @@ impl Simulation {
                 let home = free & *self.p.home_vcs.at(class as usize);
                 let free = if home != 0 { home } else { free };
                 Self::select_vc(self.p.vc_selection, free, self.vc_rr.at_mut(op))
-            } else if self.p.kind == RouterKind::Preemptive {
+            } else if PRE {
                 match self.preempt_output(op, route_vcs, class) {
                     Some(lane) => lane,
                     None => {
@@ -88,7 +87,7 @@ impl Simulation {
             self.out_vc.at_mut(op * vcs + ov).owner = (ip << 5 | v) as u32;
             if ov < self.p.vcs {
                 self.op_held.at_mut(op)[class as usize] |= 1 << ov;
-                if self.p.kind == RouterKind::Preemptive {
+                if PRE {
                     // a higher class parked here may now preempt this VC
                     self.wake_vc_alloc(op);
                 }

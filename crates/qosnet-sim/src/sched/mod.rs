@@ -133,7 +133,7 @@ impl SchedTables {
     }
 
     /// `state.select(...)`, without reading `state` when the schedulers keep none.
-    #[inline]
+    #[inline(always)]
     pub fn select(
         &self,
         state: &mut Scheduler,
@@ -189,7 +189,7 @@ impl Scheduler {
     /// WRR and VL arbitration ignore it), `ready(vc)` says whether the VC may be served
     /// now. Asking per VC lets a policy stop early (round robin) and ask only what it needs
     /// (FCFS asks its winner alone whether it is ready).
-    #[inline]
+    #[inline(always)]
     pub fn select(
         &mut self,
         offered: VcMask,

@@ -95,6 +95,18 @@ impl RateKeys {
         }
     }
 
+    /// `key`, answered at compile time when the caller knows the keys are ages (`AGE`,
+    /// the engine's static dispatch: `router::Variant`).
+    #[inline(always)]
+    pub fn key_in<const AGE: bool>(&mut self, port: usize, vc: usize, arrival: Cycle, ready: Cycle) -> u64 {
+        if AGE {
+            debug_assert!(self.mode.is_age());
+            ready
+        } else {
+            self.key(port, vc, arrival, ready)
+        }
+    }
+
     #[inline(never)]
     fn fq_key(&mut self, port: usize, vc: usize, vtick: u32, arrival: Cycle) -> u64 {
         let range = port * self.vcs..(port + 1) * self.vcs;
