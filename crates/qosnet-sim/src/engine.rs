@@ -332,8 +332,6 @@ pub struct Simulation {
     pub(crate) measuring: bool,
     /// Visit routers in reverse order (a test hook: results must not change).
     pub(crate) reverse_visits: bool,
-    /// The router variant the cycle loop is compiled for (`router::Variant`).
-    pub(crate) variant: crate::router::Variant,
     /// The drain limit passed with measured messages still undelivered.
     pub(crate) drain_incomplete: bool,
     pub(crate) violation: Option<String>,
@@ -562,10 +560,6 @@ impl Simulation {
             finished: false,
             measuring: false,
             reverse_visits: false,
-            variant: crate::router::Variant {
-                preemptive,
-                age: KeyMode::of(&xbar_cfg).is_age() && KeyMode::of(&out_cfg).is_age(),
-            },
             drain_incomplete: false,
             violation: None,
             metrics,
@@ -670,7 +664,8 @@ impl Simulation {
 
     /// One cycle.
     pub fn step(&mut self) -> Result<(), SimError> {
-        match (self.variant.preemptive, self.variant.age) {
+        let v = self.variant();
+        match (v.preemptive, v.age) {
             (false, true) => self.cycle::<false, true>(),
             (false, false) => self.cycle::<false, false>(),
             (true, true) => self.cycle::<true, true>(),

@@ -24,6 +24,7 @@ pub(crate) use preemption::victim;
 mod routing_stage;
 mod vc_alloc;
 
+use crate::config::RouterKind;
 use crate::engine::Simulation;
 use crate::units::Cycle;
 
@@ -44,6 +45,15 @@ pub(crate) struct Variant {
 }
 
 impl Simulation {
+    /// This run's variant, read from the configuration it was built with.
+    #[inline]
+    pub(crate) fn variant(&self) -> Variant {
+        Variant {
+            preemptive: self.p.kind == RouterKind::Preemptive,
+            age: self.in_keys.mode.is_age() && self.out_keys.mode.is_age(),
+        }
+    }
+
     #[inline(always)]
     pub(crate) fn router_cycle<const PRE: bool, const AGE: bool>(&mut self, r: usize, now: Cycle) {
         self.vc_alloc_stage::<PRE>(r, now);

@@ -33,8 +33,8 @@ impl Simulation {
         state.route_vcs = route.vcs & *self.p.class_vcs.at(class);
         state.class = class as u8;
         state.gate = gate;
+        state.front.ready = state.front.ready.max(gate);
         self.routed_at = self.routed_at.max(ready);
-        self.in_vc.at_mut(ivc).front.ready = self.in_vc.at(ivc).front.ready.max(gate);
         *self.ip_vc_alloc.at_mut(ip) |= 1 << v;
         *self.r_alloc_ports.at_mut(r) |= 1 << port;
     }

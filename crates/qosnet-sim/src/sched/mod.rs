@@ -48,8 +48,8 @@ pub enum Policy {
 }
 
 impl KeyMode {
-    /// Whether keys are plain ages. (A `matches!`, not `==`: the derived comparison also
-    /// compares the VirtualClock variant's data, a dozen instructions on every flit.)
+    /// Whether keys are plain ages (a `matches!`: the derived `==` would also compare the
+    /// VirtualClock variant's data).
     #[inline(always)]
     pub fn is_age(self) -> bool {
         matches!(self, KeyMode::Age)
