@@ -238,10 +238,8 @@ pub struct Simulation {
     /// nothing is allocated per cycle).
     pub(crate) va_requests: Vec<(u32, u32, u32)>,
     pub(crate) xbar_saved: Vec<Scheduler>,
-    pub(crate) xbar_requests: Vec<u64>,
-    pub(crate) xbar_used: Vec<u32>,
-    /// Crossbar scratch with rate-based keys: the nominated flits' keys per input port.
-    pub(crate) xbar_keys: Vec<u64>,
+    /// Stage 4's per-router-visit scratch (`router::XbarScratch`).
+    pub(crate) xbar: crate::router::XbarScratch,
     // --- routers: activity ---
     pub(crate) work: Vec<u32>,
     /// Routers with work (a bit each): visited in index order, so neighbouring routers'
@@ -488,9 +486,7 @@ impl Simulation {
             va_rr: vec![0; n_ports],
             va_requests: Vec::with_capacity(ports * lanes),
             xbar_saved: vec![Scheduler::build(&xbar_cfg, block); ports],
-            xbar_requests: vec![0; ports],
-            xbar_used: vec![0; ports],
-            xbar_keys: vec![0; ports],
+            xbar: crate::router::XbarScratch::default(),
             work: vec![0; topo.routers],
             active: vec![0; topo.routers.div_ceil(64)],
             r_alloc_ports: vec![0; topo.routers],

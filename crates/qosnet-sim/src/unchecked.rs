@@ -15,6 +15,8 @@ pub(crate) trait At<T> {
     fn at(&self, i: usize) -> &T;
     /// `&mut self[i]`, bounds checked in debug builds only.
     fn at_mut(&mut self, i: usize) -> &mut T;
+    /// `&self[start..start + len]`, bounds checked in debug builds only.
+    fn span(&self, start: usize, len: usize) -> &[T];
 }
 
 impl<T> At<T> for [T] {
@@ -32,6 +34,17 @@ impl<T> At<T> for [T] {
         // SAFETY: as for `at`.
         unsafe { self.get_unchecked_mut(i) }
     }
+
+    #[inline(always)]
+    fn span(&self, start: usize, len: usize) -> &[T] {
+        debug_assert!(
+            start.checked_add(len).is_some_and(|end| end <= self.len()),
+            "span {start}+{len} out of {}",
+            self.len()
+        );
+        // SAFETY: as for `at`.
+        unsafe { self.get_unchecked(start..start + len) }
+    }
 }
 
 #[cfg(test)]
@@ -44,6 +57,8 @@ mod tests {
         *v.at_mut(1) += 10;
         assert_eq!(*v.at(1), 12);
         assert_eq!(v, [1, 12, 3]);
+        assert_eq!(v.span(1, 2), [12, 3]);
+        assert!(v.span(3, 0).is_empty());
     }
 
     #[test]
@@ -52,5 +67,13 @@ mod tests {
     fn out_of_bounds_is_caught_with_debug_assertions() {
         let v = [1, 2, 3];
         let _ = v.at(3);
+    }
+
+    #[test]
+    #[should_panic(expected = "span 2+2 out of 3")]
+    #[cfg(debug_assertions)]
+    fn span_out_of_bounds_is_caught_with_debug_assertions() {
+        let v = [1, 2, 3];
+        let _ = v.span(2, 2);
     }
 }

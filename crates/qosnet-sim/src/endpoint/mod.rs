@@ -290,18 +290,18 @@ impl Simulation {
     #[inline]
     pub(crate) fn select_lane(&mut self, n: usize, lanes: u32, now: Cycle) -> Option<usize> {
         let vcs = self.p.lanes;
-        let pkts = &self.nic_pkt[n * vcs..(n + 1) * vcs];
+        let pkts = self.nic_pkt.span(n * vcs, vcs);
         let mut offered = lanes & *self.nic_credited.at(n);
         if self.nic_p.is_nic() {
             // Flits still on their way in by DMA: filtered here, not by `ready`, since
             // many lanes may wait for data at once (the ideal endpoint has all its data).
             for v in bits(offered) {
-                if pkts[v].avail > now {
+                if pkts.at(v).avail > now {
                     offered &= !(1 << v);
                 }
             }
         }
-        self.nic_tables.select(self.nic_sched.at_mut(n), offered, |v| pkts[v].key, |_| true)
+        self.nic_tables.select(self.nic_sched.at_mut(n), offered, |v| pkts.at(v).key, |_| true)
     }
 
     /// Whether a message of `class` outranks a packet node `n` is sending.

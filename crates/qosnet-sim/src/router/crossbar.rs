@@ -17,6 +17,37 @@ use crate::units::Cycle;
 /// Nominate-and-grant rounds per cycle: enough for a loser to find a free output.
 const ITERATIONS: usize = 3;
 
+/// Stage 4's scratch for one router visit, indexed by port. It lives in the simulation,
+/// inline (no pointer to load, nothing to zero per visit), and is all-zero between visits
+/// except `nominee` and `keys`, which are written before they are read.
+#[derive(Clone, Debug)]
+pub(crate) struct XbarScratch {
+    /// Per output: the inputs asking for it this round.
+    requests: [u64; MAX_PORTS],
+    /// Per input: the VC it nominated this round.
+    nominee: [u8; MAX_PORTS],
+    /// With rate-based keys, per input: its nominee's key.
+    keys: [u64; MAX_PORTS],
+    /// Under speedup only: flits granted per output and sent per input this cycle, and
+    /// per input the VCs it already sent from.
+    grants: [u8; MAX_PORTS],
+    sent: [u8; MAX_PORTS],
+    used: [u32; MAX_PORTS],
+}
+
+impl Default for XbarScratch {
+    fn default() -> Self {
+        Self {
+            requests: [0; MAX_PORTS],
+            nominee: [0; MAX_PORTS],
+            keys: [0; MAX_PORTS],
+            grants: [0; MAX_PORTS],
+            sent: [0; MAX_PORTS],
+            used: [0; MAX_PORTS],
+        }
+    }
+}
+
 impl Simulation {
     #[inline(always)]
     pub(crate) fn crossbar_stage<const PRE: bool, const AGE: bool>(&mut self, r: usize, now: Cycle) {
@@ -25,9 +56,9 @@ impl Simulation {
         }
         let (ports, vcs) = (self.p.ports, self.p.lanes);
         let speedup = self.p.speedup as u8;
-        let mut grants = [0u8; MAX_PORTS];
-        let mut sent = [0u8; MAX_PORTS];
-        let mut nominee = [0u8; MAX_PORTS];
+        // Without speedup an output that granted, or an input that sent, is done for the
+        // cycle: the masks below say it and no count is kept.
+        let single = speedup == 1;
         let by_key = !AGE && !self.in_keys.mode.is_age();
 
         // Output ports that have taken all the flits they can this cycle.
@@ -35,13 +66,11 @@ impl Simulation {
         // Inputs that may still nominate: after the first round only those whose nomination
         // lost (or that may send more under speedup) can find something new.
         let mut pending = *self.r_xbar_ports.at(r);
-        // Scratch kept all-zero between calls: `*requests.at(out)` are the inputs asking for
-        // `out` this round, `*used.at(port)` the VCs an input already sent from this cycle.
-        let mut requests = std::mem::take(&mut self.xbar_requests);
-        let mut used = std::mem::take(&mut self.xbar_used);
+        // Inputs that sent under speedup (their counts to clear) and that have sent all the
+        // flits they can this cycle; outputs granted under speedup.
         let mut senders = 0u64;
-        // Inputs that have sent all the flits they can this cycle.
         let mut full = 0u64;
+        let mut granted = 0u64;
         for _ in 0..ITERATIONS {
             // Inputs nominate one VC each.
             let mut asked = 0u64;
@@ -58,7 +87,7 @@ impl Simulation {
                 }
                 // (an input at its speedup limit is no longer pending)
                 // VCs heading to a saturated output are not even looked at.
-                let mut excluded = *used.at(port);
+                let mut excluded = if single { 0 } else { *self.xbar.used.at(port) };
                 for out in bits64(saturated) {
                     excluded |= *self.ip_to_out.at(ip * ports + out);
                 }
@@ -68,7 +97,7 @@ impl Simulation {
                 }
                 // (a VC whose output VC buffer is full is in `ip_blocked`: `traverse`)
                 let base = ip * vcs;
-                let front = &self.in_vc[base..base + vcs];
+                let front = self.in_vc.span(base, vcs);
                 debug_assert!(bits(waiting).all(|v| {
                     let s = self.in_vc.at(base + v);
                     let op = r * ports + s.out_port as usize;
@@ -83,13 +112,13 @@ impl Simulation {
                 }
                 let chosen = self.xbar_tables.select(self.xbar_sched.at_mut(ip), waiting, key, ready);
                 let Some(v) = chosen else { continue };
-                *nominee.at_mut(port) = v as u8;
-                nominated |= 1 << port;
+                let out = front.at(v).out_port as usize;
                 if by_key {
-                    *self.xbar_keys.at_mut(port) = key(v);
+                    *self.xbar.keys.at_mut(port) = key(v);
                 }
-                let out = self.in_vc.at(ip * vcs + v).out_port as usize;
-                *requests.at_mut(out) |= 1 << port;
+                *self.xbar.nominee.at_mut(port) = v as u8;
+                nominated |= 1 << port;
+                *self.xbar.requests.at_mut(out) |= 1 << port;
                 asked |= 1 << out;
             }
             if asked == 0 {
@@ -101,24 +130,35 @@ impl Simulation {
             // compare across inputs).
             for out in bits64(asked) {
                 let op = r * ports + out;
-                let mut losers = *requests.at(out);
-                *requests.at_mut(out) = 0;
+                let mut losers = std::mem::take(self.xbar.requests.at_mut(out));
                 macro_rules! grant {
                     ($port:expr) => {{
                         let port = $port;
-                        if *grants.at(out) >= speedup {
+                        if saturated >> out & 1 != 0 {
                             break;
                         }
                         losers &= !(1 << port);
-                        self.traverse::<PRE, AGE>(r, port, *nominee.at(port) as usize, now);
+                        let v = *self.xbar.nominee.at(port) as usize;
+                        self.traverse::<PRE, AGE>(r, port, v, now);
                         *self.xbar_rr.at_mut(op) = if port + 1 >= ports { 0 } else { port as u8 + 1 };
-                        *grants.at_mut(out) += 1;
-                        *sent.at_mut(port) += 1;
-                        if *sent.at(port) >= speedup {
+                        if single {
+                            saturated |= 1 << out;
                             full |= 1 << port;
                         } else {
-                            *used.at_mut(port) |= 1 << *nominee.at(port);
+                            granted |= 1 << out;
+                            let g = self.xbar.grants.at_mut(out);
+                            *g += 1;
+                            if *g >= speedup {
+                                saturated |= 1 << out;
+                            }
                             senders |= 1 << port;
+                            let n = self.xbar.sent.at_mut(port);
+                            *n += 1;
+                            if *n >= speedup {
+                                full |= 1 << port;
+                            } else {
+                                *self.xbar.used.at_mut(port) |= 1 << v;
+                            }
                         }
                     }};
                 }
@@ -134,9 +174,9 @@ impl Simulation {
                     let mut order = [0u8; MAX_PORTS];
                     let mut n = 0;
                     for p in rotated(losers, start, ports) {
-                        let k = *self.xbar_keys.at(p);
+                        let k = *self.xbar.keys.at(p);
                         let mut i = n;
-                        while i > 0 && *self.xbar_keys.at(*order.at(i - 1) as usize) > k {
+                        while i > 0 && *self.xbar.keys.at(*order.at(i - 1) as usize) > k {
                             *order.at_mut(i) = *order.at(i - 1);
                             i -= 1;
                         }
@@ -151,9 +191,6 @@ impl Simulation {
                         grant!(port);
                     }
                 }
-                if *grants.at(out) >= speedup {
-                    saturated |= 1 << out;
-                }
                 if !self.xbar_tables.stateless {
                     for port in bits64(losers) {
                         *self.xbar_sched.at_mut(r * ports + port) = *self.xbar_saved.at(port);
@@ -162,11 +199,15 @@ impl Simulation {
             }
             pending = nominated & !full;
         }
-        for port in bits64(senders) {
-            *used.at_mut(port) = 0;
+        if !single {
+            for port in bits64(senders) {
+                *self.xbar.sent.at_mut(port) = 0;
+                *self.xbar.used.at_mut(port) = 0;
+            }
+            for out in bits64(granted) {
+                *self.xbar.grants.at_mut(out) = 0;
+            }
         }
-        self.xbar_requests = requests;
-        self.xbar_used = used;
     }
 
     /// Move the front flit of input VC `v` of `port` through the crossbar into its output

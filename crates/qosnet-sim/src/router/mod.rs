@@ -17,6 +17,7 @@
 //! cycle can be refilled by the crossbar in the same cycle, as in a real pipeline register.
 
 mod crossbar;
+pub(crate) use crossbar::XbarScratch;
 mod output;
 mod preemption;
 

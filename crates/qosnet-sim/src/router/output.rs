@@ -19,7 +19,7 @@ impl Simulation {
                 continue;
             }
             let base = op * vcs;
-            let ovcs = &self.out_vc[base..base + vcs];
+            let ovcs = self.out_vc.span(base, vcs);
             let key = |v: usize| ovcs.at(v).key;
             let ready = |v: usize| ovcs.at(v).buf.front().ready <= now;
             let offered = waiting & *self.op_credited.at(op);
