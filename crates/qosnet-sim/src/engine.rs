@@ -313,7 +313,6 @@ pub struct Simulation {
     // --- run state ---
     pub(crate) now: Cycle,
     pub(crate) in_flight: u64,
-    pub(crate) credits_in_flight: u64,
     pub(crate) last_progress: Cycle,
     /// The latest cycle a header was routed at (its ready time, which may lie ahead): stage
     /// 2 is decided early (`route_header`) but counts as progress when it takes place, as
@@ -545,7 +544,6 @@ impl Simulation {
             messages: Slab::default(),
             now: 0,
             in_flight: 0,
-            credits_in_flight: 0,
             last_progress: 0,
             routed_at: 0,
             flits_injected: 0,
@@ -652,10 +650,11 @@ impl Simulation {
     }
 
     fn is_idle(&self) -> bool {
+        // (credits in flight are looked for last: no count of them is kept per credit)
         self.in_flight == 0
-            && self.credits_in_flight == 0
             && self.nic_active.is_empty()
             && self.active.iter().all(|&w| w == 0)
+            && self.credit_wheel.iter().all(Vec::is_empty)
     }
 
     /// One cycle.
@@ -742,7 +741,6 @@ impl Simulation {
 
     #[inline]
     pub(crate) fn send_credit(&mut self, at: Cycle, to: u32, vc: u8, tail: bool) {
-        self.credits_in_flight += 1;
         self.credit_wheel.at_mut(at as usize & self.wheel_mask).push(CreditMsg { to, vc, tail });
     }
 
@@ -753,7 +751,6 @@ impl Simulation {
             return;
         }
         let mut batch = std::mem::take(self.credit_wheel.at_mut(slot));
-        self.credits_in_flight -= batch.len() as u64;
         let vcs = self.p.lanes;
         for c in batch.drain(..) {
             let bit = 1u32 << c.vc;

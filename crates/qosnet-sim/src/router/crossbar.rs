@@ -51,7 +51,9 @@ impl Default for XbarScratch {
 impl Simulation {
     #[inline(always)]
     pub(crate) fn crossbar_stage<const PRE: bool, const AGE: bool>(&mut self, r: usize, now: Cycle) {
-        if *self.r_xbar_ports.at(r) == 0 {
+        // Inputs that may have a flit to send.
+        let inputs = *self.r_xbar_ports.at(r);
+        if inputs == 0 {
             return;
         }
         let (ports, vcs) = (self.p.ports, self.p.lanes);
@@ -61,11 +63,23 @@ impl Simulation {
         let single = speedup == 1;
         let by_key = !AGE && !self.in_keys.mode.is_age();
 
+        if single && inputs & (inputs - 1) == 0 {
+            // One input may send: its choice has no rival, so it is granted at once (the
+            // rounds below would come to the same after one nomination and one grant).
+            let port = inputs.trailing_zeros() as usize;
+            if let Some(v) = self.nominate::<PRE>(r, port, 0, 0, now) {
+                let out = self.in_vc.at((r * ports + port) * vcs + v).out_port as usize;
+                self.traverse::<PRE, AGE>(r, port, v, now);
+                *self.xbar_rr.at_mut(r * ports + out) = if port + 1 >= ports { 0 } else { port as u8 + 1 };
+            }
+            return;
+        }
+
         // Output ports that have taken all the flits they can this cycle.
         let mut saturated = 0u64;
         // Inputs that may still nominate: after the first round only those whose nomination
         // lost (or that may send more under speedup) can find something new.
-        let mut pending = *self.r_xbar_ports.at(r);
+        let mut pending = inputs;
         // Inputs that sent under speedup (their counts to clear) and that have sent all the
         // flits they can this cycle; outputs granted under speedup.
         let mut senders = 0u64;
@@ -76,45 +90,13 @@ impl Simulation {
             let mut asked = 0u64;
             let mut nominated = 0u64;
             for port in bits64(pending) {
-                let ip = r * ports + port;
-                let mut live = *self.ip_active.at(ip) & *self.ip_nonempty.at(ip) & !*self.ip_blocked.at(ip);
-                if PRE {
-                    live &= !self.preemption_blocked(ip);
-                }
-                if live == 0 {
-                    *self.r_xbar_ports.at_mut(r) &= !(1 << port);
-                    continue;
-                }
                 // (an input at its speedup limit is no longer pending)
-                // VCs heading to a saturated output are not even looked at.
-                let mut excluded = if single { 0 } else { *self.xbar.used.at(port) };
-                for out in bits64(saturated) {
-                    excluded |= *self.ip_to_out.at(ip * ports + out);
-                }
-                let waiting = live & !excluded;
-                if waiting == 0 {
-                    continue;
-                }
-                // (a VC whose output VC buffer is full is in `ip_blocked`: `traverse`)
-                let base = ip * vcs;
-                let front = self.in_vc.span(base, vcs);
-                debug_assert!(bits(waiting).all(|v| {
-                    let s = self.in_vc.at(base + v);
-                    let op = r * ports + s.out_port as usize;
-                    self.out_vc.at(op * vcs + s.out_vc as usize).buf.len() < self.p.output_depth
-                }));
-                // (accelerated flits, document 003 §3.2.2, have key 0: `Front`)
-                let key = |v: usize| front.at(v).front.key;
-                let ready = |v: usize| front.at(v).front.ready <= now;
-                // The input's scheduler state advances only if its choice is granted.
-                if !self.xbar_tables.stateless {
-                    *self.xbar_saved.at_mut(port) = *self.xbar_sched.at(ip);
-                }
-                let chosen = self.xbar_tables.select(self.xbar_sched.at_mut(ip), waiting, key, ready);
-                let Some(v) = chosen else { continue };
-                let out = front.at(v).out_port as usize;
+                let used = if single { 0 } else { *self.xbar.used.at(port) };
+                let Some(v) = self.nominate::<PRE>(r, port, saturated, used, now) else { continue };
+                let ivc = (r * ports + port) * vcs + v;
+                let out = self.in_vc.at(ivc).out_port as usize;
                 if by_key {
-                    *self.xbar.keys.at_mut(port) = key(v);
+                    *self.xbar.keys.at_mut(port) = self.in_vc.at(ivc).front.key;
                 }
                 *self.xbar.nominee.at_mut(port) = v as u8;
                 nominated |= 1 << port;
@@ -208,6 +190,55 @@ impl Simulation {
                 *self.xbar.grants.at_mut(out) = 0;
             }
         }
+    }
+
+    /// The VC input `port` of router `r` nominates this round: its scheduler's choice among
+    /// the VCs that hold a flit, have an output VC with room, and head to no output in
+    /// `saturated`, leaving out `used` (VCs that already sent this cycle). The input's
+    /// scheduler state is saved first: it advances only if the choice is granted.
+    #[inline(always)]
+    fn nominate<const PRE: bool>(
+        &mut self,
+        r: usize,
+        port: usize,
+        saturated: u64,
+        used: u32,
+        now: Cycle,
+    ) -> Option<usize> {
+        let (ports, vcs) = (self.p.ports, self.p.lanes);
+        let ip = r * ports + port;
+        let mut live = *self.ip_active.at(ip) & *self.ip_nonempty.at(ip) & !*self.ip_blocked.at(ip);
+        if PRE {
+            live &= !self.preemption_blocked(ip);
+        }
+        if live == 0 {
+            *self.r_xbar_ports.at_mut(r) &= !(1 << port);
+            return None;
+        }
+        // VCs heading to a saturated output are not even looked at.
+        let mut excluded = used;
+        for out in bits64(saturated) {
+            excluded |= *self.ip_to_out.at(ip * ports + out);
+        }
+        let waiting = live & !excluded;
+        if waiting == 0 {
+            return None;
+        }
+        // (a VC whose output VC buffer is full is in `ip_blocked`: `traverse`)
+        let base = ip * vcs;
+        let front = self.in_vc.span(base, vcs);
+        debug_assert!(bits(waiting).all(|v| {
+            let s = self.in_vc.at(base + v);
+            let op = r * ports + s.out_port as usize;
+            self.out_vc.at(op * vcs + s.out_vc as usize).buf.len() < self.p.output_depth
+        }));
+        // (accelerated flits, document 003 §3.2.2, have key 0: `Front`)
+        let key = |v: usize| front.at(v).front.key;
+        let ready = |v: usize| front.at(v).front.ready <= now;
+        if !self.xbar_tables.stateless {
+            *self.xbar_saved.at_mut(port) = *self.xbar_sched.at(ip);
+        }
+        self.xbar_tables.select(self.xbar_sched.at_mut(ip), waiting, key, ready)
     }
 
     /// Move the front flit of input VC `v` of `port` through the crossbar into its output
