@@ -27,6 +27,8 @@ impl Simulation {
                 continue;
             };
             let ovc = self.out_vc.at_mut(base + v);
+            // (its feeder blocks only on a full buffer: `traverse`)
+            let was_full = ovc.buf.len() >= self.p.output_depth;
             let flit = self.outbuf.pop(&mut ovc.buf, base + v);
             if ovc.buf.is_empty() {
                 *self.op_nonempty.at_mut(op) &= !(1 << v);
@@ -43,7 +45,13 @@ impl Simulation {
             let owner = ovc.owner as usize;
             let (oip, ov) = (owner >> 5, owner & 31);
             let feeds = |f: &InVc| (f.out_port as usize, f.out_vc as usize) == (port, v);
-            if *self.ip_blocked.at(oip) & (1 << ov) != 0 && feeds(self.in_vc.at(oip * vcs + ov)) {
+            let waits =
+                |s: &Simulation| *s.ip_blocked.at(oip) & (1 << ov) != 0 && feeds(s.in_vc.at(oip * vcs + ov));
+            debug_assert!(
+                was_full || !waits(self),
+                "router[{r}].out[{port}].vc[{v}]: feeder blocked on a buffer with room"
+            );
+            if was_full && waits(self) {
                 *self.ip_blocked.at_mut(oip) &= !(1 << ov);
                 *self.r_xbar_ports.at_mut(r) |= 1 << (oip % ports);
             }
