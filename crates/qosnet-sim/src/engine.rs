@@ -145,10 +145,12 @@ pub(crate) struct Front {
     pub key: u64,
 }
 
-impl Front {
+impl InVc {
+    /// A new front flit, ready from `ready` (a header not before its `gate`) with `key`,
+    /// or the lowest key while the lane is `accelerated`.
     #[inline]
-    pub fn new(ready: Cycle, key: u64, accelerated: bool) -> Front {
-        Front { ready, key: if accelerated { 0 } else { key } }
+    pub fn set_front(&mut self, ready: Cycle, key: u64, accelerated: bool) {
+        self.front = Front { ready: ready.max(self.gate), key: if accelerated { 0 } else { key } };
     }
 }
 
@@ -767,14 +769,17 @@ impl Simulation {
                 }
             } else {
                 let op = c.to as usize;
-                self.out_vc.at_mut(op * vcs + c.vc as usize).credits += 1;
+                let out_vc = self.out_vc.at_mut(op * vcs + c.vc as usize);
+                out_vc.credits += 1;
+                if c.tail {
+                    out_vc.guard = u32::MAX;
+                }
                 *self.op_credited.at_mut(op) |= bit;
                 if c.tail {
                     *self.op_allocated.at_mut(op) &= !bit;
                     for held in self.op_held.at_mut(op) {
                         *held &= !bit;
                     }
-                    self.out_vc.at_mut(op * vcs + c.vc as usize).guard = u32::MAX;
                     self.wake_vc_alloc(op);
                 }
             }
@@ -833,7 +838,7 @@ impl Simulation {
             }
             let key = self.in_keys.key_in::<AGE>(ip, v, now, flit.ready);
             let accelerated = PRE && *self.ip_accel.at(ip) >> v & 1 == 1;
-            in_vc.front = Front::new(flit.ready.max(in_vc.gate), key, accelerated);
+            in_vc.set_front(flit.ready, key, accelerated);
         }
         self.inbuf.push(&mut in_vc.buf, ivc, flit);
         if flit.is_head() {

@@ -8,7 +8,7 @@
 //! upstream.
 
 use super::MAX_PORTS;
-use crate::engine::{Front, Simulation};
+use crate::engine::Simulation;
 use crate::flit::{DUMMY, LOCAL};
 use crate::sched::{bits, bits64, rotated};
 use crate::unchecked::At;
@@ -67,10 +67,9 @@ impl Simulation {
             // One input may send: its choice has no rival, so it is granted at once (the
             // rounds below would come to the same after one nomination and one grant).
             let port = inputs.trailing_zeros() as usize;
-            if let Some(v) = self.nominate::<PRE>(r, port, 0, 0, now) {
-                let out = self.in_vc.at((r * ports + port) * vcs + v).out_port as usize;
+            if let Some((v, out)) = self.nominate::<PRE>(r, port, 0, 0, now) {
                 self.traverse::<PRE, AGE>(r, port, v, now);
-                *self.xbar_rr.at_mut(r * ports + out) = if port + 1 >= ports { 0 } else { port as u8 + 1 };
+                self.served(r * ports + out, port);
             }
             return;
         }
@@ -92,11 +91,9 @@ impl Simulation {
             for port in bits64(pending) {
                 // (an input at its speedup limit is no longer pending)
                 let used = if single { 0 } else { *self.xbar.used.at(port) };
-                let Some(v) = self.nominate::<PRE>(r, port, saturated, used, now) else { continue };
-                let ivc = (r * ports + port) * vcs + v;
-                let out = self.in_vc.at(ivc).out_port as usize;
+                let Some((v, out)) = self.nominate::<PRE>(r, port, saturated, used, now) else { continue };
                 if by_key {
-                    *self.xbar.keys.at_mut(port) = self.in_vc.at(ivc).front.key;
+                    *self.xbar.keys.at_mut(port) = self.in_vc.at((r * ports + port) * vcs + v).front.key;
                 }
                 *self.xbar.nominee.at_mut(port) = v as u8;
                 nominated |= 1 << port;
@@ -122,7 +119,7 @@ impl Simulation {
                         losers &= !(1 << port);
                         let v = *self.xbar.nominee.at(port) as usize;
                         self.traverse::<PRE, AGE>(r, port, v, now);
-                        *self.xbar_rr.at_mut(op) = if port + 1 >= ports { 0 } else { port as u8 + 1 };
+                        self.served(op, port);
                         if single {
                             saturated |= 1 << out;
                             full |= 1 << port;
@@ -192,10 +189,17 @@ impl Simulation {
         }
     }
 
-    /// The VC input `port` of router `r` nominates this round: its scheduler's choice among
-    /// the VCs that hold a flit, have an output VC with room, and head to no output in
-    /// `saturated`, leaving out `used` (VCs that already sent this cycle). The input's
-    /// scheduler state is saved first: it advances only if the choice is granted.
+    /// Output port `op` granted input `port`: its round robin starts after it next time.
+    #[inline(always)]
+    fn served(&mut self, op: usize, port: usize) {
+        *self.xbar_rr.at_mut(op) = if port + 1 >= self.p.ports { 0 } else { port as u8 + 1 };
+    }
+
+    /// The VC input `port` of router `r` nominates this round, and the output port it heads
+    /// to: its scheduler's choice among the VCs that hold a flit, have an output VC with
+    /// room, and head to no output in `saturated`, leaving out `used` (VCs that already sent
+    /// this cycle). The input's scheduler state is saved first: it advances only if the
+    /// choice is granted.
     #[inline(always)]
     fn nominate<const PRE: bool>(
         &mut self,
@@ -204,7 +208,7 @@ impl Simulation {
         saturated: u64,
         used: u32,
         now: Cycle,
-    ) -> Option<usize> {
+    ) -> Option<(usize, usize)> {
         let (ports, vcs) = (self.p.ports, self.p.lanes);
         let ip = r * ports + port;
         let mut live = *self.ip_active.at(ip) & *self.ip_nonempty.at(ip) & !*self.ip_blocked.at(ip);
@@ -238,7 +242,8 @@ impl Simulation {
         if !self.xbar_tables.stateless {
             *self.xbar_saved.at_mut(port) = *self.xbar_sched.at(ip);
         }
-        self.xbar_tables.select(self.xbar_sched.at_mut(ip), waiting, key, ready)
+        let v = self.xbar_tables.select(self.xbar_sched.at_mut(ip), waiting, key, ready)?;
+        Some((v, front.at(v).out_port as usize))
     }
 
     /// Move the front flit of input VC `v` of `port` through the crossbar into its output
@@ -258,7 +263,7 @@ impl Simulation {
             let key = self.in_keys.key_in::<AGE>(ip, v, ready - self.p.d_sync, ready);
             // (a tail ends the lane's acceleration: `after_traverse`)
             let accelerated = PRE && *self.ip_accel.at(ip) >> v & 1 == 1 && !flit.is_tail();
-            in_vc.front = Front::new(ready.max(in_vc.gate), key, accelerated);
+            in_vc.set_front(ready, key, accelerated);
         }
         let state = *in_vc;
         let (out, ov) = (state.out_port as usize, state.out_vc as usize);

@@ -24,7 +24,7 @@
 //! in use cannot be preempted again until it is free.
 
 use crate::config::RouterKind;
-use crate::engine::{Front, Simulation};
+use crate::engine::Simulation;
 use crate::flit::{Flit, DUMMY, HEAD, LOCAL, TAIL};
 use crate::unchecked::At;
 use crate::units::Cycle;
@@ -100,7 +100,7 @@ impl Simulation {
         // own key is its arrival's.
         let key = self.in_keys.key(ip, v, now, flit.ready);
         let accelerated = *self.ip_accel.at(ip) >> v & 1 == 1;
-        self.in_vc.at_mut(ivc).front = Front::new(flit.ready.max(self.in_vc.at(ivc).gate), key, accelerated);
+        self.in_vc.at_mut(ivc).set_front(flit.ready, key, accelerated);
         *self.ip_nonempty.at_mut(ip) |= 1 << v;
         *self.r_xbar_ports.at_mut(r as usize) |= 1 << port;
         *self.work.at_mut(r as usize) += 1;

@@ -53,8 +53,9 @@ impl Simulation {
             let (op, port, v) = (op as usize, (key >> 5) as usize, (key & 31) as usize);
             let ip = r * ports + port;
             let ivc = ip * vcs + v;
-            let (route_vcs, class) = (self.in_vc.at(ivc).route_vcs, self.in_vc.at(ivc).class);
-            if self.in_vc.at(ivc).resumed && self.resumption_waits(op, self.in_vc.at(ivc).packet) {
+            let s = self.in_vc.at(ivc);
+            let (route_vcs, class, resumed, packet) = (s.route_vcs, s.class, s.resumed, s.packet);
+            if resumed && self.resumption_waits(op, packet) {
                 // (until the guarding dummy tail's credit returns: that wakes `op`)
                 self.park(ip, v, op);
                 continue;
