@@ -6,145 +6,185 @@ use crate::engine::{Simulation, Target, NIC_CREDIT};
 use crate::error::SimError;
 use crate::flit::LOCAL;
 
-impl Simulation {
-    pub fn check_invariants(&self) -> Result<(), SimError> {
-        let fail = |what: String| Err(SimError::Invariant { cycle: self.now, what });
-        let (ports, vcs) = (self.p.ports, self.p.lanes);
-        let lane_depth = |v: usize| if v < self.p.vcs { self.p.input_depth } else { self.p.extra_depth };
-        let n_vcs = self.inbuf_len();
+/// Flits and credits on the links (in the two timing wheels), by where they are bound.
+struct OnWire {
+    /// Flits per router input VC, and in all (ejection links included).
+    flits: Vec<u32>,
+    total: u64,
+    /// Flits per node and VC on its ejection link.
+    ejecting: Vec<u32>,
+    /// Credits per router output VC and per NIC lane.
+    credits: Vec<u32>,
+    credits_nic: Vec<u32>,
+}
 
-        // Flits and credits in the timing wheels, by destination.
-        let mut wheel_flits = vec![0u32; n_vcs];
-        let mut wheel_flits_nic = 0u64;
-        let mut wheel_total = 0u64;
-        for a in self.arrivals.iter().flatten() {
-            wheel_total += 1;
-            match a.to {
-                Target::Router(ip) => wheel_flits[ip as usize * vcs + a.flit.vc as usize] += 1,
-                Target::Endpoint(_) => wheel_flits_nic += 1,
-                Target::None => return fail("flit on an unconnected link".into()),
+impl Simulation {
+    /// Every invariant of the network state, the first one broken as an error naming it.
+    pub fn check_invariants(&self) -> Result<(), SimError> {
+        let wire = self.on_wire()?;
+        self.check_conservation(&wire)?;
+        for ip in 0..self.topo.routers * self.p.ports {
+            if self.credit_return[ip] == u32::MAX {
+                continue; // an unconnected port
+            }
+            for v in 0..self.p.lanes {
+                self.check_credits(ip, v, &wire)?;
+                self.check_buffer(ip, v)?;
             }
         }
-        let mut wheel_credits = vec![0u32; n_vcs];
-        let mut wheel_credits_nic = vec![0u32; self.nic_credits.len()];
+        self.check_ejection_credits(&wire)?;
+        self.check_work_counters()?;
+        match &self.violation {
+            Some(v) => self.broken(v.clone()),
+            None => Ok(()),
+        }
+    }
+
+    fn broken(&self, what: String) -> Result<(), SimError> {
+        Err(SimError::Invariant { cycle: self.now, what })
+    }
+
+    /// `router[r].in[p].vc[v]` for input port `ip` (router * ports + port).
+    fn input_vc_name(&self, ip: usize, v: usize) -> String {
+        format!("router[{}].in[{}].vc[{v}]", ip / self.p.ports, ip % self.p.ports)
+    }
+
+    /// Depth of lane `v` of an input port: a VC's, or an extra buffer's (preemption).
+    fn lane_depth(&self, v: usize) -> u32 {
+        if v < self.p.vcs {
+            self.p.input_depth
+        } else {
+            self.p.extra_depth
+        }
+    }
+
+    fn on_wire(&self) -> Result<OnWire, SimError> {
+        let vcs = self.p.lanes;
+        let mut wire = OnWire {
+            flits: vec![0; self.inbuf_len()],
+            total: 0,
+            ejecting: vec![0; self.topo.nodes * vcs],
+            credits: vec![0; self.inbuf_len()],
+            credits_nic: vec![0; self.nic_credits.len()],
+        };
+        for a in self.arrivals.iter().flatten() {
+            wire.total += 1;
+            let v = a.flit.vc as usize;
+            match a.to {
+                Target::Router(ip) => wire.flits[ip as usize * vcs + v] += 1,
+                Target::Endpoint(node) => wire.ejecting[node as usize * vcs + v] += 1,
+                Target::None => {
+                    return Err(SimError::Invariant {
+                        cycle: self.now,
+                        what: "flit on an unconnected link".into(),
+                    })
+                }
+            }
+        }
         for c in self.credit_wheel.iter().flatten() {
             if c.to & NIC_CREDIT != 0 {
-                wheel_credits_nic[(c.to & !NIC_CREDIT) as usize * vcs + c.vc as usize] += 1;
+                wire.credits_nic[(c.to & !NIC_CREDIT) as usize * vcs + c.vc as usize] += 1;
             } else {
-                wheel_credits[c.to as usize * vcs + c.vc as usize] += 1;
+                wire.credits[c.to as usize * vcs + c.vc as usize] += 1;
             }
         }
-        let _ = wheel_flits_nic;
+        Ok(wire)
+    }
 
-        // Conservation: injected = ejected + in buffers + on links.
+    /// Flit conservation: injected (and dummies made) = ejected + buffered + on links.
+    fn check_conservation(&self, wire: &OnWire) -> Result<(), SimError> {
         let buffered: u64 =
-            (0..n_vcs).map(|q| (self.in_vc[q].buf.len() + self.out_vc[q].buf.len()) as u64).sum();
-        if self.flits_injected + self.dummy_flits != self.flits_ejected + buffered + wheel_total {
-            return fail(format!(
+            (0..self.inbuf_len()).map(|q| (self.in_vc[q].buf.len() + self.out_vc[q].buf.len()) as u64).sum();
+        if self.flits_injected + self.dummy_flits != self.flits_ejected + buffered + wire.total {
+            return self.broken(format!(
                 "flit conservation: injected {} + dummies {} != ejected {} + buffered {} + on links {}",
-                self.flits_injected, self.dummy_flits, self.flits_ejected, buffered, wheel_total
+                self.flits_injected, self.dummy_flits, self.flits_ejected, buffered, wire.total
             ));
         }
-        if self.in_flight != buffered + wheel_total {
-            return fail(format!("in-flight counter {} != {}", self.in_flight, buffered + wheel_total));
+        if self.in_flight != buffered + wire.total {
+            return self.broken(format!("in-flight counter {} != {}", self.in_flight, buffered + wire.total));
         }
+        Ok(())
+    }
 
-        // Credits: for every link, credits + downstream occupancy + flits and credits on the
-        // wire equal the downstream buffer depth.
-        for ip in 0..self.topo.routers * ports {
-            let up = self.credit_return[ip];
-            if up == u32::MAX {
-                continue;
-            }
-            for v in 0..vcs {
-                let ivc = ip * vcs + v;
-                let depth = lane_depth(v);
-                let (credits, wire_credits) = if up & NIC_CREDIT != 0 {
-                    let i = (up & !NIC_CREDIT) as usize * vcs + v;
-                    (self.nic_credits[i], wheel_credits_nic[i])
-                } else {
-                    let i = up as usize * vcs + v;
-                    (self.out_vc[i].credits, wheel_credits[i])
-                };
-                let credited = if up & NIC_CREDIT != 0 {
-                    self.nic_credited[(up & !NIC_CREDIT) as usize]
-                } else {
-                    self.op_credited[up as usize]
-                };
-                if (credited >> v & 1 == 1) != (credits > 0) {
-                    return fail(format!(
-                        "router[{}].in[{}].vc[{v}]: upstream credit mask out of date",
-                        ip / ports,
-                        ip % ports
-                    ));
-                }
-                if credits > depth {
-                    return fail(format!(
-                        "router[{}].in[{}].vc[{v}]: upstream holds {credits} credits > depth {depth}",
-                        ip / ports,
-                        ip % ports
-                    ));
-                }
-                // Dummy flits made here hold no credit.
-                let buf = &self.in_vc[ivc].buf;
-                let held = self.inbuf.iter(buf, ivc).filter(|f| f.kind & LOCAL == 0).count() as u32;
-                let total = credits + held + wheel_flits[ivc] + wire_credits;
-                if total != depth {
-                    return fail(format!(
-                        "router[{}].in[{}].vc[{v}]: credits {credits} + buffered {held} + on wire {} + credits on wire {wire_credits} != depth {depth}",
-                        ip / ports, ip % ports, wheel_flits[ivc]
-                    ));
-                }
-                // One packet per VC buffer, flits in order; masks match the buffer.
-                let mut prev: Option<(u32, u16)> = None;
-                for f in self.inbuf.iter(buf, ivc).filter(|f| !f.is_dummy()) {
-                    if let Some((p, s)) = prev {
-                        if f.packet != p || f.seq != s + 1 {
-                            return fail(format!(
-                                "router[{}].in[{}].vc[{v}]: flits interleaved or out of order",
-                                ip / ports,
-                                ip % ports
-                            ));
-                        }
-                    }
-                    prev = Some((f.packet, f.seq));
-                }
-                if (self.ip_nonempty[ip] >> v & 1 == 1) == buf.is_empty() {
-                    return fail(format!(
-                        "router[{}].in[{}].vc[{v}]: occupancy mask out of date",
-                        ip / ports,
-                        ip % ports
-                    ));
-                }
-            }
+    /// Credits of the link into input VC `v` of port `ip`: the sender's credits, the
+    /// flits in the buffer and on the wire, and the credits on their way back add up to
+    /// the buffer's depth; the sender's credit mask matches its count.
+    fn check_credits(&self, ip: usize, v: usize, wire: &OnWire) -> Result<(), SimError> {
+        let vcs = self.p.lanes;
+        let up = self.credit_return[ip];
+        let depth = self.lane_depth(v);
+        let (credits, credits_on_wire, credited) = if up & NIC_CREDIT != 0 {
+            let node = (up & !NIC_CREDIT) as usize;
+            let i = node * vcs + v;
+            (self.nic_credits[i], wire.credits_nic[i], self.nic_credited[node])
+        } else {
+            let i = up as usize * vcs + v;
+            (self.out_vc[i].credits, wire.credits[i], self.op_credited[up as usize])
+        };
+        let name = || self.input_vc_name(ip, v);
+        if (credited >> v & 1 == 1) != (credits > 0) {
+            return self.broken(format!("{}: upstream credit mask out of date", name()));
         }
-        // Ejection links: the sink consumes at once, so credits + wire = depth.
+        if credits > depth {
+            return self.broken(format!("{}: upstream holds {credits} credits > depth {depth}", name()));
+        }
+        // Dummy flits made here hold no credit.
+        let ivc = ip * vcs + v;
+        let buf = &self.in_vc[ivc].buf;
+        let held = self.inbuf.iter(buf, ivc).filter(|f| f.kind & LOCAL == 0).count() as u32;
+        let flits_on_wire = wire.flits[ivc];
+        if credits + held + flits_on_wire + credits_on_wire != depth {
+            return self.broken(format!(
+                "{}: credits {credits} + buffered {held} + on wire {flits_on_wire} + credits on wire {credits_on_wire} != depth {depth}",
+                name()
+            ));
+        }
+        Ok(())
+    }
+
+    /// Input VC `v` of port `ip` holds flits of one packet, in order (dummies aside), and
+    /// its occupancy bit matches.
+    fn check_buffer(&self, ip: usize, v: usize) -> Result<(), SimError> {
+        let ivc = ip * self.p.lanes + v;
+        let buf = &self.in_vc[ivc].buf;
+        let flits: Vec<_> = self.inbuf.iter(buf, ivc).filter(|f| !f.is_dummy()).collect();
+        if flits.windows(2).any(|w| w[1].packet != w[0].packet || w[1].seq != w[0].seq + 1) {
+            return self.broken(format!("{}: flits interleaved or out of order", self.input_vc_name(ip, v)));
+        }
+        if (self.ip_nonempty[ip] >> v & 1 == 1) == buf.is_empty() {
+            return self.broken(format!("{}: occupancy mask out of date", self.input_vc_name(ip, v)));
+        }
+        Ok(())
+    }
+
+    /// Ejection links: the sink consumes at once, so credits + flits on the wire + credits
+    /// on the wire = depth.
+    fn check_ejection_credits(&self, wire: &OnWire) -> Result<(), SimError> {
+        let vcs = self.p.lanes;
         for node in 0..self.topo.nodes {
             for v in 0..vcs {
-                let depth = lane_depth(v);
                 let i = self.attach_port[node] as usize * vcs + v;
-                let on_wire = self
-                    .arrivals
-                    .iter()
-                    .flatten()
-                    .filter(|a| a.to == Target::Endpoint(node as u32) && a.flit.vc as usize == v)
-                    .count() as u32;
-                if self.out_vc[i].credits + wheel_credits[i] + on_wire != depth {
-                    return fail(format!("ejection credits of node {node} vc {v} not conserved"));
+                let total = self.out_vc[i].credits + wire.credits[i] + wire.ejecting[node * vcs + v];
+                if total != self.lane_depth(v) {
+                    return self.broken(format!("ejection credits of node {node} vc {v} not conserved"));
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Each router's work counter is the number of flits its buffers hold.
+    fn check_work_counters(&self) -> Result<(), SimError> {
+        let per_router = self.p.ports * self.p.lanes;
         for r in 0..self.topo.routers {
-            let held: u32 = (0..ports)
-                .flat_map(|p| (0..vcs).map(move |v| ((r * ports + p) * vcs + v, p)))
-                .map(|(q, _)| self.in_vc[q].buf.len() + self.out_vc[q].buf.len())
+            let held: u32 = (r * per_router..(r + 1) * per_router)
+                .map(|q| self.in_vc[q].buf.len() + self.out_vc[q].buf.len())
                 .sum();
             if held != self.work[r] {
-                return fail(format!("router[{r}] work counter {} != flits held {held}", self.work[r]));
+                return self
+                    .broken(format!("router[{r}] work counter {} != flits held {held}", self.work[r]));
             }
-        }
-        if let Some(v) = &self.violation {
-            return fail(v.clone());
         }
         Ok(())
     }
@@ -152,5 +192,139 @@ impl Simulation {
     /// Packets and messages currently alive (for exactly-once checks in tests).
     pub fn live_packets(&self) -> usize {
         self.packets.live()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The checker catches each kind of corruption: a network in mid-run passes, and one
+    //! wrong count or bit is reported by name.
+    use super::*;
+
+    fn busy() -> Simulation {
+        let mut sim = Simulation::from_toml(
+            r#"
+            [simulation]
+            seed = 3
+            [topology]
+            kind = "mesh"
+            k = 4
+            n = 2
+            [router]
+            vcs = 4
+            input_buffer = 4
+            output_buffer = 4
+            [[traffic]]
+            process = "bernoulli"
+            load = 0.5
+            message_flits = 40
+            packet_flits = 40
+            pattern = { kind = "uniform" }
+            "#,
+            None,
+        )
+        .unwrap();
+        sim.advance(600).unwrap();
+        sim.check_invariants().unwrap();
+        sim
+    }
+
+    fn broken(sim: &Simulation) -> String {
+        match sim.check_invariants() {
+            Err(SimError::Invariant { what, .. }) => what,
+            other => panic!("corruption not caught: {other:?}"),
+        }
+    }
+
+    /// Some input port fed by a router (not a NIC), and a VC of it, such that `pick`.
+    fn router_fed(sim: &Simulation, pick: impl Fn(usize, usize) -> bool) -> (usize, usize) {
+        (0..sim.topo.routers * sim.p.ports)
+            .filter(|&ip| sim.credit_return[ip] != u32::MAX && sim.credit_return[ip] & NIC_CREDIT == 0)
+            .flat_map(|ip| (0..sim.p.lanes).map(move |v| (ip, v)))
+            .find(|&(ip, v)| pick(ip, v))
+            .expect("a busy network has one")
+    }
+
+    #[test]
+    fn a_lost_flit_breaks_conservation() {
+        let mut sim = busy();
+        sim.flits_injected += 1;
+        assert!(broken(&sim).starts_with("flit conservation"));
+    }
+
+    #[test]
+    fn a_credit_too_many_is_named_by_vc() {
+        let mut sim = busy();
+        let depth = sim.p.input_depth;
+        let up = |sim: &Simulation, ip: usize, v: usize| sim.credit_return[ip] as usize * sim.p.lanes + v;
+        let (ip, v) = router_fed(&sim, |ip, v| (1..depth).contains(&sim.out_vc[up(&sim, ip, v)].credits));
+        let i = up(&sim, ip, v);
+        sim.out_vc[i].credits += 1;
+        let what = broken(&sim);
+        assert!(
+            what.starts_with(&sim.input_vc_name(ip, v)) && what.ends_with(&format!("!= depth {depth}")),
+            "{what}"
+        );
+    }
+
+    #[test]
+    fn a_stale_credit_mask() {
+        let mut sim = busy();
+        let vcs = sim.p.lanes;
+        let (ip, v) =
+            router_fed(&sim, |ip, v| sim.out_vc[sim.credit_return[ip] as usize * vcs + v].credits > 0);
+        sim.op_credited[sim.credit_return[ip] as usize] &= !(1 << v);
+        assert_eq!(broken(&sim), format!("{}: upstream credit mask out of date", sim.input_vc_name(ip, v)));
+    }
+
+    #[test]
+    fn a_stale_occupancy_mask() {
+        let mut sim = busy();
+        let vcs = sim.p.lanes;
+        let (ip, v) = router_fed(&sim, |ip, v| !sim.in_vc[ip * vcs + v].buf.is_empty());
+        sim.ip_nonempty[ip] &= !(1 << v);
+        assert_eq!(broken(&sim), format!("{}: occupancy mask out of date", sim.input_vc_name(ip, v)));
+    }
+
+    #[test]
+    fn flits_out_of_order() {
+        let mut sim = busy();
+        let vcs = sim.p.lanes;
+        // a buffer holding two flits or more: its front flit's place taken by a later one
+        let mut found = None;
+        for _ in 0..2000 {
+            found = (0..sim.inbuf_len()).find(|&q| sim.in_vc[q].buf.len() >= 2);
+            if found.is_some() {
+                break;
+            }
+            sim.step().unwrap();
+        }
+        let ivc = found.expect("some buffer fills within 2000 cycles at load 0.5");
+        let mut state = sim.in_vc[ivc].buf;
+        let mut front = sim.inbuf.pop(&mut state, ivc);
+        front.seq += 5;
+        sim.inbuf.push_front(&mut state, ivc, front);
+        sim.in_vc[ivc].buf = state;
+        let what = broken(&sim);
+        assert_eq!(
+            what,
+            format!("{}: flits interleaved or out of order", sim.input_vc_name(ivc / vcs, ivc % vcs))
+        );
+    }
+
+    #[test]
+    fn an_ejection_credit_too_many() {
+        let mut sim = busy();
+        let node = 5;
+        let i = sim.attach_port[node] as usize * sim.p.lanes;
+        sim.out_vc[i].credits += 1;
+        assert_eq!(broken(&sim), format!("ejection credits of node {node} vc 0 not conserved"));
+    }
+
+    #[test]
+    fn a_wrong_work_counter() {
+        let mut sim = busy();
+        sim.work[2] += 1;
+        assert!(broken(&sim).starts_with("router[2] work counter"));
     }
 }
