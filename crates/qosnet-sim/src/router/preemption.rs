@@ -152,12 +152,11 @@ impl Simulation {
         (pre & (*self.ip_active.at(ip) >> self.p.vcs) & !drain) | (drain << self.p.vcs)
     }
 
-    /// Whether a header of `class` could take an output VC of `op` by preemption now.
+    /// Whether a header of `class` could take an output VC of `op` by preemption now (the
+    /// preemptive router only: callers test their `PRE` variant first, at compile time).
     #[inline]
     pub(crate) fn may_preempt(&self, op: usize, route_vcs: u32, class: u8) -> bool {
-        if self.p.kind != RouterKind::Preemptive {
-            return false;
-        }
+        debug_assert_eq!(self.p.kind, RouterKind::Preemptive);
         let candidates = route_vcs & !(*self.op_allocated.at(op) >> self.p.vcs);
         (class as usize + 1..3).any(|c| self.op_held.at(op)[c] & candidates != 0)
     }

@@ -34,7 +34,7 @@ impl Simulation {
                     // A header with no VC to win this cycle (none free, none preemptable;
                     // grants only take VCs) is not a request: blocked headers cost nothing.
                     if state.route_vcs & !*self.op_allocated.at(op as usize) == 0
-                        && !self.may_preempt(op as usize, state.route_vcs, state.class)
+                        && !(PRE && self.may_preempt(op as usize, state.route_vcs, state.class))
                     {
                         self.park(ip, v, op as usize);
                         continue;
