@@ -118,12 +118,29 @@ impl Routing {
 
     /// The routers and output ports a packet from `src` to `dst` traverses, last hop being
     /// the ejection port. Deterministic routing only: the first allowed VC is followed.
+    /// (Every routing the configuration builds reaches every node: see `walk`.)
     pub fn path(&self, topo: &Topology, vcs: u32, src: usize, dst: usize) -> Vec<(u32, u32)> {
+        self.walk(topo, vcs, src, dst).unwrap_or_else(|m| panic!("from node {src} to node {dst}: {m:?}"))
+    }
+
+    /// `path`, or where the routes go wrong: a forwarding table read from a file may lack
+    /// a route, lead to another node or to an unconnected port, or loop (the fabric check
+    /// walks every pair here, as admission and the simulator will).
+    pub fn walk(
+        &self,
+        topo: &Topology,
+        vcs: u32,
+        src: usize,
+        dst: usize,
+    ) -> Result<Vec<(u32, u32)>, Misroute> {
         let (mut router, mut in_port) = topo.attach[src];
         let mut in_vc = 0usize;
         let mut hops = Vec::new();
         loop {
             let r = self.route(topo, router as usize, in_port as usize, in_vc, dst, vcs);
+            if r.port as usize >= topo.ports {
+                return Err(Misroute::NoRoute { router });
+            }
             hops.push((router, r.port));
             match topo.peer(router as usize, r.port as usize) {
                 Peer::Router { router: next, port } => {
@@ -131,12 +148,28 @@ impl Routing {
                     in_port = port;
                     in_vc = r.vcs.trailing_zeros() as usize;
                 }
-                Peer::Endpoint { .. } | Peer::None => break,
+                Peer::Endpoint { node } if node as usize == dst => return Ok(hops),
+                Peer::Endpoint { .. } => return Err(Misroute::OtherNode { router }),
+                Peer::None => return Err(Misroute::Unconnected { router }),
             }
-            assert!(hops.len() <= topo.routers + 1, "routing loop from {src} to {dst}");
+            if hops.len() > topo.routers {
+                return Err(Misroute::Loop);
+            }
         }
-        hops
     }
+}
+
+/// Where a walk along the routes from one node to another goes wrong (`Routing::walk`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Misroute {
+    /// Router `router` has no route to the destination.
+    NoRoute { router: u32 },
+    /// Router `router` delivers to another node.
+    OtherNode { router: u32 },
+    /// Router `router` sends through a port with nothing attached.
+    Unconnected { router: u32 },
+    /// The route visits more routers than the network has.
+    Loop,
 }
 
 #[cfg(test)]
@@ -185,5 +218,40 @@ mod tests {
         assert_eq!(r.path(&tree, 16, 0, 1).len(), 1);
         assert_eq!(r.path(&tree, 16, 0, 4).len(), 3);
         assert_eq!(r.path(&tree, 16, 0, 63).len(), 5);
+    }
+
+    /// A forwarding table (as read from a fabric's files) for `topo`, copied from its
+    /// dimension-order routes.
+    fn table_of(topo: &Topology) -> Vec<u8> {
+        let dor = Routing::build(RoutingKind::Auto, topo, 1).unwrap();
+        (0..topo.routers)
+            .flat_map(|r| (0..topo.nodes).map(move |d| (r, d)))
+            .map(|(r, d)| dor.route(topo, r, 0, 0, d, 1).port as u8)
+            .collect()
+    }
+
+    #[test]
+    fn walks_name_where_a_table_goes_wrong() {
+        // three routers in a line, node i on router i
+        let line = Topology::build(&TopologyConfig::Mesh { k: Some(3), n: Some(1), dims: None }).unwrap();
+        let good = table_of(&line);
+        let walk = |next: &[u8], s, d| Routing::Table { next: next.to_vec(), nodes: 3 }.walk(&line, 1, s, d);
+        assert_eq!(
+            walk(&good, 0, 2),
+            Ok(Routing::build(RoutingKind::Auto, &line, 1).unwrap().path(&line, 1, 0, 2))
+        );
+        let mut t = good.clone();
+        t[3 + 2] = u8::MAX; // router 1 has no route to node 2
+        assert_eq!(walk(&t, 0, 2), Err(Misroute::NoRoute { router: 1 }));
+        let mut t = good.clone();
+        t[3 + 2] = good[3]; // router 1 sends node 2's packets back toward node 0
+        assert_eq!(walk(&t, 0, 2), Err(Misroute::Loop));
+        let edge = (0..line.ports).find(|&p| line.peer(0, p) == Peer::None).unwrap();
+        let mut t = good.clone();
+        t[2] = edge as u8; // router 0 sends node 2's packets off the end of the line
+        assert_eq!(walk(&t, 0, 2), Err(Misroute::Unconnected { router: 0 }));
+        let mut t = good.clone();
+        t[3 + 2] = good[3 + 1]; // router 1 delivers node 2's packets to node 1
+        assert_eq!(walk(&t, 0, 2), Err(Misroute::OtherNode { router: 1 }));
     }
 }

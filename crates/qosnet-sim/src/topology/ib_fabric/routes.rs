@@ -4,6 +4,7 @@
 
 use super::NO_ROUTE;
 use crate::error::ConfigError;
+use crate::routing::{Misroute, Routing};
 use crate::topology::{Peer, Shape, Topology};
 use std::collections::VecDeque;
 
@@ -45,40 +46,24 @@ pub(super) fn minimal_routes(t: &Topology) -> Vec<u8> {
     table
 }
 
-/// Every node reaches every other along the table, without loops.
+/// Every node reaches every other along the table, without loops: walked pair by pair
+/// as the routing the simulator and admission use (`Routing::walk`).
 pub(super) fn check_routes(t: &Topology, shown: &str) -> Result<(), ConfigError> {
     let Shape::Fabric { routes } = &t.shape else { return Ok(()) };
+    let routing = Routing::Table { next: routes.clone(), nodes: t.nodes };
     for src in 0..t.nodes {
         for dst in (0..t.nodes).filter(|&d| d != src) {
-            let (mut r, _) = t.attach[src];
-            let mut arrived = false;
-            for _ in 0..=t.routers {
-                let p = routes[r as usize * t.nodes + dst];
-                let bad = |why: &str| {
-                    ConfigError::new(
-                        "topology.routes",
-                        format!("{shown}: from node {src} to node {dst}, switch {r}: {why}"),
-                    )
-                };
-                if p == NO_ROUTE {
-                    return Err(bad("no route"));
+            let Err(m) = routing.walk(t, 1, src, dst) else { continue };
+            let at = |r: u32, why: &str| format!("{shown}: from node {src} to node {dst}, switch {r}: {why}");
+            let what = match m {
+                Misroute::NoRoute { router } => at(router, "no route"),
+                Misroute::OtherNode { router } => at(router, "the route ends at another node"),
+                Misroute::Unconnected { router } => {
+                    at(router, "the route leaves through an unconnected port")
                 }
-                match t.peer(r as usize, p as usize) {
-                    Peer::Router { router, .. } => r = router,
-                    Peer::Endpoint { node } if node as usize == dst => {
-                        arrived = true;
-                        break;
-                    }
-                    Peer::Endpoint { .. } => return Err(bad("the route ends at another node")),
-                    Peer::None => return Err(bad("the route leaves through an unconnected port")),
-                }
-            }
-            if !arrived {
-                return Err(ConfigError::new(
-                    "topology.routes",
-                    format!("{shown}: the route from node {src} to node {dst} loops"),
-                ));
-            }
+                Misroute::Loop => format!("{shown}: the route from node {src} to node {dst} loops"),
+            };
+            return Err(ConfigError::new("topology.routes", what));
         }
     }
     Ok(())
