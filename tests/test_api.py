@@ -207,6 +207,10 @@ def test_deadlock_names_the_stuck_vcs(deadlocking):
     assert isinstance(info.value, qosnet.SimulationError)
     assert info.value.stuck
     assert all(v.startswith("router[") for v in info.value.stuck)
+    # the cyclic dependency, through occupied VCs
+    assert len(info.value.waits_for) >= 2
+    assert set(info.value.waits_for) <= set(info.value.stuck)
+    assert "wait-for cycle: " + " -> ".join(info.value.waits_for) in str(info.value)
 
 
 def test_validate_lists_every_problem(small):

@@ -88,6 +88,9 @@ def test_run_deadlock_is_a_message(deadlocking, tmp_path):
     assert result.exit_code == 1
     assert re.search(r"error: deadlock at cycle \d+: no flit moved for \d+ cycles", result.stderr)
     assert re.search(r"stuck: router\[\d+\]\.in\[\d+\]\.vc\[0\]", result.stderr)
+    cycle = re.search(r"wait-for cycle: (router\S+)( -> router\S+)+", result.stderr)
+    assert cycle, result.stderr
+    assert cycle.group(0).endswith(cycle.group(1)), "the cycle closes on its first VC"
     assert "(and " in result.stderr, "a long list of stuck VCs is cut short"
 
 

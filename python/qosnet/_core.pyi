@@ -27,9 +27,11 @@ class SimulationError(QosnetError):
     """A valid configuration failed while running."""
 
 class DeadlockError(SimulationError):
-    """No flit moved for the watchdog period; `.stuck` names the occupied VCs."""
+    """No flit moved for the watchdog period; `.stuck` names the occupied VCs and
+    `.waits_for` a cycle of them, each waiting for the next (empty if there is none)."""
 
     stuck: list[str]
+    waits_for: list[str]
 
 class AdmissionRefused(QosnetError):
     """Call admission refused a flow; `.refusal`: `criterion`, `message`, the numbers."""

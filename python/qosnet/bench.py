@@ -159,6 +159,7 @@ def _rebuild_error(reply: dict[str, Any]) -> Exception:
     err = cls(message)
     if kind == "DeadlockError":
         err.stuck = reply["stuck"]
+        err.waits_for = reply["waits_for"]
     return err
 
 
@@ -170,7 +171,12 @@ def _worker() -> int:
     except _core.ConfigError as e:
         reply = {"error": "ConfigError", "message": str(e), "errors": e.errors}
     except _core.QosnetError as e:
-        reply = {"error": type(e).__name__, "message": str(e), "stuck": getattr(e, "stuck", [])}
+        reply = {
+            "error": type(e).__name__,
+            "message": str(e),
+            "stuck": getattr(e, "stuck", []),
+            "waits_for": getattr(e, "waits_for", []),
+        }
     print(json.dumps(reply))
     return 0
 

@@ -88,7 +88,10 @@ def _user_errors(config: Path | None = None) -> Iterator[None]:
         raise typer.Exit(1) from None
     except _core.DeadlockError as e:
         stuck = list(getattr(e, "stuck", []))
-        _err(f"error: {str(e).split('; stuck:')[0]}")
+        cycle = list(getattr(e, "waits_for", []))
+        _err(f"error: {str(e).split('; ')[0]}")
+        if cycle:
+            _err(f"  wait-for cycle: {' -> '.join([*cycle, cycle[0]])}")
         if stuck:
             more = f" (and {len(stuck) - 10} more)" if len(stuck) > 10 else ""
             _err(f"  stuck: {', '.join(stuck[:10])}{more}")

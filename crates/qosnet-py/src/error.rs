@@ -60,9 +60,10 @@ pub fn config_error(e: ConfigErrors) -> PyErr {
 
 pub fn sim_error(e: SimError) -> PyErr {
     Python::with_gil(|py| match &e {
-        SimError::Deadlock { stuck, .. } => {
+        SimError::Deadlock { stuck, waits_for, .. } => {
             let err = DeadlockError::new_err(e.to_string());
             let _ = err.value(py).setattr("stuck", stuck.clone());
+            let _ = err.value(py).setattr("waits_for", waits_for.clone());
             err
         }
         _ => SimulationError::new_err(e.to_string()),

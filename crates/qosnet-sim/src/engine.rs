@@ -704,7 +704,7 @@ impl Simulation {
 
     /// The last cycle up to `now` in which anything moved.
     #[inline]
-    fn progress(&self, now: Cycle) -> Cycle {
+    pub(crate) fn progress(&self, now: Cycle) -> Cycle {
         self.last_progress.max(self.routed_at.min(now))
     }
 
@@ -858,18 +858,6 @@ impl Simulation {
             VcSelection::LowestFree => free.trailing_zeros() as usize,
             VcSelection::RoundRobin => rr.select(free, |_| true).unwrap_or(0),
         }
-    }
-
-    fn deadlock(&self) -> SimError {
-        let (ports, vcs) = (self.p.ports, self.p.lanes);
-        let mut stuck = Vec::new();
-        for ivc in 0..self.inbuf_len() {
-            if !self.in_vc[ivc].buf.is_empty() {
-                let (ip, v) = (ivc / vcs, ivc % vcs);
-                stuck.push(format!("router[{}].in[{}].vc[{}]", ip / ports, ip % ports, v));
-            }
-        }
-        SimError::Deadlock { cycle: self.now, idle_cycles: self.now - self.progress(self.now), stuck }
     }
 
     pub(crate) fn inbuf_len(&self) -> usize {

@@ -43,10 +43,17 @@ impl From<ConfigError> for ConfigErrors {
 #[non_exhaustive]
 pub enum SimError {
     /// No flit moved for `idle_cycles` cycles while flits were in flight.
-    #[error("deadlock at cycle {cycle}: no flit moved for {idle_cycles} cycles; stuck: {}", stuck.join(", "))]
+    #[error(
+        "deadlock at cycle {cycle}: no flit moved for {idle_cycles} cycles{}; stuck: {}",
+        if waits_for.is_empty() { String::new() } else { format!("; wait-for cycle: {} -> {}", waits_for.join(" -> "), waits_for[0]) },
+        stuck.join(", ")
+    )]
     Deadlock {
         cycle: u64,
         idle_cycles: u64,
+        /// A cycle of occupied VCs each waiting for the next (the last for the first), if
+        /// the wait-for graph has one: the cyclic dependency that holds the network.
+        waits_for: Vec<String>,
         /// The occupied VCs, e.g. `router[3].in[2].vc[1]`.
         stuck: Vec<String>,
     },

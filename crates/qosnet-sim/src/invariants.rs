@@ -46,7 +46,7 @@ impl Simulation {
 
     /// `router[r].in[p].vc[v]` for input port `ip` (router * ports + port).
     fn input_vc_name(&self, ip: usize, v: usize) -> String {
-        format!("router[{}].in[{}].vc[{v}]", ip / self.p.ports, ip % self.p.ports)
+        self.input_vc_label(ip * self.p.lanes + v)
     }
 
     /// Depth of lane `v` of an input port: a VC's, or an extra buffer's (preemption).

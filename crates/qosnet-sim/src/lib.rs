@@ -39,6 +39,7 @@ pub mod topology;
 pub mod traffic;
 pub mod units;
 
+mod deadlock;
 mod endpoint;
 mod invariants;
 mod router;

@@ -167,13 +167,24 @@ fn watchdog_names_the_stuck_vcs_of_a_deadlocked_ring() {
                 [router]\nvcs = 1\ninput_buffer = 2\noutput_buffer = 1\n\
                 [[traffic]]\nload = 1.0\nmessage_flits = 16\npacket_flits = 16\npattern = { kind = \"tornado\" }\n";
     match sim(toml).run() {
-        Err(SimError::Deadlock { stuck, idle_cycles, .. }) => {
-            assert!(idle_cycles > 500);
+        Err(e @ SimError::Deadlock { .. }) => {
+            let SimError::Deadlock { stuck, idle_cycles, waits_for, .. } = &e else { unreachable!() };
+            assert!(*idle_cycles > 500);
             assert!(!stuck.is_empty());
             assert!(
                 stuck.iter().all(|s| s.starts_with("router[") && s.contains("].in[") && s.contains("].vc[")),
                 "{stuck:?}"
             );
+            // The wait-for cycle goes once round the ring, router by router the way the
+            // tornado traffic goes, through occupied VCs.
+            let router = |s: &String| s["router[".len()..s.find(']').unwrap()].parse::<usize>().unwrap();
+            let routers: Vec<usize> = waits_for.iter().map(router).collect();
+            assert_eq!(routers.len(), 8, "{e}");
+            assert!(waits_for.iter().all(|v| stuck.contains(v)), "{e}");
+            let step = (routers[1] + 8 - routers[0]) % 8;
+            assert!(step == 1 || step == 7, "{e}");
+            assert!((0..8).all(|i| (routers[i] + step) % 8 == routers[(i + 1) % 8]), "{e}");
+            assert!(e.to_string().contains(&format!("wait-for cycle: {} -> ", waits_for[0])), "{e}");
         }
         other => panic!("expected a deadlock, got {:?}", other.map(|r| r.summary)),
     }

@@ -1,0 +1,147 @@
+//! What the watchdog reports when no flit has moved for its period: the occupied VCs, and
+//! a cycle of them each waiting for the next if the wait-for graph has one (the cyclic
+//! channel dependency that deadlocks a wormhole network, e.g. a torus routed without
+//! dateline classes; Dally and Seitz's condition).
+//!
+//! An input VC holding flits waits for the downstream input VCs that must drain before it
+//! can move: the one behind the output VC it holds (its flits wait for credits), or, for a
+//! header still without an output VC, those behind every VC of its route that another
+//! packet holds (one of them must be freed by its tail's credit). Links to a node never
+//! block (the sink consumes at once), so a cycle lies among router input VCs only.
+
+use crate::engine::Simulation;
+use crate::error::SimError;
+use crate::sched::bits;
+use crate::topology::Peer;
+
+impl Simulation {
+    /// The watchdog's error, now.
+    pub(crate) fn deadlock(&self) -> SimError {
+        let stuck: Vec<usize> = (0..self.inbuf_len()).filter(|&q| !self.in_vc[q].buf.is_empty()).collect();
+        let cycle = self.wait_for_cycle(&stuck);
+        SimError::Deadlock {
+            cycle: self.now,
+            idle_cycles: self.now - self.progress(self.now),
+            waits_for: cycle.iter().map(|&q| self.input_vc_label(q)).collect(),
+            stuck: stuck.iter().map(|&q| self.input_vc_label(q)).collect(),
+        }
+    }
+
+    /// `router[r].in[p].vc[v]` for input VC `ivc`.
+    pub(crate) fn input_vc_label(&self, ivc: usize) -> String {
+        let (ports, lanes) = (self.p.ports, self.p.lanes);
+        let (ip, v) = (ivc / lanes, ivc % lanes);
+        format!("router[{}].in[{}].vc[{v}]", ip / ports, ip % ports)
+    }
+
+    /// The occupied input VCs input VC `ivc` waits for (see the module comment).
+    pub(crate) fn waits_for(&self, ivc: usize) -> Vec<usize> {
+        let (ports, lanes) = (self.p.ports, self.p.lanes);
+        let s = &self.in_vc[ivc];
+        if s.buf.is_empty() {
+            return Vec::new();
+        }
+        let (ip, v) = (ivc / lanes, ivc % lanes);
+        let r = ip / ports;
+        let op = r * ports + s.out_port as usize;
+        let held = if self.ip_active[ip] >> v & 1 == 1 {
+            1u32 << s.out_vc
+        } else {
+            // a header: the VCs of its route others hold
+            s.route_vcs & self.op_allocated[op]
+        };
+        let Peer::Router { router, port } = self.topo.peer(r, s.out_port as usize) else {
+            return Vec::new();
+        };
+        let down = router as usize * ports + port as usize;
+        bits(held).map(|ov| down * lanes + ov).filter(|&q| !self.in_vc[q].buf.is_empty()).collect()
+    }
+
+    /// A cycle of the wait-for graph among the occupied input VCs `stuck`, in order (each
+    /// waits for the next, the last for the first); empty if the graph has none. A
+    /// depth-first search that keeps its path on an explicit stack (no recursion: a
+    /// 32x32 network has 80k VCs).
+    pub(crate) fn wait_for_cycle(&self, stuck: &[usize]) -> Vec<usize> {
+        const NEW: u8 = 0;
+        const ON_PATH: u8 = 1;
+        const DONE: u8 = 2;
+        let mut state = vec![NEW; self.inbuf_len()];
+        for &root in stuck {
+            if state[root] != NEW {
+                continue;
+            }
+            // (VC, the VCs it waits for, how many of them were followed)
+            let mut path: Vec<(usize, Vec<usize>, usize)> = vec![(root, self.waits_for(root), 0)];
+            state[root] = ON_PATH;
+            while let Some((q, next, i)) = path.last_mut() {
+                let Some(&n) = next.get(*i) else {
+                    state[*q] = DONE;
+                    path.pop();
+                    continue;
+                };
+                *i += 1;
+                match state[n] {
+                    NEW => {
+                        state[n] = ON_PATH;
+                        path.push((n, self.waits_for(n), 0));
+                    }
+                    ON_PATH => {
+                        let start = path.iter().position(|e| e.0 == n).expect("on the path");
+                        return path[start..].iter().map(|e| e.0).collect();
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sim(topology: &str, routing: &str) -> Simulation {
+        Simulation::from_toml(
+            &format!(
+                "[simulation]\nwarmup = 0\nmeasure = 100000\ndrain_limit = 0\nwatchdog = 300\n\
+                 [topology]\n{topology}\n[routing]\nkind = \"{routing}\"\n\
+                 [router]\nvcs = 1\ninput_buffer = 2\noutput_buffer = 2\n\
+                 [[traffic]]\nload = 0.9\nmessage_flits = 16\npacket_flits = 16\n"
+            ),
+            None,
+        )
+        .unwrap()
+    }
+
+    fn occupied(s: &Simulation) -> Vec<usize> {
+        (0..s.inbuf_len()).filter(|&q| !s.in_vc[q].buf.is_empty()).collect()
+    }
+
+    #[test]
+    fn dimension_order_on_a_mesh_never_closes_a_cycle() {
+        // Its channel dependencies are acyclic (Dally and Seitz), so at no moment does the
+        // wait-for graph have a cycle, though many VCs wait for others.
+        let mut s = sim("kind = \"mesh\"\nk = 4\nn = 2", "dor");
+        let mut waiting = 0;
+        for _ in 0..30 {
+            s.advance(100).unwrap();
+            let stuck = occupied(&s);
+            waiting += stuck.iter().filter(|&&q| !s.waits_for(q).is_empty()).count();
+            assert_eq!(s.wait_for_cycle(&stuck), Vec::<usize>::new());
+        }
+        assert!(waiting > 100, "the graph has edges: {waiting}");
+    }
+
+    #[test]
+    fn a_deadlocked_torus_has_one_and_each_vc_waits_for_the_next() {
+        let mut s = sim("kind = \"torus\"\nk = 4\nn = 2", "dor");
+        let Err(SimError::Deadlock { waits_for, .. }) = s.run() else { panic!("deadlocks") };
+        let cycle = s.wait_for_cycle(&occupied(&s));
+        assert!(cycle.len() >= 2);
+        assert_eq!(waits_for, cycle.iter().map(|&q| s.input_vc_label(q)).collect::<Vec<_>>());
+        for (i, &q) in cycle.iter().enumerate() {
+            assert!(s.waits_for(q).contains(&cycle[(i + 1) % cycle.len()]));
+        }
+    }
+}
