@@ -2,6 +2,9 @@
 
 import json
 import re
+import sys
+import tomllib
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -151,6 +154,102 @@ def test_bench_empty_directory(tmp_path):
     result = invoke("bench", "--dir", tmp_path)
     assert result.exit_code == 1
     assert "no *.toml configurations" in result.stderr
+
+
+# BookSim2's output on the 4x4 mesh (cut): per-sample lines, then the overall statistics.
+BOOKSIM_OUTPUT = """\
+Accepted flit rate average= 0.297697
+Time taken is 300160 cycles
+====== Overall Traffic Statistics ======
+====== Traffic class 0 ======
+Injected flit rate average = 0.301648 (1 samples)
+Accepted flit rate average = 0.3 (1 samples)
+\tminimum = 0.282933 (1 samples)
+Total run time 6.04655
+"""
+
+
+def fake_booksim(tmp_path, output: str):
+    """An executable that prints `output` and exits 255, as BookSim2's `main` returning -1."""
+    path = tmp_path / "booksim"
+    path.write_text(
+        f"#!{sys.executable}\nimport sys\nsys.stdout.write({output!r})\nsys.exit(255)\n"
+    )
+    path.chmod(0o755)
+    return path
+
+
+@pytest.fixture
+def with_booksim_input(small_toml):
+    (small_toml.parent / "booksim2").mkdir()
+    (small_toml.parent / "booksim2" / "small.cfg").write_text("topology = mesh;\nk = 4;\nn = 2;\n")
+    return small_toml
+
+
+def test_bench_beside_booksim_reads_its_speed(with_booksim_input, tmp_path):
+    booksim = fake_booksim(tmp_path, BOOKSIM_OUTPUT)
+    result = invoke("bench", with_booksim_input, "--cycles", "500", "--booksim", booksim, "--json")
+    assert result.exit_code == 0, result.output
+    [row] = json.loads(result.stdout)
+    rival = row["booksim"]
+    assert rival["cycles"] == 300160 and rival["input"].endswith("booksim2/small.cfg")
+    assert rival["flits_per_cycle"] == pytest.approx(0.3 * 16)  # the overall rate, 16 nodes
+    assert rival["flits_per_second"] == pytest.approx(
+        rival["flits_per_cycle"] * rival["cycles"] / rival["wall_seconds"]
+    )
+    assert row["times_booksim"] == pytest.approx(
+        row["flits_per_second"] / rival["flits_per_second"]
+    )
+    table = invoke("bench", with_booksim_input, "--cycles", "500", "--booksim", booksim)
+    assert table.exit_code == 0 and "× BookSim2" in table.stdout
+
+
+def test_bench_beside_booksim_without_an_input_compares_nothing(small_toml, tmp_path):
+    booksim = fake_booksim(tmp_path, BOOKSIM_OUTPUT)
+    result = invoke("bench", small_toml, "--cycles", "500", "--booksim", booksim, "--json")
+    assert result.exit_code == 0, result.output
+    [row] = json.loads(result.stdout)
+    assert row["booksim"] is None and row["times_booksim"] is None
+
+
+def test_bench_beside_something_else_is_an_error(with_booksim_input, tmp_path):
+    result = invoke("bench", with_booksim_input, "--booksim", fake_booksim(tmp_path, "hello\n"))
+    assert result.exit_code == 1
+    assert "no 'Time taken is N cycles'" in result.stderr and "small.cfg" in result.stderr
+    not_a_program = tmp_path / "notes.txt"
+    not_a_program.write_text("")
+    result = invoke("bench", with_booksim_input, "--booksim", not_a_program)
+    assert result.exit_code == 2
+    assert "is not an executable file" in re.sub(r"[\s│]+", " ", result.output)  # rich wraps
+
+
+def test_shipped_booksim_inputs_model_the_same_networks():
+    """configs/bench/booksim2/NAME.cfg is NAME.toml's network and load in BookSim2's terms."""
+    bench_dir = Path(__file__).resolve().parents[1] / "configs" / "bench"
+    inputs = sorted((bench_dir / "booksim2").glob("*.cfg"))
+    assert [p.stem for p in inputs] == [
+        "mesh32x32_1flit",
+        "mesh4x4_40flit",
+        "mesh8x8_1flit",
+        "mesh8x8_40flit",
+    ]
+    for cfg in inputs:
+        ours = tomllib.loads((bench_dir / f"{cfg.stem}.toml").read_text())
+        theirs = dict(re.findall(r"^(\w+) = ([^;]+);", cfg.read_text(), re.MULTILINE))
+        [traffic] = ours["traffic"]
+        assert theirs["topology"] == ours["topology"]["kind"] == "mesh"
+        assert (int(theirs["k"]), int(theirs["n"])) == (
+            ours["topology"]["k"],
+            ours["topology"]["n"],
+        )
+        assert int(theirs["num_vcs"]) == ours["router"]["vcs"]
+        assert int(theirs["vc_buf_size"]) == ours["router"]["input_buffer"]
+        assert int(theirs["packet_size"]) == traffic["packet_flits"] == traffic["message_flits"]
+        assert theirs["injection_rate_uses_flits"] == "1"
+        assert float(theirs["injection_rate"]) == traffic["load"]
+        assert theirs["injection_process"] == traffic.get("process", "bernoulli") == "bernoulli"
+        assert theirs["traffic"] == traffic["pattern"]["kind"] == "uniform"
+        assert (theirs["routing_function"], theirs["router"]) == ("dim_order", "iq")
 
 
 @pytest.mark.parametrize("command", [[], ["run"], ["validate"], ["bench"]])

@@ -9,12 +9,18 @@ the engine, not pandas.
 Wall time covers the simulation only (building it is `setup_seconds`); delivered flits and
 flit-hops count the whole run, warm-up included, like BookSim2's figures in
 configs/bench/README.md.
+
+`booksim_one` runs BookSim2 (a binary the user built; it is not shipped) on the same network
+(`configs/bench/booksim2/<name>.cfg` beside `<name>.toml`), right after qosnet, so the two are
+compared in the same minutes: this machine kind's speed drifts by a third from hour to hour,
+and a ratio against numbers measured at another time means little.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -26,7 +32,15 @@ from typing import Any
 from qosnet import _core
 from qosnet.config import LoadedConfig, config_error, load_config, simulation
 
-__all__ = ["BenchResult", "bench", "default_configs", "find_bench_dir"]
+__all__ = [
+    "BenchResult",
+    "BooksimResult",
+    "bench",
+    "booksim_input",
+    "booksim_one",
+    "default_configs",
+    "find_bench_dir",
+]
 
 
 @dataclass(frozen=True)
@@ -67,6 +81,80 @@ class BenchResult:
             "flits_per_second": self.flits_per_second,
             "flit_hops_per_second": self.flit_hops_per_second,
         }
+
+
+@dataclass(frozen=True)
+class BooksimResult:
+    """BookSim2's speed on one input: its whole process, like qosnet's run (set-up aside)."""
+
+    input: str
+    cycles: int
+    wall_seconds: float
+    #: Nodes of its network (k ** n) times its accepted flit rate (flits/node/cycle).
+    flits_per_cycle: float
+
+    @property
+    def cycles_per_second(self) -> float:
+        return self.cycles / self.wall_seconds if self.wall_seconds > 0 else float("inf")
+
+    @property
+    def flits_per_second(self) -> float:
+        """Delivered flits per second (the measurement window's rate over the whole run)."""
+        return self.flits_per_cycle * self.cycles_per_second
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **asdict(self),
+            "cycles_per_second": self.cycles_per_second,
+            "flits_per_second": self.flits_per_second,
+        }
+
+
+def booksim_input(config: str | os.PathLike[str]) -> Path | None:
+    """BookSim2's input for a benchmark configuration: `booksim2/<name>.cfg` beside it."""
+    path = Path(config)
+    found = path.parent / "booksim2" / f"{path.stem}.cfg"
+    return found if found.is_file() else None
+
+
+def _cfg_int(text: str, key: str, where: Path) -> int:
+    m = re.search(rf"^\s*{key}\s*=\s*(\d+)\s*;", text, re.MULTILINE)
+    if m is None:
+        raise _core.QosnetError(f"{where}: no `{key} = N;` (needed to count the nodes)")
+    return int(m.group(1))
+
+
+def booksim_one(booksim: str | os.PathLike[str], cfg: str | os.PathLike[str]) -> BooksimResult:
+    """Run BookSim2 binary `booksim` on input `cfg` once and read its speed from its output
+    ("Time taken is N cycles", the overall "Accepted flit rate average = X"). Its exit
+    status is not read: BookSim2's `main` returns -1 when it succeeds."""
+    cfg = Path(cfg)
+    text = cfg.read_text()
+    if not re.search(r"^\s*topology\s*=\s*(mesh|torus)\s*;", text, re.MULTILINE):
+        raise _core.QosnetError(f"{cfg}: only mesh and torus inputs are compared (k ** n nodes)")
+    nodes = _cfg_int(text, "k", cfg) ** _cfg_int(text, "n", cfg)
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run([str(booksim), str(cfg)], capture_output=True, text=True, check=False)
+    except OSError as e:
+        raise _core.QosnetError(f"--booksim {booksim}: {e.strerror or e}") from None
+    wall = time.perf_counter() - t0
+    cycles = re.findall(r"^Time taken is (\d+) cycles", proc.stdout, re.MULTILINE)
+    rate = re.findall(
+        r"^Accepted flit rate average = ([0-9.eE+-]+) \(\d+ samples\)", proc.stdout, re.MULTILINE
+    )
+    if not cycles or not rate:
+        tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
+        raise _core.QosnetError(
+            f"--booksim {booksim}: no 'Time taken is N cycles' and overall 'Accepted flit rate "
+            f"average' in its output on {cfg.name} (exit {proc.returncode}): " + " | ".join(tail)
+        )
+    return BooksimResult(
+        input=str(cfg),
+        cycles=int(cycles[-1]),
+        wall_seconds=wall,
+        flits_per_cycle=float(rate[-1]) * nodes,
+    )
 
 
 def find_bench_dir(start: Path | None = None) -> Path | None:

@@ -6,9 +6,10 @@ are imported only by the commands that need them, so `qosnet validate` starts qu
 """
 
 import json
+import os
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -282,17 +283,31 @@ def bench(
         int,
         typer.Option("--reservations", min=0, metavar="N", help="With --admission: flows held."),
     ] = 1000,
+    booksim: Annotated[
+        Path | None,
+        typer.Option(
+            "--booksim",
+            metavar="PATH",
+            help="A BookSim2 binary (built by you; not shipped): after each configuration with a "
+            "BookSim2 input beside it (booksim2/NAME.cfg), run BookSim2 on the same network and "
+            "report its speed and qosnet's multiple of its delivered flits/s.",
+            show_default=False,
+        ),
+    ] = None,
     json_out: JsonOption = False,
 ) -> None:
     """Measure simulated cycles/s, delivered flits/s, flit-hops/s (hops/s) and peak memory,
     or with --admission the speed of admission decisions.
 
-    Each configuration runs in a process of its own, so peak memory is its own.
+    Each configuration runs in a process of its own, so peak memory is its own. With
+    --booksim, BookSim2 runs right after it, so both are measured in the same minutes.
     """
-    from qosnet.bench import bench_one, default_configs
+    from qosnet.bench import bench_one, booksim_input, booksim_one, default_configs
 
     if configs and directory is not None:
         raise typer.BadParameter("give CONFIG files or --dir, not both", param_hint="--dir")
+    if booksim is not None and not (booksim.is_file() and os.access(booksim, os.X_OK)):
+        raise typer.BadParameter(f"{booksim} is not an executable file", param_hint="--booksim")
     if admission:
         _bench_admission(configs or [], directory, reservations, json_out)
         return
@@ -302,23 +317,36 @@ def bench(
             _err(f"error: no *.toml configurations in {directory or 'configs/bench'}")
             raise typer.Exit(1)
     status = Console(stderr=True)
+    quiet = not status.is_terminal or json_out
     results = []
+    rivals = []
     for path in paths:
         with _user_errors(path):
-            if status.is_terminal and not json_out:
-                with status.status(f"benchmarking {path.name}"):
-                    results.append(bench_one(path, cycles))
-            else:
+            with nullcontext() if quiet else status.status(f"benchmarking {path.name}"):
                 results.append(bench_one(path, cycles))
+            rival_input = booksim_input(path) if booksim is not None else None
+            if booksim is not None and rival_input is not None:
+                with nullcontext() if quiet else status.status(f"BookSim2 on {rival_input.name}"):
+                    rivals.append(booksim_one(booksim, rival_input))
+            else:
+                rivals.append(None)
     if json_out:
-        typer.echo(json.dumps([r.to_dict() for r in results], indent=2))
+        rows = [r.to_dict() for r in results]
+        if booksim is not None:
+            for row, r, b in zip(rows, results, rivals, strict=True):
+                row["booksim"] = b.to_dict() if b else None
+                row["times_booksim"] = r.flits_per_second / b.flits_per_second if b else None
+        typer.echo(json.dumps(rows, indent=2))
         return
     table = Table(title="qosnet bench", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("config", no_wrap=True)
-    for name in ("cycles", "wall s", "cycles/s", "flits/s", "hops/s", "peak MiB"):
+    columns = ["cycles", "wall s", "cycles/s", "flits/s", "hops/s", "peak MiB"]
+    if booksim is not None:
+        columns += ["BookSim2 cycles/s", "BookSim2 flits/s", "× BookSim2"]
+    for name in columns:
         table.add_column(name, justify="right", no_wrap=True)
-    for r in results:
-        table.add_row(
+    for r, b in zip(results, rivals, strict=True):
+        row = [
             Path(r.config).stem,
             str(r.cycles),
             f"{r.wall_seconds:.3f}",
@@ -326,7 +354,18 @@ def bench(
             _si(r.flits_per_second),
             _si(r.flit_hops_per_second),
             f"{r.peak_rss_bytes / 2**20:.0f}",
-        )
+        ]
+        if booksim is not None:
+            row += (
+                [
+                    _si(b.cycles_per_second),
+                    _si(b.flits_per_second),
+                    f"{r.flits_per_second / b.flits_per_second:.1f}×",
+                ]
+                if b
+                else ["—"] * 3
+            )
+        table.add_row(*row)
     _stdout().print(table)
 
 
