@@ -290,7 +290,8 @@ def bench(
             metavar="PATH",
             help="A BookSim2 binary (built by you; not shipped): after each configuration with a "
             "BookSim2 input beside it (booksim2/NAME.cfg), run BookSim2 on the same network and "
-            "report its speed and qosnet's multiple of its delivered flits/s.",
+            "report its speed and qosnet's multiple of it (of its cycles/s: on the same network "
+            "and load both deliver the same flits per cycle, which the flits/s columns show).",
             show_default=False,
         ),
     ] = None,
@@ -335,7 +336,7 @@ def bench(
         if booksim is not None:
             for row, r, b in zip(rows, results, rivals, strict=True):
                 row["booksim"] = b.to_dict() if b else None
-                row["times_booksim"] = r.flits_per_second / b.flits_per_second if b else None
+                row["times_booksim"] = r.cycles_per_second / b.cycles_per_second if b else None
         typer.echo(json.dumps(rows, indent=2))
         return
     table = Table(title="qosnet bench", box=box.SIMPLE_HEAD, pad_edge=False)
@@ -360,7 +361,7 @@ def bench(
                 [
                     _si(b.cycles_per_second),
                     _si(b.flits_per_second),
-                    f"{r.flits_per_second / b.flits_per_second:.1f}×",
+                    f"{r.cycles_per_second / b.cycles_per_second:.1f}×",
                 ]
                 if b
                 else ["—"] * 3
