@@ -204,6 +204,30 @@ def test_bench_beside_booksim_reads_its_speed(with_booksim_input, tmp_path):
     assert table.exit_code == 0 and "× BookSim2" in table.stdout
 
 
+def test_bench_overrides_and_what_booksim_allows(with_booksim_input, tmp_path):
+    result = invoke(
+        "bench",
+        with_booksim_input,
+        "--set",
+        "simulation.measure=1500",
+        "-s",
+        "simulation.warmup=0",
+        "--json",
+    )
+    assert result.exit_code == 0, result.output
+    [row] = json.loads(result.stdout)
+    assert 1500 <= row["cycles"] < 4000, "the run is the overridden one (then its drain)"
+    booksim = fake_booksim(tmp_path, BOOKSIM_OUTPUT)
+    result = invoke(
+        "bench", with_booksim_input, "--booksim", booksim, "--set", "traffic[0].load=0.5"
+    )
+    assert result.exit_code == 2
+    assert "only simulation.* may be overridden" in re.sub(r"[\s│]+", " ", result.output)
+    result = invoke("bench", with_booksim_input, "--set", "router.vcs=0", "--cycles", "10")
+    assert result.exit_code == 1
+    assert "router.vcs: must be in 1..=32, got 0" in result.stderr
+
+
 def test_bench_beside_booksim_without_an_input_compares_nothing(small_toml, tmp_path):
     booksim = fake_booksim(tmp_path, BOOKSIM_OUTPUT)
     result = invoke("bench", small_toml, "--cycles", "500", "--booksim", booksim, "--json")

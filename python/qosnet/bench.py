@@ -178,15 +178,21 @@ def default_configs(directory: str | os.PathLike[str] | None = None) -> list[Pat
 
 
 def bench(
-    configs: Iterable[str | os.PathLike[str]], cycles: int | None = None
+    configs: Iterable[str | os.PathLike[str]],
+    cycles: int | None = None,
+    overrides: Iterable[str] = (),
 ) -> list[BenchResult]:
-    """Benchmark each configuration in its own process; `cycles` caps each run."""
-    return [bench_one(c, cycles) for c in configs]
+    """Benchmark each configuration in its own process; `cycles` caps each run, and
+    `overrides` (like `simulation.measure=300000`) apply to each."""
+    overrides = tuple(overrides)
+    return [bench_one(c, cycles, overrides) for c in configs]
 
 
-def bench_one(config: str | os.PathLike[str], cycles: int | None = None) -> BenchResult:
+def bench_one(
+    config: str | os.PathLike[str], cycles: int | None = None, overrides: Iterable[str] = ()
+) -> BenchResult:
     """Benchmark one configuration file in a fresh process. Raises what a run would."""
-    loaded = load_config(config)  # read and parsed here, so file errors surface here
+    loaded = load_config(config, overrides)  # read and parsed here: errors surface here
     job = {
         "config": loaded.data,
         "base_dir": str(loaded.base_dir) if loaded.base_dir else None,

@@ -295,6 +295,7 @@ def bench(
             show_default=False,
         ),
     ] = None,
+    sets: SetOption = None,
     json_out: JsonOption = False,
 ) -> None:
     """Measure simulated cycles/s, delivered flits/s, flit-hops/s (hops/s) and peak memory,
@@ -309,6 +310,14 @@ def bench(
         raise typer.BadParameter("give CONFIG files or --dir, not both", param_hint="--dir")
     if booksim is not None and not (booksim.is_file() and os.access(booksim, os.X_OK)):
         raise typer.BadParameter(f"{booksim} is not an executable file", param_hint="--booksim")
+    if booksim is not None and any(not s.startswith("simulation.") for s in sets or ()):
+        raise typer.BadParameter(
+            "with --booksim only simulation.* may be overridden (BookSim2's inputs are fixed: "
+            "the same network and load on both sides)",
+            param_hint="--set",
+        )
+    if admission and sets:
+        raise typer.BadParameter("--admission takes no --set", param_hint="--set")
     if admission:
         _bench_admission(configs or [], directory, reservations, json_out)
         return
@@ -324,7 +333,7 @@ def bench(
     for path in paths:
         with _user_errors(path):
             with nullcontext() if quiet else status.status(f"benchmarking {path.name}"):
-                results.append(bench_one(path, cycles))
+                results.append(bench_one(path, cycles, sets or ()))
             rival_input = booksim_input(path) if booksim is not None else None
             if booksim is not None and rival_input is not None:
                 with nullcontext() if quiet else status.status(f"BookSim2 on {rival_input.name}"):
