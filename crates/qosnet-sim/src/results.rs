@@ -111,7 +111,7 @@ impl Simulation {
         let mut classes = Table::default();
         let (mut names, mut cols): (Vec<String>, Vec<Vec<f64>>) = (Vec::new(), vec![Vec::new(); 11]);
         let mut counts: [Vec<u64>; 2] = Default::default();
-        let mut all = Vec::new();
+        let mut all = crate::metrics::LatencyHistogram::default();
         let (mut measured, mut delivered, mut offered, mut accepted, mut q_sum, mut n_sum) =
             (0, 0, 0, 0, 0, 0);
         for class in TrafficClass::ALL {
@@ -122,11 +122,11 @@ impl Simulation {
             accepted += c.flits_accepted;
             q_sum += c.queueing_sum;
             n_sum += c.network_sum;
-            all.extend_from_slice(&c.latency);
+            all.merge(&c.latency);
             if c.messages_measured == 0 && c.flits_accepted == 0 {
                 continue;
             }
-            let l = LatencySummary::of(&mut c.latency.clone());
+            let l = c.latency.summary();
             names.push(class.name().to_string());
             counts[0].push(c.messages_measured);
             counts[1].push(c.messages_delivered);
@@ -446,7 +446,7 @@ impl Simulation {
             phases.push(name, Column::F64(c));
         }
 
-        let latency = LatencySummary::of(&mut all);
+        let latency = all.summary();
         let summary = Summary {
             cycles: self.now,
             warmup_cycles: m.warmup,
