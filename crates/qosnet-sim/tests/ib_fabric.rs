@@ -190,23 +190,3 @@ fn ibsim_format_is_inferred_and_an_explicit_format_wins() {
     let e = e.to_string();
     assert!(e.contains("topology.routes") && e.contains("inferred from its first record"), "{e}");
 }
-
-#[test]
-fn reserved_flows_are_checked_at_the_fabric_link_rates() {
-    // The configuration check of reserved flows and the control plane see the same link
-    // capacities: the fabric's 8 Gb/s, not `[physical]`'s uniform 1.6 Gb/s.
-    let flow = |rate: &str| {
-        format!(
-            "[endpoint]\nmodel = \"hca\"\nqueues = \"rate_control\"\n[[traffic]]\nsources = [0]\n\
-             pattern = {{ kind = \"fixed\", destination = 1 }}\nload = 0.5\nmessage_flits = 64\n\
-             packet_flits = 64\nreserve = \"{rate}\"\n"
-        )
-    };
-    let Some(cfg) = ibsim_example(&flow("3 Gb/s")) else { return };
-    let mut a = CallAdmission::from_config(&cfg).unwrap();
-    assert!(a.admit(0, 1, 3e9).is_ok());
-    Simulation::new(cfg).expect("3 Gb/s fits an 8 Gb/s fabric");
-    let cfg = ibsim_example(&flow("9 Gb/s")).unwrap();
-    let Err(e) = Simulation::new(cfg) else { panic!("9 Gb/s admitted on 8 Gb/s links") };
-    assert!(e.to_string().contains("traffic[0].reserve"), "{e}");
-}

@@ -111,17 +111,29 @@ impl CallAdmission {
         }
         let v = validate(&cfg)?;
         let link = v.clock.link_bits_per_second;
-        Ok(CallAdmission::new(&v.topology, &v.routing, cfg.router.vcs, link, v.nic.peak_bps))
+        let mut a = CallAdmission::new(&v.topology, &v.routing, cfg.router.vcs, link, v.nic.peak_bps);
+        // A real fabric's links run at their own rates (width x speed); a node can send and
+        // receive no faster than its own link.
+        let t = &v.topology;
+        for (i, &bps) in t.link_bps.iter().enumerate() {
+            if bps > 0.0 {
+                a.port_capacity[i] = bps;
+            }
+        }
+        for (node, &(r, p)) in t.attach.iter().enumerate() {
+            let own = t.link_bps.get(r as usize * t.ports + p as usize).copied().unwrap_or(0.0);
+            if own > 0.0 {
+                a.node_capacity[node] = own;
+            }
+        }
+        Ok(a)
     }
 
     /// Every link carries `link_bps`; every node can source and sink `node_bps` (its NIC's
-    /// peak achievable bandwidth, at most the link's). A real fabric's links run at their
-    /// own rates (`Topology::link_bps`: width x speed), and there a node sends and receives
-    /// at its own link's rate. Both the configuration check of reserved flows and the
-    /// control plane build admission here, so they agree on every link's capacity.
+    /// peak achievable bandwidth, at most the link's).
     pub fn new(topo: &Topology, routing: &Routing, vcs: u32, link_bps: f64, node_bps: f64) -> CallAdmission {
         let ports = topo.routers * topo.ports;
-        let mut a = CallAdmission {
+        CallAdmission {
             topo: topo.clone(),
             routing: routing.clone(),
             vcs,
@@ -131,19 +143,7 @@ impl CallAdmission {
             sunk: vec![0.0; topo.nodes],
             through: vec![0.0; ports],
             flows: Vec::new(),
-        };
-        for (i, &bps) in topo.link_bps.iter().enumerate() {
-            if bps > 0.0 {
-                a.port_capacity[i] = bps;
-            }
         }
-        for (node, &(r, p)) in topo.attach.iter().enumerate() {
-            let own = topo.link_bps.get(r as usize * topo.ports + p as usize).copied().unwrap_or(0.0);
-            if own > 0.0 {
-                a.node_capacity[node] = own;
-            }
-        }
-        a
     }
 
     /// Set one switch output port's link capacity (heterogeneous links).
