@@ -190,3 +190,25 @@ fn ibsim_format_is_inferred_and_an_explicit_format_wins() {
     let e = e.to_string();
     assert!(e.contains("topology.routes") && e.contains("inferred from its first record"), "{e}");
 }
+
+#[test]
+fn reservations_are_checked_at_the_simulated_rate_and_admitted_at_the_fabric_s() {
+    // The simulator runs every link at `[physical] link_bandwidth` (1.6 Gb/s), so a
+    // configuration's reserved flows are checked at that rate; the control plane admits
+    // at the fabric's own rates (the ibsim example's 8 Gb/s).
+    let flow = |rate: &str| {
+        format!(
+            "[endpoint]\nmodel = \"hca\"\nqueues = \"rate_control\"\n[[traffic]]\nsources = [0]\n\
+             pattern = {{ kind = \"fixed\", destination = 1 }}\nload = 0.5\nmessage_flits = 64\n\
+             packet_flits = 64\nreserve = \"{rate}\"\n"
+        )
+    };
+    let Some(cluster) = ibsim_example("") else { return };
+    let mut a = CallAdmission::from_config(&cluster).unwrap();
+    assert!(a.admit(0, 1, 3e9).is_ok(), "8 Gb/s fabric links");
+    let Err(e) = Simulation::new(ibsim_example(&flow("3 Gb/s")).unwrap()) else {
+        panic!("3 Gb/s reserved on 1.6 Gb/s simulated links")
+    };
+    assert!(e.to_string().contains("traffic[0].reserve"), "{e}");
+    Simulation::new(ibsim_example(&flow("1 Gb/s")).unwrap()).expect("1 Gb/s fits the simulated links");
+}

@@ -654,6 +654,8 @@ fn check_reservations(
     if specs.len() != cfg.traffic.len() {
         return;
     }
+    // At the rates simulated: every link runs at `[physical] link_bandwidth`, a real
+    // fabric's too (its own link rates are the control plane's, `CallAdmission::from_config`).
     let mut admission =
         CallAdmission::new(topo, routing, cfg.router.vcs, clock.link_bits_per_second, nic.peak_bps);
     for (i, (t, spec)) in cfg.traffic.iter().zip(specs).enumerate() {
