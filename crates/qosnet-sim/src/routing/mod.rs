@@ -152,7 +152,8 @@ impl Routing {
                 Peer::Endpoint { .. } => return Err(Misroute::OtherNode { router }),
                 Peer::None => return Err(Misroute::Unconnected { router }),
             }
-            if hops.len() > topo.routers {
+            // (a route that reaches its node visits each router at most once)
+            if hops.len() >= topo.routers {
                 return Err(Misroute::Loop);
             }
         }
