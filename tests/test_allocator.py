@@ -556,7 +556,6 @@ def test_concurrent_callers_never_overbook(mesh):
 
     with ThreadPoolExecutor(max_workers=16) as pool:
         list(pool.map(job, range(200)))
-    assert outcomes["granted"] == 200, outcomes
     assert set(outcomes) <= {"granted", "not_enough_nodes", "not_enough_bandwidth"}, outcomes
     assert sorted(a.job for a in alloc.allocations()) == ["job0", "job1"]
     assert_within_capacity(alloc)

@@ -7,6 +7,7 @@ are imported only by the commands that need them, so `qosnet validate` starts qu
 
 import json
 import os
+import shutil
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -302,14 +303,19 @@ def bench(
     or with --admission the speed of admission decisions.
 
     Each configuration runs in a process of its own, so peak memory is its own. With
-    --booksim, BookSim2 runs right after it, so both are measured in the same minutes.
+    --booksim, BookSim2 runs right after it, so both are measured in the same minutes, and
+    --set may change only simulation.* (e.g. simulation.measure=300000).
     """
     from qosnet.bench import bench_one, booksim_input, booksim_one, default_configs
 
     if configs and directory is not None:
         raise typer.BadParameter("give CONFIG files or --dir, not both", param_hint="--dir")
-    if booksim is not None and not (booksim.is_file() and os.access(booksim, os.X_OK)):
-        raise typer.BadParameter(f"{booksim} is not an executable file", param_hint="--booksim")
+    if booksim is not None:
+        # a path, or a command name on PATH
+        found = booksim if booksim.is_file() else Path(shutil.which(str(booksim)) or booksim)
+        if not (found.is_file() and os.access(found, os.X_OK)):
+            raise typer.BadParameter(f"{booksim} is not an executable file", param_hint="--booksim")
+        booksim = found
     if booksim is not None and any(not s.startswith("simulation.") for s in sets or ()):
         raise typer.BadParameter(
             "with --booksim only simulation.* may be overridden (BookSim2's inputs are fixed: "
