@@ -154,6 +154,19 @@ impl InVc {
     }
 }
 
+impl Params {
+    /// Depth of lane `lane` of an input port: a VC's buffer, or (lanes C and up, the
+    /// preemptive router) an extra buffer.
+    #[inline]
+    pub fn lane_depth(&self, lane: usize) -> u32 {
+        if lane < self.vcs {
+            self.input_depth
+        } else {
+            self.extra_depth
+        }
+    }
+}
+
 /// A packet a NIC is injecting (one per VC).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Injecting {
@@ -386,9 +399,8 @@ impl Simulation {
         };
         let n_ports = topo.routers * ports;
         let n_vcs = n_ports * lanes;
-        let lane_depths = |n: usize| -> Vec<u32> {
-            (0..n * lanes).map(|i| if i % lanes < vcs { p.input_depth } else { p.extra_depth }).collect()
-        };
+        let lane_depths =
+            |n: usize| -> Vec<u32> { (0..n * lanes).map(|i| p.lane_depth(i % lanes)).collect() };
         // Room for the dummy flits preemption makes inside a buffer (not covered by credits).
         let in_cap = p.input_depth.max(p.extra_depth) + if preemptive { 2 } else { 0 };
         let mut out_target = vec![Target::None; n_ports];

@@ -49,15 +49,6 @@ impl Simulation {
         self.input_vc_label(ip * self.p.lanes + v)
     }
 
-    /// Depth of lane `v` of an input port: a VC's, or an extra buffer's (preemption).
-    fn lane_depth(&self, v: usize) -> u32 {
-        if v < self.p.vcs {
-            self.p.input_depth
-        } else {
-            self.p.extra_depth
-        }
-    }
-
     fn on_wire(&self) -> Result<OnWire, SimError> {
         let vcs = self.p.lanes;
         let mut wire = OnWire {
@@ -113,7 +104,7 @@ impl Simulation {
     fn check_credits(&self, ip: usize, v: usize, wire: &OnWire) -> Result<(), SimError> {
         let vcs = self.p.lanes;
         let up = self.credit_return[ip];
-        let depth = self.lane_depth(v);
+        let depth = self.p.lane_depth(v);
         let (credits, credits_on_wire, credited) = if up & NIC_CREDIT != 0 {
             let node = (up & !NIC_CREDIT) as usize;
             let i = node * vcs + v;
@@ -166,7 +157,7 @@ impl Simulation {
             for v in 0..vcs {
                 let i = self.attach_port[node] as usize * vcs + v;
                 let total = self.out_vc[i].credits + wire.credits[i] + wire.ejecting[node * vcs + v];
-                if total != self.lane_depth(v) {
+                if total != self.p.lane_depth(v) {
                     return self.broken(format!("ejection credits of node {node} vc {v} not conserved"));
                 }
             }
