@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import qosnet
 from qosnet.cli import app
 
 runner = CliRunner()
@@ -245,6 +246,17 @@ def test_bench_beside_something_else_is_an_error(with_booksim_input, tmp_path):
     result = invoke("bench", with_booksim_input, "--booksim", not_a_program)
     assert result.exit_code == 2
     assert "is not an executable file" in re.sub(r"[\s│]+", " ", result.output)  # rich wraps
+
+
+def test_a_booksim_that_hangs_is_stopped(with_booksim_input, tmp_path):
+    from qosnet.bench import booksim_one
+
+    path = tmp_path / "booksim"
+    path.write_text(f"#!{sys.executable}\nimport time\ntime.sleep(30)\n")
+    path.chmod(0o755)
+    cfg = with_booksim_input.parent / "booksim2" / "small.cfg"
+    with pytest.raises(qosnet.QosnetError, match=r"still running on small.cfg after 0.5 s"):
+        booksim_one(path, cfg, timeout=0.5)
 
 
 def test_shipped_booksim_inputs_model_the_same_networks():

@@ -124,10 +124,13 @@ def _cfg_int(text: str, key: str, where: Path) -> int:
     return int(m.group(1))
 
 
-def booksim_one(booksim: str | os.PathLike[str], cfg: str | os.PathLike[str]) -> BooksimResult:
+def booksim_one(
+    booksim: str | os.PathLike[str], cfg: str | os.PathLike[str], timeout: float = 3600.0
+) -> BooksimResult:
     """Run BookSim2 binary `booksim` on input `cfg` once and read its speed from its output
     ("Time taken is N cycles", the overall "Accepted flit rate average = X"). Its exit
-    status is not read: BookSim2's `main` returns -1 when it succeeds."""
+    status is not read: BookSim2's `main` returns -1 when it succeeds. A run longer than
+    `timeout` seconds is stopped and reported."""
     cfg = Path(cfg)
     text = cfg.read_text()
     if not re.search(r"^\s*topology\s*=\s*(mesh|torus)\s*;", text, re.MULTILINE):
@@ -135,9 +138,15 @@ def booksim_one(booksim: str | os.PathLike[str], cfg: str | os.PathLike[str]) ->
     nodes = _cfg_int(text, "k", cfg) ** _cfg_int(text, "n", cfg)
     t0 = time.perf_counter()
     try:
-        proc = subprocess.run([str(booksim), str(cfg)], capture_output=True, text=True, check=False)
+        proc = subprocess.run(
+            [str(booksim), str(cfg)], capture_output=True, text=True, check=False, timeout=timeout
+        )
     except OSError as e:
         raise _core.QosnetError(f"--booksim {booksim}: {e.strerror or e}") from None
+    except subprocess.TimeoutExpired:
+        raise _core.QosnetError(
+            f"--booksim {booksim}: still running on {cfg.name} after {timeout:g} s; stopped"
+        ) from None
     wall = time.perf_counter() - t0
     cycles = re.findall(r"^Time taken is (\d+) cycles", proc.stdout, re.MULTILINE)
     rate = re.findall(
