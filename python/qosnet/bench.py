@@ -43,6 +43,10 @@ __all__ = [
 ]
 
 
+def _per_second(n: float, seconds: float) -> float:
+    return n / seconds if seconds > 0 else float("inf")
+
+
 @dataclass(frozen=True)
 class BenchResult:
     """The speed of one configuration."""
@@ -59,7 +63,7 @@ class BenchResult:
     peak_rss_bytes: int
 
     def _per_second(self, n: int) -> float:
-        return n / self.wall_seconds if self.wall_seconds > 0 else float("inf")
+        return _per_second(n, self.wall_seconds)
 
     @property
     def cycles_per_second(self) -> float:
@@ -95,7 +99,7 @@ class BooksimResult:
 
     @property
     def cycles_per_second(self) -> float:
-        return self.cycles / self.wall_seconds if self.wall_seconds > 0 else float("inf")
+        return _per_second(self.cycles, self.wall_seconds)
 
     @property
     def flits_per_second(self) -> float:

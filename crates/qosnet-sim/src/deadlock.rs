@@ -24,7 +24,7 @@ use crate::topology::Peer;
 impl Simulation {
     /// The watchdog's error, now.
     pub(crate) fn deadlock(&self) -> SimError {
-        let stuck: Vec<usize> = (0..self.inbuf_len()).filter(|&q| !self.in_vc[q].buf.is_empty()).collect();
+        let stuck = self.occupied_input_vcs();
         let cycle = self.wait_for_cycle(&stuck);
         SimError::Deadlock {
             cycle: self.now,
@@ -32,6 +32,11 @@ impl Simulation {
             waits_for: cycle.iter().map(|&q| self.input_vc_label(q)).collect(),
             stuck: stuck.iter().map(|&q| self.input_vc_label(q)).collect(),
         }
+    }
+
+    /// The input VCs holding flits.
+    pub(crate) fn occupied_input_vcs(&self) -> Vec<usize> {
+        (0..self.inbuf_len()).filter(|&q| !self.in_vc[q].buf.is_empty()).collect()
     }
 
     /// `router[r].in[p].vc[v]` for input VC `ivc`.
@@ -71,8 +76,8 @@ impl Simulation {
             // the holders whose tails have not crossed yet (`op_open`)
             let open = held & self.op_open[op];
             waits.extend(bits(open).map(|ov| {
-                let owner = self.out_vc[op * lanes + ov].owner as usize;
-                (owner >> 5) * lanes + (owner & 31)
+                let (oip, lane) = self.out_vc[op * lanes + ov].owner_input();
+                oip * lanes + lane
             }));
         }
         if self.p.kind == RouterKind::Preemptive {
@@ -146,10 +151,6 @@ mod tests {
         .unwrap()
     }
 
-    fn occupied(s: &Simulation) -> Vec<usize> {
-        (0..s.inbuf_len()).filter(|&q| !s.in_vc[q].buf.is_empty()).collect()
-    }
-
     #[test]
     fn dimension_order_on_a_mesh_never_closes_a_cycle() {
         // Its channel dependencies are acyclic (Dally and Seitz), so at no moment does the
@@ -158,7 +159,7 @@ mod tests {
         let mut waiting = 0;
         for _ in 0..30 {
             s.advance(100).unwrap();
-            let stuck = occupied(&s);
+            let stuck = s.occupied_input_vcs();
             waiting += stuck.iter().filter(|&&q| !s.waits_for(q).is_empty()).count();
             assert_eq!(s.wait_for_cycle(&stuck), Vec::<usize>::new());
         }
@@ -197,7 +198,7 @@ mod tests {
             .unwrap();
             let Err(e) = s.run() else { continue };
             deadlocks += 1;
-            if !s.wait_for_cycle(&occupied(&s)).is_empty() {
+            if !s.wait_for_cycle(&s.occupied_input_vcs()).is_empty() {
                 cycles += 1;
                 assert_cycle(&s, &e);
             }
@@ -212,7 +213,7 @@ mod tests {
     /// The error's cycle is one of VCs each waiting for the next.
     fn assert_cycle(s: &Simulation, e: &SimError) {
         let SimError::Deadlock { waits_for, .. } = e else { panic!("not a deadlock: {e}") };
-        let cycle = s.wait_for_cycle(&occupied(s));
+        let cycle = s.wait_for_cycle(&s.occupied_input_vcs());
         assert!(cycle.len() >= 2, "{e}");
         assert_eq!(*waits_for, cycle.iter().map(|&q| s.input_vc_label(q)).collect::<Vec<_>>());
         for (i, &q) in cycle.iter().enumerate() {

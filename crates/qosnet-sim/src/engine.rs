@@ -154,6 +154,14 @@ impl InVc {
     }
 }
 
+impl OutVc {
+    /// The input VC holding it, as (input port, lane): `owner` decoded.
+    #[inline]
+    pub fn owner_input(&self) -> (usize, usize) {
+        ((self.owner >> 5) as usize, (self.owner & 31) as usize)
+    }
+}
+
 impl Params {
     /// Depth of lane `lane` of an input port: a VC's buffer, or (lanes C and up, the
     /// preemptive router) an extra buffer.

@@ -42,8 +42,7 @@ impl Simulation {
             }
             // The input VC feeding this output VC may have been waiting for room (if it
             // still feeds it: it may have moved on to another packet and output VC).
-            let owner = ovc.owner as usize;
-            let (oip, ov) = (owner >> 5, owner & 31);
+            let (oip, ov) = ovc.owner_input();
             let feeds = |f: &InVc| (f.out_port as usize, f.out_vc as usize) == (port, v);
             let waits =
                 |s: &Simulation| *s.ip_blocked.at(oip) & (1 << ov) != 0 && feeds(s.in_vc.at(oip * vcs + ov));

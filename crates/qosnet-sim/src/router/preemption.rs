@@ -173,8 +173,8 @@ impl Simulation {
         if *self.op_open.at(op) >> v & 1 == 1 {
             // Fig. 2(b): the holder's remaining flits must reach the output buffer first.
             if self.p.acceleration {
-                let owner = self.out_vc.at(op * lanes + v).owner as usize;
-                self.accelerate(owner >> 5, owner & 31);
+                let (oip, ov) = self.out_vc.at(op * lanes + v).owner_input();
+                self.accelerate(oip, ov);
             }
             return None;
         }

@@ -169,7 +169,7 @@ pub enum Misroute {
     OtherNode { router: u32 },
     /// Router `router` sends through a port with nothing attached.
     Unconnected { router: u32 },
-    /// The route visits more routers than the network has.
+    /// The route would visit more routers than the network has (one twice).
     Loop,
 }
 
