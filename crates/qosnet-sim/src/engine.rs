@@ -828,7 +828,7 @@ impl Simulation {
     /// its VC buffer; a header is routed (stage 2, `route_header`).
     #[inline]
     fn receive<const PRE: bool, const AGE: bool>(&mut self, ip: usize, mut flit: Flit, now: Cycle) {
-        let v = flit.vc as usize;
+        let v = flit.vc() as usize;
         let ivc = ip * self.p.lanes + v;
         flit.ready = now + self.p.d_sync;
         let (r, port) = *self.ip_place.at(ip);
@@ -842,7 +842,7 @@ impl Simulation {
             if PRE && !flit.is_tail() {
                 *self.ip_open.at_mut(ip) |= 1 << v;
             }
-            self.in_vc.at_mut(ivc).packet = flit.packet;
+            self.in_vc.at_mut(ivc).packet = flit.packet();
             self.in_vc.at_mut(ivc).resumed = flit.is_dummy();
             if PRE && v >= self.p.vcs {
                 self.preempt(ip, v - self.p.vcs, now);
@@ -853,7 +853,7 @@ impl Simulation {
         let in_vc = self.in_vc.at_mut(ivc);
         if in_vc.buf.is_empty() {
             if !AGE && flit.is_head() && !self.in_keys.mode.is_age() {
-                let pkt = self.packets.get(flit.packet);
+                let pkt = self.packets.get(flit.packet());
                 self.in_keys.set_vtick(ip, v, pkt.vtick);
             }
             let key = self.in_keys.key_in::<AGE>(ip, v, now, flit.ready);

@@ -14,32 +14,84 @@ pub const DUMMY: u8 = 4;
 /// Made inside this router's input buffer, so no credit stands for it upstream.
 pub const LOCAL: u8 = 8;
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// A flit: its ready cycle and, packed in one word, its packet, position, kind and VC.
+///
+/// Why two words: a struct of two scalars is kept by the compiler as two register values
+/// and copied as two 8-byte moves. As five fields it was copied as one 16-byte block
+/// through the stack, and setting `ready` or `vc` on the copy before pushing it into a
+/// buffer stalled every hop on a store-to-load forwarding failure (an 8-byte store read
+/// back by a 16-byte load): 9% of the 4x4 benchmark's profile samples sat on those copies
+/// (session 11, configs/bench/README.md).
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
 pub struct Flit {
-    /// Index into the packet slab.
-    pub packet: u32,
-    /// Position in the packet, 0 = header.
-    pub seq: u16,
-    /// `HEAD` and/or `TAIL` bits (a one-flit packet is both).
-    pub kind: u8,
-    /// VC on the link the flit travels (the downstream input VC).
-    pub vc: u8,
     /// Cycle from which the current stage may act on it; also its FCFS age stamp.
     pub ready: Cycle,
+    /// packet (bits 0-31), seq (32-47), kind (48-55), vc (56-63).
+    word: u64,
 }
 
 impl Flit {
+    /// A flit of `packet` at position `seq` (0 = header), `kind` (`HEAD`, `TAIL`, ...
+    /// bits; a one-flit packet is both), travelling on `vc` (the downstream input VC).
+    #[inline]
+    pub const fn new(packet: u32, seq: u16, kind: u8, vc: u8, ready: Cycle) -> Flit {
+        Flit { ready, word: packet as u64 | (seq as u64) << 32 | (kind as u64) << 48 | (vc as u64) << 56 }
+    }
+    /// Index into the packet slab.
+    #[inline]
+    pub fn packet(&self) -> u32 {
+        self.word as u32
+    }
+    /// Position in the packet, 0 = header.
+    #[inline]
+    pub fn seq(&self) -> u16 {
+        (self.word >> 32) as u16
+    }
+    /// `HEAD` and/or `TAIL` bits, and `DUMMY`, `LOCAL`.
+    #[inline]
+    pub fn kind(&self) -> u8 {
+        (self.word >> 48) as u8
+    }
+    /// VC on the link the flit travels (the downstream input VC).
+    #[inline]
+    pub fn vc(&self) -> u8 {
+        (self.word >> 56) as u8
+    }
+    #[inline]
+    pub fn set_vc(&mut self, vc: u8) {
+        self.word = self.word & !(0xff << 56) | (vc as u64) << 56;
+    }
+    #[inline]
+    pub fn set_kind(&mut self, kind: u8) {
+        self.word = self.word & !(0xff << 48) | (kind as u64) << 48;
+    }
+    #[inline]
+    pub fn set_seq(&mut self, seq: u16) {
+        self.word = self.word & !(0xffff << 32) | (seq as u64) << 32;
+    }
     #[inline]
     pub fn is_head(&self) -> bool {
-        self.kind & HEAD != 0
+        self.kind() & HEAD != 0
     }
     #[inline]
     pub fn is_tail(&self) -> bool {
-        self.kind & TAIL != 0
+        self.kind() & TAIL != 0
     }
     #[inline]
     pub fn is_dummy(&self) -> bool {
-        self.kind & DUMMY != 0
+        self.kind() & DUMMY != 0
+    }
+}
+
+impl std::fmt::Debug for Flit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Flit")
+            .field("packet", &self.packet())
+            .field("seq", &self.seq())
+            .field("kind", &self.kind())
+            .field("vc", &self.vc())
+            .field("ready", &self.ready)
+            .finish()
     }
 }
 
@@ -125,5 +177,35 @@ impl<T> Slab<T> {
     }
     pub fn live(&self) -> usize {
         self.items.len() - self.free.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The packed word keeps each field whole, and a setter changes its field alone.
+        #[test]
+        fn fields_round_trip(packet in any::<u32>(), seq in any::<u16>(), kind in any::<u8>(),
+                             vc in any::<u8>(), ready in any::<u64>(), vc2 in any::<u8>(),
+                             kind2 in any::<u8>(), seq2 in any::<u16>()) {
+            let mut f = Flit::new(packet, seq, kind, vc, ready);
+            prop_assert_eq!((f.packet(), f.seq(), f.kind(), f.vc(), f.ready), (packet, seq, kind, vc, ready));
+            f.set_vc(vc2);
+            prop_assert_eq!((f.packet(), f.seq(), f.kind(), f.vc()), (packet, seq, kind, vc2));
+            f.set_kind(kind2);
+            prop_assert_eq!((f.packet(), f.seq(), f.kind(), f.vc()), (packet, seq, kind2, vc2));
+            f.set_seq(seq2);
+            prop_assert_eq!((f.packet(), f.seq(), f.kind(), f.vc()), (packet, seq2, kind2, vc2));
+        }
+    }
+
+    #[test]
+    fn kind_bits_and_debug_name_the_fields() {
+        let f = Flit::new(7, 0, HEAD | TAIL, 3, 12);
+        assert!(f.is_head() && f.is_tail() && !f.is_dummy());
+        assert_eq!(format!("{f:?}"), "Flit { packet: 7, seq: 0, kind: 3, vc: 3, ready: 12 }");
     }
 }

@@ -60,7 +60,7 @@ impl Simulation {
         };
         for a in self.arrivals.iter().flatten() {
             wire.total += 1;
-            let v = a.flit.vc as usize;
+            let v = a.flit.vc() as usize;
             match a.to {
                 Target::Router(ip) => wire.flits[ip as usize * vcs + v] += 1,
                 Target::Endpoint(node) => wire.ejecting[node as usize * vcs + v] += 1,
@@ -123,7 +123,7 @@ impl Simulation {
         // Dummy flits made here hold no credit.
         let ivc = ip * vcs + v;
         let buf = &self.in_vc[ivc].buf;
-        let held = self.inbuf.iter(buf, ivc).filter(|f| f.kind & LOCAL == 0).count() as u32;
+        let held = self.inbuf.iter(buf, ivc).filter(|f| f.kind() & LOCAL == 0).count() as u32;
         let flits_on_wire = wire.flits[ivc];
         if credits + held + flits_on_wire + credits_on_wire != depth {
             return self.broken(format!(
@@ -140,7 +140,7 @@ impl Simulation {
         let ivc = ip * self.p.lanes + v;
         let buf = &self.in_vc[ivc].buf;
         let flits: Vec<_> = self.inbuf.iter(buf, ivc).filter(|f| !f.is_dummy()).collect();
-        if flits.windows(2).any(|w| w[1].packet != w[0].packet || w[1].seq != w[0].seq + 1) {
+        if flits.windows(2).any(|w| w[1].packet() != w[0].packet() || w[1].seq() != w[0].seq() + 1) {
             return self.broken(format!("{}: flits interleaved or out of order", self.input_vc_name(ip, v)));
         }
         if (self.ip_nonempty[ip] >> v & 1 == 1) == buf.is_empty() {
@@ -293,7 +293,7 @@ mod tests {
         let ivc = found.expect("some buffer fills within 2000 cycles at load 0.5");
         let mut state = sim.in_vc[ivc].buf;
         let mut front = sim.inbuf.pop(&mut state, ivc);
-        front.seq += 5;
+        front.set_seq(front.seq() + 5);
         sim.inbuf.push_front(&mut state, ivc, front);
         sim.in_vc[ivc].buf = state;
         let what = broken(&sim);

@@ -113,7 +113,7 @@ mod tests {
     use std::collections::VecDeque;
 
     fn flit(seq: u16) -> Flit {
-        Flit { seq, ..Flit::default() }
+        Flit::new(0, seq, 0, 0, 0)
     }
 
     #[test]
@@ -122,14 +122,14 @@ mod tests {
         let mut s = RingState::default();
         r.push(&mut s, 1, flit(1));
         r.push(&mut s, 1, flit(2));
-        assert_eq!(r.pop(&mut s, 1).seq, 1);
+        assert_eq!(r.pop(&mut s, 1).seq(), 1);
         r.push(&mut s, 1, flit(3));
         r.push(&mut s, 1, flit(4)); // behind the front: wraps to slot 0
-        assert_eq!(r.iter(&s, 1).map(|f| f.seq).collect::<Vec<_>>(), vec![2, 3, 4]);
-        assert_eq!(r.pop(&mut s, 1).seq, 2);
+        assert_eq!(r.iter(&s, 1).map(|f| f.seq()).collect::<Vec<_>>(), vec![2, 3, 4]);
+        assert_eq!(r.pop(&mut s, 1).seq(), 2);
         r.push_front(&mut s, 1, flit(9));
-        assert_eq!(s.front().seq, 9);
-        let out: Vec<u16> = (0..3).map(|_| r.pop(&mut s, 1).seq).collect();
+        assert_eq!(s.front().seq(), 9);
+        let out: Vec<u16> = (0..3).map(|_| r.pop(&mut s, 1).seq()).collect();
         assert_eq!(out, vec![9, 3, 4]);
         assert!(s.is_empty());
         // emptied slots start at the first again
@@ -161,18 +161,18 @@ mod tests {
                         }
                     }
                     2 if !model.is_empty() => {
-                        prop_assert_eq!(r.pop(&mut s, 1).seq, model.pop_front().unwrap());
+                        prop_assert_eq!(r.pop(&mut s, 1).seq(), model.pop_front().unwrap());
                     }
                     _ => {}
                 }
                 prop_assert_eq!(s.len() as usize, model.len());
-                let seqs: Vec<u16> = r.iter(&s, 1).map(|f| f.seq).collect();
+                let seqs: Vec<u16> = r.iter(&s, 1).map(|f| f.seq()).collect();
                 prop_assert_eq!(&seqs, &Vec::from(model.clone()));
                 if let Some(&f) = model.front() {
-                    prop_assert_eq!(s.front().seq, f);
+                    prop_assert_eq!(s.front().seq(), f);
                 }
             }
-            let untouched = |q: usize| r.data[q * r.slots as usize..][..r.slots as usize].iter().all(|f| f.seq == 0);
+            let untouched = |q: usize| r.data[q * r.slots as usize..][..r.slots as usize].iter().all(|f| f.seq() == 0);
             prop_assert!(untouched(0) && untouched(2));
         }
     }

@@ -273,7 +273,7 @@ impl Simulation {
         if nic {
             self.nic_flit_sent(n, vc, cur.packet, last);
         }
-        let flit = Flit { packet: cur.packet, seq: cur.seq, kind, vc: vc as u8, ready: now };
+        let flit = Flit::new(cur.packet, cur.seq, kind, vc as u8, now);
         let to = Target::Router(*self.attach_port.at(n));
         self.send_flit(now + self.p.link, to, flit);
         self.in_flight += 1;
@@ -335,7 +335,7 @@ impl Simulation {
     /// The sink at node `n` consumes a flit arriving from the router's ejection port.
     #[inline(always)]
     pub(crate) fn eject(&mut self, n: usize, flit: Flit, now: Cycle) {
-        self.send_credit(now + self.p.credit, *self.attach_port.at(n), flit.vc, flit.is_tail());
+        self.send_credit(now + self.p.credit, *self.attach_port.at(n), flit.vc(), flit.is_tail());
         self.in_flight -= 1;
         self.flits_ejected += 1;
         self.last_progress = now;
@@ -344,11 +344,14 @@ impl Simulation {
             return;
         }
         let measuring = self.measuring;
-        let pkt = self.packets.get_mut(flit.packet);
-        if pkt.dst as usize != n || flit.seq != pkt.received {
+        let pkt = self.packets.get_mut(flit.packet());
+        if pkt.dst as usize != n || flit.seq() != pkt.received {
             self.violation.get_or_insert(format!(
                 "packet {} flit {} reached node {n} out of order or misrouted (expected flit {} at node {})",
-                flit.packet, flit.seq, pkt.received, pkt.dst
+                flit.packet(),
+                flit.seq(),
+                pkt.received,
+                pkt.dst
             ));
         }
         pkt.received += 1;
@@ -363,9 +366,9 @@ impl Simulation {
         }
         if received != size {
             self.violation
-                .get_or_insert(format!("packet {} ended after {received} of {size} flits", flit.packet));
+                .get_or_insert(format!("packet {} ended after {received} of {size} flits", flit.packet()));
         }
-        self.packets.remove(flit.packet);
+        self.packets.remove(flit.packet());
         let msg = self.messages.get(m);
         let whole = msg.delivered + size as u32 == msg.size;
         // The NIC models' receive side moves the packet to the host first.

@@ -268,19 +268,21 @@ impl Simulation {
         let state = *in_vc;
         let (out, ov) = (state.out_port as usize, state.out_vc as usize);
         let op = r * ports + out;
-        let special = flit.kind & (DUMMY | LOCAL) != 0;
-        let local = flit.kind & LOCAL != 0;
-        flit.kind &= !LOCAL;
+        let special = flit.kind() & (DUMMY | LOCAL) != 0;
+        let local = flit.kind() & LOCAL != 0;
+        if local {
+            flit.set_kind(flit.kind() & !LOCAL);
+        }
         flit.ready = now + self.p.d_crossbar;
-        flit.vc = ov as u8;
+        flit.set_vc(ov as u8);
         let ovc = op * vcs + ov;
         let out_vc = self.out_vc.at_mut(ovc);
         if special && flit.is_tail() {
-            out_vc.guard = flit.packet;
+            out_vc.guard = flit.packet();
         }
         if out_vc.buf.is_empty() {
             if !AGE && flit.is_head() && !self.out_keys.mode.is_age() {
-                let pkt = self.packets.get(flit.packet);
+                let pkt = self.packets.get(flit.packet());
                 self.out_keys.set_vtick(op, ov, pkt.vtick);
             }
             out_vc.key = self.out_keys.key_in::<AGE>(op, ov, now, flit.ready);

@@ -58,8 +58,7 @@ impl Simulation {
         let bit = 1u32 << v;
         let ivc = ip * self.p.lanes + v;
         let packet = self.in_vc.at(ivc).packet;
-        let dummy =
-            Flit { packet, seq: 0, kind: TAIL | DUMMY | LOCAL, vc: v as u8, ready: now + self.p.d_sync };
+        let dummy = Flit::new(packet, 0, TAIL | DUMMY | LOCAL, v as u8, now + self.p.d_sync);
         self.insert_front(ip, v, dummy, now);
         *self.resume_packet.at_mut(ivc) = packet;
         *self.ip_resume.at_mut(ip) |= bit;
@@ -82,7 +81,7 @@ impl Simulation {
         let packet = *self.resume_packet.at(ivc);
         self.in_vc.at_mut(ivc).packet = packet;
         self.in_vc.at_mut(ivc).resumed = true;
-        let dummy = Flit { packet, seq: 0, kind: HEAD | DUMMY | LOCAL, vc: v as u8, ready: now + 1 };
+        let dummy = Flit::new(packet, 0, HEAD | DUMMY | LOCAL, v as u8, now + 1);
         self.insert_front(ip, v, dummy, now);
         self.route_header(ip, v, dummy.ready);
     }
@@ -92,7 +91,7 @@ impl Simulation {
         let ivc = ip * self.p.lanes + v;
         let (r, port) = *self.ip_place.at(ip);
         if flit.is_head() {
-            let pkt = self.packets.get(flit.packet);
+            let pkt = self.packets.get(flit.packet());
             self.in_keys.set_vtick(ip, v, pkt.vtick);
         }
         self.inbuf.push_front(&mut self.in_vc.at_mut(ivc).buf, ivc, flit);
