@@ -41,19 +41,19 @@ impl Simulation {
 
     /// `router[r].in[p].vc[v]` for input VC `ivc`.
     pub(crate) fn input_vc_label(&self, ivc: usize) -> String {
-        let (ports, lanes) = (self.p.ports, self.p.lanes);
-        let (ip, v) = (ivc / lanes, ivc % lanes);
+        let ports = self.p.ports;
+        let (ip, v) = self.p.lane_place(ivc);
         format!("router[{}].in[{}].vc[{v}]", ip / ports, ip % ports)
     }
 
     /// The occupied input VCs input VC `ivc` waits for (see the module comment).
     pub(crate) fn waits_for(&self, ivc: usize) -> Vec<usize> {
-        let (ports, lanes) = (self.p.ports, self.p.lanes);
+        let ports = self.p.ports;
         let s = &self.in_vc[ivc];
         if s.buf.is_empty() {
             return Vec::new();
         }
-        let (ip, v) = (ivc / lanes, ivc % lanes);
+        let (ip, v) = self.p.lane_place(ivc);
         let r = ip / ports;
         let op = r * ports + s.out_port as usize;
         let active = self.ip_active[ip] >> v & 1 == 1;
@@ -70,24 +70,24 @@ impl Simulation {
         let mut waits = Vec::new();
         if let Peer::Router { router, port } = self.topo.peer(r, s.out_port as usize) {
             let down = router as usize * ports + port as usize;
-            waits.extend(bits(held).map(|ov| down * lanes + ov));
+            waits.extend(bits(held).map(|ov| self.p.lane_index(down, ov)));
         }
         if header {
             // the holders whose tails have not crossed yet (`op_open`)
             let open = held & self.op_open[op];
             waits.extend(bits(open).map(|ov| {
-                let (oip, lane) = self.out_vc[op * lanes + ov].owner_input();
-                oip * lanes + lane
+                let (oip, lane) = self.out_vc[self.p.lane_index(op, ov)].owner_input();
+                self.p.lane_index(oip, lane)
             }));
         }
         if self.p.kind == RouterKind::Preemptive {
             let vcs = self.p.vcs;
             if v < vcs && self.ip_preempting[ip] >> v & 1 == 1 {
                 // its extra buffer's preempting message goes first
-                waits.push(ip * lanes + v + vcs);
+                waits.push(self.p.lane_index(ip, v + vcs));
             } else if v >= vcs && self.ip_draining[ip] >> (v - vcs) & 1 == 1 {
                 // the preempted message's dummy tail crosses first
-                waits.push(ip * lanes + v - vcs);
+                waits.push(self.p.lane_index(ip, v - vcs));
             }
         }
         waits.retain(|&q| q != ivc && !self.in_vc[q].buf.is_empty());

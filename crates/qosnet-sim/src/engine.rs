@@ -58,6 +58,9 @@ pub(crate) struct Params {
     pub lanes: usize,
     /// Depth of an extra buffer, flits.
     pub extra_depth: u32,
+    /// Per-lane records of consecutive ports lie this many records apart: the lanes, plus
+    /// one unused record when `lanes` is even (`lane_index`).
+    pub lane_stride: usize,
     pub acceleration: bool,
     pub ports: usize,
     pub input_depth: u32,
@@ -163,6 +166,22 @@ impl OutVc {
 }
 
 impl Params {
+    /// Where lane `lane` of port `port` (router * ports + port) is in the per-lane arrays
+    /// (VC records, buffers). Why a port's block is an odd number of records: the lanes
+    /// a network uses most are the same few of every port (the lowest free VC), and
+    /// with 16 lanes of 64 bytes every port's VC v fell in the same 4 of the L1 cache's
+    /// 64 sets, input and output side alike, so they evicted each other within a cycle
+    /// or two (session 11, configs/bench/README.md).
+    #[inline]
+    pub fn lane_index(&self, port: usize, lane: usize) -> usize {
+        port * self.lane_stride + lane
+    }
+
+    /// The (port, lane) of a per-lane index (`lane_index`'s inverse).
+    pub fn lane_place(&self, i: usize) -> (usize, usize) {
+        (i / self.lane_stride, i % self.lane_stride)
+    }
+
     /// Depth of lane `lane` of an input port: a VC's buffer, or (lanes C and up, the
     /// preemptive router) an extra buffer.
     #[inline]
@@ -382,6 +401,7 @@ impl Simulation {
             vcs,
             lanes,
             extra_depth: rc.preemption.extra_buffer,
+            lane_stride: lanes | 1,
             acceleration: rc.preemption.acceleration,
             ports,
             input_depth: rc.input_buffer,
@@ -406,9 +426,10 @@ impl Simulation {
             watchdog: cyc(config.simulation.watchdog).max(1),
         };
         let n_ports = topo.routers * ports;
-        let n_vcs = n_ports * lanes;
-        let lane_depths =
-            |n: usize| -> Vec<u32> { (0..n * lanes).map(|i| p.lane_depth(i % lanes)).collect() };
+        let n_vcs = n_ports * p.lane_stride;
+        let lane_depths = |n: usize, stride: usize| -> Vec<u32> {
+            (0..n * stride).map(|i| p.lane_depth(i % stride)).collect()
+        };
         // Room for the dummy flits preemption makes inside a buffer (not covered by credits).
         let in_cap = p.input_depth.max(p.extra_depth) + if preemptive { 2 } else { 0 };
         let mut out_target = vec![Target::None; n_ports];
@@ -483,7 +504,7 @@ impl Simulation {
             credit_return,
             ip_place,
             outbuf: Rings::new(n_vcs, p.output_depth),
-            out_vc: lane_depths(n_ports)
+            out_vc: lane_depths(n_ports, p.lane_stride)
                 .into_iter()
                 .map(|credits| OutVc {
                     key: 0,
@@ -516,7 +537,7 @@ impl Simulation {
             nic_queue: vec![VecDeque::new(); nodes * 3],
             nic_pkt: vec![Injecting::default(); nodes * lanes],
             nic_sending: vec![0; nodes],
-            nic_credits: lane_depths(nodes),
+            nic_credits: lane_depths(nodes, lanes),
             nic_credited: vec![all_vcs(lanes as u32); nodes],
             nic_class: vec![0; nodes * lanes],
             nic_held: vec![[0; 3]; nodes],
@@ -789,7 +810,7 @@ impl Simulation {
                 }
             } else {
                 let op = c.to as usize;
-                let out_vc = self.out_vc.at_mut(op * vcs + c.vc as usize);
+                let out_vc = self.out_vc.at_mut(self.p.lane_index(op, c.vc as usize));
                 out_vc.credits += 1;
                 if c.tail {
                     out_vc.guard = u32::MAX;
@@ -829,7 +850,7 @@ impl Simulation {
     #[inline]
     fn receive<const PRE: bool, const AGE: bool>(&mut self, ip: usize, mut flit: Flit, now: Cycle) {
         let v = flit.vc() as usize;
-        let ivc = ip * self.p.lanes + v;
+        let ivc = self.p.lane_index(ip, v);
         flit.ready = now + self.p.d_sync;
         let (r, port) = *self.ip_place.at(ip);
         let (r, port) = (r as usize, port as usize);
@@ -881,6 +902,36 @@ impl Simulation {
     }
 
     pub(crate) fn inbuf_len(&self) -> usize {
-        self.topo.routers * self.p.ports * self.p.lanes
+        self.topo.routers * self.p.ports * self.p.lane_stride
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every (port, lane) has its own record, `lane_place` inverts `lane_index`, and a
+    /// port's block is an odd number of records (padding only where the lanes are even).
+    #[test]
+    fn lane_index_is_one_to_one_with_odd_port_blocks() {
+        for (vcs, kind, stride) in [(16, "traditional", 17), (3, "traditional", 3), (4, "preemptive", 9)] {
+            let toml = format!(
+                "[topology]\nkind = \"mesh\"\nk = 2\nn = 2\n[router]\nvcs = {vcs}\nkind = \"{kind}\"\n\
+                 [[traffic]]\nprocess = \"bernoulli\"\nload = 0.1\npattern = {{ kind = \"uniform\" }}\n"
+            );
+            let sim = Simulation::from_toml(&toml, None).unwrap();
+            let p = &sim.p;
+            assert_eq!(p.lane_stride, stride);
+            let mut seen = vec![false; sim.inbuf_len()];
+            for port in 0..sim.topo.routers * p.ports {
+                for lane in 0..p.lanes {
+                    let i = p.lane_index(port, lane);
+                    assert!(!std::mem::replace(&mut seen[i], true), "{port}.{lane} shares record {i}");
+                    assert_eq!(p.lane_place(i), (port, lane));
+                }
+            }
+            assert_eq!(sim.in_vc.len(), sim.inbuf_len());
+            assert_eq!(sim.out_vc.len(), sim.inbuf_len());
+        }
     }
 }

@@ -46,7 +46,7 @@ impl Simulation {
 
     /// `router[r].in[p].vc[v]` for input port `ip` (router * ports + port).
     fn input_vc_name(&self, ip: usize, v: usize) -> String {
-        self.input_vc_label(ip * self.p.lanes + v)
+        self.input_vc_label(self.p.lane_index(ip, v))
     }
 
     fn on_wire(&self) -> Result<OnWire, SimError> {
@@ -62,7 +62,7 @@ impl Simulation {
             wire.total += 1;
             let v = a.flit.vc() as usize;
             match a.to {
-                Target::Router(ip) => wire.flits[ip as usize * vcs + v] += 1,
+                Target::Router(ip) => wire.flits[self.p.lane_index(ip as usize, v)] += 1,
                 Target::Endpoint(node) => wire.ejecting[node as usize * vcs + v] += 1,
                 Target::None => {
                     return Err(SimError::Invariant {
@@ -76,7 +76,7 @@ impl Simulation {
             if c.to & NIC_CREDIT != 0 {
                 wire.credits_nic[(c.to & !NIC_CREDIT) as usize * vcs + c.vc as usize] += 1;
             } else {
-                wire.credits[c.to as usize * vcs + c.vc as usize] += 1;
+                wire.credits[self.p.lane_index(c.to as usize, c.vc as usize)] += 1;
             }
         }
         Ok(wire)
@@ -110,7 +110,7 @@ impl Simulation {
             let i = node * vcs + v;
             (self.nic_credits[i], wire.credits_nic[i], self.nic_credited[node])
         } else {
-            let i = up as usize * vcs + v;
+            let i = self.p.lane_index(up as usize, v);
             (self.out_vc[i].credits, wire.credits[i], self.op_credited[up as usize])
         };
         let name = || self.input_vc_name(ip, v);
@@ -121,7 +121,7 @@ impl Simulation {
             return self.broken(format!("{}: upstream holds {credits} credits > depth {depth}", name()));
         }
         // Dummy flits made here hold no credit.
-        let ivc = ip * vcs + v;
+        let ivc = self.p.lane_index(ip, v);
         let buf = &self.in_vc[ivc].buf;
         let held = self.inbuf.iter(buf, ivc).filter(|f| f.kind() & LOCAL == 0).count() as u32;
         let flits_on_wire = wire.flits[ivc];
@@ -137,7 +137,7 @@ impl Simulation {
     /// Input VC `v` of port `ip` holds flits of one packet, in order (dummies aside), and
     /// its occupancy bit matches.
     fn check_buffer(&self, ip: usize, v: usize) -> Result<(), SimError> {
-        let ivc = ip * self.p.lanes + v;
+        let ivc = self.p.lane_index(ip, v);
         let buf = &self.in_vc[ivc].buf;
         let flits: Vec<_> = self.inbuf.iter(buf, ivc).filter(|f| !f.is_dummy()).collect();
         if flits.windows(2).any(|w| w[1].packet() != w[0].packet() || w[1].seq() != w[0].seq() + 1) {
@@ -155,7 +155,7 @@ impl Simulation {
         let vcs = self.p.lanes;
         for node in 0..self.topo.nodes {
             for v in 0..vcs {
-                let i = self.attach_port[node] as usize * vcs + v;
+                let i = self.p.lane_index(self.attach_port[node] as usize, v);
                 let total = self.out_vc[i].credits + wire.credits[i] + wire.ejecting[node * vcs + v];
                 if total != self.p.lane_depth(v) {
                     return self.broken(format!("ejection credits of node {node} vc {v} not conserved"));
@@ -167,7 +167,7 @@ impl Simulation {
 
     /// Each router's work counter is the number of flits its buffers hold.
     fn check_work_counters(&self) -> Result<(), SimError> {
-        let per_router = self.p.ports * self.p.lanes;
+        let per_router = self.p.ports * self.p.lane_stride;
         for r in 0..self.topo.routers {
             let held: u32 = (r * per_router..(r + 1) * per_router)
                 .map(|q| self.in_vc[q].buf.len() + self.out_vc[q].buf.len())
@@ -247,7 +247,7 @@ mod tests {
     fn a_credit_too_many_is_named_by_vc() {
         let mut sim = busy();
         let depth = sim.p.input_depth;
-        let up = |sim: &Simulation, ip: usize, v: usize| sim.credit_return[ip] as usize * sim.p.lanes + v;
+        let up = |sim: &Simulation, ip: usize, v: usize| sim.p.lane_index(sim.credit_return[ip] as usize, v);
         let (ip, v) = router_fed(&sim, |ip, v| (1..depth).contains(&sim.out_vc[up(&sim, ip, v)].credits));
         let i = up(&sim, ip, v);
         sim.out_vc[i].credits += 1;
@@ -261,9 +261,10 @@ mod tests {
     #[test]
     fn a_stale_credit_mask() {
         let mut sim = busy();
-        let vcs = sim.p.lanes;
-        let (ip, v) =
-            router_fed(&sim, |ip, v| sim.out_vc[sim.credit_return[ip] as usize * vcs + v].credits > 0);
+
+        let (ip, v) = router_fed(&sim, |ip, v| {
+            sim.out_vc[sim.p.lane_index(sim.credit_return[ip] as usize, v)].credits > 0
+        });
         sim.op_credited[sim.credit_return[ip] as usize] &= !(1 << v);
         assert_eq!(broken(&sim), format!("{}: upstream credit mask out of date", sim.input_vc_name(ip, v)));
     }
@@ -271,8 +272,8 @@ mod tests {
     #[test]
     fn a_stale_occupancy_mask() {
         let mut sim = busy();
-        let vcs = sim.p.lanes;
-        let (ip, v) = router_fed(&sim, |ip, v| !sim.in_vc[ip * vcs + v].buf.is_empty());
+
+        let (ip, v) = router_fed(&sim, |ip, v| !sim.in_vc[sim.p.lane_index(ip, v)].buf.is_empty());
         sim.ip_nonempty[ip] &= !(1 << v);
         assert_eq!(broken(&sim), format!("{}: occupancy mask out of date", sim.input_vc_name(ip, v)));
     }
@@ -280,7 +281,7 @@ mod tests {
     #[test]
     fn flits_out_of_order() {
         let mut sim = busy();
-        let vcs = sim.p.lanes;
+
         // a buffer holding two flits or more: its front flit's place taken by a later one
         let mut found = None;
         for _ in 0..2000 {
@@ -297,17 +298,17 @@ mod tests {
         sim.inbuf.push_front(&mut state, ivc, front);
         sim.in_vc[ivc].buf = state;
         let what = broken(&sim);
-        assert_eq!(
-            what,
-            format!("{}: flits interleaved or out of order", sim.input_vc_name(ivc / vcs, ivc % vcs))
-        );
+        assert_eq!(what, {
+            let (ip, v) = sim.p.lane_place(ivc);
+            format!("{}: flits interleaved or out of order", sim.input_vc_name(ip, v))
+        });
     }
 
     #[test]
     fn an_ejection_credit_too_many() {
         let mut sim = busy();
         let node = 5;
-        let i = sim.attach_port[node] as usize * sim.p.lanes;
+        let i = sim.p.lane_index(sim.attach_port[node] as usize, 0);
         sim.out_vc[i].credits += 1;
         assert_eq!(broken(&sim), format!("ejection credits of node {node} vc 0 not conserved"));
     }

@@ -56,7 +56,7 @@ impl Simulation {
         if inputs == 0 {
             return;
         }
-        let (ports, vcs) = (self.p.ports, self.p.lanes);
+        let ports = self.p.ports;
         let speedup = self.p.speedup as u8;
         // Without speedup an output that granted, or an input that sent, is done for the
         // cycle: the masks below say it and no count is kept.
@@ -93,7 +93,8 @@ impl Simulation {
                 let used = if single { 0 } else { *self.xbar.used.at(port) };
                 let Some((v, out)) = self.nominate::<PRE>(r, port, saturated, used, now) else { continue };
                 if by_key {
-                    *self.xbar.keys.at_mut(port) = self.in_vc.at((r * ports + port) * vcs + v).front.key;
+                    *self.xbar.keys.at_mut(port) =
+                        self.in_vc.at(self.p.lane_index(r * ports + port, v)).front.key;
                 }
                 *self.xbar.nominee.at_mut(port) = v as u8;
                 nominated |= 1 << port;
@@ -229,12 +230,12 @@ impl Simulation {
             return None;
         }
         // (a VC whose output VC buffer is full is in `ip_blocked`: `traverse`)
-        let base = ip * vcs;
+        let base = self.p.lane_index(ip, 0);
         let front = self.in_vc.span(base, vcs);
         debug_assert!(bits(waiting).all(|v| {
             let s = self.in_vc.at(base + v);
             let op = r * ports + s.out_port as usize;
-            self.out_vc.at(op * vcs + s.out_vc as usize).buf.len() < self.p.output_depth
+            self.out_vc.at(self.p.lane_index(op, s.out_vc as usize)).buf.len() < self.p.output_depth
         }));
         // (accelerated flits, document 003 §3.2.2, have key 0: `Front`)
         let key = |v: usize| front.at(v).front.key;
@@ -250,9 +251,9 @@ impl Simulation {
     /// VC buffer, returning a credit upstream.
     #[inline(always)]
     fn traverse<const PRE: bool, const AGE: bool>(&mut self, r: usize, port: usize, v: usize, now: Cycle) {
-        let (ports, vcs) = (self.p.ports, self.p.lanes);
+        let ports = self.p.ports;
         let ip = r * ports + port;
-        let ivc = ip * vcs + v;
+        let ivc = self.p.lane_index(ip, v);
         // (one borrow of each VC record: an index through `self` reloads the vector)
         let in_vc = self.in_vc.at_mut(ivc);
         let mut flit = self.inbuf.pop(&mut in_vc.buf, ivc);
@@ -275,7 +276,7 @@ impl Simulation {
         }
         flit.ready = now + self.p.d_crossbar;
         flit.set_vc(ov as u8);
-        let ovc = op * vcs + ov;
+        let ovc = self.p.lane_index(op, ov);
         let out_vc = self.out_vc.at_mut(ovc);
         if special && flit.is_tail() {
             out_vc.guard = flit.packet();

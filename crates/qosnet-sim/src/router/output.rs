@@ -18,7 +18,7 @@ impl Simulation {
                 *self.r_out_ports.at_mut(r) &= !(1 << port);
                 continue;
             }
-            let base = op * vcs;
+            let base = self.p.lane_index(op, 0);
             let ovcs = self.out_vc.span(base, vcs);
             let key = |v: usize| ovcs.at(v).key;
             let ready = |v: usize| ovcs.at(v).buf.front().ready <= now;
@@ -44,8 +44,9 @@ impl Simulation {
             // still feeds it: it may have moved on to another packet and output VC).
             let (oip, ov) = ovc.owner_input();
             let feeds = |f: &InVc| (f.out_port as usize, f.out_vc as usize) == (port, v);
-            let waits =
-                |s: &Simulation| *s.ip_blocked.at(oip) & (1 << ov) != 0 && feeds(s.in_vc.at(oip * vcs + ov));
+            let waits = |s: &Simulation| {
+                *s.ip_blocked.at(oip) & (1 << ov) != 0 && feeds(s.in_vc.at(s.p.lane_index(oip, ov)))
+            };
             debug_assert!(
                 was_full || !waits(self),
                 "router[{r}].out[{port}].vc[{v}]: feeder blocked on a buffer with room"

@@ -44,7 +44,7 @@ impl Simulation {
         // Only a message that is on its way out (holds an output VC, its header has crossed)
         // and is still arriving is cut by a dummy tail; any other keeps what it holds. One
         // whose header crosses later, during the preemption, is cut then (`traverse`).
-        let ivc = ip * self.p.lanes + v;
+        let ivc = self.p.lane_index(ip, v);
         if *self.ip_active.at(ip) & *self.ip_open.at(ip) & (1 << v) != 0
             && (self.in_vc.at(ivc).buf.is_empty() || !self.in_vc.at(ivc).buf.front().is_head())
         {
@@ -56,7 +56,7 @@ impl Simulation {
     /// information on the history stack.
     pub(crate) fn cut(&mut self, ip: usize, v: usize, now: Cycle) {
         let bit = 1u32 << v;
-        let ivc = ip * self.p.lanes + v;
+        let ivc = self.p.lane_index(ip, v);
         let packet = self.in_vc.at(ivc).packet;
         let dummy = Flit::new(packet, 0, TAIL | DUMMY | LOCAL, v as u8, now + self.p.d_sync);
         self.insert_front(ip, v, dummy, now);
@@ -77,7 +77,7 @@ impl Simulation {
             return;
         }
         *self.ip_resume.at_mut(ip) &= !bit;
-        let ivc = ip * self.p.lanes + v;
+        let ivc = self.p.lane_index(ip, v);
         let packet = *self.resume_packet.at(ivc);
         self.in_vc.at_mut(ivc).packet = packet;
         self.in_vc.at_mut(ivc).resumed = true;
@@ -88,7 +88,7 @@ impl Simulation {
 
     /// Put a flit made here at the front of input VC `v`'s buffer.
     fn insert_front(&mut self, ip: usize, v: usize, flit: Flit, now: Cycle) {
-        let ivc = ip * self.p.lanes + v;
+        let ivc = self.p.lane_index(ip, v);
         let (r, port) = *self.ip_place.at(ip);
         if flit.is_head() {
             let pkt = self.packets.get(flit.packet());
@@ -113,7 +113,7 @@ impl Simulation {
     /// flit, and each flit reaching the front after it, carries the lowest key.
     fn accelerate(&mut self, ip: usize, v: usize) {
         *self.ip_accel.at_mut(ip) |= 1 << v;
-        self.in_vc.at_mut(ip * self.p.lanes + v).front.key = 0;
+        self.in_vc.at_mut(self.p.lane_index(ip, v)).front.key = 0;
     }
 
     /// The preemption bookkeeping of a flit that crossed from lane `v` of input `ip`.
@@ -137,8 +137,8 @@ impl Simulation {
     /// while a VC of output `op` still carries that part's dummy tail.
     #[inline]
     pub(crate) fn resumption_waits(&self, op: usize, packet: u32) -> bool {
-        let lanes = self.p.lanes;
-        crate::sched::bits(*self.op_allocated.at(op)).any(|l| self.out_vc.at(op * lanes + l).guard == packet)
+        crate::sched::bits(*self.op_allocated.at(op))
+            .any(|l| self.out_vc.at(self.p.lane_index(op, l)).guard == packet)
     }
 
     /// Lanes of input port `ip` the crossbar may not serve now: a preempted VC waits while
@@ -164,7 +164,7 @@ impl Simulation {
     /// the lowest-priority message below `class` whose tail has crossed and whose extra
     /// buffer is free, as its extra lane; else accelerate such a holder and wait.
     pub(crate) fn preempt_output(&mut self, op: usize, route_vcs: u32, class: u8) -> Option<usize> {
-        let (lanes, vcs) = (self.p.lanes, self.p.vcs);
+        let vcs = self.p.vcs;
         let allocated = *self.op_allocated.at(op);
         // The lowest-priority class below `class` holding a VC of the route whose extra
         // buffer is free (per-class masks: no scan over the VCs).
@@ -172,7 +172,7 @@ impl Simulation {
         if *self.op_open.at(op) >> v & 1 == 1 {
             // Fig. 2(b): the holder's remaining flits must reach the output buffer first.
             if self.p.acceleration {
-                let (oip, ov) = self.out_vc.at(op * lanes + v).owner_input();
+                let (oip, ov) = self.out_vc.at(self.p.lane_index(op, v)).owner_input();
                 self.accelerate(oip, ov);
             }
             return None;

@@ -17,8 +17,8 @@ impl Simulation {
     /// act from `ready` (its `InVc::front` is already written).
     #[inline]
     pub(crate) fn route_header(&mut self, ip: usize, v: usize, ready: Cycle) {
-        let (lanes, vcs) = (self.p.lanes, self.p.vcs);
-        let ivc = ip * lanes + v;
+        let vcs = self.p.vcs;
+        let ivc = self.p.lane_index(ip, v);
         let (r, port) = *self.ip_place.at(ip);
         let (r, port) = (r as usize, port as usize);
         let pkt = self.packets.get(self.in_vc.at(ivc).packet);

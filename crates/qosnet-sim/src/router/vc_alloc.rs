@@ -17,7 +17,7 @@ impl Simulation {
         if *self.r_alloc_ports.at(r) == 0 {
             return;
         }
-        let (ports, vcs) = (self.p.ports, self.p.lanes);
+        let ports = self.p.ports;
         let mut requests = std::mem::take(&mut self.va_requests);
         requests.clear();
         for port in bits64(*self.r_alloc_ports.at(r)) {
@@ -28,7 +28,7 @@ impl Simulation {
                 continue;
             }
             for v in bits(waiting) {
-                let state = self.in_vc.at(ip * vcs + v);
+                let state = self.in_vc.at(self.p.lane_index(ip, v));
                 if state.gate <= now {
                     let op = (r * ports + state.out_port as usize) as u32;
                     // A header with no VC to win this cycle (none free, none preemptable;
@@ -52,7 +52,7 @@ impl Simulation {
         for &(op, _, key) in &requests {
             let (op, port, v) = (op as usize, (key >> 5) as usize, (key & 31) as usize);
             let ip = r * ports + port;
-            let ivc = ip * vcs + v;
+            let ivc = self.p.lane_index(ip, v);
             let s = self.in_vc.at(ivc);
             let (route_vcs, class, resumed, packet) = (s.route_vcs, s.class, s.resumed, s.packet);
             if resumed && self.resumption_waits(op, packet) {
@@ -85,7 +85,7 @@ impl Simulation {
             state.out_vc = ov as u8;
             state.gate = now + self.p.d_vc_alloc;
             state.front.ready = state.front.ready.max(state.gate);
-            self.out_vc.at_mut(op * vcs + ov).owner = (ip << 5 | v) as u32;
+            self.out_vc.at_mut(self.p.lane_index(op, ov)).owner = (ip << 5 | v) as u32;
             if ov < self.p.vcs {
                 self.op_held.at_mut(op)[class as usize] |= 1 << ov;
                 if PRE {
