@@ -89,14 +89,16 @@ def _user_errors(config: Path | None = None) -> Iterator[None]:
             _err("  " + _format_error(path, message))
         raise typer.Exit(1) from None
     except _core.DeadlockError as e:
+        # The engine's message, a part per line ("deadlock at ...; wait-for cycle: ...;
+        # stuck: ..."); only the list of stuck VCs is cut short (a large network has
+        # thousands).
+        head, *parts = str(e).split("; ")
+        _err(f"error: {head}")
         stuck = list(getattr(e, "stuck", []))
-        cycle = list(getattr(e, "waits_for", []))
-        _err(f"error: {str(e).split('; ')[0]}")
-        if cycle:
-            _err(f"  wait-for cycle: {' -> '.join([*cycle, cycle[0]])}")
-        if stuck:
-            more = f" (and {len(stuck) - 10} more)" if len(stuck) > 10 else ""
-            _err(f"  stuck: {', '.join(stuck[:10])}{more}")
+        for part in parts:
+            if part.startswith("stuck: ") and len(stuck) > 10:
+                part = f"stuck: {', '.join(stuck[:10])} (and {len(stuck) - 10} more)"
+            _err(f"  {part}")
         raise typer.Exit(1) from None
     except _core.QosnetError as e:
         _err(f"error: {e}")
