@@ -40,7 +40,7 @@ impl Simulation {
         }
     }
 
-    fn broken(&self, what: String) -> Result<(), SimError> {
+    fn broken<T>(&self, what: String) -> Result<T, SimError> {
         Err(SimError::Invariant { cycle: self.now, what })
     }
 
@@ -64,12 +64,7 @@ impl Simulation {
             match a.to {
                 Target::Router(ip) => wire.flits[self.p.lane_index(ip as usize, v)] += 1,
                 Target::Endpoint(node) => wire.ejecting[node as usize * vcs + v] += 1,
-                Target::None => {
-                    return Err(SimError::Invariant {
-                        cycle: self.now,
-                        what: "flit on an unconnected link".into(),
-                    })
-                }
+                Target::None => return self.broken("flit on an unconnected link".into()),
             }
         }
         for c in self.credit_wheel.iter().flatten() {
@@ -261,7 +256,6 @@ mod tests {
     #[test]
     fn a_stale_credit_mask() {
         let mut sim = busy();
-
         let (ip, v) = router_fed(&sim, |ip, v| {
             sim.out_vc[sim.p.lane_index(sim.credit_return[ip] as usize, v)].credits > 0
         });
@@ -272,7 +266,6 @@ mod tests {
     #[test]
     fn a_stale_occupancy_mask() {
         let mut sim = busy();
-
         let (ip, v) = router_fed(&sim, |ip, v| !sim.in_vc[sim.p.lane_index(ip, v)].buf.is_empty());
         sim.ip_nonempty[ip] &= !(1 << v);
         assert_eq!(broken(&sim), format!("{}: occupancy mask out of date", sim.input_vc_name(ip, v)));
@@ -281,7 +274,6 @@ mod tests {
     #[test]
     fn flits_out_of_order() {
         let mut sim = busy();
-
         // a buffer holding two flits or more: its front flit's place taken by a later one
         let mut found = None;
         for _ in 0..2000 {
