@@ -343,17 +343,22 @@ def bench(
             with nullcontext() if quiet else status.status(f"benchmarking {path.name}"):
                 results.append(bench_one(path, cycles, sets or ()))
             rival_input = booksim_input(path) if booksim is not None else None
-            if booksim is not None and rival_input is not None:
+            if rival_input is not None:
                 with nullcontext() if quiet else status.status(f"BookSim2 on {rival_input.name}"):
                     rivals.append(booksim_one(booksim, rival_input))
             else:
                 rivals.append(None)
+    # qosnet's multiple of BookSim2's cycles/s, where BookSim2 ran
+    multiples = [
+        r.cycles_per_second / b.cycles_per_second if b else None
+        for r, b in zip(results, rivals, strict=True)
+    ]
     if json_out:
         rows = [r.to_dict() for r in results]
         if booksim is not None:
-            for row, r, b in zip(rows, results, rivals, strict=True):
+            for row, b, m in zip(rows, rivals, multiples, strict=True):
                 row["booksim"] = b.to_dict() if b else None
-                row["times_booksim"] = r.cycles_per_second / b.cycles_per_second if b else None
+                row["times_booksim"] = m
         typer.echo(json.dumps(rows, indent=2))
         return
     table = Table(title="qosnet bench", box=box.SIMPLE_HEAD, pad_edge=False)
@@ -363,7 +368,7 @@ def bench(
         columns += ["BookSim2 cycles/s", "BookSim2 flits/s", "× BookSim2"]
     for name in columns:
         table.add_column(name, justify="right", no_wrap=True)
-    for r, b in zip(results, rivals, strict=True):
+    for r, b, m in zip(results, rivals, multiples, strict=True):
         row = [
             Path(r.config).stem,
             str(r.cycles),
@@ -375,13 +380,7 @@ def bench(
         ]
         if booksim is not None:
             row += (
-                [
-                    _si(b.cycles_per_second),
-                    _si(b.flits_per_second),
-                    f"{r.cycles_per_second / b.cycles_per_second:.1f}×",
-                ]
-                if b
-                else ["—"] * 3
+                [_si(b.cycles_per_second), _si(b.flits_per_second), f"{m:.1f}×"] if b else ["—"] * 3
             )
         table.add_row(*row)
     _stdout().print(table)
