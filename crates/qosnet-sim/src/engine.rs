@@ -864,7 +864,7 @@ impl Simulation {
                 *self.ip_open.at_mut(ip) |= 1 << v;
             }
             self.in_vc.at_mut(ivc).packet = flit.packet();
-            self.in_vc.at_mut(ivc).resumed = flit.is_dummy();
+            self.in_vc.at_mut(ivc).resumed = PRE && flit.is_dummy();
             if PRE && v >= self.p.vcs {
                 self.preempt(ip, v - self.p.vcs, now);
             }

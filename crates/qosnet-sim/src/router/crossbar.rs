@@ -48,6 +48,24 @@ impl Default for XbarScratch {
     }
 }
 
+/// The requester among `requests` (a mask of inputs) that a crossbar output grants first:
+/// the first in round-robin order from input `start`, or, with rate-based `keys` (per
+/// input, its nominee's key), the smallest key, ties to the first in that order.
+#[inline(always)]
+fn first_request(requests: u64, start: u32, ports: usize, keys: Option<&[u64; MAX_PORTS]>) -> usize {
+    debug_assert!(requests != 0 && (start as usize) < ports);
+    let from_start = requests & (u64::MAX << start);
+    let first = if from_start != 0 { from_start } else { requests }.trailing_zeros() as usize;
+    let Some(keys) = keys else { return first };
+    let mut best = (*keys.at(first), first);
+    for p in rotated(requests, start, ports).skip(1) {
+        if *keys.at(p) < best.0 {
+            best = (*keys.at(p), p);
+        }
+    }
+    best.1
+}
+
 impl Simulation {
     #[inline(always)]
     pub(crate) fn crossbar_stage<const PRE: bool, const AGE: bool>(&mut self, r: usize, now: Cycle) {
@@ -56,51 +74,128 @@ impl Simulation {
         if inputs == 0 {
             return;
         }
-        let ports = self.p.ports;
-        let speedup = self.p.speedup as u8;
-        // Without speedup an output that granted, or an input that sent, is done for the
-        // cycle: the masks below say it and no count is kept.
-        let single = speedup == 1;
         let by_key = !AGE && !self.in_keys.mode.is_age();
-
-        if single && inputs & (inputs - 1) == 0 {
-            // One input may send: its choice has no rival, so it is granted at once (the
-            // rounds below would come to the same after one nomination and one grant).
-            let port = inputs.trailing_zeros() as usize;
-            if let Some((v, out)) = self.nominate::<PRE>(r, port, 0, 0, now) {
-                self.traverse::<PRE, AGE>(r, port, v, now);
-                self.served(r * ports + out, port);
+        // Without speedup (the documents' routers) an output that granted, or an input that
+        // sent, is done for the cycle: the rounds keep no counts. They were one loop with
+        // the speedup rounds until session 12; apart, each output's grant is a bit scan and
+        // a cycle takes a twentieth fewer instructions (configs/bench/README.md).
+        match self.p.speedup {
+            1 if inputs & (inputs - 1) == 0 => {
+                // One input may send: its choice has no rival, so it is granted at once
+                // (the rounds would come to the same after one nomination and one grant).
+                let port = inputs.trailing_zeros() as usize;
+                if let Some((v, out)) = self.nominate::<PRE>(r, port, 0, 0, now) {
+                    self.traverse::<PRE, AGE>(r, port, v, now);
+                    self.served(r * self.p.ports + out, port);
+                }
             }
-            return;
+            1 => self.rounds_single::<PRE, AGE>(r, inputs, by_key, now),
+            s => self.rounds_speedup::<PRE, AGE>(r, inputs, s as u8, by_key, now),
         }
+    }
 
+    /// Stage 4's nominate-and-grant rounds without speedup: an output grants one input and
+    /// an input sends one flit per cycle, so each output that was asked grants the first of
+    /// its requesters (in round-robin order, or key order) and is done, and each input whose
+    /// nomination won is done.
+    #[inline(always)]
+    fn rounds_single<const PRE: bool, const AGE: bool>(
+        &mut self,
+        r: usize,
+        inputs: u64,
+        by_key: bool,
+        now: Cycle,
+    ) {
+        let ports = self.p.ports;
+        // Outputs granted this cycle, and inputs that may still nominate: after the first
+        // round only those whose nomination lost can find something new.
+        let mut saturated = 0u64;
+        let mut pending = inputs;
+        for _ in 0..ITERATIONS {
+            let (asked, nominated) = self.nominations::<PRE>(r, pending, saturated, by_key, now);
+            if asked == 0 {
+                break;
+            }
+            let mut sent = 0u64;
+            for out in bits64(asked) {
+                let op = r * ports + out;
+                let requests = std::mem::take(self.xbar.requests.at_mut(out));
+                let keys = by_key.then_some(&self.xbar.keys);
+                let port = first_request(requests, *self.xbar_rr.at(op) as u32, ports, keys);
+                let v = *self.xbar.nominee.at(port) as usize;
+                self.traverse::<PRE, AGE>(r, port, v, now);
+                self.served(op, port);
+                sent |= 1 << port;
+                self.restore_losers(r, requests & !(1 << port));
+            }
+            saturated |= asked;
+            pending = nominated & !sent;
+        }
+    }
+
+    /// Inputs whose nomination lost keep their scheduler's state (`nominate` saved it).
+    #[inline(always)]
+    fn restore_losers(&mut self, r: usize, losers: u64) {
+        if !self.xbar_tables.stateless {
+            for port in bits64(losers) {
+                *self.xbar_sched.at_mut(r * self.p.ports + port) = *self.xbar_saved.at(port);
+            }
+        }
+    }
+
+    /// One round's nominations: each input in `pending` nominates a VC (`nominate`), noted
+    /// in the scratch (`nominee`, `requests`, with rate-based keys `keys`). Returns the
+    /// outputs asked for and the inputs that nominated.
+    #[inline(always)]
+    fn nominations<const PRE: bool>(
+        &mut self,
+        r: usize,
+        pending: u64,
+        saturated: u64,
+        by_key: bool,
+        now: Cycle,
+    ) -> (u64, u64) {
+        let ports = self.p.ports;
+        let single = self.p.speedup == 1;
+        let (mut asked, mut nominated) = (0u64, 0u64);
+        for port in bits64(pending) {
+            // (an input at its speedup limit is no longer pending)
+            let used = if single { 0 } else { *self.xbar.used.at(port) };
+            let Some((v, out)) = self.nominate::<PRE>(r, port, saturated, used, now) else { continue };
+            if by_key {
+                *self.xbar.keys.at_mut(port) =
+                    self.in_vc.at(self.p.lane_index(r * ports + port, v)).front.key;
+            }
+            *self.xbar.nominee.at_mut(port) = v as u8;
+            nominated |= 1 << port;
+            *self.xbar.requests.at_mut(out) |= 1 << port;
+            asked |= 1 << out;
+        }
+        (asked, nominated)
+    }
+
+    /// Stage 4's rounds with speedup S > 1: an output grants up to S inputs, an input sends
+    /// up to S flits (from different VCs) per cycle.
+    #[inline(never)]
+    fn rounds_speedup<const PRE: bool, const AGE: bool>(
+        &mut self,
+        r: usize,
+        inputs: u64,
+        speedup: u8,
+        by_key: bool,
+        now: Cycle,
+    ) {
+        let ports = self.p.ports;
         // Output ports that have taken all the flits they can this cycle.
         let mut saturated = 0u64;
-        // Inputs that may still nominate: after the first round only those whose nomination
-        // lost (or that may send more under speedup) can find something new.
         let mut pending = inputs;
-        // Inputs that sent under speedup (their counts to clear) and that have sent all the
-        // flits they can this cycle; outputs granted under speedup.
+        // Inputs that sent (their counts to clear) and that have sent all the flits they
+        // can this cycle; outputs granted (their counts to clear).
         let mut senders = 0u64;
         let mut full = 0u64;
         let mut granted = 0u64;
         for _ in 0..ITERATIONS {
-            // Inputs nominate one VC each.
-            let mut asked = 0u64;
-            let mut nominated = 0u64;
-            for port in bits64(pending) {
-                // (an input at its speedup limit is no longer pending)
-                let used = if single { 0 } else { *self.xbar.used.at(port) };
-                let Some((v, out)) = self.nominate::<PRE>(r, port, saturated, used, now) else { continue };
-                if by_key {
-                    *self.xbar.keys.at_mut(port) =
-                        self.in_vc.at(self.p.lane_index(r * ports + port, v)).front.key;
-                }
-                *self.xbar.nominee.at_mut(port) = v as u8;
-                nominated |= 1 << port;
-                *self.xbar.requests.at_mut(out) |= 1 << port;
-                asked |= 1 << out;
-            }
+            let (asked, nominated) = self.nominations::<PRE>(r, pending, saturated, by_key, now);
             if asked == 0 {
                 break;
             }
@@ -110,83 +205,56 @@ impl Simulation {
             // compare across inputs).
             for out in bits64(asked) {
                 let op = r * ports + out;
-                let mut losers = std::mem::take(self.xbar.requests.at_mut(out));
-                macro_rules! grant {
-                    ($port:expr) => {{
-                        let port = $port;
-                        if saturated >> out & 1 != 0 {
-                            break;
-                        }
-                        losers &= !(1 << port);
-                        let v = *self.xbar.nominee.at(port) as usize;
-                        self.traverse::<PRE, AGE>(r, port, v, now);
-                        self.served(op, port);
-                        if single {
-                            saturated |= 1 << out;
-                            full |= 1 << port;
-                        } else {
-                            granted |= 1 << out;
-                            let g = self.xbar.grants.at_mut(out);
-                            *g += 1;
-                            if *g >= speedup {
-                                saturated |= 1 << out;
-                            }
-                            senders |= 1 << port;
-                            let n = self.xbar.sent.at_mut(port);
-                            *n += 1;
-                            if *n >= speedup {
-                                full |= 1 << port;
-                            } else {
-                                *self.xbar.used.at_mut(port) |= 1 << v;
-                            }
-                        }
-                    }};
+                let requests = std::mem::take(self.xbar.requests.at_mut(out));
+                // In key order, round robin among equal keys: a stable insertion sort of
+                // the rotation (a handful of inputs, on the stack).
+                let mut order = [0u8; MAX_PORTS];
+                let mut n = 0;
+                for p in rotated(requests, *self.xbar_rr.at(op) as u32, ports) {
+                    let k = if by_key { *self.xbar.keys.at(p) } else { 0 };
+                    let mut i = n;
+                    while i > 0 && by_key && *self.xbar.keys.at(*order.at(i - 1) as usize) > k {
+                        *order.at_mut(i) = *order.at(i - 1);
+                        i -= 1;
+                    }
+                    *order.at_mut(i) = p as u8;
+                    n += 1;
                 }
-                let start = *self.xbar_rr.at(op) as u32;
-                if losers & (losers - 1) == 0 {
-                    // one input asks: no order to decide
-                    for port in bits64(losers) {
-                        grant!(port);
+                let mut losers = requests;
+                for &p in &order[..n] {
+                    if saturated >> out & 1 != 0 {
+                        break;
                     }
-                } else if by_key {
-                    // In key order, round robin among equal keys: a stable insertion sort
-                    // of the rotation (a handful of inputs, on the stack).
-                    let mut order = [0u8; MAX_PORTS];
-                    let mut n = 0;
-                    for p in rotated(losers, start, ports) {
-                        let k = *self.xbar.keys.at(p);
-                        let mut i = n;
-                        while i > 0 && *self.xbar.keys.at(*order.at(i - 1) as usize) > k {
-                            *order.at_mut(i) = *order.at(i - 1);
-                            i -= 1;
-                        }
-                        *order.at_mut(i) = p as u8;
-                        n += 1;
+                    let port = p as usize;
+                    losers &= !(1 << port);
+                    let v = *self.xbar.nominee.at(port) as usize;
+                    self.traverse::<PRE, AGE>(r, port, v, now);
+                    self.served(op, port);
+                    granted |= 1 << out;
+                    let g = self.xbar.grants.at_mut(out);
+                    *g += 1;
+                    if *g >= speedup {
+                        saturated |= 1 << out;
                     }
-                    for &p in &order[..n] {
-                        grant!(p as usize);
-                    }
-                } else {
-                    for port in rotated(losers, start, ports) {
-                        grant!(port);
+                    senders |= 1 << port;
+                    let sent = self.xbar.sent.at_mut(port);
+                    *sent += 1;
+                    if *sent >= speedup {
+                        full |= 1 << port;
+                    } else {
+                        *self.xbar.used.at_mut(port) |= 1 << v;
                     }
                 }
-                if !self.xbar_tables.stateless {
-                    for port in bits64(losers) {
-                        *self.xbar_sched.at_mut(r * ports + port) = *self.xbar_saved.at(port);
-                    }
-                }
+                self.restore_losers(r, losers);
             }
             pending = nominated & !full;
         }
-        if !single {
-            for port in bits64(senders) {
-                *self.xbar.sent.at_mut(port) = 0;
-                *self.xbar.used.at_mut(port) = 0;
-            }
-            for out in bits64(granted) {
-                *self.xbar.grants.at_mut(out) = 0;
-            }
+        for port in bits64(senders) {
+            *self.xbar.sent.at_mut(port) = 0;
+            *self.xbar.used.at_mut(port) = 0;
+        }
+        for out in bits64(granted) {
+            *self.xbar.grants.at_mut(out) = 0;
         }
     }
 
@@ -269,8 +337,9 @@ impl Simulation {
         let state = *in_vc;
         let (out, ov) = (state.out_port as usize, state.out_vc as usize);
         let op = r * ports + out;
-        let special = flit.kind() & (DUMMY | LOCAL) != 0;
-        let local = flit.kind() & LOCAL != 0;
+        // (dummy and buffer-local flits are made by preemption alone)
+        let special = PRE && flit.kind() & (DUMMY | LOCAL) != 0;
+        let local = PRE && flit.kind() & LOCAL != 0;
         if local {
             flit.set_kind(flit.kind() & !LOCAL);
         }
@@ -315,5 +384,35 @@ impl Simulation {
             self.after_traverse(ip, v, &flit, local, now);
         }
         self.last_progress = now;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The first grant is the head of the grant order that the speedup rounds use:
+        /// the rotation from `start`, stably sorted by key when there are keys.
+        #[test]
+        fn first_request_heads_the_grant_order(
+            ports in 1usize..=64,
+            requests in any::<u64>(),
+            start in any::<u32>(),
+            raw_keys in prop::collection::vec(0u64..4, 64),
+            by_key in any::<bool>(),
+        ) {
+            let requests = if ports == 64 { requests } else { requests & ((1u64 << ports) - 1) };
+            prop_assume!(requests != 0);
+            let start = start % ports as u32;
+            let mut keys = [0u64; MAX_PORTS];
+            keys.copy_from_slice(&raw_keys);
+            let mut order: Vec<usize> = rotated(requests, start, ports).collect();
+            if by_key {
+                order.sort_by_key(|&p| keys[p]);
+            }
+            prop_assert_eq!(first_request(requests, start, ports, by_key.then_some(&keys)), order[0]);
+        }
     }
 }

@@ -55,7 +55,7 @@ impl Simulation {
             let ivc = self.p.lane_index(ip, v);
             let s = self.in_vc.at(ivc);
             let (route_vcs, class, resumed, packet) = (s.route_vcs, s.class, s.resumed, s.packet);
-            if resumed && self.resumption_waits(op, packet) {
+            if PRE && resumed && self.resumption_waits(op, packet) {
                 // (until the guarding dummy tail's credit returns: that wakes `op`)
                 self.park(ip, v, op);
                 continue;
