@@ -19,31 +19,20 @@ use crate::topology::{Peer, Topology};
 use crate::traffic::{ProcessSpec, Source, TrafficSpec};
 use crate::unchecked::At;
 use crate::units::{Clock, Cycle};
+use crate::wheel::{split, Wheel, ENDPOINT, TO_ENDPOINT, TO_ROUTER, UNCONNECTED};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-/// Credits addressed to a NIC carry this bit; the rest is the node.
-pub(crate) const NIC_CREDIT: u32 = 1 << 31;
-
-/// Where a link delivers flits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Target {
-    None,
-    /// A router input port (global index router * ports + port).
-    Router(u32),
-    /// An endpoint's ejection (sink).
-    Endpoint(u32),
-}
-
+/// A flit on a link, for the router port or node (the wheel's list says which) `to`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Arrival {
-    pub to: Target,
+    pub to: u32,
     pub flit: Flit,
 }
 
+/// A credit on its way back, for the output port or NIC (the wheel's list says which) `to`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct CreditMsg {
-    /// Output port (router * ports + port), or `NIC_CREDIT | node`.
     pub to: u32,
     pub vc: u8,
     pub tail: bool,
@@ -251,7 +240,7 @@ pub struct Simulation {
     pub(crate) ip_accel: Vec<u32>,
     /// Per input VC: the preempted packet a dummy header will resume.
     pub(crate) resume_packet: Vec<u32>,
-    /// Per input port: the upstream output port its credits go to (`NIC_CREDIT | node`).
+    /// Per input port: the upstream output port its credits go to (`ENDPOINT | node`: a NIC).
     pub(crate) credit_return: Vec<u32>,
     /// Per input port: (router, port), so the hot path needs no division.
     pub(crate) ip_place: Vec<(u32, u32)>,
@@ -270,7 +259,8 @@ pub struct Simulation {
     pub(crate) out_sched: Vec<Scheduler>,
     pub(crate) out_tables: SchedTables,
     pub(crate) out_keys: RateKeys,
-    pub(crate) out_target: Vec<Target>,
+    /// Per output port: where its link leads, a router input port or `ENDPOINT | node`.
+    pub(crate) out_target: Vec<u32>,
     pub(crate) vc_rr: Vec<RoundRobin>,
     /// Per output port: the input port after the one the crossbar output served last.
     pub(crate) xbar_rr: Vec<u8>,
@@ -346,9 +336,8 @@ pub struct Simulation {
     pub(crate) deadlines: Vec<StreamDeadlines>,
     pub(crate) deadline_of: Vec<u32>,
     // --- links ---
-    pub(crate) arrivals: Vec<Vec<Arrival>>,
-    pub(crate) credit_wheel: Vec<Vec<CreditMsg>>,
-    pub(crate) wheel_mask: usize,
+    pub(crate) arrivals: Wheel<Arrival>,
+    pub(crate) credit_wheel: Wheel<CreditMsg>,
     // --- data ---
     pub(crate) packets: Slab<Packet>,
     pub(crate) messages: Slab<Message>,
@@ -432,17 +421,17 @@ impl Simulation {
         };
         // Room for the dummy flits preemption makes inside a buffer (not covered by credits).
         let in_cap = p.input_depth.max(p.extra_depth) + if preemptive { 2 } else { 0 };
-        let mut out_target = vec![Target::None; n_ports];
-        let mut credit_return = vec![u32::MAX; n_ports];
+        let mut out_target = vec![UNCONNECTED; n_ports];
+        let mut credit_return = vec![UNCONNECTED; n_ports];
         for (i, t) in out_target.iter_mut().enumerate() {
             match topo.peer[i] {
                 Peer::Router { router, port } => {
-                    *t = Target::Router(router * ports as u32 + port);
+                    *t = router * ports as u32 + port;
                     credit_return[router as usize * ports + port as usize] = i as u32;
                 }
                 Peer::Endpoint { node } => {
-                    *t = Target::Endpoint(node);
-                    credit_return[i] = NIC_CREDIT | node;
+                    *t = ENDPOINT | node;
+                    credit_return[i] = ENDPOINT | node;
                 }
                 Peer::None => {}
             }
@@ -450,7 +439,6 @@ impl Simulation {
         let attach_port = topo.attach.iter().map(|&(r, p)| r * ports as u32 + p).collect();
         let ip_place = (0..n_ports).map(|i| ((i / ports) as u32, (i % ports) as u32)).collect();
         let max_delay = (p.d_output + p.link).max(p.credit).max(p.link) as usize;
-        let wheel = (max_delay + 1).next_power_of_two();
         let (xbar_cfg, out_cfg) = (rc.crossbar(), rc.output());
         let nic_cfg = config.endpoint.scheduler.clone().unwrap_or_else(|| xbar_cfg.clone());
         let block = rc.block_size;
@@ -580,9 +568,8 @@ impl Simulation {
             phase: 0,
             deadlines,
             deadline_of,
-            arrivals: vec![Vec::new(); wheel],
-            credit_wheel: vec![Vec::new(); wheel],
-            wheel_mask: wheel - 1,
+            arrivals: Wheel::new(max_delay),
+            credit_wheel: Wheel::new(max_delay),
             packets: Slab::default(),
             messages: Slab::default(),
             now: 0,
@@ -697,7 +684,7 @@ impl Simulation {
         self.in_flight == 0
             && self.nic_active.is_empty()
             && self.active.iter().all(|&w| w == 0)
-            && self.credit_wheel.iter().all(Vec::is_empty)
+            && self.credit_wheel.is_empty()
     }
 
     /// One cycle.
@@ -777,72 +764,76 @@ impl Simulation {
         }
     }
 
+    /// Put `flit` on the link to `to` (a router input port or `ENDPOINT | node`), arriving
+    /// at `at`.
     #[inline]
-    pub(crate) fn send_flit(&mut self, at: Cycle, to: Target, flit: Flit) {
-        self.arrivals.at_mut(at as usize & self.wheel_mask).push(Arrival { to, flit });
+    pub(crate) fn send_flit(&mut self, at: Cycle, to: u32, flit: Flit) {
+        debug_assert!(to != UNCONNECTED, "flit sent on an unconnected port");
+        let (kind, to) = split(to);
+        self.arrivals.push(at, kind, Arrival { to, flit });
     }
 
+    /// Return a credit for lane `vc` to `to` (an output port or `ENDPOINT | node`),
+    /// arriving at `at`.
     #[inline]
     pub(crate) fn send_credit(&mut self, at: Cycle, to: u32, vc: u8, tail: bool) {
-        self.credit_wheel.at_mut(at as usize & self.wheel_mask).push(CreditMsg { to, vc, tail });
+        let (kind, to) = split(to);
+        self.credit_wheel.push(at, kind, CreditMsg { to, vc, tail });
     }
 
     #[inline(always)]
     fn deliver_credits(&mut self, now: Cycle) {
-        let slot = now as usize & self.wheel_mask;
-        if self.credit_wheel.at(slot).is_empty() {
-            return;
+        let mut batch = self.credit_wheel.take(now, TO_ROUTER);
+        for c in batch.drain(..) {
+            let bit = 1u32 << c.vc;
+            let op = c.to as usize;
+            let out_vc = self.out_vc.at_mut(self.p.lane_index(op, c.vc as usize));
+            out_vc.credits += 1;
+            if c.tail {
+                out_vc.guard = u32::MAX;
+            }
+            *self.op_credited.at_mut(op) |= bit;
+            if c.tail {
+                *self.op_allocated.at_mut(op) &= !bit;
+                for held in self.op_held.at_mut(op) {
+                    *held &= !bit;
+                }
+                self.wake_vc_alloc(op);
+            }
         }
-        let mut batch = std::mem::take(self.credit_wheel.at_mut(slot));
+        self.credit_wheel.restore(now, TO_ROUTER, batch);
+        let mut batch = self.credit_wheel.take(now, TO_ENDPOINT);
         let vcs = self.p.lanes;
         for c in batch.drain(..) {
             let bit = 1u32 << c.vc;
-            if c.to & NIC_CREDIT != 0 {
-                let node = (c.to & !NIC_CREDIT) as usize;
-                *self.nic_credits.at_mut(node * vcs + c.vc as usize) += 1;
-                *self.nic_credited.at_mut(node) |= bit;
-                if c.tail {
-                    *self.nic_busy.at_mut(node) &= !bit;
-                    *self.nic_start_blocked.at_mut(node) = false;
-                    for held in self.nic_held.at_mut(node) {
-                        *held &= !bit;
-                    }
-                }
-            } else {
-                let op = c.to as usize;
-                let out_vc = self.out_vc.at_mut(self.p.lane_index(op, c.vc as usize));
-                out_vc.credits += 1;
-                if c.tail {
-                    out_vc.guard = u32::MAX;
-                }
-                *self.op_credited.at_mut(op) |= bit;
-                if c.tail {
-                    *self.op_allocated.at_mut(op) &= !bit;
-                    for held in self.op_held.at_mut(op) {
-                        *held &= !bit;
-                    }
-                    self.wake_vc_alloc(op);
+            let node = c.to as usize;
+            *self.nic_credits.at_mut(node * vcs + c.vc as usize) += 1;
+            *self.nic_credited.at_mut(node) |= bit;
+            if c.tail {
+                *self.nic_busy.at_mut(node) &= !bit;
+                *self.nic_start_blocked.at_mut(node) = false;
+                for held in self.nic_held.at_mut(node) {
+                    *held &= !bit;
                 }
             }
         }
-        *self.credit_wheel.at_mut(slot) = batch;
+        self.credit_wheel.restore(now, TO_ENDPOINT, batch);
     }
 
+    /// The flits arriving now: into routers' input ports (stage 1), then into the sinks.
+    /// (Neither reads what the other changes, so the order between them does not matter.)
     #[inline]
     fn deliver_arrivals<const PRE: bool, const AGE: bool>(&mut self, now: Cycle) {
-        let slot = now as usize & self.wheel_mask;
-        if self.arrivals.at(slot).is_empty() {
-            return;
-        }
-        let mut batch = std::mem::take(self.arrivals.at_mut(slot));
+        let mut batch = self.arrivals.take(now, TO_ROUTER);
         for a in batch.drain(..) {
-            match a.to {
-                Target::Router(ip) => self.receive::<PRE, AGE>(ip as usize, a.flit, now),
-                Target::Endpoint(node) => self.eject(node as usize, a.flit, now),
-                Target::None => unreachable!("flit sent on an unconnected port"),
-            }
+            self.receive::<PRE, AGE>(a.to as usize, a.flit, now);
         }
-        *self.arrivals.at_mut(slot) = batch;
+        self.arrivals.restore(now, TO_ROUTER, batch);
+        let mut batch = self.arrivals.take(now, TO_ENDPOINT);
+        for a in batch.drain(..) {
+            self.eject(a.to as usize, a.flit, now);
+        }
+        self.arrivals.restore(now, TO_ENDPOINT, batch);
     }
 
     /// Stage 1 of the router: a flit from the link is synchronised and demultiplexed into

@@ -2,9 +2,10 @@
 //! flit conservation, credits within [0, depth] and conserved per VC, flits of one packet
 //! only and in order in every VC buffer, the bookkeeping masks matching the buffers.
 
-use crate::engine::{Simulation, Target, NIC_CREDIT};
+use crate::engine::Simulation;
 use crate::error::SimError;
 use crate::flit::LOCAL;
+use crate::wheel::{split, TO_ENDPOINT, TO_ROUTER};
 
 /// Flits and credits on the links (in the two timing wheels), by where they are bound.
 struct OnWire {
@@ -58,18 +59,20 @@ impl Simulation {
             credits: vec![0; self.inbuf_len()],
             credits_nic: vec![0; self.nic_credits.len()],
         };
-        for a in self.arrivals.iter().flatten() {
+        let n_ports = self.topo.routers * self.p.ports;
+        for (kind, a) in self.arrivals.iter() {
             wire.total += 1;
             let v = a.flit.vc() as usize;
-            match a.to {
-                Target::Router(ip) => wire.flits[self.p.lane_index(ip as usize, v)] += 1,
-                Target::Endpoint(node) => wire.ejecting[node as usize * vcs + v] += 1,
-                Target::None => return self.broken("flit on an unconnected link".into()),
+            let to = a.to as usize;
+            match kind {
+                TO_ROUTER if to < n_ports => wire.flits[self.p.lane_index(to, v)] += 1,
+                TO_ENDPOINT if to < self.topo.nodes => wire.ejecting[to * vcs + v] += 1,
+                _ => return self.broken("flit on an unconnected link".into()),
             }
         }
-        for c in self.credit_wheel.iter().flatten() {
-            if c.to & NIC_CREDIT != 0 {
-                wire.credits_nic[(c.to & !NIC_CREDIT) as usize * vcs + c.vc as usize] += 1;
+        for (kind, c) in self.credit_wheel.iter() {
+            if kind == TO_ENDPOINT {
+                wire.credits_nic[c.to as usize * vcs + c.vc as usize] += 1;
             } else {
                 wire.credits[self.p.lane_index(c.to as usize, c.vc as usize)] += 1;
             }
@@ -100,8 +103,9 @@ impl Simulation {
         let vcs = self.p.lanes;
         let up = self.credit_return[ip];
         let depth = self.p.lane_depth(v);
-        let (credits, credits_on_wire, credited) = if up & NIC_CREDIT != 0 {
-            let node = (up & !NIC_CREDIT) as usize;
+        let (kind, up) = split(up);
+        let (credits, credits_on_wire, credited) = if kind == TO_ENDPOINT {
+            let node = up as usize;
             let i = node * vcs + v;
             (self.nic_credits[i], wire.credits_nic[i], self.nic_credited[node])
         } else {
@@ -186,6 +190,7 @@ mod tests {
     //! The checker catches each kind of corruption: a network in mid-run passes, and one
     //! wrong count or bit is reported by name.
     use super::*;
+    use crate::wheel::ENDPOINT;
 
     fn busy() -> Simulation {
         let mut sim = Simulation::from_toml(
@@ -225,7 +230,7 @@ mod tests {
     /// Some input port fed by a router (not a NIC), and a VC of it, such that `pick`.
     fn router_fed(sim: &Simulation, pick: impl Fn(usize, usize) -> bool) -> (usize, usize) {
         (0..sim.topo.routers * sim.p.ports)
-            .filter(|&ip| sim.credit_return[ip] != u32::MAX && sim.credit_return[ip] & NIC_CREDIT == 0)
+            .filter(|&ip| sim.credit_return[ip] & ENDPOINT == 0)
             .flat_map(|ip| (0..sim.p.lanes).map(move |v| (ip, v)))
             .find(|&(ip, v)| pick(ip, v))
             .expect("a busy network has one")

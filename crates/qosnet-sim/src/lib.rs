@@ -44,6 +44,7 @@ mod endpoint;
 mod invariants;
 mod router;
 mod unchecked;
+mod wheel;
 
 pub use config::Config;
 pub use engine::Simulation;

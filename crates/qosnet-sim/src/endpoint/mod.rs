@@ -7,7 +7,7 @@
 
 use crate::config::{RouterKind, TrafficClass};
 use crate::engine::Injecting;
-use crate::engine::{Simulation, Target};
+use crate::engine::Simulation;
 use crate::flit::{Flit, Message, HEAD, TAIL};
 use crate::sched::bits;
 use crate::traffic::video::frame_flits;
@@ -274,8 +274,7 @@ impl Simulation {
             self.nic_flit_sent(n, vc, cur.packet, last);
         }
         let flit = Flit::new(cur.packet, cur.seq, kind, vc as u8, now);
-        let to = Target::Router(*self.attach_port.at(n));
-        self.send_flit(now + self.p.link, to, flit);
+        self.send_flit(now + self.p.link, *self.attach_port.at(n), flit);
         self.in_flight += 1;
         self.flits_injected += 1;
         self.last_progress = now;
