@@ -777,63 +777,88 @@ impl Simulation {
     /// arriving at `at`.
     #[inline]
     pub(crate) fn send_credit(&mut self, at: Cycle, to: u32, vc: u8, tail: bool) {
+        debug_assert!(to != UNCONNECTED, "credit returned on an unconnected port");
         let (kind, to) = split(to);
         self.credit_wheel.push(at, kind, CreditMsg { to, vc, tail });
     }
 
+    /// Hand each item for receivers of `kind` due now on `wheel` to `f`, in sending order.
+    /// (The list is out of the wheel while `f` changes the simulation, and goes back with
+    /// its capacity: nothing is allocated per cycle. Nothing is sent into the slot being
+    /// delivered: every delay is at least one cycle.)
+    #[inline(always)]
+    fn deliver<T: Copy>(
+        &mut self,
+        wheel: impl Fn(&mut Self) -> &mut Wheel<T>,
+        now: Cycle,
+        kind: usize,
+        mut f: impl FnMut(&mut Self, T),
+    ) {
+        let mut batch = wheel(self).take(now, kind);
+        for &item in &batch {
+            f(self, item);
+        }
+        batch.clear();
+        wheel(self).restore(now, kind, batch);
+    }
+
+    /// The credits arriving now: at routers' output ports, then at NICs.
     #[inline(always)]
     fn deliver_credits(&mut self, now: Cycle) {
-        let mut batch = self.credit_wheel.take(now, TO_ROUTER);
-        for c in batch.drain(..) {
-            let bit = 1u32 << c.vc;
-            let op = c.to as usize;
-            let out_vc = self.out_vc.at_mut(self.p.lane_index(op, c.vc as usize));
-            out_vc.credits += 1;
-            if c.tail {
-                out_vc.guard = u32::MAX;
-            }
-            *self.op_credited.at_mut(op) |= bit;
-            if c.tail {
-                *self.op_allocated.at_mut(op) &= !bit;
-                for held in self.op_held.at_mut(op) {
-                    *held &= !bit;
+        self.deliver(
+            |s| &mut s.credit_wheel,
+            now,
+            TO_ROUTER,
+            |s, c| {
+                let bit = 1u32 << c.vc;
+                let op = c.to as usize;
+                let out_vc = s.out_vc.at_mut(s.p.lane_index(op, c.vc as usize));
+                out_vc.credits += 1;
+                if c.tail {
+                    out_vc.guard = u32::MAX;
                 }
-                self.wake_vc_alloc(op);
-            }
-        }
-        self.credit_wheel.restore(now, TO_ROUTER, batch);
-        let mut batch = self.credit_wheel.take(now, TO_ENDPOINT);
+                *s.op_credited.at_mut(op) |= bit;
+                if c.tail {
+                    *s.op_allocated.at_mut(op) &= !bit;
+                    for held in s.op_held.at_mut(op) {
+                        *held &= !bit;
+                    }
+                    s.wake_vc_alloc(op);
+                }
+            },
+        );
         let vcs = self.p.lanes;
-        for c in batch.drain(..) {
-            let bit = 1u32 << c.vc;
-            let node = c.to as usize;
-            *self.nic_credits.at_mut(node * vcs + c.vc as usize) += 1;
-            *self.nic_credited.at_mut(node) |= bit;
-            if c.tail {
-                *self.nic_busy.at_mut(node) &= !bit;
-                *self.nic_start_blocked.at_mut(node) = false;
-                for held in self.nic_held.at_mut(node) {
-                    *held &= !bit;
+        self.deliver(
+            |s| &mut s.credit_wheel,
+            now,
+            TO_ENDPOINT,
+            |s, c| {
+                let bit = 1u32 << c.vc;
+                let node = c.to as usize;
+                *s.nic_credits.at_mut(node * vcs + c.vc as usize) += 1;
+                *s.nic_credited.at_mut(node) |= bit;
+                if c.tail {
+                    *s.nic_busy.at_mut(node) &= !bit;
+                    *s.nic_start_blocked.at_mut(node) = false;
+                    for held in s.nic_held.at_mut(node) {
+                        *held &= !bit;
+                    }
                 }
-            }
-        }
-        self.credit_wheel.restore(now, TO_ENDPOINT, batch);
+            },
+        );
     }
 
     /// The flits arriving now: into routers' input ports (stage 1), then into the sinks.
     /// (Neither reads what the other changes, so the order between them does not matter.)
     #[inline]
     fn deliver_arrivals<const PRE: bool, const AGE: bool>(&mut self, now: Cycle) {
-        let mut batch = self.arrivals.take(now, TO_ROUTER);
-        for a in batch.drain(..) {
-            self.receive::<PRE, AGE>(a.to as usize, a.flit, now);
-        }
-        self.arrivals.restore(now, TO_ROUTER, batch);
-        let mut batch = self.arrivals.take(now, TO_ENDPOINT);
-        for a in batch.drain(..) {
-            self.eject(a.to as usize, a.flit, now);
-        }
-        self.arrivals.restore(now, TO_ENDPOINT, batch);
+        self.deliver(
+            |s| &mut s.arrivals,
+            now,
+            TO_ROUTER,
+            |s, a| s.receive::<PRE, AGE>(a.to as usize, a.flit, now),
+        );
+        self.deliver(|s| &mut s.arrivals, now, TO_ENDPOINT, |s, a| s.eject(a.to as usize, a.flit, now));
     }
 
     /// Stage 1 of the router: a flit from the link is synchronised and demultiplexed into
