@@ -205,6 +205,52 @@ def test_bench_beside_booksim_reads_its_speed(with_booksim_input, tmp_path):
     assert table.exit_code == 0 and "× BookSim2" in table.stdout
 
 
+def test_bench_rounds_beside_booksim(with_booksim_input, tmp_path):
+    booksim = fake_booksim(tmp_path, BOOKSIM_OUTPUT)
+    args = ("bench", with_booksim_input, "--cycles", "300", "--booksim", booksim)
+    result = invoke(*args, "--rounds", "3", "--json")
+    assert result.exit_code == 0, result.output
+    [row] = json.loads(result.stdout)
+    assert len(row["rounds"]) == len(row["booksim_rounds"]) == 3
+    multiples = [
+        q["cycles_per_second"] / b["cycles_per_second"]
+        for q, b in zip(row["rounds"], row["booksim_rounds"], strict=True)
+    ]
+    assert row["times_booksim_rounds"] == pytest.approx(multiples)
+    assert row["times_booksim"] == pytest.approx(sorted(multiples)[1])
+    speeds = sorted(r["cycles_per_second"] for r in row["rounds"])
+    assert row["cycles_per_second"] == speeds[1], "the row is the run of median speed"
+    table = invoke(*args, "--rounds", "2")
+    assert table.exit_code == 0, table.output
+    assert "median of 2 rounds" in table.stdout
+    assert re.search(r"\d\.\d× \(\d+\.\d-\d+\.\d\)", table.stdout), table.stdout
+    refused = invoke(*args, "--rounds", "0")
+    assert refused.exit_code == 2
+    assert "--rounds" in refused.output
+
+
+def test_comparison_takes_medians_per_round():
+    from qosnet.bench import BenchResult, BooksimResult, Comparison
+
+    def ours(cycles):  # one second each: cycles/s = cycles
+        return BenchResult("c.toml", cycles, True, 0.0, 1.0, cycles, cycles, cycles, 2**20)
+
+    def theirs(cycles):
+        return BooksimResult("c.cfg", cycles, 1.0, 1.0)
+
+    c = Comparison((ours(10), ours(30), ours(20)), (theirs(1), theirs(2), theirs(4)))
+    assert c.run.cycles == 20 and c.rival.cycles == 2
+    assert c.multiples == [10.0, 15.0, 5.0] and c.multiple == 10.0
+    # of an even count, the slower of the middle two runs; the multiples' mean of the two
+    even = Comparison((ours(40), ours(10)), (theirs(2), theirs(1)))
+    assert even.run.cycles == 10 and even.rival.cycles == 1 and even.multiple == 15.0
+    alone = Comparison((ours(10),), None)
+    assert alone.rival is None and alone.multiple is None and "booksim" not in alone.to_dict()
+    without_input = Comparison((ours(10),), ())
+    assert without_input.to_dict()["booksim"] is None
+    assert without_input.to_dict()["times_booksim"] is None
+
+
 def test_bench_overrides_and_what_booksim_allows(with_booksim_input, tmp_path):
     result = invoke(
         "bench",

@@ -13,7 +13,10 @@ configs/bench/README.md.
 `booksim_one` runs BookSim2 (a binary the user built; it is not shipped) on the same network
 (`configs/bench/booksim2/<name>.cfg` beside `<name>.toml`), right after qosnet, so the two are
 compared in the same minutes: this machine kind's speed drifts by a third from hour to hour,
-and a ratio against numbers measured at another time means little.
+and a ratio against numbers measured at another time means little. With several rounds
+(`compare`), each round runs qosnet and then BookSim2, and the multiple reported is the median
+of the rounds' multiples: each is a ratio of two runs minutes apart, so the drift between
+rounds cancels out of it, where a ratio of the two sides' medians would mix rounds.
 """
 
 from __future__ import annotations
@@ -21,10 +24,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -35,9 +39,11 @@ from qosnet.config import LoadedConfig, config_error, load_config, simulation
 __all__ = [
     "BenchResult",
     "BooksimResult",
+    "Comparison",
     "bench",
     "booksim_input",
     "booksim_one",
+    "compare",
     "default_configs",
     "find_bench_dir",
 ]
@@ -168,6 +174,89 @@ def booksim_one(
         wall_seconds=wall,
         flits_per_cycle=float(rate[-1]) * nodes,
     )
+
+
+def _median_run(runs: Sequence[Any]) -> Any:
+    """The run of median speed (cycles/s; of an even count, the slower of the middle two)."""
+    return sorted(runs, key=lambda r: r.cycles_per_second)[(len(runs) - 1) // 2]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One configuration measured over rounds: qosnet's runs and, where BookSim2 has an input
+    for it, BookSim2's run right after each of them."""
+
+    runs: tuple[BenchResult, ...]
+    rivals: tuple[BooksimResult, ...] | None
+
+    @property
+    def run(self) -> BenchResult:
+        """qosnet's run of median speed."""
+        return _median_run(self.runs)
+
+    @property
+    def rival(self) -> BooksimResult | None:
+        """BookSim2's run of median speed."""
+        return _median_run(self.rivals) if self.rivals else None
+
+    @property
+    def multiples(self) -> list[float] | None:
+        """Per round, qosnet's cycles/s over BookSim2's (= delivered flits/s over BookSim2's,
+        on the same network and load)."""
+        if not self.rivals:
+            return None
+        return [
+            q.cycles_per_second / b.cycles_per_second
+            for q, b in zip(self.runs, self.rivals, strict=True)
+        ]
+
+    @property
+    def multiple(self) -> float | None:
+        """The median of the rounds' multiples."""
+        m = self.multiples
+        return statistics.median(m) if m else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The median run's fields (as `BenchResult.to_dict`), then every round's."""
+        row = self.run.to_dict()
+        row["rounds"] = [r.to_dict() for r in self.runs]
+        if self.rivals is not None:
+            row["booksim"] = self.rival.to_dict() if self.rival else None
+            row["booksim_rounds"] = [b.to_dict() for b in self.rivals]
+            row["times_booksim"] = self.multiple
+            row["times_booksim_rounds"] = self.multiples
+        return row
+
+
+def compare(
+    config: str | os.PathLike[str],
+    rounds: int = 1,
+    cycles: int | None = None,
+    overrides: Iterable[str] = (),
+    booksim: str | os.PathLike[str] | None = None,
+    on_step: Callable[[str], Any] | None = None,
+) -> Comparison:
+    """Benchmark `config` `rounds` times (`bench_one`), with `booksim` (a BookSim2 binary) run
+    on its input (`booksim_input`) right after each round's run where it has one.
+    `on_step(what)` is told what is about to run (for a progress display)."""
+    if rounds < 1:
+        raise ValueError(f"rounds: must be >= 1, got {rounds}")
+    overrides = tuple(overrides)
+    name = Path(config).name
+    rival_input = booksim_input(config) if booksim is not None else None
+    runs: list[BenchResult] = []
+    # (empty, not None, when BookSim2 was asked for but has no input here)
+    rivals: list[BooksimResult] | None = [] if booksim is not None else None
+    for i in range(rounds):
+        of = f" (round {i + 1} of {rounds})" if rounds > 1 else ""
+        if on_step:
+            on_step(f"benchmarking {name}{of}")
+        runs.append(bench_one(config, cycles, overrides))
+        if rivals is not None and rival_input is not None:
+            if on_step:
+                on_step(f"BookSim2 on {rival_input.name}{of}")
+            rivals.append(booksim_one(booksim, rival_input))
+    return Comparison(runs=tuple(runs), rivals=None if rivals is None else tuple(rivals))
 
 
 def find_bench_dir(start: Path | None = None) -> Path | None:

@@ -298,6 +298,17 @@ def bench(
             show_default=False,
         ),
     ] = None,
+    rounds: Annotated[
+        int,
+        typer.Option(
+            "--rounds",
+            min=1,
+            metavar="N",
+            help="Run each configuration N times (with --booksim, BookSim2 after each) and "
+            "report the run of median speed and the median of the rounds' multiples of "
+            "BookSim2, with their range.",
+        ),
+    ] = 1,
     sets: SetOption = None,
     json_out: JsonOption = False,
 ) -> None:
@@ -306,9 +317,10 @@ def bench(
 
     Each configuration runs in a process of its own, so peak memory is its own. With
     --booksim, BookSim2 runs right after it, so both are measured in the same minutes, and
-    --set may change only simulation.* (e.g. simulation.measure=300000).
+    --set may change only simulation.* (e.g. simulation.measure=300000). This machine's
+    speed drifts from hour to hour: --rounds 3 or more gives a steadier multiple.
     """
-    from qosnet.bench import bench_one, booksim_input, booksim_one, default_configs
+    from qosnet.bench import compare, default_configs
 
     if configs and directory is not None:
         raise typer.BadParameter("give CONFIG files or --dir, not both", param_hint="--dir")
@@ -336,39 +348,24 @@ def bench(
             raise typer.Exit(1)
     status = Console(stderr=True)
     quiet = not status.is_terminal or json_out
-    results = []
-    rivals = []
+    compared = []
     for path in paths:
-        with _user_errors(path):
-            with nullcontext() if quiet else status.status(f"benchmarking {path.name}"):
-                results.append(bench_one(path, cycles, sets or ()))
-            rival_input = booksim_input(path) if booksim is not None else None
-            if rival_input is not None:
-                with nullcontext() if quiet else status.status(f"BookSim2 on {rival_input.name}"):
-                    rivals.append(booksim_one(booksim, rival_input))
-            else:
-                rivals.append(None)
-    # qosnet's multiple of BookSim2's cycles/s, where BookSim2 ran
-    multiples = [
-        r.cycles_per_second / b.cycles_per_second if b else None
-        for r, b in zip(results, rivals, strict=True)
-    ]
+        with _user_errors(path), nullcontext() if quiet else status.status("") as spinner:
+            step = None if spinner is None else spinner.update
+            compared.append(compare(path, rounds, cycles, sets or (), booksim, on_step=step))
     if json_out:
-        rows = [r.to_dict() for r in results]
-        if booksim is not None:
-            for row, b, m in zip(rows, rivals, multiples, strict=True):
-                row["booksim"] = b.to_dict() if b else None
-                row["times_booksim"] = m
-        typer.echo(json.dumps(rows, indent=2))
+        typer.echo(json.dumps([c.to_dict() for c in compared], indent=2))
         return
-    table = Table(title="qosnet bench", box=box.SIMPLE_HEAD, pad_edge=False)
+    title = "qosnet bench" + (f" (median of {rounds} rounds)" if rounds > 1 else "")
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("config", no_wrap=True)
     columns = ["cycles", "wall s", "cycles/s", "flits/s", "hops/s", "peak MiB"]
     if booksim is not None:
         columns += ["BookSim2 cycles/s", "BookSim2 flits/s", "× BookSim2"]
     for name in columns:
         table.add_column(name, justify="right", no_wrap=True)
-    for r, b, m in zip(results, rivals, multiples, strict=True):
+    for c in compared:
+        r, b, m = c.run, c.rival, c.multiples
         row = [
             Path(r.config).stem,
             str(r.cycles),
@@ -379,8 +376,11 @@ def bench(
             f"{r.peak_rss_bytes / 2**20:.0f}",
         ]
         if booksim is not None:
+            spread = f" ({min(m):.1f}-{max(m):.1f})" if m and len(m) > 1 else ""
             row += (
-                [_si(b.cycles_per_second), _si(b.flits_per_second), f"{m:.1f}×"] if b else ["—"] * 3
+                [_si(b.cycles_per_second), _si(b.flits_per_second), f"{c.multiple:.1f}×{spread}"]
+                if b and m
+                else ["—"] * 3
             )
         table.add_row(*row)
     _stdout().print(table)
