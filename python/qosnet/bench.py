@@ -15,7 +15,7 @@ configs/bench/README.md.
 compared in the same minutes: this machine kind's speed drifts by a third from hour to hour,
 and a ratio against numbers measured at another time means little. With several rounds
 (`compare`), each round runs qosnet and then BookSim2, and the multiple reported is the median
-of the rounds' multiples: each is a ratio of two runs minutes apart, so the drift between
+of the rounds' multiples: each is a ratio of two runs made back to back, so the drift between
 rounds cancels out of it, where a ratio of the two sides' medians would mix rounds.
 """
 
