@@ -809,6 +809,9 @@ impl Simulation {
             |s| &mut s.credit_wheel,
             now,
             TO_ROUTER,
+            // (left to itself LLVM kept this closure out of line, a call per credit:
+            // inlined, 0.3-0.7% fewer instructions on the bench configurations)
+            #[inline(always)]
             |s, c| {
                 let bit = 1u32 << c.vc;
                 let op = c.to as usize;
