@@ -24,18 +24,18 @@ impl Simulation {
     pub fn check_invariants(&self) -> Result<(), SimError> {
         let wire = self.on_wire()?;
         self.check_conservation(&wire)?;
-        for ip in 0..self.topo.routers * self.p.ports {
-            if self.credit_return[ip] == u32::MAX {
+        for ip in 0..self.routers.topo.routers * self.routers.p.ports {
+            if self.routers.credit_return[ip] == u32::MAX {
                 continue; // an unconnected port
             }
-            for v in 0..self.p.lanes {
+            for v in 0..self.routers.p.lanes {
                 self.check_credits(ip, v, &wire)?;
                 self.check_buffer(ip, v)?;
             }
         }
         self.check_ejection_credits(&wire)?;
         self.check_work_counters()?;
-        match &self.violation {
+        match &self.net.progress.violation {
             Some(v) => self.broken(v.clone()),
             None => Ok(()),
         }
@@ -47,34 +47,34 @@ impl Simulation {
 
     /// `router[r].in[p].vc[v]` for input port `ip` (router * ports + port).
     fn input_vc_name(&self, ip: usize, v: usize) -> String {
-        self.input_vc_label(self.p.lane_index(ip, v))
+        self.routers.input_vc_label(self.routers.p.lane_index(ip, v))
     }
 
     fn on_wire(&self) -> Result<OnWire, SimError> {
-        let vcs = self.p.lanes;
+        let vcs = self.routers.p.lanes;
         let mut wire = OnWire {
-            flits: vec![0; self.inbuf_len()],
+            flits: vec![0; self.routers.lane_records()],
             total: 0,
-            ejecting: vec![0; self.topo.nodes * vcs],
-            credits: vec![0; self.inbuf_len()],
-            credits_nic: vec![0; self.nic_credits.len()],
+            ejecting: vec![0; self.routers.topo.nodes * vcs],
+            credits: vec![0; self.routers.lane_records()],
+            credits_nic: vec![0; self.endpoints.nic_credits.len()],
         };
-        let n_ports = self.topo.routers * self.p.ports;
-        for (kind, a) in self.arrivals.iter() {
+        let n_ports = self.routers.topo.routers * self.routers.p.ports;
+        for (kind, a) in self.net.links.flits.iter() {
             wire.total += 1;
             let v = a.flit.vc() as usize;
             let to = a.to as usize;
             match kind {
-                TO_ROUTER if to < n_ports => wire.flits[self.p.lane_index(to, v)] += 1,
-                TO_ENDPOINT if to < self.topo.nodes => wire.ejecting[to * vcs + v] += 1,
+                TO_ROUTER if to < n_ports => wire.flits[self.routers.p.lane_index(to, v)] += 1,
+                TO_ENDPOINT if to < self.routers.topo.nodes => wire.ejecting[to * vcs + v] += 1,
                 _ => return self.broken("flit on an unconnected link".into()),
             }
         }
-        for (kind, c) in self.credit_wheel.iter() {
+        for (kind, c) in self.net.links.credits.iter() {
             if kind == TO_ENDPOINT {
                 wire.credits_nic[c.to as usize * vcs + c.vc as usize] += 1;
             } else {
-                wire.credits[self.p.lane_index(c.to as usize, c.vc as usize)] += 1;
+                wire.credits[self.routers.p.lane_index(c.to as usize, c.vc as usize)] += 1;
             }
         }
         Ok(wire)
@@ -82,16 +82,27 @@ impl Simulation {
 
     /// Flit conservation: injected (and dummies made) = ejected + buffered + on links.
     fn check_conservation(&self, wire: &OnWire) -> Result<(), SimError> {
-        let buffered: u64 =
-            (0..self.inbuf_len()).map(|q| (self.in_vc[q].buf.len() + self.out_vc[q].buf.len()) as u64).sum();
-        if self.flits_injected + self.dummy_flits != self.flits_ejected + buffered + wire.total {
+        let buffered: u64 = (0..self.routers.lane_records())
+            .map(|q| (self.routers.in_vc[q].buf.len() + self.routers.out_vc[q].buf.len()) as u64)
+            .sum();
+        if self.net.progress.flits_injected + self.net.progress.dummy_flits
+            != self.net.progress.flits_ejected + buffered + wire.total
+        {
             return self.broken(format!(
                 "flit conservation: injected {} + dummies {} != ejected {} + buffered {} + on links {}",
-                self.flits_injected, self.dummy_flits, self.flits_ejected, buffered, wire.total
+                self.net.progress.flits_injected,
+                self.net.progress.dummy_flits,
+                self.net.progress.flits_ejected,
+                buffered,
+                wire.total
             ));
         }
-        if self.in_flight != buffered + wire.total {
-            return self.broken(format!("in-flight counter {} != {}", self.in_flight, buffered + wire.total));
+        if self.net.progress.in_flight != buffered + wire.total {
+            return self.broken(format!(
+                "in-flight counter {} != {}",
+                self.net.progress.in_flight,
+                buffered + wire.total
+            ));
         }
         Ok(())
     }
@@ -100,17 +111,17 @@ impl Simulation {
     /// flits in the buffer and on the wire, and the credits on their way back add up to
     /// the buffer's depth; the sender's credit mask matches its count.
     fn check_credits(&self, ip: usize, v: usize, wire: &OnWire) -> Result<(), SimError> {
-        let vcs = self.p.lanes;
-        let up = self.credit_return[ip];
-        let depth = self.p.lane_depth(v);
+        let vcs = self.routers.p.lanes;
+        let up = self.routers.credit_return[ip];
+        let depth = self.routers.p.lane_depth(v);
         let (kind, up) = split(up);
         let (credits, credits_on_wire, credited) = if kind == TO_ENDPOINT {
             let node = up as usize;
             let i = node * vcs + v;
-            (self.nic_credits[i], wire.credits_nic[i], self.nic_credited[node])
+            (self.endpoints.nic_credits[i], wire.credits_nic[i], self.endpoints.nic_credited[node])
         } else {
-            let i = self.p.lane_index(up as usize, v);
-            (self.out_vc[i].credits, wire.credits[i], self.op_credited[up as usize])
+            let i = self.routers.p.lane_index(up as usize, v);
+            (self.routers.out_vc[i].credits, wire.credits[i], self.routers.op_credited[up as usize])
         };
         let name = || self.input_vc_name(ip, v);
         if (credited >> v & 1 == 1) != (credits > 0) {
@@ -120,9 +131,9 @@ impl Simulation {
             return self.broken(format!("{}: upstream holds {credits} credits > depth {depth}", name()));
         }
         // Dummy flits made here hold no credit.
-        let ivc = self.p.lane_index(ip, v);
-        let buf = &self.in_vc[ivc].buf;
-        let held = self.inbuf.iter(buf, ivc).filter(|f| f.kind() & LOCAL == 0).count() as u32;
+        let ivc = self.routers.p.lane_index(ip, v);
+        let buf = &self.routers.in_vc[ivc].buf;
+        let held = self.routers.inbuf.iter(buf, ivc).filter(|f| f.kind() & LOCAL == 0).count() as u32;
         let flits_on_wire = wire.flits[ivc];
         if credits + held + flits_on_wire + credits_on_wire != depth {
             return self.broken(format!(
@@ -136,13 +147,13 @@ impl Simulation {
     /// Input VC `v` of port `ip` holds flits of one packet, in order (dummies aside), and
     /// its occupancy bit matches.
     fn check_buffer(&self, ip: usize, v: usize) -> Result<(), SimError> {
-        let ivc = self.p.lane_index(ip, v);
-        let buf = &self.in_vc[ivc].buf;
-        let flits: Vec<_> = self.inbuf.iter(buf, ivc).filter(|f| !f.is_dummy()).collect();
+        let ivc = self.routers.p.lane_index(ip, v);
+        let buf = &self.routers.in_vc[ivc].buf;
+        let flits: Vec<_> = self.routers.inbuf.iter(buf, ivc).filter(|f| !f.is_dummy()).collect();
         if flits.windows(2).any(|w| w[1].packet() != w[0].packet() || w[1].seq() != w[0].seq() + 1) {
             return self.broken(format!("{}: flits interleaved or out of order", self.input_vc_name(ip, v)));
         }
-        if (self.ip_nonempty[ip] >> v & 1 == 1) == buf.is_empty() {
+        if (self.routers.ip_nonempty[ip] >> v & 1 == 1) == buf.is_empty() {
             return self.broken(format!("{}: occupancy mask out of date", self.input_vc_name(ip, v)));
         }
         Ok(())
@@ -151,12 +162,12 @@ impl Simulation {
     /// Ejection links: the sink consumes at once, so credits + flits on the wire + credits
     /// on the wire = depth.
     fn check_ejection_credits(&self, wire: &OnWire) -> Result<(), SimError> {
-        let vcs = self.p.lanes;
-        for node in 0..self.topo.nodes {
+        let vcs = self.routers.p.lanes;
+        for node in 0..self.routers.topo.nodes {
             for v in 0..vcs {
-                let i = self.p.lane_index(self.attach_port[node] as usize, v);
-                let total = self.out_vc[i].credits + wire.credits[i] + wire.ejecting[node * vcs + v];
-                if total != self.p.lane_depth(v) {
+                let i = self.routers.p.lane_index(self.endpoints.attach_port[node] as usize, v);
+                let total = self.routers.out_vc[i].credits + wire.credits[i] + wire.ejecting[node * vcs + v];
+                if total != self.routers.p.lane_depth(v) {
                     return self.broken(format!("ejection credits of node {node} vc {v} not conserved"));
                 }
             }
@@ -166,14 +177,16 @@ impl Simulation {
 
     /// Each router's work counter is the number of flits its buffers hold.
     fn check_work_counters(&self) -> Result<(), SimError> {
-        let per_router = self.p.ports * self.p.lane_stride;
-        for r in 0..self.topo.routers {
+        let per_router = self.routers.p.ports * self.routers.p.lane_stride;
+        for r in 0..self.routers.topo.routers {
             let held: u32 = (r * per_router..(r + 1) * per_router)
-                .map(|q| self.in_vc[q].buf.len() + self.out_vc[q].buf.len())
+                .map(|q| self.routers.in_vc[q].buf.len() + self.routers.out_vc[q].buf.len())
                 .sum();
-            if held != self.work[r] {
-                return self
-                    .broken(format!("router[{r}] work counter {} != flits held {held}", self.work[r]));
+            if held != self.routers.work[r] {
+                return self.broken(format!(
+                    "router[{r}] work counter {} != flits held {held}",
+                    self.routers.work[r]
+                ));
             }
         }
         Ok(())
@@ -181,7 +194,7 @@ impl Simulation {
 
     /// Packets and messages currently alive (for exactly-once checks in tests).
     pub fn live_packets(&self) -> usize {
-        self.packets.live()
+        self.net.packets.live()
     }
 }
 
@@ -229,9 +242,9 @@ mod tests {
 
     /// Some input port fed by a router (not a NIC), and a VC of it, such that `pick`.
     fn router_fed(sim: &Simulation, pick: impl Fn(usize, usize) -> bool) -> (usize, usize) {
-        (0..sim.topo.routers * sim.p.ports)
-            .filter(|&ip| sim.credit_return[ip] & ENDPOINT == 0)
-            .flat_map(|ip| (0..sim.p.lanes).map(move |v| (ip, v)))
+        (0..sim.routers.topo.routers * sim.routers.p.ports)
+            .filter(|&ip| sim.routers.credit_return[ip] & ENDPOINT == 0)
+            .flat_map(|ip| (0..sim.routers.p.lanes).map(move |v| (ip, v)))
             .find(|&(ip, v)| pick(ip, v))
             .expect("a busy network has one")
     }
@@ -239,18 +252,21 @@ mod tests {
     #[test]
     fn a_lost_flit_breaks_conservation() {
         let mut sim = busy();
-        sim.flits_injected += 1;
+        sim.net.progress.flits_injected += 1;
         assert!(broken(&sim).starts_with("flit conservation"));
     }
 
     #[test]
     fn a_credit_too_many_is_named_by_vc() {
         let mut sim = busy();
-        let depth = sim.p.input_depth;
-        let up = |sim: &Simulation, ip: usize, v: usize| sim.p.lane_index(sim.credit_return[ip] as usize, v);
-        let (ip, v) = router_fed(&sim, |ip, v| (1..depth).contains(&sim.out_vc[up(&sim, ip, v)].credits));
+        let depth = sim.routers.p.input_depth;
+        let up = |sim: &Simulation, ip: usize, v: usize| {
+            sim.routers.p.lane_index(sim.routers.credit_return[ip] as usize, v)
+        };
+        let (ip, v) =
+            router_fed(&sim, |ip, v| (1..depth).contains(&sim.routers.out_vc[up(&sim, ip, v)].credits));
         let i = up(&sim, ip, v);
-        sim.out_vc[i].credits += 1;
+        sim.routers.out_vc[i].credits += 1;
         let what = broken(&sim);
         assert!(
             what.starts_with(&sim.input_vc_name(ip, v)) && what.ends_with(&format!("!= depth {depth}")),
@@ -262,17 +278,19 @@ mod tests {
     fn a_stale_credit_mask() {
         let mut sim = busy();
         let (ip, v) = router_fed(&sim, |ip, v| {
-            sim.out_vc[sim.p.lane_index(sim.credit_return[ip] as usize, v)].credits > 0
+            sim.routers.out_vc[sim.routers.p.lane_index(sim.routers.credit_return[ip] as usize, v)].credits
+                > 0
         });
-        sim.op_credited[sim.credit_return[ip] as usize] &= !(1 << v);
+        sim.routers.op_credited[sim.routers.credit_return[ip] as usize] &= !(1 << v);
         assert_eq!(broken(&sim), format!("{}: upstream credit mask out of date", sim.input_vc_name(ip, v)));
     }
 
     #[test]
     fn a_stale_occupancy_mask() {
         let mut sim = busy();
-        let (ip, v) = router_fed(&sim, |ip, v| !sim.in_vc[sim.p.lane_index(ip, v)].buf.is_empty());
-        sim.ip_nonempty[ip] &= !(1 << v);
+        let (ip, v) =
+            router_fed(&sim, |ip, v| !sim.routers.in_vc[sim.routers.p.lane_index(ip, v)].buf.is_empty());
+        sim.routers.ip_nonempty[ip] &= !(1 << v);
         assert_eq!(broken(&sim), format!("{}: occupancy mask out of date", sim.input_vc_name(ip, v)));
     }
 
@@ -282,21 +300,21 @@ mod tests {
         // a buffer holding two flits or more: its front flit's place taken by a later one
         let mut found = None;
         for _ in 0..2000 {
-            found = (0..sim.inbuf_len()).find(|&q| sim.in_vc[q].buf.len() >= 2);
+            found = (0..sim.routers.lane_records()).find(|&q| sim.routers.in_vc[q].buf.len() >= 2);
             if found.is_some() {
                 break;
             }
             sim.step().unwrap();
         }
         let ivc = found.expect("some buffer fills within 2000 cycles at load 0.5");
-        let mut state = sim.in_vc[ivc].buf;
-        let mut front = sim.inbuf.pop(&mut state, ivc);
+        let mut state = sim.routers.in_vc[ivc].buf;
+        let mut front = sim.routers.inbuf.pop(&mut state, ivc);
         front.set_seq(front.seq() + 5);
-        sim.inbuf.push_front(&mut state, ivc, front);
-        sim.in_vc[ivc].buf = state;
+        sim.routers.inbuf.push_front(&mut state, ivc, front);
+        sim.routers.in_vc[ivc].buf = state;
         let what = broken(&sim);
         assert_eq!(what, {
-            let (ip, v) = sim.p.lane_place(ivc);
+            let (ip, v) = sim.routers.p.lane_place(ivc);
             format!("{}: flits interleaved or out of order", sim.input_vc_name(ip, v))
         });
     }
@@ -305,15 +323,15 @@ mod tests {
     fn an_ejection_credit_too_many() {
         let mut sim = busy();
         let node = 5;
-        let i = sim.p.lane_index(sim.attach_port[node] as usize, 0);
-        sim.out_vc[i].credits += 1;
+        let i = sim.routers.p.lane_index(sim.endpoints.attach_port[node] as usize, 0);
+        sim.routers.out_vc[i].credits += 1;
         assert_eq!(broken(&sim), format!("ejection credits of node {node} vc 0 not conserved"));
     }
 
     #[test]
     fn a_wrong_work_counter() {
         let mut sim = busy();
-        sim.work[2] += 1;
+        sim.routers.work[2] += 1;
         assert!(broken(&sim).starts_with("router[2] work counter"));
     }
 }

@@ -25,12 +25,12 @@
 //! ```
 
 pub mod admission;
+mod build;
 pub mod config;
 pub mod engine;
 pub mod error;
 pub mod flit;
 pub mod metrics;
-pub mod nic;
 pub mod results;
 pub mod ring;
 pub mod routing;
@@ -39,9 +39,10 @@ pub mod topology;
 pub mod traffic;
 pub mod units;
 
-mod deadlock;
-mod endpoint;
+pub mod endpoint;
 mod invariants;
+mod links;
+mod net;
 mod router;
 mod unchecked;
 mod wheel;

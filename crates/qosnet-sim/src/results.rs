@@ -3,6 +3,7 @@
 
 use crate::config::TrafficClass;
 use crate::engine::Simulation;
+use crate::error::SimError;
 use crate::metrics::deadline::DeadlineStats;
 use crate::metrics::{Column, LatencySummary, Table};
 use crate::topology::Peer;
@@ -100,11 +101,17 @@ fn ratio(a: u64, b: u64) -> f64 {
 }
 
 impl Simulation {
+    /// Run until finished; then the results.
+    pub fn run(&mut self) -> Result<RunResult, SimError> {
+        while !self.advance(u64::MAX)? {}
+        Ok(self.result())
+    }
+
     /// The results so far (complete once `advance` reported the run finished).
     pub fn result(&self) -> RunResult {
-        let m = &self.metrics;
+        let m = &self.net.obs.metrics;
         let window = (m.window_end - m.warmup) as f64;
-        let nodes = self.topo.nodes as f64;
+        let nodes = self.routers.topo.nodes as f64;
         let ns = self.clock.cycle_seconds() * 1e9;
         let per_node_cycle = |flits: u64| flits as f64 / nodes / window;
 
@@ -192,8 +199,8 @@ impl Simulation {
                 Column::F64(n.iter().map(|s| ratio(s.latency_sum, s.messages_delivered)).collect()),
             );
         // The NIC models' completion queues and host DMA (zero for the ideal endpoint).
-        let nic = |f: &dyn Fn(&crate::nic::Nic) -> u64| -> Vec<u64> {
-            (0..n.len()).map(|i| self.nics.get(i).map_or(0, f)).collect()
+        let nic = |f: &dyn Fn(&crate::endpoint::nic::Nic) -> u64| -> Vec<u64> {
+            (0..n.len()).map(|i| self.endpoints.nics.get(i).map_or(0, f)).collect()
         };
         let now = self.now.max(1) as f64;
         node_t
@@ -208,8 +215,8 @@ impl Simulation {
         let mut links = Table::default();
         let (mut kind, mut src, mut src_port, mut dst, mut dst_port, mut util) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for node in 0..self.topo.nodes {
-            let (r, p) = self.topo.attach[node];
+        for node in 0..self.routers.topo.nodes {
+            let (r, p) = self.routers.topo.attach[node];
             kind.push("injection".to_string());
             src.push(node as u64);
             src_port.push(0);
@@ -217,8 +224,8 @@ impl Simulation {
             dst_port.push(p as u64);
             util.push(m.nic_link_flits[node] as f64 / window);
         }
-        for (i, peer) in self.topo.peer.iter().enumerate() {
-            let (r, p) = ((i / self.topo.ports) as u64, (i % self.topo.ports) as u64);
+        for (i, peer) in self.routers.topo.peer.iter().enumerate() {
+            let (r, p) = ((i / self.routers.topo.ports) as u64, (i % self.routers.topo.ports) as u64);
             let (k, d, dp) = match *peer {
                 Peer::Router { router, port } => ("router", router as u64, port as u64),
                 Peer::Endpoint { node } => ("ejection", node as u64, 0),
@@ -267,8 +274,8 @@ impl Simulation {
 
         let mut flows = Table::default();
         let fs = &m.flows;
-        let src_of = |i: usize| self.sources.get(i).map_or(u64::MAX, |s| s.node as u64);
-        let spec_of = |i: usize| self.sources.get(i).map_or(u64::MAX, |s| s.spec as u64);
+        let src_of = |i: usize| self.traffic.sources.get(i).map_or(u64::MAX, |s| s.node as u64);
+        let spec_of = |i: usize| self.traffic.sources.get(i).map_or(u64::MAX, |s| s.spec as u64);
         flows
             .push("flow", Column::U64((0..fs.len() as u64).collect()))
             .push("traffic", Column::U64((0..fs.len()).map(spec_of).collect()))
@@ -278,7 +285,10 @@ impl Simulation {
                 Column::Str(
                     (0..fs.len())
                         .map(|i| {
-                            self.sources.get(i).map_or("posted", |s| self.specs[s.spec as usize].class.name())
+                            self.traffic
+                                .sources
+                                .get(i)
+                                .map_or("posted", |s| self.traffic.specs[s.spec as usize].class.name())
                         })
                         .map(str::to_string)
                         .collect(),
@@ -288,7 +298,12 @@ impl Simulation {
                 "vtick",
                 Column::U64(
                     (0..fs.len())
-                        .map(|i| self.sources.get(i).map_or(0, |s| self.specs[s.spec as usize].vtick as u64))
+                        .map(|i| {
+                            self.traffic
+                                .sources
+                                .get(i)
+                                .map_or(0, |s| self.traffic.specs[s.spec as usize].vtick as u64)
+                        })
                         .collect(),
                 ),
             )
@@ -297,11 +312,11 @@ impl Simulation {
                 Column::U64(
                     (0..fs.len())
                         .map(|i| {
-                            self.sources.get(i).map_or(u64::MAX, |s| {
+                            self.traffic.sources.get(i).map_or(u64::MAX, |s| {
                                 if s.dst != u32::MAX {
                                     return s.dst as u64;
                                 }
-                                let p = &self.specs[s.spec as usize].pattern;
+                                let p = &self.traffic.specs[s.spec as usize].pattern;
                                 p.fixed_destination(s.node as usize).map_or(u64::MAX, u64::from)
                             })
                         })
@@ -312,8 +327,10 @@ impl Simulation {
                 "idt_cycles",
                 Column::F64(
                     (0..fs.len())
-                        .map(|i| match self.nic_idt.get(i) {
-                            Some(&t) if t > 0 => t as f64 / crate::nic::rate_control::TICKS_PER_CYCLE as f64,
+                        .map(|i| match self.endpoints.nic_idt.get(i) {
+                            Some(&t) if t > 0 => {
+                                t as f64 / crate::endpoint::nic::rate_control::TICKS_PER_CYCLE as f64
+                            }
                             _ => f64::NAN,
                         })
                         .collect(),
@@ -338,7 +355,7 @@ impl Simulation {
         let ms = self.clock.cycle_seconds() * 1e3;
         let mut overall = DeadlineStats::default();
         let mut by_phase = vec![DeadlineStats::default(); m.phases.len()];
-        for d in &self.deadlines {
+        for d in &self.net.obs.deadlines {
             overall.merge(d.overall());
             for (p, b) in by_phase.iter_mut().enumerate() {
                 b.merge(d.phase(p.min(d.phases() - 1)));
@@ -346,9 +363,9 @@ impl Simulation {
         }
         let mut streams = Table::default();
         let video: Vec<usize> =
-            (0..self.sources.len()).filter(|&i| self.deadline_of[i] != u32::MAX).collect();
-        let st = |i: usize| self.deadlines[self.deadline_of[i] as usize].overall();
-        let src = |i: usize| &self.sources[i];
+            (0..self.traffic.sources.len()).filter(|&i| self.net.obs.deadline_of[i] != u32::MAX).collect();
+        let st = |i: usize| self.net.obs.deadlines[self.net.obs.deadline_of[i] as usize].overall();
+        let src = |i: usize| &self.traffic.sources[i];
         streams
             .push("flow", Column::U64(video.iter().map(|&i| i as u64).collect()))
             .push("src", Column::U64(video.iter().map(|&i| src(i).node as u64).collect()))
@@ -385,8 +402,8 @@ impl Simulation {
         let (mut frames_col, mut missed_col) = (Vec::new(), Vec::new());
         let mut dl_cols: Vec<Vec<f64>> = vec![Vec::new(); 4];
         for (p, stats) in m.phases.iter().enumerate() {
-            let from = if p == 0 { 0 } else { self.phase_starts[p - 1] };
-            let to = self.phase_starts.get(p).copied().unwrap_or(m.window_end);
+            let from = if p == 0 { 0 } else { self.traffic.phase_starts[p - 1] };
+            let to = self.traffic.phase_starts.get(p).copied().unwrap_or(m.window_end);
             // The part of the phase inside the measurement window.
             let span = to.min(m.window_end).saturating_sub(from.max(m.warmup)) as f64;
             for class in TrafficClass::ALL {
@@ -452,8 +469,8 @@ impl Simulation {
             warmup_cycles: m.warmup,
             measure_cycles: m.window_end - m.warmup,
             cycle_time_ns: ns,
-            nodes: self.topo.nodes as u64,
-            routers: self.topo.routers as u64,
+            nodes: self.routers.topo.nodes as u64,
+            routers: self.routers.topo.routers as u64,
             drain_complete: !self.drain_incomplete,
             saturated: self.drain_incomplete
                 || per_node_cycle(accepted) < (1.0 - SATURATION_DEFICIT) * per_node_cycle(offered),
@@ -467,9 +484,9 @@ impl Simulation {
             queueing_mean: ratio(q_sum, delivered),
             network_mean: ratio(n_sum, delivered),
             latency_mean_ns: latency.mean * ns,
-            flits_injected: self.flits_injected,
-            flits_ejected: self.flits_ejected,
-            flit_hops: self.flit_hops,
+            flits_injected: self.net.progress.flits_injected,
+            flits_ejected: self.net.progress.flits_ejected,
+            flit_hops: self.net.progress.flit_hops,
             frames: overall.frames,
             frames_missed: overall.missed,
             dmp: overall.dmp(),

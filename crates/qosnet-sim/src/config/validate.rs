@@ -7,8 +7,8 @@ use super::{
     VcClasses, VtickConfig,
 };
 use crate::admission::CallAdmission;
+use crate::endpoint::nic::NicParams;
 use crate::error::{ConfigError, ConfigErrors};
-use crate::nic::NicParams;
 use crate::routing::Routing;
 use crate::topology::Topology;
 use crate::traffic::pattern::Pattern;

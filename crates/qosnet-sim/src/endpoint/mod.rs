@@ -5,91 +5,41 @@
 //! scheduler (the same schedulers as the router's). A sink consumes one flit per cycle per
 //! link and returns its credit.
 
-use crate::config::{RouterKind, TrafficClass};
-use crate::engine::Injecting;
-use crate::engine::Simulation;
+pub mod nic;
+mod state;
+
+pub(crate) use state::{EndpointParams, Endpoints, Injecting};
+
+use crate::config::TrafficClass;
 use crate::flit::{Flit, Message, HEAD, TAIL};
+use crate::net::Net;
+use crate::router::select_vc;
 use crate::sched::bits;
-use crate::traffic::video::frame_flits;
-use crate::traffic::ProcessSpec;
 use crate::unchecked::At;
 use crate::units::Cycle;
-use std::cmp::Reverse;
 
-impl Simulation {
-    /// Create the messages whose time has come and queue them at their source NICs.
-    #[inline(always)]
-    pub(crate) fn generate(&mut self, now: Cycle) {
-        if self.phase_starts.get(self.phase) == Some(&now) {
-            self.next_phase(now);
-        }
-        while let Some(&Reverse((t, s, epoch))) = self.events.peek() {
-            if t > now {
-                break;
-            }
-            self.events.pop();
-            if epoch != self.sources.at(s as usize).epoch {
-                continue; // rescheduled by a phase change
-            }
-            self.source_event(s as usize, now);
-            let source = self.sources.at_mut(s as usize);
-            let next = source.advance(self.specs.at(source.spec as usize), self.phase, now);
-            self.events.push(Reverse((next, s, source.epoch)));
-        }
-    }
+/// A message to create: who sends it where, its class, size and how it is cut, and the
+/// flow (row of the per-flow table), video frame (or `u32::MAX`) and mix phase it is of.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct NewMessage {
+    pub src: u32,
+    pub dst: u32,
+    pub class: TrafficClass,
+    pub size: u32,
+    pub packet_flits: u32,
+    pub vtick: u32,
+    pub flow: u32,
+    pub frame: u32,
+    pub phase: usize,
+}
 
-    /// Source `s` is due: a message, or for a video stream a frame cut into messages
-    /// (document 003 §4.2), all created now.
-    fn source_event(&mut self, s: usize, now: Cycle) {
-        let source = self.sources.at_mut(s);
-        let spec = self.specs.at(source.spec as usize);
-        let (node, class, vtick, flits) = (source.node, spec.class, source.vtick, spec.message_flits);
-        if let ProcessSpec::Video(v) = &spec.process {
-            let v = v.clone();
-            let bytes = source.next_frame_bytes(&v);
-            let (frame, dst) = (source.frames - 1, source.dst);
-            if dst == u32::MAX {
-                return;
-            }
-            let total = frame_flits(bytes, self.clock.flit_bits);
-            let messages = total.div_ceil(flits);
-            let measured = self.measuring;
-            let d = *self.deadline_of.at(s) as usize;
-            self.deadlines.at_mut(d).expect_frame(frame as u64, now, messages, self.phase, measured);
-            for k in 0..messages {
-                let size = flits.min(total - k * flits);
-                self.create_message(node, dst, class, size, vtick, s as u32, frame, now);
-            }
-            return;
-        }
-        let dst = if source.dst != u32::MAX {
-            Some(source.dst as usize)
-        } else {
-            spec.pattern.destination(node as usize, &mut source.rng)
-        };
-        if let Some(dst) = dst {
-            self.create_message(node, dst as u32, class, flits, vtick, s as u32, u32::MAX, now);
-        }
-    }
-
-    /// Create a message now and queue it at its source NIC; it is measured if created in
-    /// the window. `flow` indexes the per-flow table; `frame` is its video frame or MAX.
-    #[allow(clippy::too_many_arguments)] // one per field a message is born with
-    pub(crate) fn create_message(
-        &mut self,
-        src: u32,
-        dst: u32,
-        class: TrafficClass,
-        size: u32,
-        vtick: u32,
-        flow: u32,
-        frame: u32,
-        now: Cycle,
-    ) -> u32 {
-        let measured = self.measuring;
-        let packet_flits =
-            self.sources.get(flow as usize).map_or(size, |s| self.specs.at(s.spec as usize).packet_flits);
-        let m = self.messages.insert(Message {
+impl Endpoints {
+    /// Create message `m` at `now` and queue it at its source; it is measured if created
+    /// in the measurement window.
+    pub(crate) fn create_message(&mut self, net: &mut Net, m: NewMessage, now: Cycle) -> u32 {
+        let measured = net.obs.measuring;
+        let NewMessage { src, dst, class, size, packet_flits, vtick, flow, frame, phase } = m;
+        let m = net.messages.insert(Message {
             src,
             dst,
             class,
@@ -103,51 +53,31 @@ impl Simulation {
             vtick,
             flow,
             frame,
-            phase: self.phase as u16,
+            phase: phase as u16,
             sent: 0,
             done: 0,
         });
         if measured {
-            let c = class.index();
-            self.metrics.phases.at_mut(self.phase)[c].flits_offered += size as u64;
-            self.measured_outstanding += 1;
-            self.metrics.classes.at_mut(c).messages_measured += 1;
-            self.metrics.classes.at_mut(c).flits_offered += size as u64;
-            self.metrics.nodes.at_mut(src as usize).flits_offered += size as u64;
+            net.progress.measured_outstanding += 1;
+            net.obs.message_offered(phase, class, src, size);
         }
         if self.nic_p.is_nic() {
-            self.nic_post(src as usize, m, now);
+            self.nic_post(net, src as usize, m, now);
         } else {
             let q = self.source_queue(src as usize, class);
             self.nic_queue.at_mut(q).push_back(m);
             *self.nic_start_blocked.at_mut(src as usize) = false;
-            self.activate_nic(src as usize);
+            self.activate(src as usize);
         }
         m
     }
 
-    /// A new phase of the mix begins: sources whose rate changes restart at the new rate
-    /// (exact for memoryless processes).
-    fn next_phase(&mut self, now: Cycle) {
-        let (old, new) = (self.phase, self.phase + 1);
-        self.phase = new;
-        for (i, source) in self.sources.iter_mut().enumerate() {
-            let spec = self.specs.at(source.spec as usize);
-            if spec.source_rate(source.stream, old) == spec.source_rate(source.stream, new) {
-                continue;
-            }
-            if let Some(t) = source.start(spec, new, now) {
-                self.events.push(Reverse((t, i as u32, source.epoch)));
-            }
-        }
-    }
-
     /// Each active NIC sends at most one flit this cycle.
     #[inline(always)]
-    pub(crate) fn inject(&mut self, now: Cycle) {
+    pub(crate) fn inject(&mut self, net: &mut Net, now: Cycle) {
         let mut active = std::mem::take(&mut self.nic_active);
         for &n in &active {
-            self.inject_one(n as usize, now);
+            self.inject_one(net, n as usize, now);
         }
         active.retain(|&n| {
             let keep = self.nic_has_work(n as usize);
@@ -168,7 +98,7 @@ impl Simulation {
     /// queue, in priority order (control, real-time, best effort; a class that finds no free
     /// VC does not hold up the next one), takes a free VC its class may use.
     #[inline]
-    fn start_packets(&mut self, n: usize, now: Cycle) {
+    fn start_packets(&mut self, net: &mut Net, n: usize, now: Cycle) {
         let vcs = self.p.lanes;
         // If nothing starts, nothing will until a message arrives or a lane is sent out
         // or freed. A start is tried again: it may give a higher class a lane to preempt.
@@ -177,13 +107,13 @@ impl Simulation {
             loop {
                 // At the limit, in the preemptive router, a message may still start if it
                 // outranks one being sent: it does not wait for a lower one's slot.
-                let preemptive = self.p.kind == RouterKind::Preemptive;
+                let preemptive = self.p.preemptive;
                 let at_limit = self.nic_sending.at(n).count_ones() >= self.p.concurrent_packets;
                 if at_limit && !preemptive {
                     return;
                 }
                 let Some(&m) = self.nic_queue.at(q).front() else { break };
-                let class = self.messages.get(m).class.index();
+                let class = net.messages.get(m).class.index();
                 if at_limit && !self.nic_outranks(n, class as u8) {
                     break;
                 }
@@ -191,7 +121,7 @@ impl Simulation {
                 let vc = if free != 0 {
                     let home = free & *self.p.home_vcs.at(class);
                     let free = if home != 0 { home } else { free };
-                    Self::select_vc(self.p.nic_vc_selection, free, self.nic_rr.at_mut(n))
+                    select_vc(self.p.vc_selection, free, self.nic_rr.at_mut(n))
                 } else if preemptive {
                     match self.nic_preempt(n, class as u8) {
                         Some(lane) => lane,
@@ -200,11 +130,11 @@ impl Simulation {
                 } else {
                     break;
                 };
-                let (packet, size, last) = self.cut_packet(m);
+                let (packet, size, last) = net.cut_packet(m);
                 if last {
                     self.nic_queue.at_mut(q).pop_front();
                 }
-                let vtick = self.packets.get(packet).vtick;
+                let vtick = net.packets.get(packet).vtick;
                 self.hold_nic_lane(n, vc, class as u8);
                 *self.nic_start_blocked.at_mut(n) = false;
                 self.nic_keys.set_vtick(n, vc, vtick);
@@ -216,13 +146,13 @@ impl Simulation {
     }
 
     #[inline(always)]
-    fn inject_one(&mut self, n: usize, now: Cycle) {
+    fn inject_one(&mut self, net: &mut Net, n: usize, now: Cycle) {
         let vcs = self.p.lanes;
         let nic = self.nic_p.is_nic();
         if nic {
-            self.nic_send_side(n, now);
+            self.nic_send_side(net, n, now);
         } else if !*self.nic_start_blocked.at(n) {
-            self.start_packets(n, now);
+            self.start_packets(net, n, now);
         }
         let mut sending = *self.nic_sending.at(n);
         if sending == 0 {
@@ -251,8 +181,8 @@ impl Simulation {
         let mut kind = 0;
         if cur.seq == 0 {
             kind |= HEAD;
-            let m = self.packets.get(cur.packet).message;
-            let msg = self.messages.get_mut(m);
+            let m = net.packets.get(cur.packet).message;
+            let msg = net.messages.get_mut(m);
             if msg.injected == Cycle::MAX {
                 msg.injected = now;
             }
@@ -271,17 +201,14 @@ impl Simulation {
             (p.seq, p.key, p.avail) = (cur.seq + 1, key, avail);
         }
         if nic {
-            self.nic_flit_sent(n, vc, cur.packet, last);
+            self.nic_flit_sent(net, n, vc, cur.packet, last);
         }
         let flit = Flit::new(cur.packet, cur.seq, kind, vc as u8, now);
-        self.send_flit(now + self.p.link, *self.attach_port.at(n), flit);
-        self.in_flight += 1;
-        self.flits_injected += 1;
-        self.last_progress = now;
-        if self.measuring {
-            self.metrics.nodes.at_mut(n).flits_injected += 1;
-            *self.metrics.nic_link_flits.at_mut(n) += 1;
-        }
+        net.links.send_flit(now + self.p.link, *self.attach_port.at(n), flit);
+        net.progress.in_flight += 1;
+        net.progress.flits_injected += 1;
+        net.progress.last_progress = now;
+        net.obs.flit_injected(n);
     }
 
     /// The injection scheduler's choice among `lanes` of node `n`: a lane with a credit
@@ -331,73 +258,85 @@ impl Simulation {
         }
     }
 
+    /// Node `n` has work: it is visited from this cycle on.
+    #[inline]
+    pub(crate) fn activate(&mut self, n: usize) {
+        if !*self.nic_is_active.at(n) {
+            *self.nic_is_active.at_mut(n) = true;
+            self.nic_active.push(n as u32);
+        }
+    }
+
+    /// Whether no endpoint has anything to inject.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.nic_active.is_empty()
+    }
+
+    /// A credit for lane `vc` of node `n`'s link into the router came back; with the
+    /// packet's `tail` the lane is free again.
+    #[inline(always)]
+    pub(crate) fn credit_arrived(&mut self, n: usize, vc: u8, tail: bool) {
+        let bit = 1u32 << vc;
+        *self.nic_credits.at_mut(n * self.p.lanes + vc as usize) += 1;
+        *self.nic_credited.at_mut(n) |= bit;
+        if tail {
+            *self.nic_busy.at_mut(n) &= !bit;
+            *self.nic_start_blocked.at_mut(n) = false;
+            for held in self.nic_held.at_mut(n) {
+                *held &= !bit;
+            }
+        }
+    }
+
     /// The sink at node `n` consumes a flit arriving from the router's ejection port.
     #[inline(always)]
-    pub(crate) fn eject(&mut self, n: usize, flit: Flit, now: Cycle) {
-        self.send_credit(now + self.p.credit, *self.attach_port.at(n), flit.vc(), flit.is_tail());
-        self.in_flight -= 1;
-        self.flits_ejected += 1;
-        self.last_progress = now;
+    pub(crate) fn eject(&mut self, net: &mut Net, n: usize, flit: Flit, now: Cycle) {
+        net.links.send_credit(now + self.p.credit, *self.attach_port.at(n), flit.vc(), flit.is_tail());
+        net.progress.in_flight -= 1;
+        net.progress.flits_ejected += 1;
+        net.progress.last_progress = now;
         if flit.is_dummy() {
             // A preempted packet's dummy tail or header carries nothing.
             return;
         }
-        let measuring = self.measuring;
-        let pkt = self.packets.get_mut(flit.packet());
+        let pkt = net.packets.get_mut(flit.packet());
         if pkt.dst as usize != n || flit.seq() != pkt.received {
-            self.violation.get_or_insert(format!(
-                "packet {} flit {} reached node {n} out of order or misrouted (expected flit {} at node {})",
-                flit.packet(),
-                flit.seq(),
-                pkt.received,
-                pkt.dst
-            ));
+            let (expected, dst) = (pkt.received, pkt.dst);
+            net.progress.violated(|| {
+                format!(
+                    "packet {} flit {} reached node {n} out of order or misrouted (expected flit {expected} at node {dst})",
+                    flit.packet(),
+                    flit.seq(),
+                )
+            });
         }
+        let pkt = net.packets.get_mut(flit.packet());
         pkt.received += 1;
         let (m, size, received, class, pkt_flow) = (pkt.message, pkt.size, pkt.received, pkt.class, pkt.flow);
-        if measuring {
-            self.metrics.nodes.at_mut(n).flits_accepted += 1;
-            self.metrics.classes.at_mut(class.index()).flits_accepted += 1;
-            self.metrics.flows.at_mut(pkt_flow as usize).flits += 1;
-        }
+        net.obs.flit_accepted(n, class, pkt_flow);
         if !flit.is_tail() {
             return;
         }
         if received != size {
-            self.violation
-                .get_or_insert(format!("packet {} ended after {received} of {size} flits", flit.packet()));
+            net.progress
+                .violated(|| format!("packet {} ended after {received} of {size} flits", flit.packet()));
         }
-        self.packets.remove(flit.packet());
-        let msg = self.messages.get(m);
+        net.packets.remove(flit.packet());
+        let msg = net.messages.get(m);
         let whole = msg.delivered + size as u32 == msg.size;
         // The NIC models' receive side moves the packet to the host first.
         let done = if self.nic_p.is_nic() { self.nic_receive(n, size as u32, whole, now) } else { now };
-        let msg = self.messages.get_mut(m);
+        let msg = net.messages.get_mut(m);
         msg.delivered += size as u32;
         msg.done = msg.done.max(done);
         if !whole {
             return;
         }
         let msg = *msg;
-        let now = msg.done;
-        self.messages.remove(m);
-        if self.measuring {
-            let f = self.metrics.flows.at_mut(msg.flow as usize);
-            f.messages += 1;
-            f.latency_sum += now - msg.created;
-        }
-        if msg.frame != u32::MAX {
-            let d = *self.deadline_of.at(msg.flow as usize) as usize;
-            self.deadlines.at_mut(d).message_delivered(msg.frame as u64, now);
-        }
+        net.messages.remove(m);
         if msg.measured {
-            self.measured_outstanding -= 1;
-            self.metrics.delivered(msg.class, msg.src, msg.dst, msg.size, msg.created, msg.injected, now);
-            let p = &mut self.metrics.phases.at_mut(msg.phase as usize)[msg.class.index()];
-            p.messages += 1;
-            p.flits += msg.size as u64;
-            p.queueing_sum += msg.injected - msg.created;
-            p.network_sum += now - msg.injected;
+            net.progress.measured_outstanding -= 1;
         }
+        net.obs.message_delivered(&msg, msg.done);
     }
 }

@@ -4,7 +4,10 @@
 //! (header injected → tail ejected), in cycles (DESIGN.md "Traffic and metrics").
 
 pub mod deadline;
+mod observer;
 mod table;
+
+pub(crate) use observer::Observers;
 
 pub use table::{Column, Table};
 

@@ -7,9 +7,10 @@
 //! accept, S flits per cycle. Moving a flit out of the input buffer returns a credit
 //! upstream.
 
+use super::Routers;
 use super::MAX_PORTS;
-use crate::engine::Simulation;
 use crate::flit::{DUMMY, LOCAL};
+use crate::net::Net;
 use crate::sched::{bits, bits64, rotated};
 use crate::unchecked::At;
 use crate::units::Cycle;
@@ -66,9 +67,14 @@ fn first_request(requests: u64, start: u32, ports: usize, keys: Option<&[u64; MA
     best.1
 }
 
-impl Simulation {
+impl Routers {
     #[inline(always)]
-    pub(crate) fn crossbar_stage<const PRE: bool, const AGE: bool>(&mut self, r: usize, now: Cycle) {
+    pub(crate) fn crossbar_stage<const PRE: bool, const AGE: bool>(
+        &mut self,
+        net: &mut Net,
+        r: usize,
+        now: Cycle,
+    ) {
         // Inputs that may have a flit to send.
         let inputs = *self.r_xbar_ports.at(r);
         if inputs == 0 {
@@ -85,12 +91,12 @@ impl Simulation {
                 // (the rounds would come to the same after one nomination and one grant).
                 let port = inputs.trailing_zeros() as usize;
                 if let Some((v, out)) = self.nominate::<PRE>(r, port, 0, 0, now) {
-                    self.traverse::<PRE, AGE>(r, port, v, now);
+                    self.traverse::<PRE, AGE>(net, r, port, v, now);
                     self.served(r * self.p.ports + out, port);
                 }
             }
-            1 => self.rounds_single::<PRE, AGE>(r, inputs, by_key, now),
-            s => self.rounds_speedup::<PRE, AGE>(r, inputs, s as u8, by_key, now),
+            1 => self.rounds_single::<PRE, AGE>(net, r, inputs, by_key, now),
+            s => self.rounds_speedup::<PRE, AGE>(net, r, inputs, s as u8, by_key, now),
         }
     }
 
@@ -101,6 +107,7 @@ impl Simulation {
     #[inline(always)]
     fn rounds_single<const PRE: bool, const AGE: bool>(
         &mut self,
+        net: &mut Net,
         r: usize,
         inputs: u64,
         by_key: bool,
@@ -123,7 +130,7 @@ impl Simulation {
                 let keys = by_key.then_some(&self.xbar.keys);
                 let port = first_request(requests, *self.xbar_rr.at(op) as u32, ports, keys);
                 let v = *self.xbar.nominee.at(port) as usize;
-                self.traverse::<PRE, AGE>(r, port, v, now);
+                self.traverse::<PRE, AGE>(net, r, port, v, now);
                 self.served(op, port);
                 sent |= 1 << port;
                 self.restore_losers(r, requests & !(1 << port));
@@ -179,6 +186,7 @@ impl Simulation {
     #[inline(never)]
     fn rounds_speedup<const PRE: bool, const AGE: bool>(
         &mut self,
+        net: &mut Net,
         r: usize,
         inputs: u64,
         speedup: u8,
@@ -228,7 +236,7 @@ impl Simulation {
                     let port = p as usize;
                     losers &= !(1 << port);
                     let v = *self.xbar.nominee.at(port) as usize;
-                    self.traverse::<PRE, AGE>(r, port, v, now);
+                    self.traverse::<PRE, AGE>(net, r, port, v, now);
                     self.served(op, port);
                     granted |= 1 << out;
                     let g = self.xbar.grants.at_mut(out);
@@ -318,7 +326,14 @@ impl Simulation {
     /// Move the front flit of input VC `v` of `port` through the crossbar into its output
     /// VC buffer, returning a credit upstream.
     #[inline(always)]
-    fn traverse<const PRE: bool, const AGE: bool>(&mut self, r: usize, port: usize, v: usize, now: Cycle) {
+    fn traverse<const PRE: bool, const AGE: bool>(
+        &mut self,
+        net: &mut Net,
+        r: usize,
+        port: usize,
+        v: usize,
+        now: Cycle,
+    ) {
         let ports = self.p.ports;
         let ip = r * ports + port;
         let ivc = self.p.lane_index(ip, v);
@@ -352,7 +367,7 @@ impl Simulation {
         }
         if out_vc.buf.is_empty() {
             if !AGE && flit.is_head() && !self.out_keys.mode.is_age() {
-                let pkt = self.packets.get(flit.packet());
+                let pkt = net.packets.get(flit.packet());
                 self.out_keys.set_vtick(op, ov, pkt.vtick);
             }
             out_vc.key = self.out_keys.key_in::<AGE>(op, ov, now, flit.ready);
@@ -378,12 +393,12 @@ impl Simulation {
         }
         if !local {
             let up = *self.credit_return.at(ip);
-            self.send_credit(now + self.p.credit, up, v as u8, tail);
+            net.links.send_credit(now + self.p.credit, up, v as u8, tail);
         }
         if PRE {
-            self.after_traverse(ip, v, &flit, local, now);
+            self.after_traverse(net, ip, v, &flit, local, now);
         }
-        self.last_progress = now;
+        net.progress.last_progress = now;
     }
 }
 

@@ -2,7 +2,7 @@
 //! §3.1, visited once per cycle while it holds flits.
 //!
 //! Stage 1 (synchronise, demultiplex into one of C VC buffers) runs when a flit arrives
-//! (`Simulation::receive`). Header flits then go through stage 2 (routing: its decision is
+//! (`input.rs`). Header flits then go through stage 2 (routing: its decision is
 //! made as the header enters, effective after the stage's delay, `route_header`) and stage
 //! 3 (output-VC arbitration); body and tail flits skip both. Stage 4 is the crossbar with a
 //! scheduler at each crossbar input choosing one VC of that port; stage 5 buffers flits per
@@ -17,17 +17,27 @@
 //! cycle can be refilled by the crossbar in the same cycle, as in a real pipeline register.
 
 mod crossbar;
-pub(crate) use crossbar::XbarScratch;
+mod deadlock;
+use crossbar::XbarScratch;
+mod input;
 mod output;
 mod preemption;
-
-pub(crate) use preemption::victim;
 mod routing_stage;
+mod state;
 mod vc_alloc;
 
-use crate::config::RouterKind;
-use crate::engine::Simulation;
-use crate::units::Cycle;
+pub(crate) use preemption::victim;
+pub(crate) use state::{InVc, OutVc, Params, Routers};
+
+use crate::config::{RouterKind, SchedulerConfig, VcSelection};
+use crate::net::Net;
+use crate::ring::{RingState, Rings};
+use crate::routing::{all_vcs, Routing};
+use crate::sched::{KeyMode, RateKeys, RoundRobin, SchedTables, Scheduler};
+use crate::topology::{Peer, Topology};
+use crate::unchecked::At;
+use crate::units::{Clock, Cycle};
+use crate::wheel::{ENDPOINT, UNCONNECTED};
 
 /// Routers have at most this many ports (enforced by the topologies).
 pub const MAX_PORTS: usize = 64;
@@ -45,7 +55,106 @@ pub(crate) struct Variant {
     pub age: bool,
 }
 
-impl Simulation {
+/// Pick a free VC among `free` (non-empty) by the configured policy.
+#[inline]
+pub(crate) fn select_vc(policy: VcSelection, free: u32, rr: &mut RoundRobin) -> usize {
+    debug_assert!(free != 0);
+    match policy {
+        VcSelection::LowestFree => free.trailing_zeros() as usize,
+        VcSelection::RoundRobin => rr.select(free, |_| true).unwrap_or(0),
+    }
+}
+
+impl Routers {
+    /// The routers of `topo` with parameters `p`, their crossbar inputs scheduled by
+    /// `xbar_cfg` and their outputs by `out_cfg` (`block`: block-level multiplexing).
+    pub(crate) fn new(
+        p: Params,
+        topo: Topology,
+        routing: Routing,
+        xbar_cfg: &SchedulerConfig,
+        out_cfg: &SchedulerConfig,
+        clock: &Clock,
+        block: u32,
+    ) -> Routers {
+        let (vcs, lanes, ports) = (p.vcs, p.lanes, p.ports);
+        let preemptive = p.kind == RouterKind::Preemptive;
+        let n_ports = topo.routers * ports;
+        let n_vcs = n_ports * p.lane_stride;
+        // Room for the dummy flits preemption makes inside a buffer (not covered by credits).
+        let in_cap = p.input_depth.max(p.extra_depth) + if preemptive { 2 } else { 0 };
+        let mut out_target = vec![UNCONNECTED; n_ports];
+        let mut credit_return = vec![UNCONNECTED; n_ports];
+        for (i, t) in out_target.iter_mut().enumerate() {
+            match topo.peer[i] {
+                Peer::Router { router, port } => {
+                    *t = router * ports as u32 + port;
+                    credit_return[router as usize * ports + port as usize] = i as u32;
+                }
+                Peer::Endpoint { node } => {
+                    *t = ENDPOINT | node;
+                    credit_return[i] = ENDPOINT | node;
+                }
+                Peer::None => {}
+            }
+        }
+        Routers {
+            inbuf: Rings::new(n_vcs, in_cap),
+            in_vc: vec![InVc::default(); n_vcs],
+            ip_nonempty: vec![0; n_ports],
+            ip_vc_alloc: vec![0; n_ports],
+            ip_parked: vec![0; n_ports],
+            op_parked: vec![0; n_ports],
+            ip_active: vec![0; n_ports],
+            ip_blocked: vec![0; n_ports],
+            ip_to_out: vec![0; n_ports * ports],
+            xbar_sched: vec![Scheduler::build(xbar_cfg, block); n_ports],
+            xbar_tables: SchedTables::build(xbar_cfg, clock, vcs, preemptive, block),
+            in_keys: RateKeys::new(KeyMode::of(xbar_cfg), n_ports, lanes),
+            ip_preempting: vec![0; n_ports],
+            ip_draining: vec![0; n_ports],
+            ip_resume: vec![0; n_ports],
+            ip_open: vec![0; n_ports],
+            ip_accel: vec![0; n_ports],
+            resume_packet: vec![0; n_vcs],
+            credit_return,
+            ip_place: (0..n_ports).map(|i| ((i / ports) as u32, (i % ports) as u32)).collect(),
+            outbuf: Rings::new(n_vcs, p.output_depth),
+            out_vc: (0..n_vcs)
+                .map(|i| OutVc {
+                    key: 0,
+                    buf: RingState::default(),
+                    credits: p.lane_depth(i % p.lane_stride),
+                    owner: 0,
+                    guard: u32::MAX,
+                })
+                .collect(),
+            op_allocated: vec![0; n_ports],
+            op_nonempty: vec![0; n_ports],
+            op_credited: vec![all_vcs(lanes as u32); n_ports],
+            op_open: vec![0; n_ports],
+            op_held: vec![[0; 3]; n_ports],
+            out_sched: vec![Scheduler::build(out_cfg, block); n_ports],
+            out_tables: SchedTables::build(out_cfg, clock, vcs, preemptive, block),
+            out_keys: RateKeys::new(KeyMode::of(out_cfg), n_ports, lanes),
+            out_target,
+            vc_rr: vec![RoundRobin::default(); n_ports],
+            xbar_rr: vec![0; n_ports],
+            va_rr: vec![0; n_ports],
+            va_requests: Vec::with_capacity(ports * lanes),
+            xbar_saved: vec![Scheduler::build(xbar_cfg, block); ports],
+            xbar: XbarScratch::default(),
+            work: vec![0; topo.routers],
+            active: vec![0; topo.routers.div_ceil(64)],
+            r_alloc_ports: vec![0; topo.routers],
+            r_xbar_ports: vec![0; topo.routers],
+            r_out_ports: vec![0; topo.routers],
+            p,
+            topo,
+            routing,
+        }
+    }
+
     /// This run's variant, read from the configuration it was built with.
     #[inline]
     pub(crate) fn variant(&self) -> Variant {
@@ -55,10 +164,32 @@ impl Simulation {
         }
     }
 
+    /// Stages 3, 5 and 4 of router `r` (see the module comment for the order).
     #[inline(always)]
-    pub(crate) fn router_cycle<const PRE: bool, const AGE: bool>(&mut self, r: usize, now: Cycle) {
-        self.vc_alloc_stage::<PRE>(r, now);
-        self.output_stage::<AGE>(r, now);
-        self.crossbar_stage::<PRE, AGE>(r, now);
+    pub(crate) fn router_cycle<const PRE: bool, const AGE: bool>(
+        &mut self,
+        net: &mut Net,
+        r: usize,
+        now: Cycle,
+    ) {
+        self.vc_alloc_stage::<PRE>(net, r, now);
+        self.output_stage::<AGE>(net, r, now);
+        self.crossbar_stage::<PRE, AGE>(net, r, now);
+    }
+
+    /// Router `r` has work: it is visited from this cycle on.
+    #[inline]
+    pub(crate) fn activate(&mut self, r: usize) {
+        *self.active.at_mut(r >> 6) |= 1 << (r & 63);
+    }
+
+    /// Whether no router holds a flit or has work pending.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.active.iter().all(|&w| w == 0)
+    }
+
+    /// The number of per-lane records (input or output VCs, with padding) of all routers.
+    pub(crate) fn lane_records(&self) -> usize {
+        self.topo.routers * self.p.ports * self.p.lane_stride
     }
 }

@@ -2,14 +2,15 @@
 //! whose front flit is ready and that hold a credit for the downstream buffer, the output
 //! scheduler picks one flit per cycle for the link (document 003 §3).
 
-use crate::engine::{InVc, Simulation};
+use super::{InVc, Routers};
+use crate::net::Net;
 use crate::sched::bits64;
 use crate::unchecked::At;
 use crate::units::Cycle;
 
-impl Simulation {
+impl Routers {
     #[inline(always)]
-    pub(crate) fn output_stage<const AGE: bool>(&mut self, r: usize, now: Cycle) {
+    pub(crate) fn output_stage<const AGE: bool>(&mut self, net: &mut Net, r: usize, now: Cycle) {
         let (ports, vcs) = (self.p.ports, self.p.lanes);
         for port in bits64(*self.r_out_ports.at(r)) {
             let op = r * ports + port;
@@ -44,7 +45,7 @@ impl Simulation {
             // still feeds it: it may have moved on to another packet and output VC).
             let (oip, ov) = ovc.owner_input();
             let feeds = |f: &InVc| (f.out_port as usize, f.out_vc as usize) == (port, v);
-            let waits = |s: &Simulation| {
+            let waits = |s: &Routers| {
                 *s.ip_blocked.at(oip) & (1 << ov) != 0 && feeds(s.in_vc.at(s.p.lane_index(oip, ov)))
             };
             debug_assert!(
@@ -56,13 +57,11 @@ impl Simulation {
                 *self.r_xbar_ports.at_mut(r) |= 1 << (oip % ports);
             }
             let to = *self.out_target.at(op);
-            self.send_flit(now + self.p.d_output + self.p.link, to, flit);
+            net.links.send_flit(now + self.p.d_output + self.p.link, to, flit);
             *self.work.at_mut(r) -= 1;
-            self.flit_hops += 1;
-            if self.measuring {
-                *self.metrics.router_link_flits.at_mut(op) += 1;
-            }
-            self.last_progress = now;
+            net.progress.flit_hops += 1;
+            net.obs.router_flit_sent(op);
+            net.progress.last_progress = now;
         }
     }
 }

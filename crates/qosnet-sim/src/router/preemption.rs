@@ -23,9 +23,10 @@
 //! One level of preemption per VC (a history stack of depth 1): a VC whose extra buffer is
 //! in use cannot be preempted again until it is free.
 
+use super::Routers;
 use crate::config::RouterKind;
-use crate::engine::Simulation;
 use crate::flit::{Flit, DUMMY, HEAD, LOCAL, TAIL};
+use crate::net::Net;
 use crate::unchecked::At;
 use crate::units::Cycle;
 
@@ -37,9 +38,9 @@ pub(crate) fn victim(held: &[u32; 3], candidates: u32, class: u8) -> Option<usiz
     Some(31 - m.leading_zeros() as usize)
 }
 
-impl Simulation {
+impl Routers {
     /// A preempting header arrived in the extra buffer of VC `v` of input port `ip`.
-    pub(crate) fn preempt(&mut self, ip: usize, v: usize, now: Cycle) {
+    pub(crate) fn preempt(&mut self, net: &mut Net, ip: usize, v: usize, now: Cycle) {
         *self.ip_preempting.at_mut(ip) |= 1 << v;
         // Only a message that is on its way out (holds an output VC, its header has crossed)
         // and is still arriving is cut by a dummy tail; any other keeps what it holds. One
@@ -48,18 +49,18 @@ impl Simulation {
         if *self.ip_active.at(ip) & *self.ip_open.at(ip) & (1 << v) != 0
             && (self.in_vc.at(ivc).buf.is_empty() || !self.in_vc.at(ivc).buf.front().is_head())
         {
-            self.cut(ip, v, now);
+            self.cut(net, ip, v, now);
         }
     }
 
     /// Cut the message holding VC `v` with a dummy tail that goes first; push its routing
     /// information on the history stack.
-    pub(crate) fn cut(&mut self, ip: usize, v: usize, now: Cycle) {
+    pub(crate) fn cut(&mut self, net: &mut Net, ip: usize, v: usize, now: Cycle) {
         let bit = 1u32 << v;
         let ivc = self.p.lane_index(ip, v);
         let packet = self.in_vc.at(ivc).packet;
         let dummy = Flit::new(packet, 0, TAIL | DUMMY | LOCAL, v as u8, now + self.p.d_sync);
-        self.insert_front(ip, v, dummy, now);
+        self.insert_front(net, ip, v, dummy, now);
         *self.resume_packet.at_mut(ivc) = packet;
         *self.ip_resume.at_mut(ip) |= bit;
         *self.ip_draining.at_mut(ip) |= bit;
@@ -70,7 +71,7 @@ impl Simulation {
 
     /// The preempting message's tail crossed: the preempted VC goes on, resumed by a dummy
     /// header if it was cut.
-    pub(crate) fn preemption_done(&mut self, ip: usize, v: usize, now: Cycle) {
+    pub(crate) fn preemption_done(&mut self, net: &mut Net, ip: usize, v: usize, now: Cycle) {
         let bit = 1u32 << v;
         *self.ip_preempting.at_mut(ip) &= !bit;
         if *self.ip_resume.at(ip) & bit == 0 {
@@ -82,16 +83,16 @@ impl Simulation {
         self.in_vc.at_mut(ivc).packet = packet;
         self.in_vc.at_mut(ivc).resumed = true;
         let dummy = Flit::new(packet, 0, HEAD | DUMMY | LOCAL, v as u8, now + 1);
-        self.insert_front(ip, v, dummy, now);
-        self.route_header(ip, v, dummy.ready);
+        self.insert_front(net, ip, v, dummy, now);
+        self.route_header(net, ip, v, dummy.ready);
     }
 
     /// Put a flit made here at the front of input VC `v`'s buffer.
-    fn insert_front(&mut self, ip: usize, v: usize, flit: Flit, now: Cycle) {
+    fn insert_front(&mut self, net: &mut Net, ip: usize, v: usize, flit: Flit, now: Cycle) {
         let ivc = self.p.lane_index(ip, v);
         let (r, port) = *self.ip_place.at(ip);
         if flit.is_head() {
-            let pkt = self.packets.get(flit.packet());
+            let pkt = net.packets.get(flit.packet());
             self.in_keys.set_vtick(ip, v, pkt.vtick);
         }
         self.inbuf.push_front(&mut self.in_vc.at_mut(ivc).buf, ivc, flit);
@@ -103,10 +104,10 @@ impl Simulation {
         *self.ip_nonempty.at_mut(ip) |= 1 << v;
         *self.r_xbar_ports.at_mut(r as usize) |= 1 << port;
         *self.work.at_mut(r as usize) += 1;
-        self.in_flight += 1;
-        self.dummy_flits += 1;
-        self.last_progress = now;
-        self.activate_router(r as usize);
+        net.progress.in_flight += 1;
+        net.progress.dummy_flits += 1;
+        net.progress.last_progress = now;
+        self.activate(r as usize);
     }
 
     /// Accelerate lane `v` of input port `ip` until its tail crosses (§3.2.2): its front
@@ -117,7 +118,15 @@ impl Simulation {
     }
 
     /// The preemption bookkeeping of a flit that crossed from lane `v` of input `ip`.
-    pub(crate) fn after_traverse(&mut self, ip: usize, v: usize, flit: &Flit, local: bool, now: Cycle) {
+    pub(crate) fn after_traverse(
+        &mut self,
+        net: &mut Net,
+        ip: usize,
+        v: usize,
+        flit: &Flit,
+        local: bool,
+        now: Cycle,
+    ) {
         if flit.is_tail() {
             *self.ip_accel.at_mut(ip) &= !(1 << v);
             if local {
@@ -125,11 +134,11 @@ impl Simulation {
                 *self.ip_draining.at_mut(ip) &= !(1 << v);
             }
             if v >= self.p.vcs {
-                self.preemption_done(ip, v - self.p.vcs, now);
+                self.preemption_done(net, ip, v - self.p.vcs, now);
             }
         } else if flit.is_head() && (*self.ip_preempting.at(ip) & *self.ip_open.at(ip)) >> v & 1 == 1 {
             // Its header crossed during a preemption while the rest is still arriving.
-            self.cut(ip, v, now);
+            self.cut(net, ip, v, now);
         }
     }
 

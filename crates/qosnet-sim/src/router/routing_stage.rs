@@ -8,20 +8,21 @@
 //! progress for the watchdog at `ready`, as it did then (`Simulation::routed_at`). One look
 //! at the VC instead of two: on a large network the second look was a cache miss per header.
 
-use crate::engine::Simulation;
+use super::Routers;
+use crate::net::Net;
 use crate::unchecked::At;
 use crate::units::Cycle;
 
-impl Simulation {
+impl Routers {
     /// Route the header just put at the front of lane `v` of input port `ip`, which may
     /// act from `ready` (its `InVc::front` is already written).
     #[inline]
-    pub(crate) fn route_header(&mut self, ip: usize, v: usize, ready: Cycle) {
+    pub(crate) fn route_header(&mut self, net: &mut Net, ip: usize, v: usize, ready: Cycle) {
         let vcs = self.p.vcs;
         let ivc = self.p.lane_index(ip, v);
         let (r, port) = *self.ip_place.at(ip);
         let (r, port) = (r as usize, port as usize);
-        let pkt = self.packets.get(self.in_vc.at(ivc).packet);
+        let pkt = net.packets.get(self.in_vc.at(ivc).packet);
         let (dst, class) = (pkt.dst as usize, pkt.class.index());
         // An extra (preemption) lane routes as its VC.
         let vc = if v >= vcs { v - vcs } else { v };
@@ -34,7 +35,7 @@ impl Simulation {
         state.class = class as u8;
         state.gate = gate;
         state.front.ready = state.front.ready.max(gate);
-        self.routed_at = self.routed_at.max(ready);
+        net.progress.routed_at = net.progress.routed_at.max(ready);
         *self.ip_vc_alloc.at_mut(ip) |= 1 << v;
         *self.r_alloc_ports.at_mut(r) |= 1 << port;
     }

@@ -3,7 +3,8 @@
 //! the last one it granted, so no input is favoured or starved; the header takes a free
 //! VC among those its route allows (lowest free, or round robin per output port).
 
-use crate::engine::Simulation;
+use super::{select_vc, Routers};
+use crate::net::Net;
 use crate::sched::{bits, bits64};
 use crate::unchecked::At;
 use crate::units::Cycle;
@@ -11,9 +12,9 @@ use crate::units::Cycle;
 /// Requesters are numbered `input port << 5 | vc` (at most 64 ports of 32 VCs).
 const KEYS: u32 = 64 << 5;
 
-impl Simulation {
+impl Routers {
     #[inline(always)]
-    pub(crate) fn vc_alloc_stage<const PRE: bool>(&mut self, r: usize, now: Cycle) {
+    pub(crate) fn vc_alloc_stage<const PRE: bool>(&mut self, net: &mut Net, r: usize, now: Cycle) {
         if *self.r_alloc_ports.at(r) == 0 {
             return;
         }
@@ -65,7 +66,7 @@ impl Simulation {
                 // The preemptive router lets any class take any VC, its own split first.
                 let home = free & *self.p.home_vcs.at(class as usize);
                 let free = if home != 0 { home } else { free };
-                Self::select_vc(self.p.vc_selection, free, self.vc_rr.at_mut(op))
+                select_vc(self.p.vc_selection, free, self.vc_rr.at_mut(op))
             } else if PRE {
                 match self.preempt_output(op, route_vcs, class) {
                     Some(lane) => lane,
@@ -98,7 +99,7 @@ impl Simulation {
             *self.ip_vc_alloc.at_mut(ip) &= !(1 << v);
             *self.ip_active.at_mut(ip) |= 1 << v;
             *self.ip_to_out.at_mut(ip * ports + (op - r * ports)) |= 1 << v;
-            self.last_progress = now;
+            net.progress.last_progress = now;
         }
         self.va_requests = requests;
     }

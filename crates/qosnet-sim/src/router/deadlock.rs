@@ -15,20 +15,21 @@
 //! waits on state outside the input VCs; a deadlock that closes only through one of them
 //! is reported with its occupied VCs and no cycle.
 
+use super::Routers;
 use crate::config::RouterKind;
-use crate::engine::Simulation;
 use crate::error::SimError;
 use crate::sched::bits;
 use crate::topology::Peer;
+use crate::units::Cycle;
 
-impl Simulation {
-    /// The watchdog's error, now.
-    pub(crate) fn deadlock(&self) -> SimError {
+impl Routers {
+    /// The watchdog's error at `now`, after `idle_cycles` in which no flit moved.
+    pub(crate) fn deadlock(&self, now: Cycle, idle_cycles: Cycle) -> SimError {
         let stuck = self.occupied_input_vcs();
         let cycle = self.wait_for_cycle(&stuck);
         SimError::Deadlock {
-            cycle: self.now,
-            idle_cycles: self.now - self.progress(self.now),
+            cycle: now,
+            idle_cycles,
             waits_for: cycle.iter().map(|&q| self.input_vc_label(q)).collect(),
             stuck: stuck.iter().map(|&q| self.input_vc_label(q)).collect(),
         }
@@ -36,7 +37,7 @@ impl Simulation {
 
     /// The input VCs holding flits.
     pub(crate) fn occupied_input_vcs(&self) -> Vec<usize> {
-        (0..self.inbuf_len()).filter(|&q| !self.in_vc[q].buf.is_empty()).collect()
+        (0..self.lane_records()).filter(|&q| !self.in_vc[q].buf.is_empty()).collect()
     }
 
     /// `router[r].in[p].vc[v]` for input VC `ivc`.
@@ -102,7 +103,7 @@ impl Simulation {
         const NEW: u8 = 0;
         const ON_PATH: u8 = 1;
         const DONE: u8 = 2;
-        let mut state = vec![NEW; self.inbuf_len()];
+        let mut state = vec![NEW; self.lane_records()];
         for &root in stuck {
             if state[root] != NEW {
                 continue;
@@ -137,6 +138,7 @@ impl Simulation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::Simulation;
 
     fn sim(topology: &str, routing: &str) -> Simulation {
         Simulation::from_toml(
@@ -159,9 +161,9 @@ mod tests {
         let mut waiting = 0;
         for _ in 0..30 {
             s.advance(100).unwrap();
-            let stuck = s.occupied_input_vcs();
-            waiting += stuck.iter().filter(|&&q| !s.waits_for(q).is_empty()).count();
-            assert_eq!(s.wait_for_cycle(&stuck), Vec::<usize>::new());
+            let stuck = s.routers.occupied_input_vcs();
+            waiting += stuck.iter().filter(|&&q| !s.routers.waits_for(q).is_empty()).count();
+            assert_eq!(s.routers.wait_for_cycle(&stuck), Vec::<usize>::new());
         }
         assert!(waiting > 100, "the graph has edges: {waiting}");
     }
@@ -198,7 +200,7 @@ mod tests {
             .unwrap();
             let Err(e) = s.run() else { continue };
             deadlocks += 1;
-            if !s.wait_for_cycle(&s.occupied_input_vcs()).is_empty() {
+            if !s.routers.wait_for_cycle(&s.routers.occupied_input_vcs()).is_empty() {
                 cycles += 1;
                 assert_cycle(&s, &e);
             }
@@ -213,11 +215,11 @@ mod tests {
     /// The error's cycle is one of VCs each waiting for the next.
     fn assert_cycle(s: &Simulation, e: &SimError) {
         let SimError::Deadlock { waits_for, .. } = e else { panic!("not a deadlock: {e}") };
-        let cycle = s.wait_for_cycle(&s.occupied_input_vcs());
+        let cycle = s.routers.wait_for_cycle(&s.routers.occupied_input_vcs());
         assert!(cycle.len() >= 2, "{e}");
-        assert_eq!(*waits_for, cycle.iter().map(|&q| s.input_vc_label(q)).collect::<Vec<_>>());
+        assert_eq!(*waits_for, cycle.iter().map(|&q| s.routers.input_vc_label(q)).collect::<Vec<_>>());
         for (i, &q) in cycle.iter().enumerate() {
-            assert!(s.waits_for(q).contains(&cycle[(i + 1) % cycle.len()]));
+            assert!(s.routers.waits_for(q).contains(&cycle[(i + 1) % cycle.len()]));
         }
     }
 }

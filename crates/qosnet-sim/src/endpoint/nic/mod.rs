@@ -32,10 +32,11 @@ pub mod dma;
 pub mod rate_control;
 pub mod send_queues;
 
+use super::{Endpoints, Injecting};
 use crate::config::{Config, Injection, NicBuffer, NicModel, SourceQueues};
-use crate::engine::{Injecting, Simulation};
 use crate::error::ConfigError;
-use crate::flit::Packet;
+use crate::net::Net;
+use crate::router::select_vc;
 use crate::units::{Clock, Cycle};
 use dma::DmaTiming;
 use rate_control::TICKS_PER_CYCLE;
@@ -261,10 +262,10 @@ impl Nic {
     }
 }
 
-impl Simulation {
+impl Endpoints {
     /// Queue message `m` from source `flow` at node `n`'s NIC.
-    pub(crate) fn nic_post(&mut self, n: usize, m: u32, now: Cycle) {
-        let msg = self.messages.get(m);
+    pub(crate) fn nic_post(&mut self, net: &mut Net, n: usize, m: u32, now: Cycle) {
+        let msg = net.messages.get(m);
         if self.nic_p.flow_queues() {
             let idt = self.nic_idt.get(msg.flow as usize).copied().filter(|&t| t > 0);
             let (flow, dst) = (msg.flow, msg.dst);
@@ -274,7 +275,7 @@ impl Simulation {
             self.nics[n].doorbells[msg.class.index()] += 1;
             self.nic_queue[q].push_back(m);
         }
-        self.activate_nic(n);
+        self.activate(n);
     }
 
     /// Whether node `n`'s NIC has anything left to do.
@@ -286,42 +287,38 @@ impl Simulation {
 
     /// The NIC model's send side this cycle: the firmware dispatches at most one packet
     /// into the NIC buffer, then buffered packets start on free VCs.
-    pub(crate) fn nic_send_side(&mut self, n: usize, now: Cycle) {
+    pub(crate) fn nic_send_side(&mut self, net: &mut Net, n: usize, now: Cycle) {
         let nic = &self.nics[n];
         if nic.dma_free <= now && nic.next_dispatch <= now {
-            self.nic_dispatch(n, now);
+            self.nic_dispatch(net, n, now);
         }
         if self.nics[n].buffered_mask != 0 {
-            self.nic_start(n, now);
+            self.nic_start(net, n, now);
         }
     }
 
     /// The firmware picks the next packet by the host-queue discipline and programs the DMA.
-    fn nic_dispatch(&mut self, n: usize, now: Cycle) {
+    fn nic_dispatch(&mut self, net: &mut Net, n: usize, now: Cycle) {
         let (m, vc, pick) = if self.nic_p.flow_queues() {
             let Some(pick) = self.nics[n].queues.pick(now) else { return };
-            let msg = self.messages.get(pick.message);
+            let msg = net.messages.get(pick.message);
             let size = msg.packet_flits.min(msg.size - msg.packetized);
             // A head without room waits: flows are not reordered (document 004 §4.2).
             let Some(vc) = self.nic_buffer_for(n, msg.class.index(), size) else { return };
             (pick.message, vc, Some(pick))
         } else {
-            let Some((q, i, vc)) = self.doorbell_pick(n) else { return };
+            let Some((q, i, vc)) = self.doorbell_pick(net, n) else { return };
             let m = self.nic_queue[q][i];
-            let msg = self.messages.get(m);
+            let msg = net.messages.get(m);
             if msg.packetized + msg.packet_flits.min(msg.size - msg.packetized) == msg.size {
                 self.nics[n].doorbells[msg.class.index()] -= 1;
                 self.nic_queue[q].remove(i);
             }
             (m, vc, None)
         };
-        let vc = if vc == 0 {
-            ANY_VC
-        } else {
-            Self::select_vc(self.p.nic_vc_selection, vc, &mut self.nic_rr[n]) as u8
-        };
-        let first = self.messages.get(m).packetized == 0;
-        let (packet, size, last) = self.cut_packet(m);
+        let vc = if vc == 0 { ANY_VC } else { select_vc(self.p.vc_selection, vc, &mut self.nic_rr[n]) as u8 };
+        let first = net.messages.get(m).packetized == 0;
+        let (packet, size, last) = net.cut_packet(m);
         if let Some(pick) = pick {
             self.nics[n].queues.dispatched(pick, last);
         }
@@ -347,7 +344,7 @@ impl Simulation {
     /// priority order if per class, whose packet fits its NIC buffer; with `skip_blocked`
     /// a blocked head is passed over (a class's messages share its buffers, so a class is
     /// never reordered). Returns (queue, position, VC buffer).
-    fn doorbell_pick(&self, n: usize) -> Option<(usize, usize, u32)> {
+    fn doorbell_pick(&self, net: &Net, n: usize) -> Option<(usize, usize, u32)> {
         let skip = self.nic_p.skip_blocked;
         let per_class = self.p.per_class_queues;
         // Classes with a doorbell queued: the scan ends once each of them is blocked, so a
@@ -357,7 +354,7 @@ impl Simulation {
         let mut blocked = 0u8;
         for q in n * 3..n * 3 + 3 {
             for (i, &m) in self.nic_queue[q].iter().enumerate() {
-                let msg = self.messages.get(m);
+                let msg = net.messages.get(m);
                 let class = msg.class.index();
                 if blocked & (1 << class) == 0 {
                     let size = msg.packet_flits.min(msg.size - msg.packetized);
@@ -401,43 +398,23 @@ impl Simulation {
         Some(if idle != 0 { idle } else { fits })
     }
 
-    /// Cut the next packet of message `m`: (packet, flits, whether it is the message's last).
-    pub(crate) fn cut_packet(&mut self, m: u32) -> (u32, u32, bool) {
-        let msg = self.messages.get_mut(m);
-        let size = msg.packet_flits.min(msg.size - msg.packetized);
-        msg.packetized += size;
-        let last = msg.packetized == msg.size;
-        let (src, dst, class, vtick, flow) = (msg.src, msg.dst, msg.class, msg.vtick, msg.flow);
-        let packet = self.packets.insert(Packet {
-            message: m,
-            src,
-            dst,
-            size: size as u16,
-            received: 0,
-            class,
-            vtick,
-            flow,
-        });
-        (packet, size, last)
-    }
-
     /// Buffered packets whose router VC is free start injection (the shared buffer: in
     /// order, each on a free VC of its class). In the preemptive router a packet that
     /// outranks the one holding its VC takes the VC's extra buffer (document 003 §3.2.1).
-    fn nic_start(&mut self, n: usize, now: Cycle) {
+    fn nic_start(&mut self, net: &mut Net, n: usize, now: Cycle) {
         let vcs = self.p.vcs;
         if self.nic_p.shared_buffer {
             while let Some(&b) = self.nics[n].buffered[0].front() {
-                let class = self.packets.get(b.packet).class.index();
+                let class = net.packets.get(b.packet).class.index();
                 let free = self.p.class_vcs[class] & !self.nic_busy[n];
                 if free == 0 {
                     break;
                 }
                 let home = free & self.p.home_vcs[class];
                 let free = if home != 0 { home } else { free };
-                let lane = Self::select_vc(self.p.nic_vc_selection, free, &mut self.nic_rr[n]);
+                let lane = select_vc(self.p.vc_selection, free, &mut self.nic_rr[n]);
                 self.nics[n].buffered[0].pop_front();
-                self.nic_begin(n, lane, b, now);
+                self.nic_begin(net, n, lane, b, now);
             }
             if self.nics[n].buffered[0].is_empty() {
                 self.nics[n].buffered_mask = 0;
@@ -451,7 +428,7 @@ impl Simulation {
                 v
             } else if preemptive
                 && self.nic_busy[n] & (1 << (vcs + v)) == 0
-                && (self.packets.get(b.packet).class.index() as u8) < self.nic_class[n * self.p.lanes + v]
+                && (net.packets.get(b.packet).class.index() as u8) < self.nic_class[n * self.p.lanes + v]
             {
                 vcs + v
             } else {
@@ -462,14 +439,14 @@ impl Simulation {
             if nic.buffered[v].is_empty() {
                 nic.buffered_mask &= !(1 << v);
             }
-            self.nic_begin(n, lane, b, now);
+            self.nic_begin(net, n, lane, b, now);
         }
     }
 
     /// Packet `b` starts injection on `lane`.
-    fn nic_begin(&mut self, n: usize, lane: usize, b: Buffered, now: Cycle) {
+    fn nic_begin(&mut self, net: &mut Net, n: usize, lane: usize, b: Buffered, now: Cycle) {
         let lanes = self.p.lanes;
-        let pkt = self.packets.get(b.packet);
+        let pkt = net.packets.get(b.packet);
         let (class, vtick, size) = (pkt.class, pkt.vtick, pkt.size);
         self.hold_nic_lane(n, lane, class.index() as u8);
         self.nic_keys.set_vtick(n, lane, vtick);
@@ -508,7 +485,7 @@ impl Simulation {
     /// A flit left node `n`'s NIC from `lane`: its buffer space frees; at a packet's tail
     /// the message-level sender is free again, and at a message's last flit a send CQE is
     /// posted.
-    pub(crate) fn nic_flit_sent(&mut self, n: usize, lane: usize, packet: u32, tail: bool) {
+    pub(crate) fn nic_flit_sent(&mut self, net: &mut Net, n: usize, lane: usize, packet: u32, tail: bool) {
         let b = if self.nic_p.shared_buffer { 0 } else { lane % self.p.vcs };
         self.nics[n].room[b] += 1;
         if !tail {
@@ -517,16 +494,14 @@ impl Simulation {
         if self.nics[n].sending_lane as usize == lane {
             self.nics[n].sending_lane = NO_VC;
         }
-        let pkt = self.packets.get(packet);
+        let pkt = net.packets.get(packet);
         let (m, size) = (pkt.message, pkt.size as u32);
-        let msg = self.messages.get_mut(m);
+        let msg = net.messages.get_mut(m);
         msg.sent += size;
         if msg.sent == msg.size {
             let flow = msg.flow as usize;
             self.nics[n].send_cqes += 1;
-            if self.measuring {
-                self.metrics.flows[flow].send_cqes += 1;
-            }
+            net.obs.send_completed(flow as u32);
         }
     }
 
@@ -549,7 +524,7 @@ impl Simulation {
 
     /// Send and receive CQEs posted so far at `node` (the HCA's completion queue; the
     /// credit-based congestion control counts them).
-    pub fn completions(&self, node: usize) -> (u64, u64) {
+    pub(crate) fn completions(&self, node: usize) -> (u64, u64) {
         self.nics.get(node).map_or((0, 0), |n| (n.send_cqes, n.recv_cqes))
     }
 }

@@ -1,0 +1,147 @@
+//! The one build step: a configuration (plain data) is validated and every component
+//! constructed from it — routers, endpoints, traffic, links, observers — so no component
+//! re-derives anything from the configuration at run time.
+
+use crate::config::{Config, RouterKind, SourceQueues};
+use crate::endpoint::{EndpointParams, Endpoints};
+use crate::engine::{RunParams, Simulation};
+use crate::error::ConfigErrors;
+use crate::flit::Slab;
+use crate::links::Links;
+use crate::metrics::deadline::StreamDeadlines;
+use crate::metrics::{Metrics, Observers};
+use crate::net::{Net, Progress};
+use crate::router::{Params, Routers};
+use crate::traffic::driver::Traffic;
+use crate::traffic::ProcessSpec;
+use crate::units::Cycle;
+
+impl Simulation {
+    /// Build a simulation from a TOML document (relative paths resolve against `base_dir`).
+    pub fn from_toml(text: &str, base_dir: Option<&std::path::Path>) -> Result<Simulation, ConfigErrors> {
+        let mut cfg = Config::from_toml_str(text)?;
+        cfg.base_dir = base_dir.map(|p| p.to_path_buf());
+        Simulation::new(cfg)
+    }
+
+    /// Validate `config` completely and build the network.
+    pub fn new(config: Config) -> Result<Simulation, ConfigErrors> {
+        let v = crate::config::validate(&config)?;
+        let (topo, routing, specs, nic_p) = (v.topology, v.routing, v.specs, v.nic);
+        let clock = v.clock;
+        let rc = &config.router;
+        let (vcs, ports) = (rc.vcs as usize, topo.ports);
+        let cyc = |d| clock.duration_cycles(d);
+        let warmup = cyc(config.simulation.warmup);
+        let window_end = warmup.saturating_add(cyc(config.simulation.measure));
+        let run = RunParams {
+            window_end,
+            drain_end: window_end.saturating_add(cyc(config.simulation.drain_limit)),
+            watchdog: cyc(config.simulation.watchdog).max(1),
+        };
+        let preemptive = rc.kind == RouterKind::Preemptive;
+        let lanes = if preemptive { 2 * vcs } else { vcs };
+        let p = Params {
+            vcs,
+            lanes,
+            extra_depth: rc.preemption.extra_buffer,
+            lane_stride: lanes | 1,
+            acceleration: rc.preemption.acceleration,
+            ports,
+            input_depth: rc.input_buffer,
+            output_depth: rc.output_buffer,
+            d_sync: rc.pipeline.sync as Cycle,
+            d_routing: rc.pipeline.routing as Cycle,
+            d_vc_alloc: rc.pipeline.vc_alloc as Cycle,
+            d_crossbar: rc.pipeline.crossbar as Cycle,
+            d_output: rc.pipeline.output as Cycle,
+            link: rc.link_latency as Cycle,
+            credit: rc.credit_latency as Cycle,
+            speedup: rc.speedup,
+            vc_selection: rc.vc_selection,
+            kind: rc.kind,
+            class_vcs: v.class_vcs,
+            home_vcs: v.home_vcs,
+        };
+        let ep = EndpointParams {
+            vcs,
+            lanes,
+            preemptive,
+            class_vcs: v.class_vcs,
+            home_vcs: v.home_vcs,
+            vc_selection: config.endpoint.vc_selection,
+            per_class_queues: config.endpoint.queues == SourceQueues::PerClass,
+            concurrent_packets: config.endpoint.concurrent_packets,
+            link: p.link,
+            credit: p.credit,
+        };
+        let max_delay = (p.d_output + p.link).max(p.credit).max(p.link) as usize;
+        let (xbar_cfg, out_cfg) = (rc.crossbar(), rc.output());
+        let nic_cfg = config.endpoint.scheduler.clone().unwrap_or_else(|| xbar_cfg.clone());
+        let nodes = topo.nodes;
+        let n_ports = topo.routers * ports;
+        let n_phases = config.mix.as_ref().map_or(1, |m| m.phases.len().max(1));
+        let phase_starts = config.mix.as_ref().map_or(Vec::new(), |m| {
+            m.phases
+                .iter()
+                .take(m.phases.len().saturating_sub(1))
+                .scan(0u64, |t, p| {
+                    *t = t.saturating_add(cyc(p.duration));
+                    Some(*t)
+                })
+                .collect()
+        });
+        let (mut deadlines, mut deadline_of) = (Vec::new(), Vec::new());
+        let traffic = Traffic::new(specs, &v.spec_nodes, config.simulation.seed, phase_starts, |_, spec| {
+            if let ProcessSpec::Video(v) = &spec.process {
+                deadline_of.push(deadlines.len() as u32);
+                deadlines.push(StreamDeadlines::new(v.period, n_phases));
+            } else {
+                deadline_of.push(u32::MAX);
+            }
+        });
+        let mut metrics = Metrics::new(warmup, window_end, nodes, n_ports, config.simulation.record_messages);
+        metrics.flows = vec![Default::default(); traffic.sources.len() + 1];
+        metrics.phases = vec![Default::default(); n_phases];
+        let max_packet = traffic.specs.iter().map(|s| s.packet_flits.min(s.message_flits)).max().unwrap_or(1);
+        let nic_idt = traffic
+            .sources
+            .iter()
+            .map(|s| {
+                let spec = &traffic.specs[s.spec as usize];
+                nic_p.idt_ticks(spec.reserve, spec.idt, max_packet)
+            })
+            .collect();
+        let attach_port = topo.attach.iter().map(|&(r, p)| r * ports as u32 + p).collect();
+        let endpoints = Endpoints::new(
+            ep,
+            nodes,
+            &nic_cfg,
+            &clock,
+            nic_p,
+            attach_port,
+            |lane| p.lane_depth(lane),
+            nic_idt,
+        );
+        let routers = Routers::new(p, topo, routing, &xbar_cfg, &out_cfg, &clock, rc.block_size);
+        Ok(Simulation {
+            routers,
+            endpoints,
+            traffic,
+            net: Net {
+                links: Links::new(max_delay),
+                packets: Slab::default(),
+                messages: Slab::default(),
+                progress: Progress::default(),
+                obs: Observers::new(metrics, deadlines, deadline_of),
+            },
+            run,
+            now: 0,
+            finished: false,
+            drain_incomplete: false,
+            reverse_visits: false,
+            config,
+            clock,
+        })
+    }
+}

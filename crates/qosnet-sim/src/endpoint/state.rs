@@ -1,0 +1,136 @@
+//! The endpoints' state, owned by the endpoints: per node its source queues, the packets
+//! it is injecting (one per lane), its credits for the router's input buffers, its
+//! injection scheduler, and the NIC model's state (document 003 §3.3, document 000 §3.2,
+//! document 004 §3-4).
+
+use super::nic::{Nic, NicParams};
+use crate::config::SchedulerConfig;
+use crate::config::VcSelection;
+use crate::routing::all_vcs;
+use crate::sched::{KeyMode, RateKeys, RoundRobin, SchedTables, Scheduler};
+use crate::units::{Clock, Cycle};
+use std::collections::VecDeque;
+
+/// What the endpoints need to know of the network they inject into, resolved.
+#[derive(Clone, Debug)]
+pub(crate) struct EndpointParams {
+    /// The router's VCs, and its lanes per port (the preemptive router: VCs and their
+    /// extra buffers).
+    pub vcs: usize,
+    pub lanes: usize,
+    pub preemptive: bool,
+    /// Per traffic class (`TrafficClass::index`): the VCs it may be given, and its own.
+    pub class_vcs: [u32; 3],
+    pub home_vcs: [u32; 3],
+    pub vc_selection: VcSelection,
+    /// Per-class source queues served by priority (else one FIFO).
+    pub per_class_queues: bool,
+    /// Packets the ideal endpoint injects at once.
+    pub concurrent_packets: u32,
+    /// Delays of the injection link and of the credits sent back on ejection, cycles.
+    pub link: Cycle,
+    pub credit: Cycle,
+}
+
+/// A packet a NIC is injecting (one per VC).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Injecting {
+    pub packet: u32,
+    pub seq: u16,
+    pub size: u16,
+    /// Cycle the packet entered the NIC VC (all its flits are there from then on).
+    pub start: Cycle,
+    /// Injection scheduler key of the next flit.
+    pub key: u64,
+    /// NIC models: when the packet's data transfer into the NIC began (0: ideal endpoint).
+    pub data_start: Cycle,
+    /// When the next flit is in the NIC and may go.
+    pub avail: Cycle,
+}
+
+/// Every endpoint of the network (struct of arrays, per node and per node and lane).
+pub(crate) struct Endpoints {
+    pub p: EndpointParams,
+    /// Per node, 3 source queues (one per class, or only the first as a FIFO).
+    pub(crate) nic_queue: Vec<VecDeque<u32>>,
+    /// Per node and VC: the packet being injected on it (valid where `nic_sending` is set).
+    pub(crate) nic_pkt: Vec<Injecting>,
+    /// Per node: VCs with flits left to inject.
+    pub(crate) nic_sending: Vec<u32>,
+    pub(crate) nic_credits: Vec<u32>,
+    /// Per node: lanes holding at least one credit (as `op_credited` for routers).
+    pub(crate) nic_credited: Vec<u32>,
+    /// Per node: VCs held by a packet, from its header until its tail credit returns.
+    pub(crate) nic_busy: Vec<u32>,
+    pub(crate) nic_rr: Vec<RoundRobin>,
+    /// Per node and lane: the class of the packet holding it.
+    pub(crate) nic_class: Vec<u8>,
+    /// Per node and class: the regular VCs (not extra lanes) that class holds, kept with
+    /// `nic_busy` so a preempting message finds its victim without a scan.
+    pub(crate) nic_held: Vec<[u32; 3]>,
+    /// Per node and class: the lanes with flits of that class left to inject (a split of
+    /// `nic_sending`), so "does a lower class hold the link" is a mask test.
+    pub(crate) nic_sending_class: Vec<[u32; 3]>,
+    /// Per node (ideal endpoint): no queued message could start when last tried, and
+    /// nothing that could change that (a new message, a lane sent out or freed) has
+    /// happened since, so the node does not try again.
+    pub(crate) nic_start_blocked: Vec<bool>,
+    pub(crate) nic_sched: Vec<Scheduler>,
+    pub(crate) nic_tables: SchedTables,
+    pub(crate) nic_keys: RateKeys,
+    pub(crate) nic_active: Vec<u32>,
+    pub(crate) nic_is_active: Vec<bool>,
+    /// The NIC model, resolved (the ideal endpoint: `model` Ideal).
+    pub(crate) nic_p: NicParams,
+    /// Per node: the NIC model's state (empty for the ideal endpoint).
+    pub(crate) nics: Vec<Nic>,
+    /// Per source: its reserved flow's IDT in rate-control ticks (0: unreserved).
+    pub(crate) nic_idt: Vec<u64>,
+    /// Per node: the router port (router * ports + port) it attaches to. Its input side
+    /// receives the node's injected flits; its output side ejects to the node and gets the
+    /// node's credits.
+    pub(crate) attach_port: Vec<u32>,
+}
+
+impl Endpoints {
+    /// The endpoints of `nodes` nodes, injecting under scheduler `sched_cfg`, with NIC model
+    /// `nic_p`, attached at router ports `attach_port` (`input_depth`: the router's input
+    /// buffer depth of each lane, its credits), and per flow the IDT `nic_idt`.
+    #[allow(clippy::too_many_arguments)] // one per part the build resolved
+    pub(crate) fn new(
+        p: EndpointParams,
+        nodes: usize,
+        sched_cfg: &SchedulerConfig,
+        clock: &Clock,
+        nic_p: NicParams,
+        attach_port: Vec<u32>,
+        lane_depth: impl Fn(usize) -> u32,
+        nic_idt: Vec<u64>,
+    ) -> Endpoints {
+        let (vcs, lanes) = (p.vcs, p.lanes);
+        Endpoints {
+            nic_queue: vec![VecDeque::new(); nodes * 3],
+            nic_pkt: vec![Injecting::default(); nodes * lanes],
+            nic_sending: vec![0; nodes],
+            nic_credits: (0..nodes * lanes).map(|i| lane_depth(i % lanes)).collect(),
+            nic_credited: vec![all_vcs(lanes as u32); nodes],
+            nic_class: vec![0; nodes * lanes],
+            nic_held: vec![[0; 3]; nodes],
+            nic_sending_class: vec![[0; 3]; nodes],
+            nic_start_blocked: vec![false; nodes],
+            nic_busy: vec![0; nodes],
+            nic_rr: vec![RoundRobin::default(); nodes],
+            // The simple endpoint keeps no injection block: its link is its own.
+            nic_sched: vec![Scheduler::build(sched_cfg, 1); nodes],
+            nic_tables: SchedTables::build(sched_cfg, clock, vcs, p.preemptive, 1),
+            nic_keys: RateKeys::new(KeyMode::of(sched_cfg), nodes, lanes),
+            nics: if nic_p.is_nic() { vec![Nic::new(&nic_p, vcs); nodes] } else { Vec::new() },
+            nic_idt,
+            nic_p,
+            nic_active: Vec::with_capacity(nodes),
+            nic_is_active: vec![false; nodes],
+            attach_port,
+            p,
+        }
+    }
+}

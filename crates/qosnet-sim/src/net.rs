@@ -1,0 +1,78 @@
+//! What the components of a simulation share, and all they share: the links they talk
+//! through, the packets and messages in the network (one slab each, DESIGN.md "Units of
+//! data"), the run's progress counters and the observers. Routers, endpoints and traffic
+//! own their state; each stage is a function of its component's state and this.
+
+use crate::flit::{Message, Packet, Slab};
+use crate::links::Links;
+use crate::metrics::Observers;
+use crate::units::Cycle;
+
+/// The shared part of a simulation (see the module comment).
+pub(crate) struct Net {
+    pub links: Links,
+    pub packets: Slab<Packet>,
+    pub messages: Slab<Message>,
+    pub progress: Progress,
+    pub obs: Observers,
+}
+
+impl Net {
+    /// Cut the next packet of message `m`: (packet, flits, whether it is the message's last).
+    pub fn cut_packet(&mut self, m: u32) -> (u32, u32, bool) {
+        let msg = self.messages.get_mut(m);
+        let size = msg.packet_flits.min(msg.size - msg.packetized);
+        msg.packetized += size;
+        let last = msg.packetized == msg.size;
+        let (src, dst, class, vtick, flow) = (msg.src, msg.dst, msg.class, msg.vtick, msg.flow);
+        let packet = self.packets.insert(Packet {
+            message: m,
+            src,
+            dst,
+            size: size as u16,
+            received: 0,
+            class,
+            vtick,
+            flow,
+        });
+        (packet, size, last)
+    }
+}
+
+/// What has moved: the watchdog's and flit conservation's counters.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Progress {
+    /// Flits in router buffers and on links.
+    pub in_flight: u64,
+    /// The last cycle in which a flit moved.
+    pub last_progress: Cycle,
+    /// The latest cycle a header was routed at (its ready time, which may lie ahead): stage
+    /// 2 is decided early (`route_header`) but counts as progress when it takes place, as
+    /// it would as a per-cycle stage of its own, so the watchdog sees the same progress.
+    pub routed_at: Cycle,
+    pub flits_injected: u64,
+    pub flits_ejected: u64,
+    /// Router-to-anything link traversals.
+    pub flit_hops: u64,
+    /// Dummy tails and headers made by preemption (flit conservation counts them).
+    pub dummy_flits: u64,
+    /// Measured messages not yet delivered.
+    pub measured_outstanding: u64,
+    /// The first broken invariant seen in the cycle loop (reported when the step ends).
+    pub violation: Option<String>,
+}
+
+impl Progress {
+    /// The last cycle up to `now` in which anything moved.
+    #[inline]
+    pub fn last(&self, now: Cycle) -> Cycle {
+        self.last_progress.max(self.routed_at.min(now))
+    }
+
+    /// Record the first broken invariant (later ones follow from it).
+    pub fn violated(&mut self, what: impl FnOnce() -> String) {
+        if self.violation.is_none() {
+            self.violation = Some(what());
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! Stage 1 of the router (document 003 §3, Fig. 1): a flit from the link is synchronised
+//! and demultiplexed into its VC buffer; a header is routed at once (stage 2,
+//! `route_header`). And the other thing a link brings a router: a credit for one of its
+//! output VCs, from the downstream buffer that drained a flit.
+
+use super::Routers;
+use crate::flit::Flit;
+use crate::net::Net;
+use crate::unchecked::At;
+use crate::units::Cycle;
+
+impl Routers {
+    /// Stage 1: `flit` arrives at input port `ip`.
+    #[inline]
+    pub(crate) fn receive<const PRE: bool, const AGE: bool>(
+        &mut self,
+        net: &mut Net,
+        ip: usize,
+        mut flit: Flit,
+        now: Cycle,
+    ) {
+        let v = flit.vc() as usize;
+        let ivc = self.p.lane_index(ip, v);
+        flit.ready = now + self.p.d_sync;
+        let (r, port) = *self.ip_place.at(ip);
+        let (r, port) = (r as usize, port as usize);
+        // (which lanes hold an open message only matters to preemption)
+        if PRE && flit.is_tail() {
+            *self.ip_open.at_mut(ip) &= !(1 << v);
+        }
+        if flit.is_head() {
+            debug_assert!(self.in_vc.at(ivc).buf.is_empty(), "header into an occupied VC");
+            if PRE && !flit.is_tail() {
+                *self.ip_open.at_mut(ip) |= 1 << v;
+            }
+            self.in_vc.at_mut(ivc).packet = flit.packet();
+            self.in_vc.at_mut(ivc).resumed = PRE && flit.is_dummy();
+            if PRE && v >= self.p.vcs {
+                self.preempt(net, ip, v - self.p.vcs, now);
+            }
+        } else {
+            *self.r_xbar_ports.at_mut(r) |= 1 << port;
+        }
+        let in_vc = self.in_vc.at_mut(ivc);
+        if in_vc.buf.is_empty() {
+            if !AGE && flit.is_head() && !self.in_keys.mode.is_age() {
+                let pkt = net.packets.get(flit.packet());
+                self.in_keys.set_vtick(ip, v, pkt.vtick);
+            }
+            let key = self.in_keys.key_in::<AGE>(ip, v, now, flit.ready);
+            let accelerated = PRE && *self.ip_accel.at(ip) >> v & 1 == 1;
+            in_vc.set_front(flit.ready, key, accelerated);
+        }
+        self.inbuf.push(&mut in_vc.buf, ivc, flit);
+        if flit.is_head() {
+            self.route_header(net, ip, v, flit.ready);
+        }
+        *self.ip_nonempty.at_mut(ip) |= 1 << v;
+        *self.work.at_mut(r) += 1;
+        net.progress.last_progress = now;
+        self.activate(r);
+    }
+
+    /// A credit for lane `vc` of output port `op` came back; with the packet's `tail` the
+    /// output VC is free again (its holder's last flit has left the downstream buffer).
+    #[inline(always)]
+    pub(crate) fn credit_arrived(&mut self, op: usize, vc: u8, tail: bool) {
+        let bit = 1u32 << vc;
+        let out_vc = self.out_vc.at_mut(self.p.lane_index(op, vc as usize));
+        out_vc.credits += 1;
+        if tail {
+            out_vc.guard = u32::MAX;
+        }
+        *self.op_credited.at_mut(op) |= bit;
+        if tail {
+            *self.op_allocated.at_mut(op) &= !bit;
+            for held in self.op_held.at_mut(op) {
+                *held &= !bit;
+            }
+            self.wake_vc_alloc(op);
+        }
+    }
+}

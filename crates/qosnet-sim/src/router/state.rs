@@ -1,0 +1,234 @@
+//! The routers' state, owned by the routers: per input and output VC records and buffers,
+//! per-port bit masks (a bit per VC) that let each stage find its work without a scan,
+//! the schedulers' state, and which routers and ports have work. The stages (`input`,
+//! `routing_stage`, `vc_alloc`, `crossbar`, `output`, `preemption`) are methods on
+//! `Routers` that reach the rest of the simulation only through `Net`.
+
+use crate::config::{RouterKind, VcSelection};
+use crate::ring::{RingState, Rings};
+use crate::routing::Routing;
+use crate::sched::{RateKeys, RoundRobin, SchedTables, Scheduler};
+use crate::topology::Topology;
+use crate::units::Cycle;
+
+/// The routers' shape and per-stage delays, resolved (delays in cycles).
+#[derive(Clone, Debug)]
+pub(crate) struct Params {
+    pub vcs: usize,
+    /// Buffers per port: the C VCs, and in the preemptive router C more, the extra
+    /// buffers (lane C + v is VC v's extra buffer, document 003 §3.2.1).
+    pub lanes: usize,
+    /// Depth of an extra buffer, flits.
+    pub extra_depth: u32,
+    /// Per-lane records of consecutive ports lie this many records apart: the lanes, plus
+    /// one unused record when `lanes` is even (`lane_index`).
+    pub lane_stride: usize,
+    pub acceleration: bool,
+    pub ports: usize,
+    pub input_depth: u32,
+    pub output_depth: u32,
+    pub d_sync: Cycle,
+    pub d_routing: Cycle,
+    pub d_vc_alloc: Cycle,
+    pub d_crossbar: Cycle,
+    pub d_output: Cycle,
+    pub link: Cycle,
+    pub credit: Cycle,
+    pub speedup: u32,
+    pub vc_selection: VcSelection,
+    pub kind: RouterKind,
+    /// Per traffic class (`TrafficClass::index`): the VCs it may be given.
+    pub class_vcs: [u32; 3],
+    /// Per class: its own VCs in the configured split (the preemptive router prefers them).
+    pub home_vcs: [u32; 3],
+}
+
+/// What an input VC knows about the packet it holds (one packet at a time) and its
+/// buffer's front flit and position: kept together (64 bytes, aligned) so one cache line
+/// serves a stage's look at a VC.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(align(64))]
+pub(crate) struct InVc {
+    /// What the crossbar input scheduler sees of the front flit (valid while the buffer
+    /// is non-empty). `ready` includes, for a header, the end of stages 2-3 (`gate`).
+    pub front: Front,
+    /// The VC buffer's front flit and position in `Simulation::inbuf`.
+    pub buf: RingState,
+    /// Cycle from which the header may take its next step (stages 2-4).
+    pub gate: Cycle,
+    /// Output VCs the route allows.
+    pub route_vcs: u32,
+    /// The output port and VC held (valid once allocated).
+    pub out_port: u16,
+    pub out_vc: u8,
+    /// Traffic class of the packet held (`TrafficClass::index`).
+    pub class: u8,
+    /// The packet held (from its header's arrival).
+    pub packet: u32,
+    /// The header is a dummy header: the packet resumes after a preemption.
+    pub resumed: bool,
+}
+
+/// An output VC's buffer and state, together (64 bytes, aligned) for the same reason as
+/// `InVc`.
+#[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
+pub(crate) struct OutVc {
+    /// The output scheduler's key for its front flit.
+    pub key: u64,
+    /// The VC buffer's front flit and position in `Simulation::outbuf`.
+    pub buf: RingState,
+    /// Credits for the downstream input buffer.
+    pub credits: u32,
+    /// The input VC holding it as `input port << 5 | vc` (valid while allocated).
+    pub owner: u32,
+    /// The packet whose dummy tail it carries until that tail's credit returns
+    /// (`u32::MAX`: none): the packet's resumed part may not overtake it.
+    pub guard: u32,
+}
+
+// The records are laid out for one cache line each (see their comments).
+const _: () = assert!(std::mem::size_of::<InVc>() == 64 && std::mem::size_of::<OutVc>() == 64);
+
+/// What a scheduler sees of the flit at the front of a VC buffer: the cycle from which it
+/// may go and its key (its age, VirtualClock stamp or finish tag; see `sched::RateKeys`),
+/// together so one cache line serves a candidate.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Front {
+    pub ready: Cycle,
+    /// 0 while the VC is accelerated (document 003 §3.2.2: its flits carry the lowest
+    /// key until its tail crosses); folded in here, where the key is written, so the
+    /// crossbar's scan reads a key and nothing else.
+    pub key: u64,
+}
+
+impl InVc {
+    /// A new front flit, ready from `ready` (a header not before its `gate`) with `key`,
+    /// or the lowest key while the lane is `accelerated`.
+    #[inline]
+    pub fn set_front(&mut self, ready: Cycle, key: u64, accelerated: bool) {
+        self.front = Front { ready: ready.max(self.gate), key: if accelerated { 0 } else { key } };
+    }
+}
+
+impl OutVc {
+    /// The input VC holding it, as (input port, lane): `owner` decoded.
+    #[inline]
+    pub fn owner_input(&self) -> (usize, usize) {
+        ((self.owner >> 5) as usize, (self.owner & 31) as usize)
+    }
+}
+
+impl Params {
+    /// Where lane `lane` of port `port` (router * ports + port) is in the per-lane arrays
+    /// (VC records, buffers). Why a port's block is an odd number of records: the lanes
+    /// a network uses most are the same few of every port (the lowest free VC), and
+    /// with 16 lanes of 64 bytes every port's VC v fell in the same 4 of the L1 cache's
+    /// 64 sets, input and output side alike, so they evicted each other within a cycle
+    /// or two (session 11, configs/bench/README.md).
+    #[inline]
+    pub fn lane_index(&self, port: usize, lane: usize) -> usize {
+        port * self.lane_stride + lane
+    }
+
+    /// The (port, lane) of a per-lane index (`lane_index`'s inverse).
+    pub fn lane_place(&self, i: usize) -> (usize, usize) {
+        (i / self.lane_stride, i % self.lane_stride)
+    }
+
+    /// Depth of lane `lane` of an input port: a VC's buffer, or (lanes C and up, the
+    /// preemptive router) an extra buffer.
+    #[inline]
+    pub fn lane_depth(&self, lane: usize) -> u32 {
+        if lane < self.vcs {
+            self.input_depth
+        } else {
+            self.extra_depth
+        }
+    }
+}
+
+/// Every router of the network (struct of arrays: per-port and per-VC state of all routers
+/// in flat vectors, indexed by `router * ports + port` and `Params::lane_index`).
+pub(crate) struct Routers {
+    pub p: Params,
+    pub topo: Topology,
+    /// Stage 2's routing function (DESIGN.md: one routing, shared with the control plane).
+    pub routing: Routing,
+    // --- input side (per input VC / per input port) ---
+    pub(crate) inbuf: Rings,
+    /// Per input VC: the routing and allocation state of the packet it holds.
+    pub(crate) in_vc: Vec<InVc>,
+    pub(crate) ip_nonempty: Vec<u32>,
+    pub(crate) ip_vc_alloc: Vec<u32>,
+    /// Headers that found no output VC to win (none free, none preemptable): parked out
+    /// of `ip_vc_alloc` until their output port's VCs change (`wake_vc_alloc`), so blocked
+    /// headers cost nothing per cycle.
+    pub(crate) ip_parked: Vec<u32>,
+    /// Per output port: the input ports (bits) with headers parked on it.
+    pub(crate) op_parked: Vec<u64>,
+    pub(crate) ip_active: Vec<u32>,
+    /// VCs whose output VC buffer was found full; re-enabled when that buffer sends a flit.
+    pub(crate) ip_blocked: Vec<u32>,
+    /// Per (input port, output port): the active VCs of the input heading to that output.
+    pub(crate) ip_to_out: Vec<u32>,
+    pub(crate) xbar_sched: Vec<Scheduler>,
+    pub(crate) xbar_tables: SchedTables,
+    /// Per input VC: the rate-scheduler state behind `InVc::front`'s keys.
+    pub(crate) in_keys: RateKeys,
+    // --- preemption (document 003 §3.2.1), per input port, masks over its C VCs ---
+    /// VCs whose extra buffer holds a preempting message (the VC itself waits).
+    pub(crate) ip_preempting: Vec<u32>,
+    /// VCs whose preempted message's dummy tail must cross first.
+    pub(crate) ip_draining: Vec<u32>,
+    /// VCs whose preempted message resumes with a dummy header (its history-stack entry).
+    pub(crate) ip_resume: Vec<u32>,
+    /// Lanes holding a message whose tail has not arrived yet.
+    pub(crate) ip_open: Vec<u32>,
+    /// Lanes whose flits are accelerated (the lowest key) until their tail crosses.
+    pub(crate) ip_accel: Vec<u32>,
+    /// Per input VC: the preempted packet a dummy header will resume.
+    pub(crate) resume_packet: Vec<u32>,
+    /// Per input port: the upstream output port its credits go to (`ENDPOINT | node`: a NIC).
+    pub(crate) credit_return: Vec<u32>,
+    /// Per input port: (router, port), so the hot path needs no division.
+    pub(crate) ip_place: Vec<(u32, u32)>,
+    // --- output side (per output VC / per output port) ---
+    pub(crate) outbuf: Rings,
+    /// Per output VC: its buffer position, credits, holder and key (`OutVc`).
+    pub(crate) out_vc: Vec<OutVc>,
+    pub(crate) op_allocated: Vec<u32>,
+    pub(crate) op_nonempty: Vec<u32>,
+    /// Output VCs holding at least one credit.
+    pub(crate) op_credited: Vec<u32>,
+    /// Per output port: VCs whose holder's tail has not crossed the crossbar yet.
+    pub(crate) op_open: Vec<u32>,
+    /// Per output port and class: the (regular) VCs held by a packet of that class.
+    pub(crate) op_held: Vec<[u32; 3]>,
+    pub(crate) out_sched: Vec<Scheduler>,
+    pub(crate) out_tables: SchedTables,
+    pub(crate) out_keys: RateKeys,
+    /// Per output port: where its link leads, a router input port or `ENDPOINT | node`.
+    pub(crate) out_target: Vec<u32>,
+    pub(crate) vc_rr: Vec<RoundRobin>,
+    /// Per output port: the input port after the one the crossbar output served last.
+    pub(crate) xbar_rr: Vec<u8>,
+    /// Per output port: the (input port << 5 | VC) after the header granted a VC last.
+    pub(crate) va_rr: Vec<u16>,
+    /// Scratch for stage 3's requests and stage 4's saved input-scheduler states (reused:
+    /// nothing is allocated per cycle).
+    pub(crate) va_requests: Vec<(u32, u32, u32)>,
+    pub(crate) xbar_saved: Vec<Scheduler>,
+    /// Stage 4's per-router-visit scratch (`router::XbarScratch`).
+    pub(crate) xbar: crate::router::XbarScratch,
+    // --- activity ---
+    pub(crate) work: Vec<u32>,
+    /// Routers with work (a bit each): visited in index order, so neighbouring routers'
+    /// per-port state shares cache lines, with no list to sort or compact.
+    pub(crate) active: Vec<u64>,
+    /// Per router, a bit per port that may have work in a stage (set eagerly, cleared
+    /// lazily when the stage finds the port idle): VC allocation, crossbar, output.
+    pub(crate) r_alloc_ports: Vec<u64>,
+    pub(crate) r_xbar_ports: Vec<u64>,
+    pub(crate) r_out_ports: Vec<u64>,
+}
