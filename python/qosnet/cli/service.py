@@ -47,6 +47,8 @@ def _service_errors() -> Iterator[None]:
     with user_errors():
         try:
             yield
+        except typer.Exit:
+            raise  # a command's own exit, its message printed (typer.Exit is a RuntimeError)
         except SQLAlchemyError as e:
             err(f"error: database: {str(e).splitlines()[0]}")
             raise typer.Exit(1) from None
