@@ -1,20 +1,7 @@
-"""Document 001's middleware evaluation (§4.3-4.4), on a fluid model of its cluster.
-
-Not engine simulations: each run generates a request stream (`middleware.workload`, §4.3)
-and plays it twice through `middleware.fluid`, with the QoS middleware (translator and
-resource allocator, reserved bandwidth) and without it (every job runs, flows share links
-max-min fairly). The metrics are the document's three (§4.4.3), for admitted jobs:
-
-1. improvement (T_noqos - T_qos) / T_qos (Tables 4.1, 4.2);
-2. difference from the expected time (T_actual - T_expected) / T_expected, with and
-   without the middleware (Figures 4.15, 4.16); T_expected is the time the middleware
-   promised (the profiled time of the point it granted). The request's own bound t2 is
-   reported too: the document's formula names the "requested response time";
-3. admission rate N_admitted / N_total (Figure 4.17).
-
-The profiles are the illustrative ones of `middleware/data` (not measurements), and the
-workload's task sizes, subtask gaps and requested times are choices the document leaves
-open (see `workload`), so the numbers are the model's, not the document's.
+"""Document 001's evaluation as a `qosnet reproduce` set: its settings (§4.3), one run per
+setting and seed (the request stream through the fluid model, with and without the
+middleware), the three metrics (§4.4.3) and the report beside Tables 4.1-4.2 and Figures
+4.9-4.17.
 
 The command-line `reproduce` runs a module with `SELF_RUN = True` through its own `run`.
 """
@@ -33,18 +20,18 @@ import numpy as np
 import pandas as pd
 
 from qosnet.middleware.cluster import DOCUMENT_001_TESTBED, Cluster
-from qosnet.middleware.fluid import Network, run_noqos, run_qos
 from qosnet.middleware.profile_io import load_examples
 from qosnet.middleware.profiles import ProfileStore
 from qosnet.middleware.units import MB
-from qosnet.middleware.workload import (
+from qosnet.reproduce.runner import Experiment
+from qosnet.reproduce.seed001.fluid import Network, run_noqos, run_qos
+from qosnet.reproduce.seed001.workload import (
     POLYGON_IMAGE_SIZES,
     RAY_TRACING_RATIOS,
     WorkloadConfig,
     generate,
     ray_tracing_mix,
 )
-from qosnet.reproduce.runner import Experiment
 
 __all__ = [
     "SELF_RUN",
@@ -469,12 +456,12 @@ def report(
         "the 16-node, 210 MB/s testbed (§4.3.1), so these numbers are the model's, not the "
         "document's measurements. Compare directions and orders of magnitude, not digits.",
         "",
-        "Model (see `qosnet.middleware.fluid`, `workload`): with the middleware a request is "
-        "translated and allocated on arrival (nodes exclusive, bandwidth reserved) and runs "
-        "its profiled time, or is refused and dropped; without it every request runs on the "
-        "least-loaded nodes, admitted ones on the curve the middleware chose, refused ones on "
-        "the idle cluster's choice, and all flows share links max-min fairly, each job at "
-        "the profile time of its slowest flow's bandwidth, recomputed at every arrival and "
+        "Model (see `qosnet.reproduce.seed001.fluid`, `workload`): with the middleware a "
+        "request is translated and allocated on arrival (nodes exclusive, bandwidth reserved) "
+        "and runs its profiled time, or is refused and dropped; without it every request runs "
+        "on the least-loaded nodes, admitted ones on the curve the middleware chose, refused "
+        "ones on the idle cluster's choice, and all flows share links max-min fairly, each job "
+        "at the profile time of its slowest flow's bandwidth, recomputed at every arrival and "
         "completion.",
         "",
         f"Workload (§4.3; values not in the document are choices): {cfg.tasks} tasks per run "
