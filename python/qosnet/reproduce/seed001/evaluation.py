@@ -23,6 +23,7 @@ from qosnet.middleware.cluster import DOCUMENT_001_TESTBED, Cluster
 from qosnet.middleware.profile_io import load_examples
 from qosnet.middleware.profiles import ProfileStore
 from qosnet.middleware.units import MB
+from qosnet.reproduce.report import claim_section, report_head, write_report
 from qosnet.reproduce.runner import Experiment
 from qosnet.reproduce.seed001.fluid import Network, run_noqos, run_qos
 from qosnet.reproduce.seed001.workload import (
@@ -32,6 +33,7 @@ from qosnet.reproduce.seed001.workload import (
     generate,
     ray_tracing_mix,
 )
+from qosnet.tables import markdown, write
 
 __all__ = [
     "SELF_RUN",
@@ -316,16 +318,11 @@ def _table_4_2(by_seed: pd.DataFrame) -> pd.DataFrame:
     return t.sort_values(["seed", "max_interarrival"], kind="stable")
 
 
-def _markdown(df: pd.DataFrame) -> str:
-    def cell(v: object) -> str:
-        if isinstance(v, float):
-            return "–" if np.isnan(v) else f"{v:.3g}" if abs(v) < 10 else f"{v:.1f}"
-        return str(v)
-
-    head = "| " + " | ".join(df.columns) + " |"
-    rule = "|" + "|".join("---" for _ in df.columns) + "|"
-    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join([head, rule, *body])
+def _cell(col: str, v: object) -> str:
+    """The report's numbers: 3 significant digits, one decimal from 10 up."""
+    if isinstance(v, float):
+        return "–" if np.isnan(v) else f"{v:.3g}" if abs(v) < 10 else f"{v:.1f}"
+    return str(v)
 
 
 def _by_interval(jobs: pd.DataFrame) -> pd.DataFrame:
@@ -443,12 +440,11 @@ def report(
     matplotlib.use("Agg")
     out.mkdir(parents=True, exist_ok=True)
     claims = {e.name: e for e in experiments}
-    lines = [
-        "# Document 001 (QoS-aware middleware), §4.3-4.4 reproduced on a fluid model",
-        "",
-    ]
-    if quick:
-        lines += [f"*Quick run: {TASKS_QUICK} tasks per run; numbers without weight.*", ""]
+    lines = report_head(
+        "Document 001 (QoS-aware middleware), §4.3-4.4 reproduced on a fluid model",
+        quick,
+        f"{TASKS_QUICK} tasks per run; numbers without weight",
+    )
     cfg = WorkloadConfig()
     lines += [
         "**The profiles are illustrative** (`qosnet/middleware/data`, written to agree with "
@@ -479,36 +475,35 @@ def report(
     ]
     jobs_all = pd.concat(results.values(), ignore_index=True)
     # every request of every run: Parquet keeps the full table small enough to ship
-    jobs_all.to_parquet(out / "requests.parquet", index=False)
-    summary = summarise(jobs_all)
-    summary.to_csv(out / "summary.csv", index=False)
+    write(jobs_all, out / "requests.parquet")
+    write(summarise(jobs_all), out / "summary.csv")
     per_interval: dict[str, pd.DataFrame] = {}
     for name, jobs in results.items():
         e = claims[name]
-        lines += [f"## {e.title}", "", f"**Document 001:** {e.claim}", ""]
+        lines += claim_section(e, "Document 001")
         s = summarise(jobs)
         per = _by_interval(jobs)
         per_interval[name] = per
-        per.to_csv(out / f"{name}_by_interval.csv", index=False)
+        write(per, out / f"{name}_by_interval.csv")
         if name == "ray_tracing":
             t = _table_4_1(s)
-            t.to_csv(out / "table_4_1_ray_tracing.csv", index=False)
+            write(t, out / "table_4_1_ray_tracing.csv")
             _fig_improvement(t, out / "table_4_1_improvement.png")
-            lines += ["Table 4.1 (model beside document, %):", "", _markdown(t), ""]
+            lines += ["Table 4.1 (model beside document, %):", "", markdown(t, _cell), ""]
             lines += ["![improvement](table_4_1_improvement.png)", ""]
         else:
             t = _table_4_2(summarise(jobs, by_seed=True))
-            t.to_csv(out / "table_4_2_polygon_rendering.csv", index=False)
+            write(t, out / "table_4_2_polygon_rendering.csv")
             lines += ["Table 4.2 (model beside document, %; seeds by number only):", ""]
             lines += [
-                _markdown(t),
+                markdown(t, _cell),
                 "",
                 "Pooled over seeds:",
                 "",
-                _markdown(s.drop(columns=KEYS[2:])),
+                markdown(s.drop(columns=KEYS[2:]), _cell),
                 "",
             ]
-        lines += ["Per interval, pooled (metrics 2 and 3, %):", "", _markdown(per), ""]
+        lines += ["Per interval, pooled (metrics 2 and 3, %):", "", markdown(per, _cell), ""]
         first = jobs[(jobs["max_interarrival"] == INTERVALS[0]) & (jobs["seed"] == 1)]
         if "image_ratio" in first and len(first):
             first = first[first["image_ratio"] == first["image_ratio"].iloc[0]]
@@ -537,6 +532,4 @@ def report(
             "![admission](fig_4_17_admission.png)",
             "",
         ]
-    path = out / "report.md"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+    return write_report(out, lines)
