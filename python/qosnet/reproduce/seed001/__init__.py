@@ -25,6 +25,7 @@ These are the evaluation's, not the product's: the middleware itself (`qosnet.mi
 served by `qosnet serve`) neither needs nor imports them.
 """
 
+# The set's interface, as `qosnet reproduce` and the tests use it.
 from qosnet.reproduce.seed001.evaluation import (
     SELF_RUN,
     Setting,
