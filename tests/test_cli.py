@@ -345,3 +345,9 @@ def test_version():
     result = invoke("--version")
     assert result.exit_code == 0
     assert result.stdout.startswith("qosnet ")
+
+
+def test_token_revoke_of_an_unknown_token_is_one_error(tmp_path):
+    result = invoke("token", "revoke", "99", "--db", tmp_path / "qosnet.db")
+    assert result.exit_code == 1
+    assert result.stderr == "error: token 99 does not exist\n"

@@ -12,16 +12,16 @@ import pandas as pd
 import pytest
 
 from qosnet.middleware import DOCUMENT_001_TESTBED, Cluster, Curve, Point, load_examples
-from qosnet.middleware.fluid import Network, max_min_fair, profile_time, run_noqos, run_qos
 from qosnet.middleware.units import MB
-from qosnet.middleware.workload import (
+from qosnet.reproduce import seed001
+from qosnet.reproduce.seed001.fluid import Network, max_min_fair, profile_time, run_noqos, run_qos
+from qosnet.reproduce.seed001.workload import (
     POLYGON_IMAGE_SIZES,
     WorkloadConfig,
     best_time,
     generate,
     ray_tracing_mix,
 )
-from qosnet.reproduce import seed001
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,8 @@ from typing import Any, Literal
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
+
+from qosnet.tables import FORMATS, write, write_text
 
 __all__ = ["TABLES", "RunResult"]
 
@@ -24,7 +25,6 @@ TABLES = ("classes", "nodes", "links", "flows", "phases", "streams", "messages")
 #: Tables a run directory may lack: `messages` unless recorded; the others in directories
 #: written before they existed.
 _OPTIONAL = ("flows", "phases", "streams", "messages")
-_FORMATS = ("parquet", "csv")
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,27 +71,22 @@ class RunResult:
         """Write the run directory: config.toml, summary.json, timing.json and one file per
         table (`messages` only when recorded). Files of ours left by an earlier run that this
         one does not produce are removed, so the directory never mixes two runs."""
-        if fmt not in _FORMATS:
-            raise ValueError(f"fmt: must be one of {', '.join(_FORMATS)}, got {fmt!r}")
+        if fmt not in FORMATS:
+            raise ValueError(f"fmt: must be one of {', '.join(FORMATS)}, got {fmt!r}")
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
-        _write_text(out / "config.toml", self.config_toml)
-        _write_text(out / "summary.json", self.summary_json())
+        write_text(out / "config.toml", self.config_toml)
+        write_text(out / "summary.json", self.summary_json())
         timing = {"wall_seconds": self.wall_seconds, "cycles_per_second": self.cycles_per_second}
-        _write_text(out / "timing.json", json.dumps(timing, sort_keys=True, indent=2) + "\n")
+        write_text(out / "timing.json", json.dumps(timing, sort_keys=True, indent=2) + "\n")
         for name in TABLES:
             frame = getattr(self, name)
-            for ext in _FORMATS:
+            for ext in FORMATS:
                 stale = out / f"{name}.{ext}"
                 if (frame is None or ext != fmt) and stale.exists():
                     stale.unlink()
-            if frame is None:
-                continue
-            if fmt == "parquet":
-                table = pa.Table.from_pandas(frame, preserve_index=False)
-                pq.write_table(table, out / f"{name}.parquet")
-            else:
-                frame.to_csv(out / f"{name}.csv", index=False, lineterminator="\n")
+            if frame is not None:
+                write(frame, out / f"{name}.{fmt}")
         return out
 
     @classmethod
@@ -132,8 +127,3 @@ def _frame(
         schema = pa.schema([(name, _ARROW_TYPES[types[name]]) for name in columns])
         return pa.table(columns, schema=schema).to_pandas()
     return pa.table(columns).to_pandas()
-
-
-def _write_text(path: Path, text: str) -> None:
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        f.write(text)

@@ -9,9 +9,9 @@
 - `cluster`: the cluster allocated, a qosnet network description; document 001's testbed.
 - `allocator`: the resource allocator (§3.4): exclusive nodes and reserved bandwidth per
   job, through the Rust engine's call admission (document 004 §3.4).
-- `workload`: the evaluation's request stream, tasks of subtasks at random times (§4.3).
-- `fluid`: a fluid model of the cluster running that stream with and without the
-  middleware, flows sharing links max-min fairly without it (§4.4).
+
+Document 001's evaluation (its request stream and the fluid model of its cluster, §4.3-4.4)
+is a reproduction, not part of the service: `qosnet.reproduce.seed001`.
 
 Bandwidths are bytes/s and times seconds throughout; `MB` is document 001's MB/s.
 Per-link accounting and routes are the Rust engine's (`qosnet.CallAdmission`); the
@@ -28,16 +28,6 @@ from qosnet.middleware.allocator import (
 )
 from qosnet.middleware.cluster import DOCUMENT_001_TESTBED, Cluster
 from qosnet.middleware.errors import InvalidData, Issue, parse
-from qosnet.middleware.fluid import (
-    Network,
-    NoQosConfig,
-    NoQosOutcome,
-    QosOutcome,
-    max_min_fair,
-    profile_time,
-    run_noqos,
-    run_qos,
-)
 from qosnet.middleware.patterns import Flow, LinkLoad, Pattern
 from qosnet.middleware.profile_io import from_csv, from_json, load_examples, to_csv, to_json
 from qosnet.middleware.profiles import (
@@ -59,7 +49,6 @@ from qosnet.middleware.translator import (
     translate,
 )
 from qosnet.middleware.units import MB
-from qosnet.middleware.workload import Subtask, WorkloadConfig, generate
 
 __all__ = [
     "DOCUMENT_001_TESTBED",
@@ -78,32 +67,21 @@ __all__ = [
     "Issue",
     "LinkLoad",
     "LinkUsage",
-    "Network",
-    "NoQosConfig",
-    "NoQosOutcome",
     "NodeUsage",
     "ParamValue",
     "Pattern",
     "Point",
     "ProfileStore",
-    "QosOutcome",
     "Refusal",
     "RefusalReason",
     "Request",
     "ResourceAllocator",
-    "Subtask",
-    "WorkloadConfig",
     "candidates",
     "from_csv",
     "from_json",
-    "generate",
     "knee",
     "load_examples",
-    "max_min_fair",
     "parse",
-    "profile_time",
-    "run_noqos",
-    "run_qos",
     "to_csv",
     "to_json",
     "translate",

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from qosnet.reproduce.report import claim_section, report_head, write_report
 from qosnet.reproduce.runner import Experiment, Gathered, Run, configs_dir
+from qosnet.tables import preformatted, write
 
 KINDS = {"TR": "traditional", "NP": "non_preemptive", "P": "preemptive"}
 RATIOS = ["20:80", "30:70", "50:50", "70:30", "80:20"]
@@ -160,9 +162,7 @@ def report(
     import matplotlib.pyplot as plt
 
     out.mkdir(parents=True, exist_ok=True)
-    lines = [f"# {title}", ""]
-    if quick:
-        lines += ["*Quick run: shortened simulated time; numbers without statistical weight.*", ""]
+    lines = report_head(title, quick)
     claims = {e.name: e for e in experiments}
 
     colours = {"TR": "tab:red", "NP": "tab:blue", "P": "tab:green"}
@@ -221,11 +221,10 @@ def report(
 
     for name, g in results.items():
         exp_label = [c for c in g.summaries.columns if c in LABELS]
-        g.summaries.to_csv(out / f"{name}_summary.csv", index=False)
+        write(g.summaries, out / f"{name}_summary.csv")
         for tname, frame in g.tables.items():
-            frame.to_csv(out / f"{name}_{tname}.csv", index=False)
-        e = claims[name]
-        lines += [f"## {e.title}", "", f"**Document 003:** {e.claim}", ""]
+            write(frame, out / f"{name}_{tname}.csv")
+        lines += claim_section(claims[name], "Document 003")
         if name != "vc_vs_fq" and "phases" in g.tables:
             d = _dmp_by_phase(g, exp_label)
             lines.append(
@@ -265,11 +264,7 @@ def report(
                 )
             )
             lines.append("")
-            lines.append(
-                d.to_markdown(index=False, floatfmt=".4g")
-                if _has_tabulate()
-                else "```\n" + d.to_string(index=False) + "\n```"
-            )
+            lines.append(preformatted(d))
             lines.append("")
             if name in ("router_kinds", "nic_combinations"):
                 c = _latency_by_class(g, exp_label, "control")
@@ -277,17 +272,15 @@ def report(
                     "Control traffic (queueing = time before the header enters the router):"
                 )
                 lines.append("")
-                lines.append("```\n" + c.to_string(index=False) + "\n```")
+                lines.append(preformatted(c))
                 lines.append("")
         if name == "vc_vs_fq":
             s = g.summaries[
                 [*exp_label, "inter_frame_mean_ms", "inter_frame_sd_ms", "dmp", "latency_mean"]
             ]
-            lines.append("```\n" + s.to_string(index=False) + "\n```")
+            lines.append(preformatted(s))
             lines.append("")
-    path = out / "report.md"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+    return write_report(out, lines)
 
 
 def _legend(label: str, value: object) -> str:
@@ -298,11 +291,3 @@ def _legend(label: str, value: object) -> str:
     if label == "injection":
         return f"{value}-level"
     return f"{label}={value}"
-
-
-def _has_tabulate() -> bool:
-    try:
-        import tabulate  # noqa: F401
-    except ImportError:
-        return False
-    return True

@@ -20,7 +20,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from qosnet.reproduce.report import claim_section, report_head, write_report
 from qosnet.reproduce.runner import Experiment, Gathered, Run, configs_dir
+from qosnet.tables import markdown, write
 
 #: The links' bandwidth, Bpeak of §3.3: 1.6 Gb/s = 200 MB/s. The NIC's data DMA (528 MB/s,
 #: 8.3 us per 4 KB packet with its set-up) is faster, so the link sets the dispatch period
@@ -260,27 +262,17 @@ HEADINGS = {
 }
 
 
-def _markdown(df: pd.DataFrame) -> str:
-    """A Markdown table: numbers to 3 decimals, errors as signed percentages."""
-
-    def cell(col: str, v: object) -> str:
-        if isinstance(v, float):
-            if v != v:  # NaN: an unregulated flow has no IDT
-                return "-"
-            if col.startswith("worst"):
-                return f"{v:.1%}"
-            if col.endswith("error"):
-                return f"{v:+.1%}"
-            return f"{v:.1f}" if col == "mbps" else f"{v:.3f}"
-        return str(v)
-
-    head = [HEADINGS.get(c, c) for c in df.columns]
-    rows = [
-        [cell(c, v) for c, v in zip(df.columns, r, strict=True)] for r in df.itertuples(index=False)
-    ]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines)
+def _cell(col: str, v: object) -> str:
+    """The report's numbers: to 3 decimals, MB/s to 1, errors as signed percentages."""
+    if isinstance(v, float):
+        if v != v:  # NaN: an unregulated flow has no IDT
+            return "-"
+        if col.startswith("worst"):
+            return f"{v:.1%}"
+        if col.endswith("error"):
+            return f"{v:+.1%}"
+        return f"{v:.1f}" if col == "mbps" else f"{v:.3f}"
+    return str(v)
 
 
 def _bars(
@@ -379,7 +371,7 @@ def _worst(tables: dict[str, pd.DataFrame], results: dict[str, Gathered]) -> str
             for name, t in tables.items()
         ]
     )
-    return _markdown(rows)
+    return markdown(rows, _cell, HEADINGS)
 
 
 def report(
@@ -394,9 +386,7 @@ def report(
     matplotlib.use("Agg")
 
     out.mkdir(parents=True, exist_ok=True)
-    lines = ["# Document 004 (NIC-based rate control in Myrinet/GM), reproduced", ""]
-    if quick:
-        lines += ["*Quick run: shortened simulated time; numbers without statistical weight.*", ""]
+    lines = report_head("Document 004 (NIC-based rate control in Myrinet/GM), reproduced", quick)
     lines += [
         "Table 1 (the rate control algorithm with IDTs 2 and 3, NDTs and dispatches cycle by "
         "cycle) is reproduced exactly by the Rust unit test `table_1_cycle_by_cycle` in "
@@ -414,11 +404,9 @@ def report(
     lines += ["Largest relative errors (absolute value):", "", _worst(tables, results), ""]
     for name, table in tables.items():
         e = claims[name]
-        results[name].tables["flows"].to_csv(out / f"{name}_flows.csv", index=False)
-        table.to_csv(out / f"{name}_compare.csv", index=False)
-        lines += [f"## {e.title}", "", f"**Document 004:** {e.claim}", ""]
+        write(results[name].tables["flows"], out / f"{name}_flows.csv")
+        write(table, out / f"{name}_compare.csv")
+        lines += claim_section(e, "Document 004")
         lines += [_figure(e, table, list(e.runs[0].label), out), ""]
-        lines += [_markdown(_table(name, table)), ""]
-    path = out / "report.md"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+        lines += [markdown(_table(name, table), _cell, HEADINGS), ""]
+    return write_report(out, lines)

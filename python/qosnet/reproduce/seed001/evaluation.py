@@ -1,20 +1,7 @@
-"""Document 001's middleware evaluation (§4.3-4.4), on a fluid model of its cluster.
-
-Not engine simulations: each run generates a request stream (`middleware.workload`, §4.3)
-and plays it twice through `middleware.fluid`, with the QoS middleware (translator and
-resource allocator, reserved bandwidth) and without it (every job runs, flows share links
-max-min fairly). The metrics are the document's three (§4.4.3), for admitted jobs:
-
-1. improvement (T_noqos - T_qos) / T_qos (Tables 4.1, 4.2);
-2. difference from the expected time (T_actual - T_expected) / T_expected, with and
-   without the middleware (Figures 4.15, 4.16); T_expected is the time the middleware
-   promised (the profiled time of the point it granted). The request's own bound t2 is
-   reported too: the document's formula names the "requested response time";
-3. admission rate N_admitted / N_total (Figure 4.17).
-
-The profiles are the illustrative ones of `middleware/data` (not measurements), and the
-workload's task sizes, subtask gaps and requested times are choices the document leaves
-open (see `workload`), so the numbers are the model's, not the document's.
+"""Document 001's evaluation as a `qosnet reproduce` set: its settings (§4.3), one run per
+setting and seed (the request stream through the fluid model, with and without the
+middleware), the three metrics (§4.4.3) and the report beside Tables 4.1-4.2 and Figures
+4.9-4.17.
 
 The command-line `reproduce` runs a module with `SELF_RUN = True` through its own `run`.
 """
@@ -33,30 +20,20 @@ import numpy as np
 import pandas as pd
 
 from qosnet.middleware.cluster import DOCUMENT_001_TESTBED, Cluster
-from qosnet.middleware.fluid import Network, run_noqos, run_qos
 from qosnet.middleware.profile_io import load_examples
 from qosnet.middleware.profiles import ProfileStore
 from qosnet.middleware.units import MB
-from qosnet.middleware.workload import (
+from qosnet.reproduce.report import claim_section, report_head, write_report
+from qosnet.reproduce.runner import Experiment
+from qosnet.reproduce.seed001.fluid import Network, run_noqos, run_qos
+from qosnet.reproduce.seed001.workload import (
     POLYGON_IMAGE_SIZES,
     RAY_TRACING_RATIOS,
     WorkloadConfig,
     generate,
     ray_tracing_mix,
 )
-from qosnet.reproduce.runner import Experiment
-
-__all__ = [
-    "SELF_RUN",
-    "Setting",
-    "experiments",
-    "report",
-    "run",
-    "run_all",
-    "run_setting",
-    "settings",
-    "summarise",
-]
+from qosnet.tables import markdown, write
 
 #: This set runs its own experiments: the CLI calls `run`, not `run_experiments`.
 SELF_RUN = True
@@ -269,97 +246,68 @@ def summarise(jobs: pd.DataFrame, by_seed: bool = False) -> pd.DataFrame:
     average improvement over admitted jobs (pooled over seeds), the differences from the
     expected and requested times."""
     keys = KEYS + (["seed"] if by_seed else [])
-    rows = []
-    for key, g in jobs.groupby(keys, sort=False):
-        a = g[g["admitted"]]
-        rows.append(
-            {
-                **dict(zip(keys, key, strict=True)),
-                "requests": len(g),
-                "admitted": len(a),
-                "admission_rate_pct": 100 * len(a) / len(g),
-                "max_improvement_pct": a["improvement_pct"].max(),
-                "avg_improvement_pct": a["improvement_pct"].mean(),
-                "qos_vs_expected_pct": a["qos_vs_expected_pct"].mean(),
-                "noqos_vs_expected_pct": a["noqos_vs_expected_pct"].mean(),
-                "noqos_vs_expected_max_pct": a["noqos_vs_expected_pct"].max(),
-                "qos_vs_requested_pct": a["qos_vs_requested_pct"].mean(),
-                "noqos_vs_requested_pct": a["noqos_vs_requested_pct"].mean(),
-            }
-        )
+    rows = [
+        {**dict(zip(keys, key, strict=True)), **_metrics(g)}
+        for key, g in jobs.groupby(keys, sort=False)
+    ]
     return pd.DataFrame(rows)
+
+
+def _metrics(g: pd.DataFrame) -> dict[str, float]:
+    """`summarise`'s columns for one group of requests."""
+    a = g[g["admitted"]]
+    return {
+        "requests": len(g),
+        "admitted": len(a),
+        "admission_rate_pct": 100 * len(a) / len(g),
+        "max_improvement_pct": a["improvement_pct"].max(),
+        "avg_improvement_pct": a["improvement_pct"].mean(),
+        "qos_vs_expected_pct": a["qos_vs_expected_pct"].mean(),
+        "noqos_vs_expected_pct": a["noqos_vs_expected_pct"].mean(),
+        "noqos_vs_expected_max_pct": a["noqos_vs_expected_pct"].max(),
+        "qos_vs_requested_pct": a["qos_vs_requested_pct"].mean(),
+        "noqos_vs_requested_pct": a["noqos_vs_requested_pct"].mean(),
+    }
 
 
 # -- report ---------------------------------------------------------------------------------
 
 
-def _table_4_1(summary: pd.DataFrame) -> pd.DataFrame:
-    t = summary[
-        [
-            "max_interarrival",
-            "image_ratio",
-            "interleaving_ratio",
-            "max_improvement_pct",
-            "avg_improvement_pct",
-            "admission_rate_pct",
-        ]
-    ].copy()
-    doc = [
-        TABLE_4_1.get((r.max_interarrival, r.image_ratio, r.interleaving_ratio), (np.nan, np.nan))
-        for r in t.itertuples()
-    ]
+def _beside_document(
+    summary: pd.DataFrame, keys: list[str], document: dict[Any, tuple[float, float]]
+) -> pd.DataFrame:
+    """The model's improvements and admission rate per `keys`, and the document's max and
+    average improvement for the same keys (NaN where it gives none)."""
+    t = summary[[*keys, "max_improvement_pct", "avg_improvement_pct", "admission_rate_pct"]].copy()
+    doc = [document.get(key, (np.nan, np.nan)) for key in t[keys].itertuples(index=False)]
     t["doc_max_improvement_pct"] = [d[0] for d in doc]
     t["doc_avg_improvement_pct"] = [d[1] for d in doc]
-    return t  # in the settings' order, which is Table 4.1's
+    return t
+
+
+def _table_4_1(summary: pd.DataFrame) -> pd.DataFrame:
+    keys = ["max_interarrival", "image_ratio", "interleaving_ratio"]
+    return _beside_document(summary, keys, TABLE_4_1)  # in the settings' order, Table 4.1's
 
 
 def _table_4_2(by_seed: pd.DataFrame) -> pd.DataFrame:
-    t = by_seed[
-        [
-            "max_interarrival",
-            "seed",
-            "max_improvement_pct",
-            "avg_improvement_pct",
-            "admission_rate_pct",
-        ]
-    ].copy()
-    doc = [TABLE_4_2.get((r.max_interarrival, r.seed), (np.nan, np.nan)) for r in t.itertuples()]
-    t["doc_max_improvement_pct"] = [d[0] for d in doc]
-    t["doc_avg_improvement_pct"] = [d[1] for d in doc]
+    t = _beside_document(by_seed, ["max_interarrival", "seed"], TABLE_4_2)
     return t.sort_values(["seed", "max_interarrival"], kind="stable")
 
 
-def _markdown(df: pd.DataFrame) -> str:
-    def cell(v: object) -> str:
-        if isinstance(v, float):
-            return "–" if np.isnan(v) else f"{v:.3g}" if abs(v) < 10 else f"{v:.1f}"
-        return str(v)
-
-    head = "| " + " | ".join(df.columns) + " |"
-    rule = "|" + "|".join("---" for _ in df.columns) + "|"
-    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join([head, rule, *body])
+def _cell(col: str, v: object) -> str:
+    """The report's numbers: 3 significant digits, one decimal from 10 up."""
+    if isinstance(v, float):
+        return "–" if np.isnan(v) else f"{v:.3g}" if abs(v) < 10 else f"{v:.1f}"
+    return str(v)
 
 
 def _by_interval(jobs: pd.DataFrame) -> pd.DataFrame:
-    """Per interval, pooled over mixes and seeds: metric 2 and 3 for Figures 4.15-4.17."""
-    rows = []
-    for interval, g in jobs.groupby("max_interarrival"):
-        a = g[g["admitted"]]
-        rows.append(
-            {
-                "max_interarrival": interval,
-                "requests": len(g),
-                "admission_rate_pct": 100 * len(a) / len(g),
-                "qos_vs_expected_pct": a["qos_vs_expected_pct"].mean(),
-                "noqos_vs_expected_pct": a["noqos_vs_expected_pct"].mean(),
-                "noqos_vs_expected_max_pct": a["noqos_vs_expected_pct"].max(),
-                "qos_vs_requested_pct": a["qos_vs_requested_pct"].mean(),
-                "noqos_vs_requested_pct": a["noqos_vs_requested_pct"].mean(),
-                "avg_improvement_pct": a["improvement_pct"].mean(),
-            }
-        )
-    return pd.DataFrame(rows)
+    """Per interval, pooled over mixes and seeds: metric 2 and 3 for Figures 4.15-4.17,
+    the mean improvement last (the column order of the shipped `*_by_interval.csv`)."""
+    rows = [{"max_interarrival": i, **_metrics(g)} for i, g in jobs.groupby("max_interarrival")]
+    per = pd.DataFrame(rows).drop(columns=["admitted", "max_improvement_pct"])
+    return per[[c for c in per.columns if c != "avg_improvement_pct"] + ["avg_improvement_pct"]]
 
 
 def _fig_difference(per: dict[str, pd.DataFrame], path: Path) -> None:
@@ -456,12 +404,11 @@ def report(
     matplotlib.use("Agg")
     out.mkdir(parents=True, exist_ok=True)
     claims = {e.name: e for e in experiments}
-    lines = [
-        "# Document 001 (QoS-aware middleware), §4.3-4.4 reproduced on a fluid model",
-        "",
-    ]
-    if quick:
-        lines += [f"*Quick run: {TASKS_QUICK} tasks per run; numbers without weight.*", ""]
+    lines = report_head(
+        "Document 001 (QoS-aware middleware), §4.3-4.4 reproduced on a fluid model",
+        quick,
+        f"{TASKS_QUICK} tasks per run; numbers without weight",
+    )
     cfg = WorkloadConfig()
     lines += [
         "**The profiles are illustrative** (`qosnet/middleware/data`, written to agree with "
@@ -469,12 +416,12 @@ def report(
         "the 16-node, 210 MB/s testbed (§4.3.1), so these numbers are the model's, not the "
         "document's measurements. Compare directions and orders of magnitude, not digits.",
         "",
-        "Model (see `qosnet.middleware.fluid`, `workload`): with the middleware a request is "
-        "translated and allocated on arrival (nodes exclusive, bandwidth reserved) and runs "
-        "its profiled time, or is refused and dropped; without it every request runs on the "
-        "least-loaded nodes, admitted ones on the curve the middleware chose, refused ones on "
-        "the idle cluster's choice, and all flows share links max-min fairly, each job at "
-        "the profile time of its slowest flow's bandwidth, recomputed at every arrival and "
+        "Model (see `qosnet.reproduce.seed001.fluid`, `workload`): with the middleware a "
+        "request is translated and allocated on arrival (nodes exclusive, bandwidth reserved) "
+        "and runs its profiled time, or is refused and dropped; without it every request runs "
+        "on the least-loaded nodes, admitted ones on the curve the middleware chose, refused "
+        "ones on the idle cluster's choice, and all flows share links max-min fairly, each job "
+        "at the profile time of its slowest flow's bandwidth, recomputed at every arrival and "
         "completion.",
         "",
         f"Workload (§4.3; values not in the document are choices): {cfg.tasks} tasks per run "
@@ -492,36 +439,35 @@ def report(
     ]
     jobs_all = pd.concat(results.values(), ignore_index=True)
     # every request of every run: Parquet keeps the full table small enough to ship
-    jobs_all.to_parquet(out / "requests.parquet", index=False)
-    summary = summarise(jobs_all)
-    summary.to_csv(out / "summary.csv", index=False)
+    write(jobs_all, out / "requests.parquet")
+    write(summarise(jobs_all), out / "summary.csv")
     per_interval: dict[str, pd.DataFrame] = {}
     for name, jobs in results.items():
         e = claims[name]
-        lines += [f"## {e.title}", "", f"**Document 001:** {e.claim}", ""]
+        lines += claim_section(e, "Document 001")
         s = summarise(jobs)
         per = _by_interval(jobs)
         per_interval[name] = per
-        per.to_csv(out / f"{name}_by_interval.csv", index=False)
+        write(per, out / f"{name}_by_interval.csv")
         if name == "ray_tracing":
             t = _table_4_1(s)
-            t.to_csv(out / "table_4_1_ray_tracing.csv", index=False)
+            write(t, out / "table_4_1_ray_tracing.csv")
             _fig_improvement(t, out / "table_4_1_improvement.png")
-            lines += ["Table 4.1 (model beside document, %):", "", _markdown(t), ""]
+            lines += ["Table 4.1 (model beside document, %):", "", markdown(t, _cell), ""]
             lines += ["![improvement](table_4_1_improvement.png)", ""]
         else:
             t = _table_4_2(summarise(jobs, by_seed=True))
-            t.to_csv(out / "table_4_2_polygon_rendering.csv", index=False)
+            write(t, out / "table_4_2_polygon_rendering.csv")
             lines += ["Table 4.2 (model beside document, %; seeds by number only):", ""]
             lines += [
-                _markdown(t),
+                markdown(t, _cell),
                 "",
                 "Pooled over seeds:",
                 "",
-                _markdown(s.drop(columns=KEYS[2:])),
+                markdown(s.drop(columns=KEYS[2:]), _cell),
                 "",
             ]
-        lines += ["Per interval, pooled (metrics 2 and 3, %):", "", _markdown(per), ""]
+        lines += ["Per interval, pooled (metrics 2 and 3, %):", "", markdown(per, _cell), ""]
         first = jobs[(jobs["max_interarrival"] == INTERVALS[0]) & (jobs["seed"] == 1)]
         if "image_ratio" in first and len(first):
             first = first[first["image_ratio"] == first["image_ratio"].iloc[0]]
@@ -550,6 +496,4 @@ def report(
             "![admission](fig_4_17_admission.png)",
             "",
         ]
-    path = out / "report.md"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+    return write_report(out, lines)

@@ -49,7 +49,7 @@ from qosnet.middleware.cluster import Cluster
 from qosnet.middleware.patterns import Pattern
 from qosnet.middleware.profiles import Curve, ProfileStore
 from qosnet.middleware.translator import Alternative, Refusal, Request, translate
-from qosnet.middleware.workload import Subtask
+from qosnet.reproduce.seed001.workload import Subtask
 
 __all__ = [
     "Network",

@@ -1,0 +1,58 @@
+"""The `qosnet` command (`app`, the console script's entry point): one module per job.
+
+- `simulate`: `run` and `validate` a configuration;
+- `bench`: the simulator's speed, beside BookSim2's, or admission decisions' speed;
+- `reproduce`: a document's experiments, tables, figures and report;
+- `service`: `serve` the QoS middleware's request handler, and its API `token`s;
+- `jobs`: `job`, the client of a running service;
+- `common`: options, error messages and exit statuses, progress bar, console.
+
+Only typer, rich and the engine's bindings are imported to build the command; each command
+imports what it needs when it runs, so `qosnet validate` and `qosnet --help` start quickly.
+"""
+
+from typing import Annotated
+
+import typer
+
+from qosnet import __version__
+from qosnet.cli import bench, jobs, reproduce, service, simulate
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    name="qosnet",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"qosnet {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
+    """Flit-level simulator of QoS-capable cluster interconnects.
+
+    Exit status: 0 ok; 1 invalid configuration, missing file, failed simulation or an
+    error from the service; 2 usage error; 3 job refused; 130 interrupted.
+    """
+
+
+# Registered in the order `qosnet --help` lists them.
+app.command()(simulate.run)
+app.command()(simulate.validate)
+app.command()(bench.bench)
+app.command()(reproduce.reproduce)
+app.command()(service.serve)
+app.add_typer(service.token_app, name="token")
+app.add_typer(jobs.job_app, name="job")

@@ -1,0 +1,98 @@
+"""`qosnet reproduce NAME`: re-run a document's experiments (`qosnet.reproduce`) and write
+their tables, figures and report."""
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from qosnet.cli.common import SetOption, user_errors
+
+__all__ = ["reproduce"]
+
+
+def reproduce(
+    name: Annotated[
+        str,
+        typer.Argument(
+            help="Experiment set: seed001, seed003, seed003-nic or seed004.", show_default=False
+        ),
+    ],
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Directory for tables, figures and report.md (default: runs/reproduce/NAME).",
+            show_default=False,
+        ),
+    ] = None,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="Shortened simulated time: a smoke run, not results.")
+    ] = False,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs", "-j", min=1, help="Parallel runs (default: one per core).", show_default=False
+        ),
+    ] = None,
+    only: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--only", help="Run only these experiments of the set (repeatable).", show_default=False
+        ),
+    ] = None,
+    sets: SetOption = None,
+) -> None:
+    """Re-run a document's experiments and write tables, figures and a report."""
+    import importlib
+    from dataclasses import replace
+
+    from qosnet.reproduce import SETS, run_experiments
+
+    if name not in SETS:
+        raise typer.BadParameter(
+            f"must be one of {', '.join(sorted(SETS))}, got {name!r}", param_hint="NAME"
+        )
+    module = importlib.import_module(SETS[name])
+    out = output or Path("runs") / "reproduce" / name
+    with user_errors():
+        experiments = module.experiments(quick=quick)
+        if only:
+            known = {e.name for e in experiments}
+            unknown = sorted(set(only) - known)
+            if unknown:
+                raise typer.BadParameter(
+                    f"unknown experiment(s) {', '.join(unknown)}; the set has "
+                    f"{', '.join(e.name for e in experiments)}",
+                    param_hint="--only",
+                )
+            experiments = [e for e in experiments if e.name in only]
+        self_run = getattr(module, "SELF_RUN", False)
+        if sets and self_run:
+            raise typer.BadParameter(
+                f"{name} runs no engine configurations; --set does not apply", param_hint="--set"
+            )
+        if sets:
+            # applied after each run's own overrides, so they win
+            for e in experiments:
+                e.runs = [replace(r, overrides=(*r.overrides, *sets)) for r in e.runs]
+        if self_run:
+            # the module runs its own experiments (document 001's fluid model, not the engine)
+            results = module.run(experiments, quick=quick, jobs=jobs)
+        else:
+            total = sum(len(e.runs) for e in experiments)
+            console = Console(stderr=True)
+            if console.is_terminal:
+                from rich.progress import Progress
+
+                with Progress(console=console, transient=True) as bar:
+                    task = bar.add_task(f"{name}: {total} runs", total=total)
+                    results = run_experiments(
+                        experiments, jobs=jobs, on_done=lambda e, r: bar.advance(task)
+                    )
+            else:
+                results = run_experiments(experiments, jobs=jobs)
+        path = module.report(experiments, results, out, quick=quick)
+    typer.echo(f"wrote {path}")
