@@ -123,7 +123,7 @@ fn validate(text: &str, fmt: &str, base_dir: Option<PathBuf>) -> PyResult<Vec<(S
         Err(e) => e.0,
         Ok(mut c) => {
             c.base_dir = base_dir;
-            match qosnet_sim::config::validate(&c) {
+            match qosnet_sim::build::validate(&c) {
                 Ok(_) => Vec::new(),
                 Err(e) => e.0,
             }

@@ -25,7 +25,7 @@
 //! ```
 
 pub mod admission;
-mod build;
+pub mod build;
 pub mod config;
 pub mod engine;
 pub mod error;

@@ -12,8 +12,6 @@
 //! and the resource. Capacities and reservations are in bits per second (whole b/s for
 //! reservations, so accounting is exact).
 
-use crate::config::{validate, Config};
-use crate::error::{ConfigError, ConfigErrors};
 use crate::routing::Routing;
 use crate::topology::Topology;
 use std::fmt;
@@ -87,9 +85,9 @@ pub struct CallAdmission {
     routing: Routing,
     vcs: u32,
     /// Per node: peak capacity as a source and as a destination.
-    node_capacity: Vec<f64>,
+    pub(crate) node_capacity: Vec<f64>,
     /// Per (router * ports + port): the outgoing link's capacity.
-    port_capacity: Vec<f64>,
+    pub(crate) port_capacity: Vec<f64>,
     sourced: Vec<f64>,
     sunk: Vec<f64>,
     through: Vec<f64>,
@@ -97,38 +95,6 @@ pub struct CallAdmission {
 }
 
 impl CallAdmission {
-    /// Call admission over the network a configuration describes (`[physical]`,
-    /// `[topology]`, `[routing]`, `[router] vcs`, and the NIC's peak from `[endpoint]`): the
-    /// control plane's view of the cluster, from the same validation and routing as the
-    /// simulator's. A cluster description needs no `[[traffic]]`; without any, a nominal
-    /// source stands in for validation only.
-    pub fn from_config(cfg: &Config) -> Result<CallAdmission, ConfigErrors> {
-        let mut cfg = cfg.clone();
-        if cfg.traffic.is_empty() {
-            let nominal = toml::from_str("load = 0.1")
-                .map_err(|e| ConfigErrors(vec![ConfigError::new("traffic", e.to_string())]))?;
-            cfg.traffic.push(nominal);
-        }
-        let v = validate(&cfg)?;
-        let link = v.clock.link_bits_per_second;
-        let mut a = CallAdmission::new(&v.topology, &v.routing, cfg.router.vcs, link, v.nic.peak_bps);
-        // A real fabric's links run at their own rates (width x speed); a node can send and
-        // receive no faster than its own link.
-        let t = &v.topology;
-        for (i, &bps) in t.link_bps.iter().enumerate() {
-            if bps > 0.0 {
-                a.port_capacity[i] = bps;
-            }
-        }
-        for (node, &(r, p)) in t.attach.iter().enumerate() {
-            let own = t.link_bps.get(r as usize * t.ports + p as usize).copied().unwrap_or(0.0);
-            if own > 0.0 {
-                a.node_capacity[node] = own;
-            }
-        }
-        Ok(a)
-    }
-
     /// Every link carries `link_bps`; every node can source and sink `node_bps` (its NIC's
     /// peak achievable bandwidth, at most the link's).
     pub fn new(topo: &Topology, routing: &Routing, vcs: u32, link_bps: f64, node_bps: f64) -> CallAdmission {

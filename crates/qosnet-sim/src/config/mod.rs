@@ -5,14 +5,15 @@
 //! Defaults follow documents 003 §4.1 and 000 §5.1: 16 VCs per port, 128-bit flits,
 //! 1.6 Gb/s links, 40-flit messages, one cycle per pipeline stage.
 
-mod validate;
+pub mod video;
 
 use crate::error::{ConfigError, ConfigErrors};
 use crate::units::{Bandwidth, Duration};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-pub use validate::{validate, MAX_CYCLES};
+/// Longest run or measurement window accepted, in cycles (about 2.5 years at 80 ns).
+pub const MAX_CYCLES: u64 = 1_000_000_000_000_000;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -590,7 +591,7 @@ impl TrafficClass {
 }
 
 /// When a source creates messages (the temporal process). Registered once here; built in
-/// `config::validate` into a `traffic::ProcessSpec`.
+/// `build::validate` into a `traffic::ProcessSpec`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Process {
@@ -618,13 +619,13 @@ pub enum Process {
         #[serde(default)]
         traces: Vec<PathBuf>,
         #[serde(default)]
-        format: crate::traffic::video::TraceFormat,
+        format: video::TraceFormat,
         #[serde(default = "default_frame_rate")]
         frame_rate: f64,
         #[serde(default)]
         mean_rate: Option<Bandwidth>,
         #[serde(default)]
-        synthetic: crate::traffic::video::SyntheticVbr,
+        synthetic: video::SyntheticVbr,
         #[serde(default)]
         streams: Option<u32>,
     },

@@ -39,8 +39,7 @@ use crate::unchecked::At;
 use crate::units::{Clock, Cycle};
 use crate::wheel::{ENDPOINT, UNCONNECTED};
 
-/// Routers have at most this many ports (enforced by the topologies).
-pub const MAX_PORTS: usize = 64;
+pub(crate) use crate::topology::MAX_PORTS;
 
 /// The router variant of a run, fixed when it is built and dispatched once per cycle
 /// (`Simulation::step`), so the per-flit paths of the cycle loop are compiled for it and

@@ -173,6 +173,29 @@ pub enum Misroute {
     Loop,
 }
 
+/// Every node reaches every other along the table, without loops: walked pair by pair
+/// as the routing the simulator and admission use (`Routing::walk`).
+pub fn check_fabric_routes(t: &Topology, shown: &str) -> Result<(), ConfigError> {
+    let Shape::Fabric { routes } = &t.shape else { return Ok(()) };
+    let routing = Routing::Table { next: routes.clone(), nodes: t.nodes };
+    for src in 0..t.nodes {
+        for dst in (0..t.nodes).filter(|&d| d != src) {
+            let Err(m) = routing.walk(t, 1, src, dst) else { continue };
+            let at = |r: u32, why: &str| format!("{shown}: from node {src} to node {dst}, switch {r}: {why}");
+            let what = match m {
+                Misroute::NoRoute { router } => at(router, "no route"),
+                Misroute::OtherNode { router } => at(router, "the route ends at another node"),
+                Misroute::Unconnected { router } => {
+                    at(router, "the route leaves through an unconnected port")
+                }
+                Misroute::Loop => format!("{shown}: the route from node {src} to node {dst} loops"),
+            };
+            return Err(ConfigError::new("topology.routes", what));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,6 +12,10 @@ mod star;
 use crate::config::TopologyConfig;
 use crate::error::ConfigError;
 
+/// Routers have at most this many ports (a VC allocator request names its input port in 6
+/// bits, and per-port masks are 64 bits wide).
+pub const MAX_PORTS: usize = 64;
+
 /// What is at the other end of a router port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Peer {

@@ -11,20 +11,9 @@
 //! - LTE-Sim `.dat`: `frame_no type time_ms size`, size in column 4 (25 frames/s);
 //! - plain: one value per line, `#` comments (units unknown: rescale with `mean_rate`).
 
+pub use crate::config::video::{SyntheticVbr, TraceFormat};
 use rand::Rng;
-use serde::{Deserialize, Serialize};
 use std::path::Path;
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TraceFormat {
-    /// By extension: `.st` EvalVid, `.dat` LTE-Sim, anything else one value per line.
-    #[default]
-    Auto,
-    Evalvid,
-    LteSim,
-    Plain,
-}
 
 /// Frame sizes of one video, in bytes, in display order.
 #[derive(Clone, Debug, PartialEq)]
@@ -89,42 +78,7 @@ pub fn read_trace(path: &Path, format: TraceFormat) -> Result<FrameTrace, String
     Ok(FrameTrace { frame_bytes })
 }
 
-/// A synthetic MPEG VBR model (our choice, for when no trace is given): a GOP pattern of
-/// I, P and B frames whose mean sizes stand in the ratio `i_to_p` : 1 : 1/`p_to_b`
-/// (about 5 : 2.5 : 1 in MPEG-1/2 trace studies such as Rose's and Krunz and Tripathi's),
-/// each frame's size lognormal around its type's mean with coefficient of variation
-/// `cov`, scaled so the long-run rate is `mean_rate_bps` at `fps`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct SyntheticVbr {
-    pub gop: String,
-    pub i_to_p: f64,
-    pub p_to_b: f64,
-    pub cov: f64,
-}
-
-impl Default for SyntheticVbr {
-    fn default() -> Self {
-        Self { gop: "IBBPBBPBBPBB".into(), i_to_p: 2.0, p_to_b: 2.5, cov: 0.25 }
-    }
-}
-
 impl SyntheticVbr {
-    pub fn validate(&self) -> Result<(), String> {
-        if self.gop.is_empty() || !self.gop.starts_with('I') || !self.gop.chars().all(|c| "IPB".contains(c)) {
-            return Err(format!("gop must be I, P and B frames starting with I, got {:?}", self.gop));
-        }
-        for (name, v) in [("i_to_p", self.i_to_p), ("p_to_b", self.p_to_b)] {
-            if !(v.is_finite() && v > 0.0) {
-                return Err(format!("{name} must be > 0, got {v}"));
-            }
-        }
-        if !(0.0..=5.0).contains(&self.cov) {
-            return Err(format!("cov must be in 0..=5, got {}", self.cov));
-        }
-        Ok(())
-    }
-
     /// `frames` frame sizes (relative units; rescale with `FrameTrace::scaled_to`).
     pub fn generate(&self, frames: usize, rng: &mut impl Rng) -> FrameTrace {
         let (b, p) = (1.0, self.p_to_b);

@@ -141,7 +141,6 @@ pub(super) fn build(
         None => routes::minimal_routes(&t),
     };
     t.shape = Shape::Fabric { routes: table };
-    routes::check_routes(&t, shown)?;
     Ok(t)
 }
 
@@ -179,10 +178,10 @@ fn assemble(dump: &Dump, shown: &str, format: IbFabricFormat) -> Result<(Topolog
             format!("{shown}: no switch-to-HCA links found (read as {})", describe(format)),
         ));
     }
-    if ports as usize > crate::router::MAX_PORTS {
+    if ports as usize > super::MAX_PORTS {
         return Err(ConfigError::new(
             "topology.file",
-            format!("{shown}: switches with {ports} ports; at most {}", crate::router::MAX_PORTS),
+            format!("{shown}: switches with {ports} ports; at most {}", super::MAX_PORTS),
         ));
     }
     let keys = Keys { switches: switches.into_iter().collect(), nodes: cas.keys().copied().collect() };

@@ -1,11 +1,9 @@
-//! Routes over a fabric without forwarding tables, and the check every fabric's routes
-//! pass: minimal-hop routes spread over equally short ports by destination (D-mod-K
-//! style), then every node must reach every other without loops.
+//! Routes over a fabric without forwarding tables: minimal-hop routes spread over equally
+//! short ports by destination (D-mod-K style). (`routing::check_fabric_routes` checks every
+//! fabric's routes.)
 
 use super::NO_ROUTE;
-use crate::error::ConfigError;
-use crate::routing::{Misroute, Routing};
-use crate::topology::{Peer, Shape, Topology};
+use crate::topology::{Peer, Topology};
 use std::collections::VecDeque;
 
 /// Minimal-hop routes: a breadth-first search back from each destination's switch; each
@@ -44,27 +42,4 @@ pub(super) fn minimal_routes(t: &Topology) -> Vec<u8> {
         }
     }
     table
-}
-
-/// Every node reaches every other along the table, without loops: walked pair by pair
-/// as the routing the simulator and admission use (`Routing::walk`).
-pub(super) fn check_routes(t: &Topology, shown: &str) -> Result<(), ConfigError> {
-    let Shape::Fabric { routes } = &t.shape else { return Ok(()) };
-    let routing = Routing::Table { next: routes.clone(), nodes: t.nodes };
-    for src in 0..t.nodes {
-        for dst in (0..t.nodes).filter(|&d| d != src) {
-            let Err(m) = routing.walk(t, 1, src, dst) else { continue };
-            let at = |r: u32, why: &str| format!("{shown}: from node {src} to node {dst}, switch {r}: {why}");
-            let what = match m {
-                Misroute::NoRoute { router } => at(router, "no route"),
-                Misroute::OtherNode { router } => at(router, "the route ends at another node"),
-                Misroute::Unconnected { router } => {
-                    at(router, "the route leaves through an unconnected port")
-                }
-                Misroute::Loop => format!("{shown}: the route from node {src} to node {dst} loops"),
-            };
-            return Err(ConfigError::new("topology.routes", what));
-        }
-    }
-    Ok(())
 }

@@ -2,11 +2,11 @@
 //! the allowed values. Also builds what validation needs anyway (topology, routing,
 //! traffic), so the engine never re-derives them.
 
-use super::{
-    ClassCounts, Config, NodeSet, Process, RouterKind, SchedulerConfig, TopologyConfig, TrafficClass,
-    VcClasses, VtickConfig,
-};
 use crate::admission::CallAdmission;
+use crate::config::{
+    ClassCounts, Config, NodeSet, Process, RouterKind, SchedulerConfig, TopologyConfig, TrafficClass,
+    VcClasses, VtickConfig, MAX_CYCLES,
+};
 use crate::endpoint::nic::NicParams;
 use crate::error::{ConfigError, ConfigErrors};
 use crate::routing::Routing;
@@ -14,9 +14,6 @@ use crate::topology::Topology;
 use crate::traffic::pattern::Pattern;
 use crate::traffic::{ProcessSpec, TrafficSpec};
 use crate::units::Clock;
-
-/// Longest run or measurement window accepted, in cycles (about 2.5 years at 80 ns).
-pub const MAX_CYCLES: u64 = 1_000_000_000_000_000;
 
 /// The parts of a configuration that validation had to build.
 pub struct Validated {
@@ -309,7 +306,15 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         range(&mut errs, &format!("router.pipeline.{name}"), v, lo, 10_000);
     }
 
-    let topology = match Topology::build_in(&cfg.topology, &|p| cfg.resolve_path(p)) {
+    let built = Topology::build_in(&cfg.topology, &|p| cfg.resolve_path(p)).and_then(|t| {
+        // A real fabric's routes (its forwarding tables, or minimal-hop ones) must take
+        // every node to every other without loops.
+        if let TopologyConfig::IbFabric { file, .. } = &cfg.topology {
+            crate::routing::check_fabric_routes(&t, &file.display().to_string())?;
+        }
+        Ok(t)
+    });
+    let topology = match built {
         Ok(t) => Some(t),
         Err(e) => {
             errs.push(e);
@@ -319,10 +324,10 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
     if let (Some(t), TopologyConfig::Star { .. } | TopologyConfig::FatTree { .. }) =
         (&topology, &cfg.topology)
     {
-        if t.ports > crate::router::MAX_PORTS {
+        if t.ports > crate::topology::MAX_PORTS {
             errs.push(ConfigError::new(
                 "topology",
-                format!("routers would have {} ports; at most {}", t.ports, crate::router::MAX_PORTS),
+                format!("routers would have {} ports; at most {}", t.ports, crate::topology::MAX_PORTS),
             ));
         }
     }

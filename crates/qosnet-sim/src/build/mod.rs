@@ -2,6 +2,11 @@
 //! constructed from it — routers, endpoints, traffic, links, observers — so no component
 //! re-derives anything from the configuration at run time.
 
+mod admission;
+mod validate;
+
+pub use validate::{validate, Validated};
+
 use crate::config::{Config, RouterKind, SourceQueues};
 use crate::endpoint::{EndpointParams, Endpoints};
 use crate::engine::{RunParams, Simulation};
@@ -26,7 +31,7 @@ impl Simulation {
 
     /// Validate `config` completely and build the network.
     pub fn new(config: Config) -> Result<Simulation, ConfigErrors> {
-        let v = crate::config::validate(&config)?;
+        let v = validate(&config)?;
         let (topo, routing, specs, nic_p) = (v.topology, v.routing, v.specs, v.nic);
         let clock = v.clock;
         let rc = &config.router;
