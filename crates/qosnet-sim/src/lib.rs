@@ -27,6 +27,7 @@
 pub mod admission;
 pub mod build;
 pub mod config;
+mod control;
 pub mod engine;
 pub mod error;
 pub mod flit;

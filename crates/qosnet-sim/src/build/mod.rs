@@ -124,6 +124,7 @@ impl Simulation {
             &nic_cfg,
             &clock,
             nic_p,
+            v.agents,
             attach_port,
             |lane| p.lane_depth(lane),
             nic_idt,

@@ -7,6 +7,7 @@ use crate::config::{
     ClassCounts, Config, NodeSet, Process, RouterKind, SchedulerConfig, TopologyConfig, TrafficClass,
     VcClasses, VtickConfig, MAX_CYCLES,
 };
+use crate::control::Agents;
 use crate::endpoint::nic::NicParams;
 use crate::error::{ConfigError, ConfigErrors};
 use crate::routing::Routing;
@@ -27,6 +28,8 @@ pub struct Validated {
     pub class_vcs: [u32; 3],
     pub home_vcs: [u32; 3],
     pub nic: NicParams,
+    /// The endpoints' control agents (`[endpoint] agent`).
+    pub(crate) agents: Agents,
 }
 
 /// A video source's streams: its traces (read, or made by the synthetic model) at the frame
@@ -614,6 +617,11 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
     }
     let max_packet = specs.iter().map(|s| s.packet_flits.min(s.message_flits)).max().unwrap_or(1);
     let nic = NicParams::build(cfg, &clock, max_packet, &mut errs);
+    let nodes = topology.as_ref().map_or(0, |t| t.nodes);
+    let agents = Agents::build(cfg.endpoint.agent.as_ref(), nodes).unwrap_or_else(|e| {
+        errs.push(e);
+        Agents::None
+    });
     if let (Some(topo), Some(routing)) = (&topology, &routing) {
         check_reservations(cfg, &clock, &nic, topo, routing, &specs, &spec_nodes, &mut errs);
     }
@@ -639,6 +647,7 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         class_vcs,
         home_vcs: split,
         nic,
+        agents,
     })
 }
 

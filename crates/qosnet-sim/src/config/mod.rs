@@ -487,6 +487,21 @@ pub struct EndpointConfig {
     /// link or through the DMA engine, whichever is longer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_period: Option<Duration>,
+    /// The control agent at every endpoint (admission or congestion control: it decides
+    /// when a flow may start its next message). Default: none, every message starts as
+    /// soon as the endpoint can send it.
+    #[serde(deserialize_with = "opt_kind_or_table", skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentConfig>,
+}
+
+/// A control agent at the endpoints (`[endpoint] agent`). Registered once here; checked and
+/// built in `control::Agents::build`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum AgentConfig {
+    /// At most `messages` messages per node started and not yet delivered: a fixed
+    /// end-to-end injection window (the simplest window-based flow control).
+    Window { messages: u32 },
 }
 
 impl Default for EndpointConfig {
@@ -504,6 +519,7 @@ impl Default for EndpointConfig {
             message_setup: None,
             dma: DmaConfig::default(),
             rate_period: None,
+            agent: None,
         }
     }
 }

@@ -113,7 +113,12 @@ impl Endpoints {
                     return;
                 }
                 let Some(&m) = self.nic_queue.at(q).front() else { break };
-                let class = net.messages.get(m).class.index();
+                let msg = net.messages.get(m);
+                let (class, flow, first) = (msg.class.index(), msg.flow, msg.packetized == 0);
+                // The control agent may hold the message back (the queue waits behind it).
+                if first && !self.agents.may_start(n, flow, now) {
+                    break;
+                }
                 if at_limit && !self.nic_outranks(n, class as u8) {
                     break;
                 }
@@ -131,6 +136,9 @@ impl Endpoints {
                     break;
                 };
                 let (packet, size, last) = net.cut_packet(m);
+                if first {
+                    self.agents.started(n, flow, now);
+                }
                 if last {
                     self.nic_queue.at_mut(q).pop_front();
                 }
@@ -334,6 +342,11 @@ impl Endpoints {
         }
         let msg = *msg;
         net.messages.remove(m);
+        if self.agents.delivered(msg.src as usize, msg.flow, now) {
+            // (a message the agent held back at the source may start now)
+            *self.nic_start_blocked.at_mut(msg.src as usize) = false;
+            self.activate(msg.src as usize);
+        }
         if msg.measured {
             net.progress.measured_outstanding -= 1;
         }

@@ -6,6 +6,7 @@
 use super::nic::{Nic, NicParams};
 use crate::config::SchedulerConfig;
 use crate::config::VcSelection;
+use crate::control::Agents;
 use crate::routing::all_vcs;
 use crate::sched::{KeyMode, RateKeys, RoundRobin, SchedTables, Scheduler};
 use crate::units::{Clock, Cycle};
@@ -84,6 +85,8 @@ pub(crate) struct Endpoints {
     pub(crate) nic_p: NicParams,
     /// Per node: the NIC model's state (empty for the ideal endpoint).
     pub(crate) nics: Vec<Nic>,
+    /// The control agents (admission, congestion control) every endpoint model consults.
+    pub(crate) agents: Agents,
     /// Per source: its reserved flow's IDT in rate-control ticks (0: unreserved).
     pub(crate) nic_idt: Vec<u64>,
     /// Per node: the router port (router * ports + port) it attaches to. Its input side
@@ -103,6 +106,7 @@ impl Endpoints {
         sched_cfg: &SchedulerConfig,
         clock: &Clock,
         nic_p: NicParams,
+        agents: Agents,
         attach_port: Vec<u32>,
         lane_depth: impl Fn(usize) -> u32,
         nic_idt: Vec<u64>,
@@ -127,6 +131,7 @@ impl Endpoints {
             nics: if nic_p.is_nic() { vec![Nic::new(&nic_p, vcs); nodes] } else { Vec::new() },
             nic_idt,
             nic_p,
+            agents,
             nic_active: Vec::with_capacity(nodes),
             nic_is_active: vec![false; nodes],
             attach_port,

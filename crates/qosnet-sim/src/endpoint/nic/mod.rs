@@ -302,6 +302,9 @@ impl Endpoints {
         let (m, vc, pick) = if self.nic_p.flow_queues() {
             let Some(pick) = self.nics[n].queues.pick(now) else { return };
             let msg = net.messages.get(pick.message);
+            if msg.packetized == 0 && !self.agents.may_start(n, msg.flow, now) {
+                return;
+            }
             let size = msg.packet_flits.min(msg.size - msg.packetized);
             // A head without room waits: flows are not reordered (document 004 §4.2).
             let Some(vc) = self.nic_buffer_for(n, msg.class.index(), size) else { return };
@@ -310,6 +313,9 @@ impl Endpoints {
             let Some((q, i, vc)) = self.doorbell_pick(net, n) else { return };
             let m = self.nic_queue[q][i];
             let msg = net.messages.get(m);
+            if msg.packetized == 0 && !self.agents.may_start(n, msg.flow, now) {
+                return;
+            }
             if msg.packetized + msg.packet_flits.min(msg.size - msg.packetized) == msg.size {
                 self.nics[n].doorbells[msg.class.index()] -= 1;
                 self.nic_queue[q].remove(i);
@@ -318,6 +324,9 @@ impl Endpoints {
         };
         let vc = if vc == 0 { ANY_VC } else { select_vc(self.p.vc_selection, vc, &mut self.nic_rr[n]) as u8 };
         let first = net.messages.get(m).packetized == 0;
+        if first {
+            self.agents.started(n, net.messages.get(m).flow, now);
+        }
         let (packet, size, last) = net.cut_packet(m);
         if let Some(pick) = pick {
             self.nics[n].queues.dispatched(pick, last);
