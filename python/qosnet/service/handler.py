@@ -36,9 +36,10 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 import secrets
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -49,7 +50,6 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from qosnet import ConfigError
 from qosnet.middleware.allocator import (
     Allocation,
     AllocationRefused,
@@ -61,17 +61,30 @@ from qosnet.middleware.errors import InvalidData, parse
 from qosnet.middleware.profile_io import from_csv, from_json, load_examples, to_json
 from qosnet.middleware.profiles import Application, ProfileStore
 from qosnet.middleware.translator import Refusal, RefusalReason, Request, translate
+from qosnet.service.cluster_loader import LoadedCluster, Origin, load_cluster
 from qosnet.service.db import (
-    WRITE_OPTION,
     ClusterRow,
     JobRow,
     ProfilesRow,
     ServiceState,
-    TokenRow,
     make_engine,
     upgrade_schema,
+    write_transaction,
+)
+from qosnet.service.errors import (
+    ClusterUnavailable,
+    Conflict,
+    Forbidden,
+    Invalid,
+    NotFound,
+    Refused,
+    ServiceError,
+    Unauthorized,
 )
 from qosnet.service.schemas import (
+    APPLICATION_NAME,
+    APPLICATION_NAME_MAX,
+    PRINCIPAL_NAME,
     FieldError,
     FlowOut,
     JobOut,
@@ -81,8 +94,11 @@ from qosnet.service.schemas import (
     TokenOut,
 )
 from qosnet.service.settings import Settings
+from qosnet.service.tokens import TOKEN_PREFIX, Principal, TokenStore, hash_token
 
 __all__ = [
+    "TOKEN_PREFIX",
+    "ClusterUnavailable",
     "Conflict",
     "Forbidden",
     "Invalid",
@@ -97,70 +113,9 @@ __all__ = [
 
 log = logging.getLogger("qosnet.service")
 
-TOKEN_PREFIX = "qosnet_"
-
-
-# --------------------------------------------------------------------------------------
-# errors
-
-
-class ServiceError(Exception):
-    """An error the API reports with `status` and a message naming what is wrong."""
-
-    status = 500
-
-    def __init__(self, detail: str, errors: Sequence[FieldError] | None = None) -> None:
-        super().__init__(detail)
-        self.detail = detail
-        self.errors = list(errors) if errors else None
-
-    def body(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"detail": self.detail}
-        if self.errors:
-            out["errors"] = [e.model_dump() for e in self.errors]
-        return out
-
-
-class Unauthorized(ServiceError):
-    status = 401
-
-
-class Forbidden(ServiceError):
-    status = 403
-
-
-class NotFound(ServiceError):
-    status = 404
-
-
-class Conflict(ServiceError):
-    status = 409
-
-
-class Invalid(ServiceError):
-    status = 422
-
-    @classmethod
-    def from_data(cls, error: InvalidData, prefix: str = "") -> Invalid:
-        errors = [
-            FieldError(field=f"{prefix}{i.path}" if i.path else prefix.rstrip("."), message=str(i))
-            for i in error.issues
-        ]
-        return cls("; ".join(str(i) for i in error.issues), errors)
-
-
-class Refused(ServiceError):
-    """Admission refused (document 001 §3.4 scenario 1, or no profile fits)."""
-
-    status = 409
-
-    def __init__(self, reason: str, detail: str, retryable: bool) -> None:
-        super().__init__(f"refused: {detail}")
-        self.reason = reason
-        self.retryable = retryable
-
-    def body(self) -> dict[str, Any]:
-        return {"detail": self.detail, "reason": self.reason, "retryable": self.retryable}
+#: What a job id can be made of (they are `job-` and 16 hex digits); anything else, a NUL
+#: byte above all (PostgreSQL refuses it in text), cannot name a job.
+_JOB_ID = re.compile(r"[\x21-\x7e]{1,40}")
 
 
 _REFUSAL_CODES = {
@@ -172,23 +127,6 @@ _REFUSAL_CODES = {
 
 # --------------------------------------------------------------------------------------
 # helpers
-
-
-@dataclass(frozen=True)
-class Principal:
-    """Who is asking: a token's name and role."""
-
-    name: str
-    role: Role
-    token_id: int
-
-    @property
-    def is_admin(self) -> bool:
-        return self.role == "admin"
-
-
-def hash_token(secret: str) -> str:
-    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
 def _instant(t: float) -> datetime:
@@ -227,8 +165,13 @@ class RequestHandler:
         self.engine = make_engine(settings.db_url, sqlite_synchronous=settings.sqlite_synchronous)
         self.dialect = self.engine.dialect.name
         self.sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self.token_store = TokenStore(self.sessions, self.clock)
         self._lock = threading.Lock()
-        self._cluster: Cluster | None = None
+        self._cluster: LoadedCluster | None = None
+        #: Why the stored cluster is not loaded (None: it is). The service then runs
+        #: without one: admission and utilisation answer 503, the rest works, an admin
+        #: can install another, and GET /health says "degraded" with this reason.
+        self.cluster_error: str | None = None
         self._store: ProfileStore | None = None
         self._allocator: ResourceAllocator | None = None
         self._revision: int | None = None
@@ -238,7 +181,11 @@ class RequestHandler:
     # ---- lifecycle ----------------------------------------------------------------
 
     def start(self) -> None:
-        """Create the tables, install the seed cluster and profiles, load the live jobs."""
+        """Create the tables, install the seed cluster and profiles, load the live jobs.
+
+        A stored cluster that no longer loads (its files gone, a lowered size limit, an
+        engine that refuses it) does not stop the start: the service runs without a
+        cluster and says so (`cluster_error`), rather than failing at every restart."""
         upgrade_schema(self.engine)
         try:
             with self.sessions() as session, session.begin():
@@ -253,10 +200,13 @@ class RequestHandler:
             self._seed_profiles(txn)
         with self._write():
             pass  # loads cluster, profiles and live jobs
+        if self._cluster is None:
+            log.error("running without a cluster: %s", self.cluster_error)
+            return
         log.info(
             "request handler on %s: %d nodes, %d active jobs",
             self.dialect,
-            self.cluster.nodes,
+            self._cluster.cluster.nodes,
             len(self.allocator.allocations()),
         )
 
@@ -272,9 +222,14 @@ class RequestHandler:
         text = Path(path).read_text(encoding="utf-8") if path else DOCUMENT_001_TESTBED
         name = self.settings.cluster_name or (Path(path).stem if path else "document-001")
         # file names in a cluster file (a fabric dump, its routes) are relative to it
-        base_dir = str(Path(path).parent.resolve()) if path else None
-        Cluster.from_toml(text, name, base_dir=base_dir)  # raises ConfigError
-        if row is not None and (row.toml, row.name, row.base_dir) == (text, name, base_dir):
+        base_dir = Path(path).parent.resolve() if path else None
+        try:
+            loaded = self._load(text, name, Origin.OPERATOR, base_dir)
+        except ServiceError as e:
+            raise ValueError(f"cluster: {path or name}: {e.detail}") from None
+        stored_dir = str(base_dir) if base_dir else None
+        if row is not None and (row.toml, row.name, row.base_dir) == (text, name, stored_dir):
+            self._cluster, self._cluster_version = loaded, txn.state.cluster_version
             return
         if row is not None and self._active_count(s):
             raise RuntimeError(
@@ -283,11 +238,23 @@ class RequestHandler:
             )
         now = self.clock()
         if row is None:
-            s.add(ClusterRow(id=1, name=name, toml=text, updated_at=now, base_dir=base_dir))
+            s.add(ClusterRow(id=1, name=name, toml=text, updated_at=now, base_dir=stored_dir))
         else:
-            row.name, row.toml, row.updated_at, row.base_dir = name, text, now, base_dir
+            row.name, row.toml, row.updated_at, row.base_dir = name, text, now, stored_dir
         txn.state.cluster_version += 1
         txn.state.revision += 1
+        self._cluster = loaded  # _sync need not load it again
+        self._cluster_version = txn.state.cluster_version
+
+    def _load(self, text: str, name: str, origin: Origin, base_dir: Path | None) -> LoadedCluster:
+        return load_cluster(
+            text,
+            name,
+            origin=origin,
+            base_dir=base_dir,
+            max_nodes=self.settings.max_cluster_nodes,
+            cluster_dir=self.settings.cluster_dir,
+        )
 
     def _seed_profiles(self, txn: _Txn) -> None:
         s = txn.session
@@ -320,11 +287,7 @@ class RequestHandler:
         with self._lock:
             txn: _Txn | None = None
             try:
-                with self.sessions() as session, session.begin():
-                    session.connection(execution_options={WRITE_OPTION: True})
-                    state = session.execute(
-                        select(ServiceState).where(ServiceState.id == 1).with_for_update()
-                    ).scalar_one()
+                with write_transaction(self.sessions) as (session, state):
                     txn = _Txn(session, state)
                     if sync:
                         self._sync(session, state)
@@ -350,11 +313,8 @@ class RequestHandler:
 
     def _sync(self, session: Session, state: ServiceState) -> None:
         """Bring the in-memory cluster, profiles and allocator up to the database's state."""
-        if self._cluster is None or state.cluster_version != self._cluster_version:
-            row = session.get(ClusterRow, 1)
-            if row is None:
-                raise RuntimeError("no cluster installed: start the service once to seed it")
-            self._cluster = Cluster.from_toml(row.toml, row.name, base_dir=row.base_dir)
+        if state.cluster_version != self._cluster_version:
+            self._load_stored_cluster(session)
             self._cluster_version = state.cluster_version
             self._revision = None
         if self._store is None or state.profiles_version != self._profiles_version:
@@ -363,24 +323,49 @@ class RequestHandler:
                 raise RuntimeError("no profiles installed: start the service once to seed them")
             self._store = from_json(prow.data)
             self._profiles_version = state.profiles_version
-        if self._allocator is None or state.revision != self._revision:
-            allocator = ResourceAllocator(self._cluster)
-            live = session.scalars(
-                select(JobRow).where(JobRow.state == "active").order_by(JobRow.created_at)
-            ).all()
-            for job in live:
-                try:
-                    allocator.restore(Allocation.from_dict(job.allocation))
-                except Exception as e:
-                    raise RuntimeError(
-                        f"job {job.id}: its committed allocation does not fit the cluster: {e}"
-                    ) from e
-            self._allocator = allocator
+        if self._cluster is None:
+            self._allocator = None
             self._revision = state.revision
-            if live:
-                log.info(
-                    "allocator rebuilt at revision %d: %d live jobs", state.revision, len(live)
+        elif self._allocator is None or state.revision != self._revision:
+            self._rebuild_allocator(session, self._cluster.cluster, state.revision)
+
+    def _load_stored_cluster(self, session: Session) -> None:
+        """Load the stored cluster; if it fails, run without one (see `cluster_error`)."""
+        row = session.get(ClusterRow, 1)
+        if row is None:
+            raise RuntimeError("no cluster installed: start the service once to seed it")
+        base_dir = Path(row.base_dir) if row.base_dir else None
+        try:
+            self._cluster = self._load(row.toml, row.name, Origin.STORED, base_dir)
+            self.cluster_error = None
+        except ServiceError as e:
+            self._cluster = None
+            self.cluster_error = f"the stored cluster {row.name!r} does not load: {e.detail}"
+            log.error("%s", self.cluster_error)
+
+    def _rebuild_allocator(self, session: Session, cluster: Cluster, revision: int) -> None:
+        self._revision = revision  # tried at this revision, whatever comes of it
+        allocator = ResourceAllocator(cluster)
+        live = session.scalars(
+            select(JobRow).where(JobRow.state == "active").order_by(JobRow.created_at)
+        ).all()
+        for job in live:
+            try:
+                allocator.restore(Allocation.from_dict(job.allocation))
+            except Exception as e:
+                # Jobs admitted on another network than the one stored (a database edited
+                # by hand, an older version's bug): no admission can be trusted until an
+                # admin releases them; each release tries again.
+                self._allocator = None
+                self.cluster_error = (
+                    f"job {job.id}: its committed allocation does not fit the cluster: {e}"
                 )
+                log.error("%s", self.cluster_error)
+                return
+        self._allocator = allocator
+        self.cluster_error = None
+        if live:
+            log.info("allocator rebuilt at revision %d: %d live jobs", revision, len(live))
 
     def _ensure_fresh(self) -> None:
         """Sync the in-memory state if another process changed the database (reads)."""
@@ -397,12 +382,14 @@ class RequestHandler:
 
     @property
     def cluster(self) -> Cluster:
-        assert self._cluster is not None, "start() first"
-        return self._cluster
+        if self._cluster is None:
+            raise ClusterUnavailable(self.cluster_error or "no cluster is loaded")
+        return self._cluster.cluster
 
     @property
     def allocator(self) -> ResourceAllocator:
-        assert self._allocator is not None, "start() first"
+        if self._allocator is None:
+            raise ClusterUnavailable(self.cluster_error or "no cluster is loaded")
         return self._allocator
 
     @property
@@ -415,86 +402,30 @@ class RequestHandler:
             state = s.get(ServiceState, 1)
             return state.revision if state else 0
 
+    def health(self) -> tuple[str | None, str | None]:
+        """The loaded cluster's name and why none is loaded (one of them is None)."""
+        self._ensure_fresh()
+        loaded = self._cluster
+        return (loaded.cluster.name if loaded else None), self.cluster_error
+
     # ---- tokens ---------------------------------------------------------------------
 
     def create_token(self, name: str, role: Role) -> tuple[TokenOut, str]:
         """A new token for `name` with `role`; the secret is returned only here."""
-        secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
-        with self.sessions() as s, s.begin():
-            other = s.scalars(
-                select(TokenRow).where(
-                    TokenRow.name == name, TokenRow.role != role, TokenRow.revoked_at.is_(None)
-                )
-            ).first()
-            if other is not None:
-                raise Conflict(
-                    f"name: {name!r} already has {other.role} tokens; a name has one role"
-                )
-            row = TokenRow(
-                name=name,
-                role=role,
-                token_hash=hash_token(secret),
-                prefix=secret[: len(TOKEN_PREFIX) + 4],
-                created_at=self.clock(),
-            )
-            s.add(row)
-            s.flush()
-            out = self._token_out(row)
-        log.info("token %d created for %s (%s)", out.id, name, role)
-        return out, secret
+        return self.token_store.create(name, role)
 
     def ensure_admin_token(self, name: str = "admin") -> str | None:
         """A new admin token if there is no live one (the secret), else None."""
-        with self.sessions() as s:
-            exists = s.scalars(
-                select(TokenRow.id).where(TokenRow.role == "admin", TokenRow.revoked_at.is_(None))
-            ).first()
-        if exists is not None:
-            return None
-        return self.create_token(name, "admin")[1]
+        return self.token_store.ensure_admin(name)
 
     def authenticate(self, secret: str) -> Principal | None:
-        with self.sessions() as s:
-            row = s.scalars(
-                select(TokenRow).where(
-                    TokenRow.token_hash == hash_token(secret), TokenRow.revoked_at.is_(None)
-                )
-            ).first()
-            if row is None:
-                return None
-            return Principal(name=row.name, role=row.role, token_id=row.id)  # type: ignore[arg-type]
+        return self.token_store.authenticate(secret)
 
     def tokens(self) -> list[TokenOut]:
-        with self.sessions() as s:
-            return [self._token_out(r) for r in s.scalars(select(TokenRow).order_by(TokenRow.id))]
+        return self.token_store.list()
 
     def revoke_token(self, token_id: int) -> TokenOut:
-        with self.sessions() as s, s.begin():
-            row = s.get(TokenRow, token_id)
-            if row is None:
-                raise NotFound(f"token {token_id} does not exist")
-            if row.revoked_at is None:
-                if row.role == "admin":
-                    admins = s.scalar(
-                        select(func.count())
-                        .select_from(TokenRow)
-                        .where(TokenRow.role == "admin", TokenRow.revoked_at.is_(None))
-                    )
-                    if admins == 1:
-                        raise Conflict(f"token {token_id} is the last admin token")
-                row.revoked_at = self.clock()
-            return self._token_out(row)
-
-    @staticmethod
-    def _token_out(row: TokenRow) -> TokenOut:
-        return TokenOut(
-            id=row.id,
-            name=row.name,
-            role=row.role,  # type: ignore[arg-type]
-            prefix=row.prefix,
-            created_at=_instant(row.created_at),
-            revoked=row.revoked_at is not None,
-        )
+        return self.token_store.revoke(token_id)
 
     # ---- jobs ------------------------------------------------------------------------
 
@@ -612,7 +543,7 @@ class RequestHandler:
         return self._job_out(row), True
 
     def _get_job(self, s: Session, who: Principal, job_id: str) -> JobRow:
-        row = s.get(JobRow, job_id)
+        row = s.get(JobRow, job_id) if _JOB_ID.fullmatch(job_id) else None
         if row is None:
             raise NotFound(f"job {job_id!r} does not exist")
         if not who.is_admin and row.owner != who.name:
@@ -626,7 +557,8 @@ class RequestHandler:
         row.ended_at = min(now, row.lease_expires) if state == "expired" else now
         row.end_reason = why
         txn.dirty = True
-        self.allocator.release(row.id)
+        if self._allocator is not None:  # without a cluster, nothing to give back
+            self._allocator.release(row.id)
         txn.state.revision += 1
 
     def release(self, who: Principal, job_id: str) -> JobOut:
@@ -703,6 +635,8 @@ class RequestHandler:
                 raise Forbidden("owner: a tenant may list only its own jobs")
             owner = who.name
         if owner is not None:
+            if not re.fullmatch(PRINCIPAL_NAME, owner):
+                return []  # no token has such a name, so no job has such an owner
             query = query.where(JobRow.owner == owner)
         if state is not None:
             query = query.where(JobRow.state == state)
@@ -803,6 +737,8 @@ class RequestHandler:
             store = from_json(text)
         except InvalidData as e:
             raise Invalid.from_data(e) from None
+        for i, app in enumerate(store.applications):
+            _check_application_name(app.name, f"applications[{i}].name")
         return self._install_profiles(store)
 
     def set_profiles_csv(self, text: str) -> ProfileStore:
@@ -826,6 +762,7 @@ class RequestHandler:
     def put_application(self, name: str, data: Any) -> Application:
         """Add or replace an application (its declared parameters and pattern); its curves
         stay, and must still fit it."""
+        _check_application_name(name, "name")
         try:
             app = parse(Application, data)
         except InvalidData as e:
@@ -856,16 +793,14 @@ class RequestHandler:
 
     # ---- cluster ------------------------------------------------------------------------
 
-    def set_cluster(self, text: str, name: str) -> Cluster:
-        """Install a new network; refused (409) while any job holds a reservation."""
-        try:
-            cluster = Cluster.from_toml(text, name)
-        except ConfigError as e:
-            errors = getattr(e, "errors", None) or [("<root>", str(e))]
-            raise Invalid(
-                f"toml: not a valid qosnet network: {errors[0][0]}: {errors[0][1]}",
-                [FieldError(field=f"toml: {p}", message=m) for p, m in errors],
-            ) from None
+    def set_cluster(self, text: str, name: str) -> LoadedCluster:
+        """Install a new network; refused (409) while any job holds a reservation.
+
+        Loaded and checked whole before anything is written: a cluster that fails (or
+        would not fit the size limit) is never saved, so no restart meets it."""
+        loaded = self._load(text, name, Origin.UPLOAD, None)
+        allocator = ResourceAllocator(loaded.cluster)
+        base_dir = self.settings.cluster_dir
         with self._write() as txn:
             active = self._active_count(txn.session)
             if active:
@@ -875,17 +810,35 @@ class RequestHandler:
                 )
             row = txn.session.get(ClusterRow, 1)
             assert row is not None
-            # an uploaded text's file names are the service's (its working directory)
-            row.name, row.toml, row.updated_at, row.base_dir = name, text, self.clock(), None
+            row.name, row.toml, row.updated_at = name, text, self.clock()
+            # an upload's file names are the cluster directory's
+            row.base_dir = str(base_dir) if base_dir else None
             txn.state.cluster_version += 1
             txn.state.revision += 1
             txn.dirty = True
-            self._cluster = cluster
-            self._allocator = ResourceAllocator(cluster)
-        log.info("cluster %r installed: %d nodes", name, cluster.nodes)
-        return cluster
+            self._cluster = loaded
+            self._allocator = allocator
+            self.cluster_error = None
+        log.info("cluster %r installed: %d nodes", name, loaded.cluster.nodes)
+        return loaded
 
-    def current_cluster(self) -> Cluster:
+    def loaded_cluster(self) -> LoadedCluster:
+        """The loaded cluster with its description, or `ClusterUnavailable`."""
         self._ensure_fresh()
         with self._lock:
-            return self.cluster
+            if self._cluster is None:
+                raise ClusterUnavailable(self.cluster_error or "no cluster is loaded")
+            return self._cluster
+
+    def current_cluster(self) -> Cluster:
+        return self.loaded_cluster().cluster
+
+
+def _check_application_name(name: str, field_name: str) -> None:
+    """Application names are identifiers (`schemas.APPLICATION_NAME`), matched whole."""
+    if len(name) > APPLICATION_NAME_MAX or not re.fullmatch(APPLICATION_NAME, name):
+        raise Invalid.field(
+            field_name,
+            "must be a letter, then letters, digits or underscores "
+            f"(at most {APPLICATION_NAME_MAX}), got {name!r}",
+        )
