@@ -215,7 +215,7 @@ def test_an_oversized_cluster_is_refused_before_it_is_built(
     assert r.status_code == 422, r.text
     problem = r.json()
     assert problem["type"] == "/problems/cluster-too-large"
-    assert "a mesh with 1048576 nodes exceeds this service's limit of 4096" in problem["detail"]
+    assert "a mesh with 1048576 nodes exceeds this service's limit of 2048" in problem["detail"]
     for toml in (
         '[topology]\nkind = "star"\nports = 100000\n',
         '[topology]\nkind = "torus"\ndims = [64, 64, 2]\n',

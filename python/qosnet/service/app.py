@@ -39,7 +39,7 @@ from starlette.exceptions import HTTPException
 from qosnet import __version__
 from qosnet.middleware.errors import _reason as pydantic_reason
 from qosnet.service.auth import AuthMiddleware
-from qosnet.service.docs import install_docs
+from qosnet.service.docs import DOC_TEMPLATES, install_docs
 from qosnet.service.errors import ServiceError
 from qosnet.service.handler import RequestHandler
 from qosnet.service.limits import BodyLimitMiddleware
@@ -94,7 +94,7 @@ def create_app(
     # added innermost first: a request meets metrics, then the body cap, then the token
     app.add_middleware(AuthMiddleware, handler=handler, metrics=metrics)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
-    app.add_middleware(MetricsMiddleware, metrics=metrics, routes=lambda: app.routes)
+    app.add_middleware(MetricsMiddleware, metrics=metrics, templates=lambda: _templates(app))
 
     app.include_router(service_routes.router)
     app.include_router(metrics_router())
@@ -103,6 +103,12 @@ def create_app(
     install_docs(app)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
+
+
+def _templates(app: FastAPI) -> list[str]:
+    """Every path template the app answers, for the metrics' `route` label."""
+    documented = list(app.openapi()["paths"])
+    return [*documented, app.openapi_url or "/openapi.json", *DOC_TEMPLATES]
 
 
 async def _sweeper(handler: RequestHandler, interval: float) -> None:

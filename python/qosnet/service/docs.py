@@ -20,9 +20,11 @@ from fastapi.openapi.docs import (
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
-__all__ = ["ASSETS_URL", "install_docs"]
+__all__ = ["ASSETS_URL", "DOC_TEMPLATES", "install_docs"]
 
 ASSETS_URL = "/docs-assets"
+#: The paths served here, as templates (for the metrics).
+DOC_TEMPLATES = ("/docs", "/docs/oauth2-redirect", "/redoc", f"{ASSETS_URL}/{{path:path}}")
 
 
 def _assets() -> Path:

@@ -29,6 +29,11 @@ overbooks) if it is not.
 Leases: every job has `lease_expires`; `expire_due` ends the jobs whose lease has passed.
 It runs before every API request (lazily: a cheap indexed query, and a write only if
 something is due) and periodically in a background sweeper (`app`).
+
+The cluster: loaded through `cluster_loader` (size and files checked before the engine
+builds it). If the stored one fails to load, the handler runs without one
+(`cluster_error`): admission and utilisation raise `ClusterUnavailable` (503), ending
+jobs still works, and installing a cluster brings it back; a restart does not die on it.
 """
 
 from __future__ import annotations
@@ -42,7 +47,6 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -58,7 +62,7 @@ from qosnet.middleware.allocator import (
 )
 from qosnet.middleware.cluster import DOCUMENT_001_TESTBED, Cluster
 from qosnet.middleware.errors import InvalidData, parse
-from qosnet.middleware.profile_io import from_csv, from_json, load_examples, to_json
+from qosnet.middleware.profile_io import from_json, load_examples, to_json
 from qosnet.middleware.profiles import Application, ProfileStore
 from qosnet.middleware.translator import Refusal, RefusalReason, Request, translate
 from qosnet.service.cluster_loader import LoadedCluster, Origin, load_cluster
@@ -81,12 +85,16 @@ from qosnet.service.errors import (
     ServiceError,
     Unauthorized,
 )
+from qosnet.service.job_view import job_out
+from qosnet.service.profile_edits import (
+    from_upload_csv,
+    from_upload_json,
+    with_application,
+    without_application,
+)
 from qosnet.service.schemas import (
-    APPLICATION_NAME,
-    APPLICATION_NAME_MAX,
     PRINCIPAL_NAME,
     FieldError,
-    FlowOut,
     JobOut,
     ReservationOut,
     Role,
@@ -127,10 +135,6 @@ _REFUSAL_CODES = {
 
 # --------------------------------------------------------------------------------------
 # helpers
-
-
-def _instant(t: float) -> datetime:
-    return datetime.fromtimestamp(t, tz=UTC)
 
 
 def _request_hash(body: SubmitJob) -> str:
@@ -465,42 +469,14 @@ class RequestHandler:
         with self._write() as txn:
             s = txn.session
             if idempotency_key is not None:
-                existing = s.scalars(
-                    select(JobRow).where(
-                        JobRow.owner == who.name, JobRow.idempotency_key == idempotency_key
-                    )
-                ).first()
+                existing = self._replay(s, who, idempotency_key, digest)
                 if existing is not None:
-                    if existing.request_hash != digest:
-                        raise Invalid(
-                            f"Idempotency-Key: {idempotency_key!r} was used for another request "
-                            f"(job {existing.id}); use a new key for a new request",
-                            [
-                                FieldError(
-                                    field="Idempotency-Key",
-                                    message="was used with a different request body",
-                                )
-                            ],
-                        )
-                    return self._job_out(existing), False
+                    return job_out(existing), False
             result = translate(self.store, request, self.allocator)
             if isinstance(result, Refusal):
-                code, retryable = _REFUSAL_CODES[result.reason]
-                detail = f"{result.reason}: {result.detail}"
-                if result.reason is RefusalReason.NOT_ENOUGH_BANDWIDTH:
-                    free = len(self.allocator.free_nodes())
-                    curves = self.store.curves_for(
-                        request.application, request.parameters, request.nodes
-                    )
-                    if curves and free < min(c.nodes for c in curves):
-                        code = "not_enough_nodes"
-                        detail = (
-                            f"not enough nodes: {free} of the cluster's {self.cluster.nodes} "
-                            f"are free, the least the profiles offer is "
-                            f"{min(c.nodes for c in curves)}"
-                        )
-                log.info("refused %s for %s: %s", body.application, who.name, detail)
-                raise Refused(code, detail, retryable)
+                refused = self._refusal(result, request)
+                log.info("refused %s for %s: %s", body.application, who.name, refused.detail)
+                raise refused
             pattern = self.store.application(body.application).pattern
             job_id = _new_job_id()
             txn.dirty = True
@@ -540,7 +516,42 @@ class RequestHandler:
             result.bandwidth,
             result.time,
         )
-        return self._job_out(row), True
+        return job_out(row), True
+
+    @staticmethod
+    def _replay(s: Session, who: Principal, key: str, digest: str) -> JobRow | None:
+        """The job an Idempotency-Key already made, if any; `Invalid` if it was made for
+        another request."""
+        existing = s.scalars(
+            select(JobRow).where(JobRow.owner == who.name, JobRow.idempotency_key == key)
+        ).first()
+        if existing is not None and existing.request_hash != digest:
+            raise Invalid(
+                f"Idempotency-Key: {key!r} was used for another request (job {existing.id}); "
+                "use a new key for a new request",
+                [
+                    FieldError(
+                        field="Idempotency-Key", message="was used with a different request body"
+                    )
+                ],
+            )
+        return existing
+
+    def _refusal(self, result: Refusal, request: Request) -> Refused:
+        """The translator's refusal as the API reports it: too little bandwidth is told as
+        too few nodes when fewer nodes are free than any profile of the request needs."""
+        code, retryable = _REFUSAL_CODES[result.reason]
+        detail = f"{result.reason}: {result.detail}"
+        if result.reason is RefusalReason.NOT_ENOUGH_BANDWIDTH:
+            free = len(self.allocator.free_nodes())
+            curves = self.store.curves_for(request.application, request.parameters, request.nodes)
+            if curves and free < min(c.nodes for c in curves):
+                code = "not_enough_nodes"
+                detail = (
+                    f"not enough nodes: {free} of the cluster's {self.cluster.nodes} "
+                    f"are free, the least the profiles offer is {min(c.nodes for c in curves)}"
+                )
+        return Refused(code, detail, retryable)
 
     def _get_job(self, s: Session, who: Principal, job_id: str) -> JobRow:
         row = s.get(JobRow, job_id) if _JOB_ID.fullmatch(job_id) else None
@@ -576,7 +587,7 @@ class RequestHandler:
         if error is not None:
             raise error
         log.info("released %s (%s)", job_id, who.name)
-        return self._job_out(row)
+        return job_out(row)
 
     def renew(self, who: Principal, job_id: str, lease_seconds: float | None = None) -> JobOut:
         lease = self._lease(lease_seconds)
@@ -595,7 +606,7 @@ class RequestHandler:
                 row.renewals += 1
         if error is not None:
             raise error
-        return self._job_out(row)
+        return job_out(row)
 
     def expire_due(self) -> int:
         """End every live job whose lease has passed; how many there were."""
@@ -620,7 +631,7 @@ class RequestHandler:
 
     def job(self, who: Principal, job_id: str) -> JobOut:
         with self.sessions() as s:
-            return self._job_out(self._get_job(s, who, job_id))
+            return job_out(self._get_job(s, who, job_id))
 
     def jobs(
         self,
@@ -642,7 +653,7 @@ class RequestHandler:
             query = query.where(JobRow.state == state)
         query = query.order_by(JobRow.created_at.desc(), JobRow.id).limit(limit)
         with self.sessions() as s:
-            return [self._job_out(r) for r in s.scalars(query)]
+            return [job_out(r) for r in s.scalars(query)]
 
     def reservations(self, who: Principal, node: int | None = None) -> list[ReservationOut]:
         """The flows of every live job (a tenant's own only), optionally only those sourced
@@ -668,40 +679,6 @@ class RequestHandler:
                 len(allocator.allocations()),
                 self.cluster,
             )
-
-    @staticmethod
-    def _job_out(row: JobRow) -> JobOut:
-        a = Allocation.from_dict(row.allocation)
-        return JobOut(
-            id=row.id,
-            owner=row.owner,
-            state=row.state,  # type: ignore[arg-type]
-            application=row.application,
-            request=row.request,
-            parameters=row.parameters,
-            pattern=str(a.pattern),
-            node_count=len(a.nodes),
-            nodes=list(a.nodes),
-            bandwidth=a.bandwidth,
-            expected_time=row.expected_time,
-            flows=[
-                FlowOut(
-                    src=f.src,
-                    dst=f.dst,
-                    bandwidth=f.bandwidth,
-                    idt=f.idt,
-                    path=[(int(r), int(p)) for r, p in f.path],
-                )
-                for f in a.flows
-            ],
-            idempotency_key=row.idempotency_key,
-            created_at=_instant(row.created_at),
-            lease_seconds=row.lease_seconds,
-            lease_expires=_instant(row.lease_expires),
-            renewals=row.renewals,
-            ended_at=_instant(row.ended_at) if row.ended_at is not None else None,
-            end_reason=row.end_reason,
-        )
 
     @staticmethod
     def _active_count(s: Session) -> int:
@@ -733,63 +710,21 @@ class RequestHandler:
         return store
 
     def set_profiles_json(self, text: str) -> ProfileStore:
-        try:
-            store = from_json(text)
-        except InvalidData as e:
-            raise Invalid.from_data(e) from None
-        for i, app in enumerate(store.applications):
-            _check_application_name(app.name, f"applications[{i}].name")
-        return self._install_profiles(store)
+        """Replace the whole store."""
+        return self._install_profiles(from_upload_json(text))
 
     def set_profiles_csv(self, text: str) -> ProfileStore:
         """Replace the curves of the applications named in the CSV; keep the others."""
-        current = self.profiles()
-        try:
-            uploaded = from_csv(text, current.applications, source="upload")
-        except InvalidData as e:
-            raise Invalid.from_data(e) from None
-        names = {c.application for c in uploaded.curves}
-        kept = tuple(c for c in current.curves if c.application not in names)
-        try:
-            store = parse(
-                ProfileStore,
-                {"applications": current.applications, "curves": kept + uploaded.curves},
-            )
-        except InvalidData as e:
-            raise Invalid.from_data(e) from None
-        return self._install_profiles(store)
+        return self._install_profiles(from_upload_csv(self.profiles(), text))
 
     def put_application(self, name: str, data: Any) -> Application:
         """Add or replace an application (its declared parameters and pattern); its curves
         stay, and must still fit it."""
-        _check_application_name(name, "name")
-        try:
-            app = parse(Application, data)
-        except InvalidData as e:
-            raise Invalid.from_data(e) from None
-        if app.name != name:
-            raise Invalid(
-                f"name: must be {name!r} (the application in the URL), got {app.name!r}",
-                [FieldError(field="name", message=f"must be {name!r}, got {app.name!r}")],
-            )
-        current = self.profiles()
-        apps = [a for a in current.applications if a.name != name] + [app]
-        try:
-            store = parse(ProfileStore, {"applications": apps, "curves": current.curves})
-        except InvalidData as e:
-            raise Invalid.from_data(e) from None
-        self._install_profiles(store)
-        return app
+        store = self._install_profiles(with_application(self.profiles(), name, data))
+        return store.application(name)
 
     def delete_application(self, name: str) -> None:
-        current = self.profiles()
-        if not any(a.name == name for a in current.applications):
-            raise NotFound(f"application {name!r} does not exist")
-        store = ProfileStore(
-            applications=tuple(a for a in current.applications if a.name != name),
-            curves=tuple(c for c in current.curves if c.application != name),
-        )
-        self._install_profiles(store)
+        self._install_profiles(without_application(self.profiles(), name))
 
     # ---- cluster ------------------------------------------------------------------------
 
@@ -832,13 +767,3 @@ class RequestHandler:
 
     def current_cluster(self) -> Cluster:
         return self.loaded_cluster().cluster
-
-
-def _check_application_name(name: str, field_name: str) -> None:
-    """Application names are identifiers (`schemas.APPLICATION_NAME`), matched whole."""
-    if len(name) > APPLICATION_NAME_MAX or not re.fullmatch(APPLICATION_NAME, name):
-        raise Invalid.field(
-            field_name,
-            "must be a letter, then letters, digits or underscores "
-            f"(at most {APPLICATION_NAME_MAX}), got {name!r}",
-        )

@@ -19,9 +19,9 @@ the tests run them, count apart).
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable
 
 from fastapi import APIRouter, Request, Response
 from prometheus_client import (
@@ -32,7 +32,7 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
-from starlette.routing import BaseRoute, Match
+from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["MetricsMiddleware", "ServiceMetrics", "metrics_router"]
@@ -94,17 +94,16 @@ class ServiceMetrics:
 class MetricsMiddleware:
     """Counts every HTTP request by its route template and status, and times it.
 
-    `routes` gives the app's routes, to find the template a request's path matches."""
+    `templates` lists the app's path templates (`/v1/jobs/{job_id}`, `/assets/{path:path}`);
+    called once, at the first request, when every route is in place."""
 
     def __init__(
-        self,
-        app: ASGIApp,
-        metrics: ServiceMetrics,
-        routes: Callable[[], Sequence[BaseRoute]] = list,
+        self, app: ASGIApp, metrics: ServiceMetrics, templates: Callable[[], Iterable[str]]
     ) -> None:
         self.app = app
         self.metrics = metrics
-        self.routes = routes
+        self.templates = templates
+        self._compiled: list[tuple[re.Pattern[str], str]] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -130,16 +129,18 @@ class MetricsMiddleware:
             self.metrics.latency.labels(method, route).observe(time.perf_counter() - start)
 
     def _match(self, scope: Scope) -> str:
-        for route in self.routes():
-            match, _ = route.matches(scope)
-            if match is not Match.NONE:
-                return _template(route) or "unmatched"
+        # Matched against the templates, not the app's route objects: how FastAPI nests
+        # included routers differs between its versions; a path template does not.
+        if self._compiled is None:
+            self._compiled = []
+            for template in self.templates():
+                regex, shown, _ = compile_path(template)
+                self._compiled.append((regex, shown))
+        path = scope["path"]
+        for regex, shown in self._compiled:
+            if regex.match(path):
+                return shown
         return "unmatched"
-
-
-def _template(route: Any) -> str | None:
-    path = getattr(route, "path", None)
-    return path if isinstance(path, str) else None
 
 
 def metrics_router() -> APIRouter:
