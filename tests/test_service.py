@@ -20,7 +20,6 @@ import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +36,10 @@ from qosnet.service.db import JobRow, TokenRow
 from qosnet.service.handler import RequestHandler
 from qosnet.service.settings import Settings
 from qosnet.service.testing import (
-    FakeClock,
-    UvicornThread,
+    RunningService,
     postgres_available,
     postgres_server,
+    start_service,
 )
 
 # ------------------------------------------------------------------------------------
@@ -71,71 +70,15 @@ def sqlite_url(tmp_path: Any) -> str:
     return f"sqlite:///{tmp_path}/qosnet.db"
 
 
-@dataclass
-class Service:
-    """A running service: its handler, clock, URL and clients for root, alice and bob."""
-
-    handler: RequestHandler
-    server: UvicornThread
-    clock: FakeClock
-    tokens: dict[str, str]
-    clients: list[Client] = field(default_factory=list)
-
-    @property
-    def url(self) -> str:
-        return self.server.url
-
-    def client(self, who: str | None) -> Client:
-        c = Client(self.url, self.tokens[who] if who else None, retries=0)
-        self.clients.append(c)
-        return c
-
-    def http(self, who: str | None = None, token: str | None = None) -> httpx.Client:
-        headers = {}
-        if who or token:
-            headers["Authorization"] = f"Bearer {token or self.tokens[who or '']}"
-        c = httpx.Client(base_url=self.url, headers=headers, timeout=30)
-        self.clients.append(c)  # type: ignore[arg-type]
-        return c
-
-    @property
-    def root(self) -> Client:
-        return self.client("root")
-
-    @property
-    def alice(self) -> Client:
-        return self.client("alice")
-
-    @property
-    def bob(self) -> Client:
-        return self.client("bob")
-
-    def stop(self) -> None:
-        for c in self.clients:
-            c.close()
-        self.server.__exit__(None, None, None)
-        self.handler.close()
+Service = RunningService
 
 
 @pytest.fixture
 def make_service() -> Iterator[Callable[..., Service]]:
     running: list[Service] = []
 
-    def make(
-        db_url: str, tokens: dict[str, str] | None = None, clock: FakeClock | None = None, **kw: Any
-    ) -> Service:
-        clock = clock or FakeClock()
-        kw.setdefault("sweep_seconds", 0)
-        settings = Settings(db_url=db_url, clock=clock, **kw)
-        app = create_app(settings)
-        handler: RequestHandler = app.state.handler
-        if tokens is None:
-            tokens = {
-                "root": handler.create_token("root", "admin")[1],
-                "alice": handler.create_token("alice", "tenant")[1],
-                "bob": handler.create_token("bob", "tenant")[1],
-            }
-        service = Service(handler, UvicornThread(app).__enter__(), clock, tokens)
+    def make(*args: Any, **kw: Any) -> Service:
+        service = start_service(*args, **kw)
         running.append(service)
         return service
 

@@ -24,7 +24,10 @@ added (nullable, so old rows stay valid). There is no migration framework yet.
 from __future__ import annotations
 
 import logging
-from typing import Any
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
 
 from sqlalchemy import (
     JSON,
@@ -38,11 +41,12 @@ from sqlalchemy import (
     create_engine,
     event,
     inspect,
+    select,
     text,
 )
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import OperationalError, ProgrammingError
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.exc import DBAPIError, OperationalError, ProgrammingError
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
 __all__ = [
     "WRITE_OPTION",
@@ -52,8 +56,11 @@ __all__ = [
     "ProfilesRow",
     "ServiceState",
     "TokenRow",
+    "is_lock_error",
     "make_engine",
+    "retry_on_lock",
     "upgrade_schema",
+    "write_transaction",
 ]
 
 log = logging.getLogger("qosnet.service")
@@ -64,6 +71,9 @@ WRITE_OPTION = "qosnet_write"
 
 class Base(DeclarativeBase):
     pass
+
+
+T = TypeVar("T")
 
 
 class ServiceState(Base):
@@ -191,3 +201,50 @@ def upgrade_schema(engine: Engine) -> None:
             present = {c["name"] for c in inspect(engine).get_columns(table)}
             if column not in present:
                 raise
+
+
+@contextmanager
+def write_transaction(sessions: sessionmaker[Session]) -> Iterator[tuple[Session, ServiceState]]:
+    """A transaction that holds the database's one write lock from its first statement:
+    `BEGIN IMMEDIATE` on SQLite, the `service_state` row `FOR UPDATE` on PostgreSQL.
+
+    Taking it up front is what keeps two writers apart: a SQLite transaction that reads
+    first and writes later cannot wait for the lock (the busy timeout does not apply to
+    upgrading a read snapshot another writer has outdated) and fails with "database is
+    locked"; on PostgreSQL two such transactions could each pass a check (the last admin
+    token) the other then breaks. Commits when the block ends without an exception.
+    """
+    with sessions() as session, session.begin():
+        session.connection(execution_options={WRITE_OPTION: True})
+        state = session.execute(
+            select(ServiceState).where(ServiceState.id == 1).with_for_update()
+        ).scalar_one()
+        yield session, state
+
+
+#: PostgreSQL SQLSTATEs of a transient lock conflict: serialization failure, deadlock,
+#: lock not available.
+_PG_RETRYABLE = {"40001", "40P01", "55P03"}
+
+
+def is_lock_error(e: BaseException) -> bool:
+    """True if `e` is a transient lock conflict, worth running the transaction again."""
+    if not isinstance(e, DBAPIError):
+        return False
+    if getattr(e.orig, "sqlstate", None) in _PG_RETRYABLE:
+        return True
+    message = str(e.orig).lower()
+    return "database is locked" in message or "database table is locked" in message
+
+
+def retry_on_lock(run: Callable[[], T], *, attempts: int = 5, pause: float = 0.05) -> T:
+    """`run()`, run again (up to `attempts` times, backing off) on a lock conflict."""
+    for attempt in range(attempts):
+        try:
+            return run()
+        except DBAPIError as e:
+            if attempt == attempts - 1 or not is_lock_error(e):
+                raise
+            log.info("lock conflict, retrying (%d of %d): %s", attempt + 1, attempts, e.orig)
+            time.sleep(pause * 2**attempt)
+    raise AssertionError("unreachable")  # pragma: no cover

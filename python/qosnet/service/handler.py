@@ -29,6 +29,11 @@ overbooks) if it is not.
 Leases: every job has `lease_expires`; `expire_due` ends the jobs whose lease has passed.
 It runs before every API request (lazily: a cheap indexed query, and a write only if
 something is due) and periodically in a background sweeper (`app`).
+
+The cluster: loaded through `cluster_loader` (size and files checked before the engine
+builds it). If the stored one fails to load, the handler runs without one
+(`cluster_error`): admission and utilisation raise `ClusterUnavailable` (503), ending
+jobs still works, and installing a cluster brings it back; a restart does not die on it.
 """
 
 from __future__ import annotations
@@ -36,12 +41,12 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 import secrets
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -49,7 +54,6 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from qosnet import ConfigError
 from qosnet.middleware.allocator import (
     Allocation,
     AllocationRefused,
@@ -58,22 +62,39 @@ from qosnet.middleware.allocator import (
 )
 from qosnet.middleware.cluster import DOCUMENT_001_TESTBED, Cluster
 from qosnet.middleware.errors import InvalidData, parse
-from qosnet.middleware.profile_io import from_csv, from_json, load_examples, to_json
+from qosnet.middleware.profile_io import from_json, load_examples, to_json
 from qosnet.middleware.profiles import Application, ProfileStore
 from qosnet.middleware.translator import Refusal, RefusalReason, Request, translate
+from qosnet.service.cluster_loader import LoadedCluster, Origin, load_cluster
 from qosnet.service.db import (
-    WRITE_OPTION,
     ClusterRow,
     JobRow,
     ProfilesRow,
     ServiceState,
-    TokenRow,
     make_engine,
     upgrade_schema,
+    write_transaction,
+)
+from qosnet.service.errors import (
+    ClusterUnavailable,
+    Conflict,
+    Forbidden,
+    Invalid,
+    NotFound,
+    Refused,
+    ServiceError,
+    Unauthorized,
+)
+from qosnet.service.job_view import job_out
+from qosnet.service.profile_edits import (
+    from_upload_csv,
+    from_upload_json,
+    with_application,
+    without_application,
 )
 from qosnet.service.schemas import (
+    PRINCIPAL_NAME,
     FieldError,
-    FlowOut,
     JobOut,
     ReservationOut,
     Role,
@@ -81,8 +102,11 @@ from qosnet.service.schemas import (
     TokenOut,
 )
 from qosnet.service.settings import Settings
+from qosnet.service.tokens import TOKEN_PREFIX, Principal, TokenStore, hash_token
 
 __all__ = [
+    "TOKEN_PREFIX",
+    "ClusterUnavailable",
     "Conflict",
     "Forbidden",
     "Invalid",
@@ -97,70 +121,9 @@ __all__ = [
 
 log = logging.getLogger("qosnet.service")
 
-TOKEN_PREFIX = "qosnet_"
-
-
-# --------------------------------------------------------------------------------------
-# errors
-
-
-class ServiceError(Exception):
-    """An error the API reports with `status` and a message naming what is wrong."""
-
-    status = 500
-
-    def __init__(self, detail: str, errors: Sequence[FieldError] | None = None) -> None:
-        super().__init__(detail)
-        self.detail = detail
-        self.errors = list(errors) if errors else None
-
-    def body(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"detail": self.detail}
-        if self.errors:
-            out["errors"] = [e.model_dump() for e in self.errors]
-        return out
-
-
-class Unauthorized(ServiceError):
-    status = 401
-
-
-class Forbidden(ServiceError):
-    status = 403
-
-
-class NotFound(ServiceError):
-    status = 404
-
-
-class Conflict(ServiceError):
-    status = 409
-
-
-class Invalid(ServiceError):
-    status = 422
-
-    @classmethod
-    def from_data(cls, error: InvalidData, prefix: str = "") -> Invalid:
-        errors = [
-            FieldError(field=f"{prefix}{i.path}" if i.path else prefix.rstrip("."), message=str(i))
-            for i in error.issues
-        ]
-        return cls("; ".join(str(i) for i in error.issues), errors)
-
-
-class Refused(ServiceError):
-    """Admission refused (document 001 §3.4 scenario 1, or no profile fits)."""
-
-    status = 409
-
-    def __init__(self, reason: str, detail: str, retryable: bool) -> None:
-        super().__init__(f"refused: {detail}")
-        self.reason = reason
-        self.retryable = retryable
-
-    def body(self) -> dict[str, Any]:
-        return {"detail": self.detail, "reason": self.reason, "retryable": self.retryable}
+#: What a job id can be made of (they are `job-` and 16 hex digits); anything else, a NUL
+#: byte above all (PostgreSQL refuses it in text), cannot name a job.
+_JOB_ID = re.compile(r"[\x21-\x7e]{1,40}")
 
 
 _REFUSAL_CODES = {
@@ -172,27 +135,6 @@ _REFUSAL_CODES = {
 
 # --------------------------------------------------------------------------------------
 # helpers
-
-
-@dataclass(frozen=True)
-class Principal:
-    """Who is asking: a token's name and role."""
-
-    name: str
-    role: Role
-    token_id: int
-
-    @property
-    def is_admin(self) -> bool:
-        return self.role == "admin"
-
-
-def hash_token(secret: str) -> str:
-    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
-
-
-def _instant(t: float) -> datetime:
-    return datetime.fromtimestamp(t, tz=UTC)
 
 
 def _request_hash(body: SubmitJob) -> str:
@@ -227,8 +169,13 @@ class RequestHandler:
         self.engine = make_engine(settings.db_url, sqlite_synchronous=settings.sqlite_synchronous)
         self.dialect = self.engine.dialect.name
         self.sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self.token_store = TokenStore(self.sessions, self.clock)
         self._lock = threading.Lock()
-        self._cluster: Cluster | None = None
+        self._cluster: LoadedCluster | None = None
+        #: Why the stored cluster is not loaded (None: it is). The service then runs
+        #: without one: admission and utilisation answer 503, the rest works, an admin
+        #: can install another, and GET /health says "degraded" with this reason.
+        self.cluster_error: str | None = None
         self._store: ProfileStore | None = None
         self._allocator: ResourceAllocator | None = None
         self._revision: int | None = None
@@ -238,7 +185,11 @@ class RequestHandler:
     # ---- lifecycle ----------------------------------------------------------------
 
     def start(self) -> None:
-        """Create the tables, install the seed cluster and profiles, load the live jobs."""
+        """Create the tables, install the seed cluster and profiles, load the live jobs.
+
+        A stored cluster that no longer loads (its files gone, a lowered size limit, an
+        engine that refuses it) does not stop the start: the service runs without a
+        cluster and says so (`cluster_error`), rather than failing at every restart."""
         upgrade_schema(self.engine)
         try:
             with self.sessions() as session, session.begin():
@@ -253,10 +204,13 @@ class RequestHandler:
             self._seed_profiles(txn)
         with self._write():
             pass  # loads cluster, profiles and live jobs
+        if self._cluster is None:
+            log.error("running without a cluster: %s", self.cluster_error)
+            return
         log.info(
             "request handler on %s: %d nodes, %d active jobs",
             self.dialect,
-            self.cluster.nodes,
+            self._cluster.cluster.nodes,
             len(self.allocator.allocations()),
         )
 
@@ -272,9 +226,14 @@ class RequestHandler:
         text = Path(path).read_text(encoding="utf-8") if path else DOCUMENT_001_TESTBED
         name = self.settings.cluster_name or (Path(path).stem if path else "document-001")
         # file names in a cluster file (a fabric dump, its routes) are relative to it
-        base_dir = str(Path(path).parent.resolve()) if path else None
-        Cluster.from_toml(text, name, base_dir=base_dir)  # raises ConfigError
-        if row is not None and (row.toml, row.name, row.base_dir) == (text, name, base_dir):
+        base_dir = Path(path).parent.resolve() if path else None
+        try:
+            loaded = self._load(text, name, Origin.OPERATOR, base_dir)
+        except ServiceError as e:
+            raise ValueError(f"cluster: {path or name}: {e.detail}") from None
+        stored_dir = str(base_dir) if base_dir else None
+        if row is not None and (row.toml, row.name, row.base_dir) == (text, name, stored_dir):
+            self._cluster, self._cluster_version = loaded, txn.state.cluster_version
             return
         if row is not None and self._active_count(s):
             raise RuntimeError(
@@ -283,11 +242,23 @@ class RequestHandler:
             )
         now = self.clock()
         if row is None:
-            s.add(ClusterRow(id=1, name=name, toml=text, updated_at=now, base_dir=base_dir))
+            s.add(ClusterRow(id=1, name=name, toml=text, updated_at=now, base_dir=stored_dir))
         else:
-            row.name, row.toml, row.updated_at, row.base_dir = name, text, now, base_dir
+            row.name, row.toml, row.updated_at, row.base_dir = name, text, now, stored_dir
         txn.state.cluster_version += 1
         txn.state.revision += 1
+        self._cluster = loaded  # _sync need not load it again
+        self._cluster_version = txn.state.cluster_version
+
+    def _load(self, text: str, name: str, origin: Origin, base_dir: Path | None) -> LoadedCluster:
+        return load_cluster(
+            text,
+            name,
+            origin=origin,
+            base_dir=base_dir,
+            max_nodes=self.settings.max_cluster_nodes,
+            cluster_dir=self.settings.cluster_dir,
+        )
 
     def _seed_profiles(self, txn: _Txn) -> None:
         s = txn.session
@@ -320,11 +291,7 @@ class RequestHandler:
         with self._lock:
             txn: _Txn | None = None
             try:
-                with self.sessions() as session, session.begin():
-                    session.connection(execution_options={WRITE_OPTION: True})
-                    state = session.execute(
-                        select(ServiceState).where(ServiceState.id == 1).with_for_update()
-                    ).scalar_one()
+                with write_transaction(self.sessions) as (session, state):
                     txn = _Txn(session, state)
                     if sync:
                         self._sync(session, state)
@@ -350,11 +317,8 @@ class RequestHandler:
 
     def _sync(self, session: Session, state: ServiceState) -> None:
         """Bring the in-memory cluster, profiles and allocator up to the database's state."""
-        if self._cluster is None or state.cluster_version != self._cluster_version:
-            row = session.get(ClusterRow, 1)
-            if row is None:
-                raise RuntimeError("no cluster installed: start the service once to seed it")
-            self._cluster = Cluster.from_toml(row.toml, row.name, base_dir=row.base_dir)
+        if state.cluster_version != self._cluster_version:
+            self._load_stored_cluster(session)
             self._cluster_version = state.cluster_version
             self._revision = None
         if self._store is None or state.profiles_version != self._profiles_version:
@@ -363,24 +327,49 @@ class RequestHandler:
                 raise RuntimeError("no profiles installed: start the service once to seed them")
             self._store = from_json(prow.data)
             self._profiles_version = state.profiles_version
-        if self._allocator is None or state.revision != self._revision:
-            allocator = ResourceAllocator(self._cluster)
-            live = session.scalars(
-                select(JobRow).where(JobRow.state == "active").order_by(JobRow.created_at)
-            ).all()
-            for job in live:
-                try:
-                    allocator.restore(Allocation.from_dict(job.allocation))
-                except Exception as e:
-                    raise RuntimeError(
-                        f"job {job.id}: its committed allocation does not fit the cluster: {e}"
-                    ) from e
-            self._allocator = allocator
+        if self._cluster is None:
+            self._allocator = None
             self._revision = state.revision
-            if live:
-                log.info(
-                    "allocator rebuilt at revision %d: %d live jobs", state.revision, len(live)
+        elif self._allocator is None or state.revision != self._revision:
+            self._rebuild_allocator(session, self._cluster.cluster, state.revision)
+
+    def _load_stored_cluster(self, session: Session) -> None:
+        """Load the stored cluster; if it fails, run without one (see `cluster_error`)."""
+        row = session.get(ClusterRow, 1)
+        if row is None:
+            raise RuntimeError("no cluster installed: start the service once to seed it")
+        base_dir = Path(row.base_dir) if row.base_dir else None
+        try:
+            self._cluster = self._load(row.toml, row.name, Origin.STORED, base_dir)
+            self.cluster_error = None
+        except ServiceError as e:
+            self._cluster = None
+            self.cluster_error = f"the stored cluster {row.name!r} does not load: {e.detail}"
+            log.error("%s", self.cluster_error)
+
+    def _rebuild_allocator(self, session: Session, cluster: Cluster, revision: int) -> None:
+        self._revision = revision  # tried at this revision, whatever comes of it
+        allocator = ResourceAllocator(cluster)
+        live = session.scalars(
+            select(JobRow).where(JobRow.state == "active").order_by(JobRow.created_at)
+        ).all()
+        for job in live:
+            try:
+                allocator.restore(Allocation.from_dict(job.allocation))
+            except Exception as e:
+                # Jobs admitted on another network than the one stored (a database edited
+                # by hand, an older version's bug): no admission can be trusted until an
+                # admin releases them; each release tries again.
+                self._allocator = None
+                self.cluster_error = (
+                    f"job {job.id}: its committed allocation does not fit the cluster: {e}"
                 )
+                log.error("%s", self.cluster_error)
+                return
+        self._allocator = allocator
+        self.cluster_error = None
+        if live:
+            log.info("allocator rebuilt at revision %d: %d live jobs", revision, len(live))
 
     def _ensure_fresh(self) -> None:
         """Sync the in-memory state if another process changed the database (reads)."""
@@ -397,12 +386,14 @@ class RequestHandler:
 
     @property
     def cluster(self) -> Cluster:
-        assert self._cluster is not None, "start() first"
-        return self._cluster
+        if self._cluster is None:
+            raise ClusterUnavailable(self.cluster_error or "no cluster is loaded")
+        return self._cluster.cluster
 
     @property
     def allocator(self) -> ResourceAllocator:
-        assert self._allocator is not None, "start() first"
+        if self._allocator is None:
+            raise ClusterUnavailable(self.cluster_error or "no cluster is loaded")
         return self._allocator
 
     @property
@@ -415,86 +406,30 @@ class RequestHandler:
             state = s.get(ServiceState, 1)
             return state.revision if state else 0
 
+    def health(self) -> tuple[str | None, str | None]:
+        """The loaded cluster's name and why none is loaded (one of them is None)."""
+        self._ensure_fresh()
+        loaded = self._cluster
+        return (loaded.cluster.name if loaded else None), self.cluster_error
+
     # ---- tokens ---------------------------------------------------------------------
 
     def create_token(self, name: str, role: Role) -> tuple[TokenOut, str]:
         """A new token for `name` with `role`; the secret is returned only here."""
-        secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
-        with self.sessions() as s, s.begin():
-            other = s.scalars(
-                select(TokenRow).where(
-                    TokenRow.name == name, TokenRow.role != role, TokenRow.revoked_at.is_(None)
-                )
-            ).first()
-            if other is not None:
-                raise Conflict(
-                    f"name: {name!r} already has {other.role} tokens; a name has one role"
-                )
-            row = TokenRow(
-                name=name,
-                role=role,
-                token_hash=hash_token(secret),
-                prefix=secret[: len(TOKEN_PREFIX) + 4],
-                created_at=self.clock(),
-            )
-            s.add(row)
-            s.flush()
-            out = self._token_out(row)
-        log.info("token %d created for %s (%s)", out.id, name, role)
-        return out, secret
+        return self.token_store.create(name, role)
 
     def ensure_admin_token(self, name: str = "admin") -> str | None:
         """A new admin token if there is no live one (the secret), else None."""
-        with self.sessions() as s:
-            exists = s.scalars(
-                select(TokenRow.id).where(TokenRow.role == "admin", TokenRow.revoked_at.is_(None))
-            ).first()
-        if exists is not None:
-            return None
-        return self.create_token(name, "admin")[1]
+        return self.token_store.ensure_admin(name)
 
     def authenticate(self, secret: str) -> Principal | None:
-        with self.sessions() as s:
-            row = s.scalars(
-                select(TokenRow).where(
-                    TokenRow.token_hash == hash_token(secret), TokenRow.revoked_at.is_(None)
-                )
-            ).first()
-            if row is None:
-                return None
-            return Principal(name=row.name, role=row.role, token_id=row.id)  # type: ignore[arg-type]
+        return self.token_store.authenticate(secret)
 
     def tokens(self) -> list[TokenOut]:
-        with self.sessions() as s:
-            return [self._token_out(r) for r in s.scalars(select(TokenRow).order_by(TokenRow.id))]
+        return self.token_store.list()
 
     def revoke_token(self, token_id: int) -> TokenOut:
-        with self.sessions() as s, s.begin():
-            row = s.get(TokenRow, token_id)
-            if row is None:
-                raise NotFound(f"token {token_id} does not exist")
-            if row.revoked_at is None:
-                if row.role == "admin":
-                    admins = s.scalar(
-                        select(func.count())
-                        .select_from(TokenRow)
-                        .where(TokenRow.role == "admin", TokenRow.revoked_at.is_(None))
-                    )
-                    if admins == 1:
-                        raise Conflict(f"token {token_id} is the last admin token")
-                row.revoked_at = self.clock()
-            return self._token_out(row)
-
-    @staticmethod
-    def _token_out(row: TokenRow) -> TokenOut:
-        return TokenOut(
-            id=row.id,
-            name=row.name,
-            role=row.role,  # type: ignore[arg-type]
-            prefix=row.prefix,
-            created_at=_instant(row.created_at),
-            revoked=row.revoked_at is not None,
-        )
+        return self.token_store.revoke(token_id)
 
     # ---- jobs ------------------------------------------------------------------------
 
@@ -534,42 +469,14 @@ class RequestHandler:
         with self._write() as txn:
             s = txn.session
             if idempotency_key is not None:
-                existing = s.scalars(
-                    select(JobRow).where(
-                        JobRow.owner == who.name, JobRow.idempotency_key == idempotency_key
-                    )
-                ).first()
+                existing = self._replay(s, who, idempotency_key, digest)
                 if existing is not None:
-                    if existing.request_hash != digest:
-                        raise Invalid(
-                            f"Idempotency-Key: {idempotency_key!r} was used for another request "
-                            f"(job {existing.id}); use a new key for a new request",
-                            [
-                                FieldError(
-                                    field="Idempotency-Key",
-                                    message="was used with a different request body",
-                                )
-                            ],
-                        )
-                    return self._job_out(existing), False
+                    return job_out(existing), False
             result = translate(self.store, request, self.allocator)
             if isinstance(result, Refusal):
-                code, retryable = _REFUSAL_CODES[result.reason]
-                detail = f"{result.reason}: {result.detail}"
-                if result.reason is RefusalReason.NOT_ENOUGH_BANDWIDTH:
-                    free = len(self.allocator.free_nodes())
-                    curves = self.store.curves_for(
-                        request.application, request.parameters, request.nodes
-                    )
-                    if curves and free < min(c.nodes for c in curves):
-                        code = "not_enough_nodes"
-                        detail = (
-                            f"not enough nodes: {free} of the cluster's {self.cluster.nodes} "
-                            f"are free, the least the profiles offer is "
-                            f"{min(c.nodes for c in curves)}"
-                        )
-                log.info("refused %s for %s: %s", body.application, who.name, detail)
-                raise Refused(code, detail, retryable)
+                refused = self._refusal(result, request)
+                log.info("refused %s for %s: %s", body.application, who.name, refused.detail)
+                raise refused
             pattern = self.store.application(body.application).pattern
             job_id = _new_job_id()
             txn.dirty = True
@@ -609,10 +516,45 @@ class RequestHandler:
             result.bandwidth,
             result.time,
         )
-        return self._job_out(row), True
+        return job_out(row), True
+
+    @staticmethod
+    def _replay(s: Session, who: Principal, key: str, digest: str) -> JobRow | None:
+        """The job an Idempotency-Key already made, if any; `Invalid` if it was made for
+        another request."""
+        existing = s.scalars(
+            select(JobRow).where(JobRow.owner == who.name, JobRow.idempotency_key == key)
+        ).first()
+        if existing is not None and existing.request_hash != digest:
+            raise Invalid(
+                f"Idempotency-Key: {key!r} was used for another request (job {existing.id}); "
+                "use a new key for a new request",
+                [
+                    FieldError(
+                        field="Idempotency-Key", message="was used with a different request body"
+                    )
+                ],
+            )
+        return existing
+
+    def _refusal(self, result: Refusal, request: Request) -> Refused:
+        """The translator's refusal as the API reports it: too little bandwidth is told as
+        too few nodes when fewer nodes are free than any profile of the request needs."""
+        code, retryable = _REFUSAL_CODES[result.reason]
+        detail = f"{result.reason}: {result.detail}"
+        if result.reason is RefusalReason.NOT_ENOUGH_BANDWIDTH:
+            free = len(self.allocator.free_nodes())
+            curves = self.store.curves_for(request.application, request.parameters, request.nodes)
+            if curves and free < min(c.nodes for c in curves):
+                code = "not_enough_nodes"
+                detail = (
+                    f"not enough nodes: {free} of the cluster's {self.cluster.nodes} "
+                    f"are free, the least the profiles offer is {min(c.nodes for c in curves)}"
+                )
+        return Refused(code, detail, retryable)
 
     def _get_job(self, s: Session, who: Principal, job_id: str) -> JobRow:
-        row = s.get(JobRow, job_id)
+        row = s.get(JobRow, job_id) if _JOB_ID.fullmatch(job_id) else None
         if row is None:
             raise NotFound(f"job {job_id!r} does not exist")
         if not who.is_admin and row.owner != who.name:
@@ -626,7 +568,8 @@ class RequestHandler:
         row.ended_at = min(now, row.lease_expires) if state == "expired" else now
         row.end_reason = why
         txn.dirty = True
-        self.allocator.release(row.id)
+        if self._allocator is not None:  # without a cluster, nothing to give back
+            self._allocator.release(row.id)
         txn.state.revision += 1
 
     def release(self, who: Principal, job_id: str) -> JobOut:
@@ -644,7 +587,7 @@ class RequestHandler:
         if error is not None:
             raise error
         log.info("released %s (%s)", job_id, who.name)
-        return self._job_out(row)
+        return job_out(row)
 
     def renew(self, who: Principal, job_id: str, lease_seconds: float | None = None) -> JobOut:
         lease = self._lease(lease_seconds)
@@ -663,7 +606,7 @@ class RequestHandler:
                 row.renewals += 1
         if error is not None:
             raise error
-        return self._job_out(row)
+        return job_out(row)
 
     def expire_due(self) -> int:
         """End every live job whose lease has passed; how many there were."""
@@ -688,7 +631,7 @@ class RequestHandler:
 
     def job(self, who: Principal, job_id: str) -> JobOut:
         with self.sessions() as s:
-            return self._job_out(self._get_job(s, who, job_id))
+            return job_out(self._get_job(s, who, job_id))
 
     def jobs(
         self,
@@ -703,12 +646,14 @@ class RequestHandler:
                 raise Forbidden("owner: a tenant may list only its own jobs")
             owner = who.name
         if owner is not None:
+            if not re.fullmatch(PRINCIPAL_NAME, owner):
+                return []  # no token has such a name, so no job has such an owner
             query = query.where(JobRow.owner == owner)
         if state is not None:
             query = query.where(JobRow.state == state)
         query = query.order_by(JobRow.created_at.desc(), JobRow.id).limit(limit)
         with self.sessions() as s:
-            return [self._job_out(r) for r in s.scalars(query)]
+            return [job_out(r) for r in s.scalars(query)]
 
     def reservations(self, who: Principal, node: int | None = None) -> list[ReservationOut]:
         """The flows of every live job (a tenant's own only), optionally only those sourced
@@ -734,40 +679,6 @@ class RequestHandler:
                 len(allocator.allocations()),
                 self.cluster,
             )
-
-    @staticmethod
-    def _job_out(row: JobRow) -> JobOut:
-        a = Allocation.from_dict(row.allocation)
-        return JobOut(
-            id=row.id,
-            owner=row.owner,
-            state=row.state,  # type: ignore[arg-type]
-            application=row.application,
-            request=row.request,
-            parameters=row.parameters,
-            pattern=str(a.pattern),
-            node_count=len(a.nodes),
-            nodes=list(a.nodes),
-            bandwidth=a.bandwidth,
-            expected_time=row.expected_time,
-            flows=[
-                FlowOut(
-                    src=f.src,
-                    dst=f.dst,
-                    bandwidth=f.bandwidth,
-                    idt=f.idt,
-                    path=[(int(r), int(p)) for r, p in f.path],
-                )
-                for f in a.flows
-            ],
-            idempotency_key=row.idempotency_key,
-            created_at=_instant(row.created_at),
-            lease_seconds=row.lease_seconds,
-            lease_expires=_instant(row.lease_expires),
-            renewals=row.renewals,
-            ended_at=_instant(row.ended_at) if row.ended_at is not None else None,
-            end_reason=row.end_reason,
-        )
 
     @staticmethod
     def _active_count(s: Session) -> int:
@@ -799,73 +710,32 @@ class RequestHandler:
         return store
 
     def set_profiles_json(self, text: str) -> ProfileStore:
-        try:
-            store = from_json(text)
-        except InvalidData as e:
-            raise Invalid.from_data(e) from None
-        return self._install_profiles(store)
+        """Replace the whole store."""
+        return self._install_profiles(from_upload_json(text))
 
     def set_profiles_csv(self, text: str) -> ProfileStore:
         """Replace the curves of the applications named in the CSV; keep the others."""
-        current = self.profiles()
-        try:
-            uploaded = from_csv(text, current.applications, source="upload")
-        except InvalidData as e:
-            raise Invalid.from_data(e) from None
-        names = {c.application for c in uploaded.curves}
-        kept = tuple(c for c in current.curves if c.application not in names)
-        try:
-            store = parse(
-                ProfileStore,
-                {"applications": current.applications, "curves": kept + uploaded.curves},
-            )
-        except InvalidData as e:
-            raise Invalid.from_data(e) from None
-        return self._install_profiles(store)
+        return self._install_profiles(from_upload_csv(self.profiles(), text))
 
     def put_application(self, name: str, data: Any) -> Application:
         """Add or replace an application (its declared parameters and pattern); its curves
         stay, and must still fit it."""
-        try:
-            app = parse(Application, data)
-        except InvalidData as e:
-            raise Invalid.from_data(e) from None
-        if app.name != name:
-            raise Invalid(
-                f"name: must be {name!r} (the application in the URL), got {app.name!r}",
-                [FieldError(field="name", message=f"must be {name!r}, got {app.name!r}")],
-            )
-        current = self.profiles()
-        apps = [a for a in current.applications if a.name != name] + [app]
-        try:
-            store = parse(ProfileStore, {"applications": apps, "curves": current.curves})
-        except InvalidData as e:
-            raise Invalid.from_data(e) from None
-        self._install_profiles(store)
-        return app
+        store = self._install_profiles(with_application(self.profiles(), name, data))
+        return store.application(name)
 
     def delete_application(self, name: str) -> None:
-        current = self.profiles()
-        if not any(a.name == name for a in current.applications):
-            raise NotFound(f"application {name!r} does not exist")
-        store = ProfileStore(
-            applications=tuple(a for a in current.applications if a.name != name),
-            curves=tuple(c for c in current.curves if c.application != name),
-        )
-        self._install_profiles(store)
+        self._install_profiles(without_application(self.profiles(), name))
 
     # ---- cluster ------------------------------------------------------------------------
 
-    def set_cluster(self, text: str, name: str) -> Cluster:
-        """Install a new network; refused (409) while any job holds a reservation."""
-        try:
-            cluster = Cluster.from_toml(text, name)
-        except ConfigError as e:
-            errors = getattr(e, "errors", None) or [("<root>", str(e))]
-            raise Invalid(
-                f"toml: not a valid qosnet network: {errors[0][0]}: {errors[0][1]}",
-                [FieldError(field=f"toml: {p}", message=m) for p, m in errors],
-            ) from None
+    def set_cluster(self, text: str, name: str) -> LoadedCluster:
+        """Install a new network; refused (409) while any job holds a reservation.
+
+        Loaded and checked whole before anything is written: a cluster that fails (or
+        would not fit the size limit) is never saved, so no restart meets it."""
+        loaded = self._load(text, name, Origin.UPLOAD, None)
+        allocator = ResourceAllocator(loaded.cluster)
+        base_dir = self.settings.cluster_dir
         with self._write() as txn:
             active = self._active_count(txn.session)
             if active:
@@ -875,17 +745,25 @@ class RequestHandler:
                 )
             row = txn.session.get(ClusterRow, 1)
             assert row is not None
-            # an uploaded text's file names are the service's (its working directory)
-            row.name, row.toml, row.updated_at, row.base_dir = name, text, self.clock(), None
+            row.name, row.toml, row.updated_at = name, text, self.clock()
+            # an upload's file names are the cluster directory's
+            row.base_dir = str(base_dir) if base_dir else None
             txn.state.cluster_version += 1
             txn.state.revision += 1
             txn.dirty = True
-            self._cluster = cluster
-            self._allocator = ResourceAllocator(cluster)
-        log.info("cluster %r installed: %d nodes", name, cluster.nodes)
-        return cluster
+            self._cluster = loaded
+            self._allocator = allocator
+            self.cluster_error = None
+        log.info("cluster %r installed: %d nodes", name, loaded.cluster.nodes)
+        return loaded
 
-    def current_cluster(self) -> Cluster:
+    def loaded_cluster(self) -> LoadedCluster:
+        """The loaded cluster with its description, or `ClusterUnavailable`."""
         self._ensure_fresh()
         with self._lock:
-            return self.cluster
+            if self._cluster is None:
+                raise ClusterUnavailable(self.cluster_error or "no cluster is loaded")
+            return self._cluster
+
+    def current_cluster(self) -> Cluster:
+        return self.loaded_cluster().cluster

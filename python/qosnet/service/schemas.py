@@ -14,6 +14,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 from qosnet.middleware.profiles import ParamValue
 
 __all__ = [
+    "APPLICATION_NAME",
+    "APPLICATION_NAME_MAX",
+    "CLUSTER_NAME",
+    "PATTERN_MEANING",
+    "PRINCIPAL_NAME",
+    "PRINTABLE",
     "AdmissionRefusal",
     "ApplicationDetail",
     "ApplicationSummary",
@@ -30,6 +36,7 @@ __all__ = [
     "LinkOut",
     "NicOut",
     "PointOut",
+    "Problem",
     "RenewJob",
     "ReservationList",
     "ReservationOut",
@@ -44,7 +51,27 @@ __all__ = [
 
 Role = Literal["admin", "tenant"]
 JobState = Literal["active", "released", "expired"]
-_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.@-]*$"
+
+#: A token holder's (and so a job owner's) name: a letter or digit, then letters, digits
+#: and `_ . @ -`; at most 100 characters (the column's width).
+PRINCIPAL_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.@-]*$"
+#: An application's name: an identifier, a letter then letters, digits and underscores; at
+#: most 200 characters (the jobs column's width). The profiles' own grammar
+#: (`qosnet.middleware.profiles`), anchored: no spaces, quotes, newlines or leading digit.
+APPLICATION_NAME = r"^[A-Za-z][A-Za-z0-9_]*$"
+APPLICATION_NAME_MAX = 200
+#: A cluster's name: any printable text without control characters, at most 200.
+CLUSTER_NAME = r"^[^\x00-\x1f\x7f]+$"
+#: An id or key: printable ASCII, no spaces (job ids, Idempotency-Key).
+PRINTABLE = r"^[\x21-\x7e]+$"
+
+#: What each pattern asks for, in words, for error messages.
+PATTERN_MEANING = {
+    PRINCIPAL_NAME: "must be a letter or digit, then letters, digits or _ . @ -",
+    APPLICATION_NAME: "must be a letter, then letters, digits or underscores",
+    CLUSTER_NAME: "must not contain control characters",
+    PRINTABLE: "must be printable ASCII without spaces",
+}
 
 
 class _In(BaseModel):
@@ -58,7 +85,12 @@ class SubmitJob(_In):
     x1..xn}): the application, the parameters it fixes (the others are free for the
     translator to choose), the bounds on the execution time, optionally the node count."""
 
-    application: str = Field(min_length=1, max_length=200, examples=["ray_tracing"])
+    application: str = Field(
+        min_length=1,
+        max_length=APPLICATION_NAME_MAX,
+        pattern=APPLICATION_NAME,
+        examples=["ray_tracing"],
+    )
     parameters: dict[str, ParamValue] = Field(
         default={}, examples=[{"image_size": 512, "interleaving": 0}]
     )
@@ -163,23 +195,34 @@ class Utilisation(BaseModel):
     nics: list[NicOut] = Field(default=[], description="Every node's NIC, both ways.")
 
 
-class AdmissionRefusal(BaseModel):
-    """Why a job was not admitted (HTTP 409). `retryable`: the same request may be
-    admitted later, once bandwidth or nodes are released."""
-
-    detail: str
-    reason: str
-    retryable: bool
-
-
 class FieldError(BaseModel):
     field: str
     message: str
 
 
-class ErrorOut(BaseModel):
+class Problem(BaseModel):
+    """An error (RFC 9457 problem details, `application/problem+json`). `type` is stable
+    per kind of error (`GET /problems` lists them); `detail` names what is wrong; a 422
+    lists the fields in `errors`."""
+
+    type: str = Field(examples=["/problems/not-found"])
+    title: str
+    status: int
     detail: str
     errors: list[FieldError] | None = None
+
+
+#: The name error bodies had before they were problem details; the same model.
+ErrorOut = Problem
+
+
+class AdmissionRefusal(Problem):
+    """Why a job was not admitted (HTTP 409, type `/problems/admission-refused`).
+    `retryable`: the same request may be admitted later, once bandwidth or nodes are
+    released."""
+
+    reason: str
+    retryable: bool
 
 
 class PointOut(BaseModel):
@@ -211,7 +254,7 @@ class ApplicationDetail(BaseModel):
 
 
 class ClusterIn(_In):
-    name: str = Field(default="cluster", min_length=1, max_length=200)
+    name: str = Field(default="cluster", min_length=1, max_length=200, pattern=CLUSTER_NAME)
     toml: str = Field(min_length=1, description="A qosnet network (TOML).")
 
 
@@ -224,7 +267,7 @@ class ClusterOut(BaseModel):
 
 
 class TokenCreate(_In):
-    name: str = Field(min_length=1, max_length=100, pattern=_NAME, examples=["alice"])
+    name: str = Field(min_length=1, max_length=100, pattern=PRINCIPAL_NAME, examples=["alice"])
     role: Role = "tenant"
 
 
@@ -247,6 +290,12 @@ class WhoAmI(BaseModel):
 
 
 class Health(BaseModel):
-    status: str
+    """`status` is "ok", or "degraded" when the service runs without a cluster (the stored
+    one failed to load: `cluster_error` says why; admission answers 503 until an admin
+    installs another)."""
+
+    status: Literal["ok", "degraded"]
     database: str
     revision: int
+    cluster: str | None = Field(default=None, description="The loaded cluster's name.")
+    cluster_error: str | None = None

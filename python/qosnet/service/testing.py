@@ -14,17 +14,25 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import httpx
+
+    from qosnet.client import Client
+    from qosnet.service.handler import RequestHandler
 
 __all__ = [
     "FakeClock",
     "PostgresServer",
+    "RunningService",
     "UvicornThread",
     "free_port",
     "postgres_available",
     "postgres_server",
+    "start_service",
 ]
 
 
@@ -206,3 +214,78 @@ class UvicornThread:
     def __exit__(self, *exc: object) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=20)
+
+
+@dataclass
+class RunningService:
+    """A service under test: its handler, clock, URL and tokens for root (admin), alice
+    and bob (tenants); clients made here are closed by `stop`."""
+
+    handler: RequestHandler
+    server: UvicornThread
+    clock: FakeClock
+    tokens: dict[str, str]
+    clients: list[Any] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    def client(self, who: str | None) -> Client:
+        from qosnet.client import Client
+
+        c = Client(self.url, self.tokens[who] if who else None, retries=0)
+        self.clients.append(c)
+        return c
+
+    def http(self, who: str | None = None, token: str | None = None) -> httpx.Client:
+        import httpx
+
+        headers = {}
+        if who or token:
+            headers["Authorization"] = f"Bearer {token or self.tokens[who or '']}"
+        c = httpx.Client(base_url=self.url, headers=headers, timeout=30)
+        self.clients.append(c)
+        return c
+
+    @property
+    def root(self) -> Client:
+        return self.client("root")
+
+    @property
+    def alice(self) -> Client:
+        return self.client("alice")
+
+    @property
+    def bob(self) -> Client:
+        return self.client("bob")
+
+    def stop(self) -> None:
+        for c in self.clients:
+            c.close()
+        self.server.__exit__(None, None, None)
+        self.handler.close()
+
+
+def start_service(
+    db_url: str,
+    tokens: dict[str, str] | None = None,
+    clock: FakeClock | None = None,
+    **settings: Any,
+) -> RunningService:
+    """`create_app` over `db_url` served by uvicorn in a thread, with a settable clock
+    and no sweeper unless `sweep_seconds` is given; new tokens unless `tokens`."""
+    from qosnet.service.app import create_app
+    from qosnet.service.settings import Settings
+
+    clock = clock or FakeClock()
+    settings.setdefault("sweep_seconds", 0)
+    app = create_app(Settings(db_url=db_url, clock=clock, **settings))
+    handler: RequestHandler = app.state.handler
+    if tokens is None:
+        tokens = {
+            "root": handler.create_token("root", "admin")[1],
+            "alice": handler.create_token("alice", "tenant")[1],
+            "bob": handler.create_token("bob", "tenant")[1],
+        }
+    return RunningService(handler, UvicornThread(app).__enter__(), clock, tokens)

@@ -1,0 +1,51 @@
+"""A stored job as the API shows it (`JobOut`): the row, its allocation unpacked into
+nodes and flows (each with the IDT the NIC's rate control needs), instants as UTC."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from qosnet.middleware.allocator import Allocation
+from qosnet.service.db import JobRow
+from qosnet.service.schemas import FlowOut, JobOut
+
+__all__ = ["job_out"]
+
+
+def _instant(t: float) -> datetime:
+    return datetime.fromtimestamp(t, tz=UTC)
+
+
+def job_out(row: JobRow) -> JobOut:
+    """A job as the API shows it: the stored row with its allocation unpacked."""
+    a = Allocation.from_dict(row.allocation)
+    return JobOut(
+        id=row.id,
+        owner=row.owner,
+        state=row.state,  # type: ignore[arg-type]
+        application=row.application,
+        request=row.request,
+        parameters=row.parameters,
+        pattern=str(a.pattern),
+        node_count=len(a.nodes),
+        nodes=list(a.nodes),
+        bandwidth=a.bandwidth,
+        expected_time=row.expected_time,
+        flows=[
+            FlowOut(
+                src=f.src,
+                dst=f.dst,
+                bandwidth=f.bandwidth,
+                idt=f.idt,
+                path=[(int(r), int(p)) for r, p in f.path],
+            )
+            for f in a.flows
+        ],
+        idempotency_key=row.idempotency_key,
+        created_at=_instant(row.created_at),
+        lease_seconds=row.lease_seconds,
+        lease_expires=_instant(row.lease_expires),
+        renewals=row.renewals,
+        ended_at=_instant(row.ended_at) if row.ended_at is not None else None,
+        end_reason=row.end_reason,
+    )
