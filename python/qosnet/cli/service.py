@@ -101,6 +101,24 @@ def serve(
             "--init-admin", help="Create an admin token if there is none and print it once."
         ),
     ] = False,
+    cluster_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--cluster-dir",
+            help="The only directory an uploaded cluster may read files from (fabric dumps, "
+            "routes); default: none, uploads naming files are refused.",
+            show_default=False,
+        ),
+    ] = None,
+    max_body_bytes: Annotated[
+        int | None,
+        typer.Option(
+            "--max-body-bytes",
+            min=1,
+            help="Largest request body (413 above it); default 16 MiB.",
+            show_default=False,
+        ),
+    ] = None,
     log_level: Annotated[str, typer.Option("--log-level", help="uvicorn's log level.")] = "info",
 ) -> None:
     """Run the request handler service (HTTP API; OpenAPI docs at /docs)."""
@@ -118,6 +136,8 @@ def serve(
             sweep_seconds=sweep,
             cluster_file=cluster,
             profiles_file=profiles,
+            cluster_dir=cluster_dir,
+            **({} if max_body_bytes is None else {"max_body_bytes": max_body_bytes}),
         )
         handler = RequestHandler(settings)
         handler.start()
