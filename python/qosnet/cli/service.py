@@ -105,6 +105,7 @@ def serve(
         Path | None,
         typer.Option(
             "--cluster-dir",
+            envvar="QOSNET_CLUSTER_DIR",
             help="The only directory an uploaded cluster may read files from (fabric dumps, "
             "routes); default: none, uploads naming files are refused.",
             show_default=False,
@@ -116,6 +117,17 @@ def serve(
             "--max-body-bytes",
             min=1,
             help="Largest request body (413 above it); default 16 MiB.",
+            show_default=False,
+        ),
+    ] = None,
+    max_cluster_nodes: Annotated[
+        int | None,
+        typer.Option(
+            "--max-cluster-nodes",
+            min=1,
+            metavar="N",
+            help="Largest cluster, in endpoint nodes and in switches each; checked before a "
+            "cluster is loaded (default 2048).",
             show_default=False,
         ),
     ] = None,
@@ -138,6 +150,7 @@ def serve(
             profiles_file=profiles,
             cluster_dir=cluster_dir,
             **({} if max_body_bytes is None else {"max_body_bytes": max_body_bytes}),
+            **({} if max_cluster_nodes is None else {"max_cluster_nodes": max_cluster_nodes}),
         )
         handler = RequestHandler(settings)
         handler.start()
