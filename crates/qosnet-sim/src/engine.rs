@@ -150,24 +150,28 @@ impl Simulation {
     /// One cycle.
     pub fn step(&mut self) -> Result<(), SimError> {
         let v = self.routers.variant();
-        match (v.preemptive, v.age) {
-            (false, true) => self.cycle::<false, true>(),
-            (false, false) => self.cycle::<false, false>(),
-            (true, true) => self.cycle::<true, true>(),
-            (true, false) => self.cycle::<true, false>(),
+        match (v.preemptive, v.age, v.marking) {
+            (false, true, false) => self.cycle::<false, true, false>(),
+            (false, false, false) => self.cycle::<false, false, false>(),
+            (true, true, false) => self.cycle::<true, true, false>(),
+            (true, false, false) => self.cycle::<true, false, false>(),
+            (false, true, true) => self.cycle::<false, true, true>(),
+            (false, false, true) => self.cycle::<false, false, true>(),
+            (true, true, true) => self.cycle::<true, true, true>(),
+            (true, false, true) => self.cycle::<true, false, true>(),
         }
     }
 
-    /// One cycle of a run of router variant `PRE`, `AGE` (`router::Variant`). (Not
+    /// One cycle of a run of router variant `PRE`, `AGE`, `MARK` (`router::Variant`). (Not
     /// inlined: each variant is then one function with its stages inlined.)
     #[inline(never)]
-    fn cycle<const PRE: bool, const AGE: bool>(&mut self) -> Result<(), SimError> {
+    fn cycle<const PRE: bool, const AGE: bool, const MARK: bool>(&mut self) -> Result<(), SimError> {
         let now = self.now;
         self.net.obs.begin_cycle(now);
         self.generate(now);
         self.deliver_credits(now);
         self.deliver_flits::<PRE, AGE>(now);
-        self.visit_routers::<PRE, AGE>(now);
+        self.visit_routers::<PRE, AGE, MARK>(now);
         self.endpoints.inject(&mut self.net, now);
         if self.net.progress.in_flight > 0 && now - self.net.progress.last(now) > self.run.watchdog {
             return Err(self.routers.deadlock(now, now - self.net.progress.last(now)));
@@ -244,7 +248,7 @@ impl Simulation {
     /// per-port state shares cache lines). A router activates only itself while it runs:
     /// arrivals came first.
     #[inline(always)]
-    fn visit_routers<const PRE: bool, const AGE: bool>(&mut self, now: Cycle) {
+    fn visit_routers<const PRE: bool, const AGE: bool, const MARK: bool>(&mut self, now: Cycle) {
         let routers = &mut self.routers;
         let words = routers.active.len();
         for i in 0..words {
@@ -254,7 +258,7 @@ impl Simulation {
                 let b = if self.reverse_visits { 63 - m.leading_zeros() } else { m.trailing_zeros() };
                 m &= !(1u64 << b);
                 let r = w * 64 + b as usize;
-                routers.router_cycle::<PRE, AGE>(&mut self.net, r, now);
+                routers.router_cycle::<PRE, AGE, MARK>(&mut self.net, r, now);
                 if *routers.work.at(r) == 0 {
                     *routers.active.at_mut(w) &= !(1u64 << b);
                 }

@@ -109,6 +109,8 @@ pub struct Packet {
     pub vtick: u32,
     /// The message's flow (for bandwidth received per flow).
     pub flow: u32,
+    /// A switch output found its buffer filling as the packet passed (`router::Marking`).
+    pub marked: bool,
 }
 
 #[derive(Clone, Copy, Debug)]

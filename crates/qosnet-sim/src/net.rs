@@ -19,6 +19,7 @@ pub(crate) struct Net {
 
 impl Net {
     /// Cut the next packet of message `m`: (packet, flits, whether it is the message's last).
+    #[inline]
     pub fn cut_packet(&mut self, m: u32) -> (u32, u32, bool) {
         let msg = self.messages.get_mut(m);
         let size = msg.packet_flits.min(msg.size - msg.packetized);
@@ -34,6 +35,7 @@ impl Net {
             class,
             vtick,
             flow,
+            marked: false,
         });
         (packet, size, last)
     }

@@ -350,6 +350,10 @@ impl Simulation {
                 ),
             )
             .push("latency_mean", Column::F64(fs.iter().map(|f| ratio(f.latency_sum, f.messages)).collect()));
+        // (only where marking is configured: other runs' tables stay as they were)
+        if self.config.router.marking.is_some() {
+            flows.push("marked_packets", Column::U64(fs.iter().map(|f| f.marked_packets).collect()));
+        }
 
         // Video streams: deadlines per stream, per phase and overall.
         let ms = self.clock.cycle_seconds() * 1e3;

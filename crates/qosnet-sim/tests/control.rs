@@ -86,3 +86,40 @@ fn a_bad_agent_is_named() {
     let e = Simulation::from_toml(&format!("{base}agent = \"tcp\""), None).err().unwrap().to_string();
     assert!(e.contains("endpoint.agent") && e.contains("window"), "{e}");
 }
+
+/// A marking run of a 4x4 mesh: `pattern` at `load`, with `marking`. (Packets longer than
+/// the input buffers, so that a blocked packet backs up into the output VCs behind it: an
+/// output VC buffer fills when its downstream buffer has no room.)
+fn marked(pattern: &str, load: f64, marking: &str) -> (qosnet_sim::RunResult, u64) {
+    let toml = format!(
+        "[simulation]\nwarmup = 2000\nmeasure = 20000\n\
+         [topology]\nkind = \"mesh\"\nk = 4\nn = 2\n[router]\ninput_buffer = 8\noutput_buffer = 8\n{marking}\n\
+         [[traffic]]\nload = {load}\nmessage_flits = 32\npacket_flits = 32\npattern = {pattern}\n"
+    );
+    let r = Simulation::from_toml(&toml, None).unwrap_or_else(|e| panic!("{e}\n{toml}")).run().unwrap();
+    let marks = match r.flows.column("marked_packets") {
+        Some(Column::U64(v)) => v.iter().sum(),
+        None => 0,
+        other => panic!("{other:?}"),
+    };
+    (r, marks)
+}
+
+#[test]
+fn switch_outputs_mark_where_buffers_fill_and_change_nothing_else() {
+    let hot = "{ kind = \"hot_spot\", fraction = 0.5, nodes = [0] }";
+    let mark = "marking = { kind = \"threshold\", flits = 6 }";
+    let (plain, none) = marked(hot, 0.3, "");
+    assert_eq!(none, 0, "no marking: no column");
+    let (with, marks) = marked(hot, 0.3, mark);
+    // The hook observes: the run itself is the same.
+    assert_eq!(plain.summary_json(), with.summary_json());
+    assert_eq!(plain.classes.to_csv(), with.classes.to_csv());
+    let delivered: u64 = match with.flows.column("messages_delivered") {
+        Some(Column::U64(v)) => v.iter().sum(),
+        other => panic!("{other:?}"),
+    };
+    assert!(marks > delivered / 10, "a hot spot fills its buffers: {marks} marks, {delivered} messages");
+    let (_, quiet) = marked("\"uniform\"", 0.02, mark);
+    assert!(quiet * 100 < marks, "a quiet network marks little: {quiet} against {marks}");
+}

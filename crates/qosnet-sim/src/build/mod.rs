@@ -129,7 +129,7 @@ impl Simulation {
             |lane| p.lane_depth(lane),
             nic_idt,
         );
-        let routers = Routers::new(p, topo, routing, &xbar_cfg, &out_cfg, &clock, rc.block_size);
+        let routers = Routers::new(p, topo, routing, &xbar_cfg, &out_cfg, &clock, rc.block_size, v.marking);
         Ok(Simulation {
             routers,
             endpoints,

@@ -10,6 +10,7 @@ use crate::config::{
 use crate::control::Agents;
 use crate::endpoint::nic::NicParams;
 use crate::error::{ConfigError, ConfigErrors};
+use crate::router::Marking;
 use crate::routing::Routing;
 use crate::topology::Topology;
 use crate::traffic::pattern::Pattern;
@@ -30,6 +31,8 @@ pub struct Validated {
     pub nic: NicParams,
     /// The endpoints' control agents (`[endpoint] agent`).
     pub(crate) agents: Agents,
+    /// The switch outputs' marking (`[router] marking`).
+    pub(crate) marking: Marking,
 }
 
 /// A video source's streams: its traces (read, or made by the synthetic model) at the frame
@@ -618,6 +621,10 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
     let max_packet = specs.iter().map(|s| s.packet_flits.min(s.message_flits)).max().unwrap_or(1);
     let nic = NicParams::build(cfg, &clock, max_packet, &mut errs);
     let nodes = topology.as_ref().map_or(0, |t| t.nodes);
+    let marking = Marking::build(rc.marking.as_ref(), rc.output_buffer).unwrap_or_else(|e| {
+        errs.push(e);
+        Marking::None
+    });
     let agents = Agents::build(cfg.endpoint.agent.as_ref(), nodes).unwrap_or_else(|e| {
         errs.push(e);
         Agents::None
@@ -648,6 +655,7 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         home_vcs: split,
         nic,
         agents,
+        marking,
     })
 }
 

@@ -358,6 +358,22 @@ pub struct RouterConfig {
     pub vc_selection: VcSelection,
     /// Preemptive router only.
     pub preemption: PreemptionConfig,
+    /// Marking at the switch outputs (the switch side of explicit congestion notification):
+    /// none by default. Marks are counted per flow (`flows.marked_packets`) and are what
+    /// congestion-control agents react to.
+    #[serde(deserialize_with = "opt_kind_or_table", skip_serializing_if = "Option::is_none")]
+    pub marking: Option<MarkingConfig>,
+}
+
+/// How a switch output marks packets (`[router] marking`). Registered once here; checked
+/// and built in `router::Marking::build`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum MarkingConfig {
+    /// A packet is marked when one of its flits enters an output VC buffer that then holds
+    /// at least `flits` flits (a fixed buffer threshold, as InfiniBand's switch congestion
+    /// threshold and document 000's buffer-occupancy detectors use).
+    Threshold { flits: u32 },
 }
 
 impl Default for RouterConfig {
@@ -377,6 +393,7 @@ impl Default for RouterConfig {
             block_size: 1,
             vc_selection: VcSelection::LowestFree,
             preemption: PreemptionConfig::default(),
+            marking: None,
         }
     }
 }

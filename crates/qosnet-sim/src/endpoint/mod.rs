@@ -320,7 +320,8 @@ impl Endpoints {
         }
         let pkt = net.packets.get_mut(flit.packet());
         pkt.received += 1;
-        let (m, size, received, class, pkt_flow) = (pkt.message, pkt.size, pkt.received, pkt.class, pkt.flow);
+        let (m, size, received, class, pkt_flow, marked) =
+            (pkt.message, pkt.size, pkt.received, pkt.class, pkt.flow, pkt.marked);
         net.obs.flit_accepted(n, class, pkt_flow);
         if !flit.is_tail() {
             return;
@@ -330,6 +331,9 @@ impl Endpoints {
                 .violated(|| format!("packet {} ended after {received} of {size} flits", flit.packet()));
         }
         net.packets.remove(flit.packet());
+        if marked {
+            net.obs.packet_marked(pkt_flow);
+        }
         let msg = net.messages.get(m);
         let whole = msg.delivered + size as u32 == msg.size;
         // The NIC models' receive side moves the packet to the host first.

@@ -84,6 +84,8 @@ pub struct FlowStats {
     pub latency_sum: u64,
     /// Send CQEs posted (NIC models): messages whose last flit left the NIC.
     pub send_cqes: u64,
+    /// Packets a switch output marked (`[router] marking`).
+    pub marked_packets: u64,
 }
 
 impl Metrics {

@@ -61,6 +61,7 @@ impl Observers {
     }
 
     /// A measured message of `size` flits was created at `src` in mix phase `phase`.
+    #[inline]
     pub fn message_offered(&mut self, phase: usize, class: TrafficClass, src: u32, size: u32) {
         let c = class.index();
         self.metrics.phases.at_mut(phase)[c].flits_offered += size as u64;
@@ -70,6 +71,7 @@ impl Observers {
     }
 
     /// Video flow `flow` cut frame `frame` into `messages` messages at `now`.
+    #[inline]
     pub fn frame_expected(&mut self, flow: usize, frame: u64, now: Cycle, messages: u32, phase: usize) {
         let d = *self.deadline_of.at(flow) as usize;
         let measured = self.measuring;
@@ -77,13 +79,23 @@ impl Observers {
     }
 
     /// A send completion (CQE) was posted for a message of `flow`.
+    #[inline]
     pub fn send_completed(&mut self, flow: u32) {
         if self.measuring {
             self.metrics.flows[flow as usize].send_cqes += 1;
         }
     }
 
+    /// A marked packet of `flow` reached its destination (`router::Marking`).
+    #[inline]
+    pub fn packet_marked(&mut self, flow: u32) {
+        if self.measuring {
+            self.metrics.flows.at_mut(flow as usize).marked_packets += 1;
+        }
+    }
+
     /// Message `msg` was delivered whole at `done`.
+    #[inline]
     pub fn message_delivered(&mut self, msg: &Message, done: Cycle) {
         if self.measuring {
             let f = self.metrics.flows.at_mut(msg.flow as usize);

@@ -11,7 +11,7 @@ use crate::units::Cycle;
 
 impl Routers {
     /// Stage 1: `flit` arrives at input port `ip`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn receive<const PRE: bool, const AGE: bool>(
         &mut self,
         net: &mut Net,

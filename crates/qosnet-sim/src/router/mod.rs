@@ -20,12 +20,14 @@ mod crossbar;
 mod deadlock;
 use crossbar::XbarScratch;
 mod input;
+mod marking;
 mod output;
 mod preemption;
 mod routing_stage;
 mod state;
 mod vc_alloc;
 
+pub(crate) use marking::Marking;
 pub(crate) use preemption::victim;
 pub(crate) use state::{InVc, OutVc, Params, Routers};
 
@@ -47,11 +49,14 @@ pub(crate) use crate::topology::MAX_PORTS;
 /// parameters of the cycle loop's functions:
 /// - `PRE`: the preemptive router (document 003 §3.2.1);
 /// - `AGE`: the crossbar and output schedulers both order by age (FCFS, round robin, WRR,
-///   VL arbitration): no rate keys (VirtualClock stamps, finish tags) are computed.
+///   VL arbitration): no rate keys (VirtualClock stamps, finish tags) are computed;
+/// - `MARK`: the switch outputs mark packets (`marking.rs`); without it the hook is not
+///   compiled into the run at all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Variant {
     pub preemptive: bool,
     pub age: bool,
+    pub marking: bool,
 }
 
 /// Pick a free VC among `free` (non-empty) by the configured policy.
@@ -66,7 +71,9 @@ pub(crate) fn select_vc(policy: VcSelection, free: u32, rr: &mut RoundRobin) -> 
 
 impl Routers {
     /// The routers of `topo` with parameters `p`, their crossbar inputs scheduled by
-    /// `xbar_cfg` and their outputs by `out_cfg` (`block`: block-level multiplexing).
+    /// `xbar_cfg` and their outputs by `out_cfg` (`block`: block-level multiplexing), their
+    /// outputs marking packets by `marking`.
+    #[allow(clippy::too_many_arguments)] // one per part the build resolved
     pub(crate) fn new(
         p: Params,
         topo: Topology,
@@ -75,6 +82,7 @@ impl Routers {
         out_cfg: &SchedulerConfig,
         clock: &Clock,
         block: u32,
+        marking: Marking,
     ) -> Routers {
         let (vcs, lanes, ports) = (p.vcs, p.lanes, p.ports);
         let preemptive = p.kind == RouterKind::Preemptive;
@@ -148,6 +156,7 @@ impl Routers {
             r_alloc_ports: vec![0; topo.routers],
             r_xbar_ports: vec![0; topo.routers],
             r_out_ports: vec![0; topo.routers],
+            marking,
             p,
             topo,
             routing,
@@ -160,12 +169,13 @@ impl Routers {
         Variant {
             preemptive: self.p.kind == RouterKind::Preemptive,
             age: self.in_keys.mode.is_age() && self.out_keys.mode.is_age(),
+            marking: self.marking != Marking::None,
         }
     }
 
     /// Stages 3, 5 and 4 of router `r` (see the module comment for the order).
     #[inline(always)]
-    pub(crate) fn router_cycle<const PRE: bool, const AGE: bool>(
+    pub(crate) fn router_cycle<const PRE: bool, const AGE: bool, const MARK: bool>(
         &mut self,
         net: &mut Net,
         r: usize,
@@ -173,7 +183,7 @@ impl Routers {
     ) {
         self.vc_alloc_stage::<PRE>(net, r, now);
         self.output_stage::<AGE>(net, r, now);
-        self.crossbar_stage::<PRE, AGE>(net, r, now);
+        self.crossbar_stage::<PRE, AGE, MARK>(net, r, now);
     }
 
     /// Router `r` has work: it is visited from this cycle on.

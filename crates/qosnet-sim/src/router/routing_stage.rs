@@ -16,7 +16,7 @@ use crate::units::Cycle;
 impl Routers {
     /// Route the header just put at the front of lane `v` of input port `ip`, which may
     /// act from `ready` (its `InVc::front` is already written).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn route_header(&mut self, net: &mut Net, ip: usize, v: usize, ready: Cycle) {
         let vcs = self.p.vcs;
         let ivc = self.p.lane_index(ip, v);

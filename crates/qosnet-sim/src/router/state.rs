@@ -155,6 +155,8 @@ pub(crate) struct Routers {
     pub topo: Topology,
     /// Stage 2's routing function (DESIGN.md: one routing, shared with the control plane).
     pub routing: Routing,
+    /// What an output VC does as a flit enters it (`marking.rs`).
+    pub marking: super::Marking,
     // --- input side (per input VC / per input port) ---
     pub(crate) inbuf: Rings,
     /// Per input VC: the routing and allocation state of the packet it holds.
