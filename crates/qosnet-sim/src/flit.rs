@@ -111,6 +111,8 @@ pub struct Packet {
     pub flow: u32,
     /// A switch output found its buffer filling as the packet passed (`router::Marking`).
     pub marked: bool,
+    /// The path it takes to its destination (`Routing::paths`), chosen at the source.
+    pub path: u8,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -140,6 +142,8 @@ pub struct Message {
     pub sent: u32,
     /// When the receive side finished with its packets so far (NIC models).
     pub done: Cycle,
+    /// The path its packets take (`Routing::paths`), chosen at the source.
+    pub path: u8,
 }
 
 /// A slab of `T` with a free list: ids are reused, nothing is allocated once it has grown.

@@ -25,7 +25,8 @@ impl Net {
         let size = msg.packet_flits.min(msg.size - msg.packetized);
         msg.packetized += size;
         let last = msg.packetized == msg.size;
-        let (src, dst, class, vtick, flow) = (msg.src, msg.dst, msg.class, msg.vtick, msg.flow);
+        let (src, dst, class, vtick, flow, path) =
+            (msg.src, msg.dst, msg.class, msg.vtick, msg.flow, msg.path);
         let packet = self.packets.insert(Packet {
             message: m,
             src,
@@ -36,6 +37,7 @@ impl Net {
             vtick,
             flow,
             marked: false,
+            path,
         });
         (packet, size, last)
     }

@@ -8,7 +8,7 @@ mod validate;
 pub use validate::{validate, Validated};
 
 use crate::config::{Config, RouterKind, SourceQueues};
-use crate::endpoint::{EndpointParams, Endpoints};
+use crate::endpoint::{EndpointParams, Endpoints, PathChoice};
 use crate::engine::{RunParams, Simulation};
 use crate::error::ConfigErrors;
 use crate::flit::Slab;
@@ -125,6 +125,11 @@ impl Simulation {
             &clock,
             nic_p,
             v.agents,
+            PathChoice::new(
+                routing.paths(),
+                config.routing.multipath.as_ref().map(|m| m.selection).unwrap_or_default(),
+                traffic.sources.len() + 1,
+            ),
             attach_port,
             |lane| p.lane_depth(lane),
             nic_idt,

@@ -337,16 +337,16 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
             ));
         }
     }
-    let routing =
-        topology.as_ref().filter(|_| (1..=32).contains(&rc.vcs)).and_then(|t| {
-            match Routing::build(cfg.routing.kind, t, rc.vcs) {
-                Ok(r) => Some(r),
-                Err(e) => {
-                    errs.push(e);
-                    None
-                }
+    let routing = topology.as_ref().filter(|_| (1..=32).contains(&rc.vcs)).and_then(|t| {
+        let paths = cfg.routing.multipath.as_ref().map_or(1, |m| m.paths);
+        match Routing::build(cfg.routing.kind, t, rc.vcs).and_then(|r| r.with_paths(paths)) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                errs.push(e);
+                None
             }
-        });
+        }
+    });
 
     if cfg.traffic.is_empty() {
         errs.push(ConfigError::new("traffic", "at least one [[traffic]] source is required"));

@@ -452,6 +452,31 @@ impl RoutingKind {
 #[serde(deny_unknown_fields, default)]
 pub struct RoutingConfig {
     pub kind: RoutingKind,
+    /// Several paths per destination, chosen at the source per message (none: one path).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub multipath: Option<MultipathConfig>,
+}
+
+/// `[routing] multipath = { paths, selection }`: how many paths each destination has (as a
+/// subnet manager gives each port 2^LMC addresses, document 002 §2.1) and how a source
+/// spreads its messages over them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MultipathConfig {
+    pub paths: u32,
+    #[serde(default)]
+    pub selection: PathSelection,
+}
+
+/// How a source picks the path of each message.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PathSelection {
+    /// Each flow's messages take the paths in turn (oblivious spreading).
+    #[default]
+    ByMessage,
+    /// Flow f always takes path f mod paths (a static assignment, as LIDs per flow).
+    ByFlow,
 }
 
 /// The endpoints: the simple ideal endpoint, or a NIC model (document 003 §3.3, document

@@ -6,7 +6,10 @@
 //! link and returns its credit.
 
 pub mod nic;
+mod path_choice;
 mod state;
+
+pub(crate) use path_choice::PathChoice;
 
 pub(crate) use state::{EndpointParams, Endpoints, Injecting};
 
@@ -56,6 +59,7 @@ impl Endpoints {
             phase: phase as u16,
             sent: 0,
             done: 0,
+            path: self.path_choice.choose(flow),
         });
         if measured {
             net.progress.measured_outstanding += 1;

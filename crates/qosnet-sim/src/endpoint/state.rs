@@ -4,6 +4,7 @@
 //! document 004 §3-4).
 
 use super::nic::{Nic, NicParams};
+use super::PathChoice;
 use crate::config::SchedulerConfig;
 use crate::config::VcSelection;
 use crate::control::Agents;
@@ -87,6 +88,8 @@ pub(crate) struct Endpoints {
     pub(crate) nics: Vec<Nic>,
     /// The control agents (admission, congestion control) every endpoint model consults.
     pub(crate) agents: Agents,
+    /// Which of several paths each message takes.
+    pub(crate) path_choice: PathChoice,
     /// Per source: its reserved flow's IDT in rate-control ticks (0: unreserved).
     pub(crate) nic_idt: Vec<u64>,
     /// Per node: the router port (router * ports + port) it attaches to. Its input side
@@ -107,6 +110,7 @@ impl Endpoints {
         clock: &Clock,
         nic_p: NicParams,
         agents: Agents,
+        path_choice: PathChoice,
         attach_port: Vec<u32>,
         lane_depth: impl Fn(usize) -> u32,
         nic_idt: Vec<u64>,
@@ -132,6 +136,7 @@ impl Endpoints {
             nic_idt,
             nic_p,
             agents,
+            path_choice,
             nic_active: Vec::with_capacity(nodes),
             nic_is_active: vec![false; nodes],
             attach_port,

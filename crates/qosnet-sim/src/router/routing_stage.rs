@@ -23,10 +23,10 @@ impl Routers {
         let (r, port) = *self.ip_place.at(ip);
         let (r, port) = (r as usize, port as usize);
         let pkt = net.packets.get(self.in_vc.at(ivc).packet);
-        let (dst, class) = (pkt.dst as usize, pkt.class.index());
+        let (dst, class, path) = (pkt.dst as usize, pkt.class.index(), pkt.path as u32);
         // An extra (preemption) lane routes as its VC.
         let vc = if v >= vcs { v - vcs } else { v };
-        let route = self.routing.route(&self.topo, r, port, vc, dst, vcs as u32);
+        let route = self.routing.route(&self.topo, r, port, vc, dst, path, vcs as u32);
         let gate = ready + self.p.d_routing;
         let state = self.in_vc.at_mut(ivc);
         state.out_port = route.port as u16;

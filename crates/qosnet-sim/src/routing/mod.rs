@@ -39,8 +39,9 @@ pub enum Routing {
     Dor { grid: Grid, wrap: bool },
     /// Dimension order with two dateline VC classes per dimension (torus, Dally & Seitz).
     DorDateline { grid: Grid, vcs: u32 },
-    /// Up/down with D-mod-K up-port choice (k-ary n-tree).
-    DModK { k: u32, n: u32 },
+    /// Up/down with D-mod-K up-port choice (k-ary n-tree); `paths` disjoint up paths per
+    /// destination (path p turns every up-port choice p ports further, `fat_tree.rs`).
+    DModK { k: u32, n: u32, paths: u32 },
     /// Table lookup: `next[router * nodes + node]` (a real fabric's forwarding tables).
     Table { next: Vec<u8>, nodes: usize },
 }
@@ -79,7 +80,7 @@ impl Routing {
                 return Err(mismatch("\"dor_dateline\" (or \"dor\", deadlock-prone)"))
             }
             (Shape::FatTree { k, n }, RoutingKind::Auto | RoutingKind::DModK) => {
-                Routing::DModK { k: *k, n: *n }
+                Routing::DModK { k: *k, n: *n, paths: 1 }
             }
             (Shape::FatTree { .. }, _) => return Err(mismatch("\"d_mod_k\"")),
             (Shape::Fabric { routes }, RoutingKind::Auto | RoutingKind::Lft) => {
@@ -89,8 +90,37 @@ impl Routing {
         })
     }
 
-    /// Route a header flit. `in_port`/`in_vc` matter only for the dateline classes.
+    /// This routing with `paths` paths per destination (`[routing] multipath`): only the
+    /// fat tree's up/down routing has several here; 1 is every routing's own.
+    pub fn with_paths(self, paths: u32) -> Result<Routing, ConfigError> {
+        match self {
+            _ if paths == 1 => Ok(self),
+            Routing::DModK { k, n, .. } if (1..=k).contains(&paths) => Ok(Routing::DModK { k, n, paths }),
+            Routing::DModK { k, .. } => Err(ConfigError::new(
+                "routing.multipath.paths",
+                format!("must be a whole number in 1..={k} (the tree's arity), got {paths}"),
+            )),
+            _ => Err(ConfigError::new(
+                "routing.multipath",
+                "several paths per destination need a fat tree's up/down routing (\"d_mod_k\"); \
+                 other routings here have one",
+            )),
+        }
+    }
+
+    /// The paths to each destination (a packet's `path` is below this).
     #[inline]
+    pub fn paths(&self) -> u32 {
+        match self {
+            Routing::DModK { paths, .. } => *paths,
+            _ => 1,
+        }
+    }
+
+    /// Route a header flit along its `path` (below `paths()`). `in_port`/`in_vc` matter
+    /// only for the dateline classes.
+    #[inline]
+    #[allow(clippy::too_many_arguments)] // where the header is, where it goes, on which path
     pub fn route(
         &self,
         topo: &Topology,
@@ -98,6 +128,7 @@ impl Routing {
         in_port: usize,
         in_vc: usize,
         dst: usize,
+        path: u32,
         vcs: u32,
     ) -> Route {
         match self {
@@ -109,7 +140,7 @@ impl Routing {
             Routing::DorDateline { grid, .. } => {
                 dor::route(grid, router, dst, Wrap::Dateline { in_port, in_vc }, vcs)
             }
-            Routing::DModK { k, n } => fat_tree::route(*k as usize, *n, topo, router, dst, vcs),
+            Routing::DModK { k, n, .. } => fat_tree::route(*k as usize, *n, topo, router, dst, path, vcs),
             Routing::Table { next, nodes } => {
                 Route { port: next[router * nodes + dst] as u32, vcs: all_vcs(vcs) }
             }
@@ -120,10 +151,10 @@ impl Routing {
     /// the ejection port. Deterministic routing only: the first allowed VC is followed.
     /// (Every routing the configuration builds reaches every node: see `walk`.)
     pub fn path(&self, topo: &Topology, vcs: u32, src: usize, dst: usize) -> Vec<(u32, u32)> {
-        self.walk(topo, vcs, src, dst).unwrap_or_else(|m| panic!("from node {src} to node {dst}: {m:?}"))
+        self.walk(topo, vcs, src, dst, 0).unwrap_or_else(|m| panic!("from node {src} to node {dst}: {m:?}"))
     }
 
-    /// `path`, or where the routes go wrong: a forwarding table read from a file may lack
+    /// `path` along path number `path`, or where the routes go wrong: a forwarding table read from a file may lack
     /// a route, lead to another node or to an unconnected port, or loop (the fabric check
     /// walks every pair here, as admission and the simulator will).
     pub fn walk(
@@ -132,12 +163,13 @@ impl Routing {
         vcs: u32,
         src: usize,
         dst: usize,
+        path: u32,
     ) -> Result<Vec<(u32, u32)>, Misroute> {
         let (mut router, mut in_port) = topo.attach[src];
         let mut in_vc = 0usize;
         let mut hops = Vec::new();
         loop {
-            let r = self.route(topo, router as usize, in_port as usize, in_vc, dst, vcs);
+            let r = self.route(topo, router as usize, in_port as usize, in_vc, dst, path, vcs);
             if r.port as usize >= topo.ports {
                 return Err(Misroute::NoRoute { router });
             }
@@ -180,7 +212,7 @@ pub fn check_fabric_routes(t: &Topology, shown: &str) -> Result<(), ConfigError>
     let routing = Routing::Table { next: routes.clone(), nodes: t.nodes };
     for src in 0..t.nodes {
         for dst in (0..t.nodes).filter(|&d| d != src) {
-            let Err(m) = routing.walk(t, 1, src, dst) else { continue };
+            let Err(m) = routing.walk(t, 1, src, dst, 0) else { continue };
             let at = |r: u32, why: &str| format!("{shown}: from node {src} to node {dst}, switch {r}: {why}");
             let what = match m {
                 Misroute::NoRoute { router } => at(router, "no route"),
@@ -250,7 +282,7 @@ mod tests {
         let dor = Routing::build(RoutingKind::Auto, topo, 1).unwrap();
         (0..topo.routers)
             .flat_map(|r| (0..topo.nodes).map(move |d| (r, d)))
-            .map(|(r, d)| dor.route(topo, r, 0, 0, d, 1).port as u8)
+            .map(|(r, d)| dor.route(topo, r, 0, 0, d, 0, 1).port as u8)
             .collect()
     }
 
@@ -259,7 +291,8 @@ mod tests {
         // three routers in a line, node i on router i
         let line = Topology::build(&TopologyConfig::Mesh { k: Some(3), n: Some(1), dims: None }).unwrap();
         let good = table_of(&line);
-        let walk = |next: &[u8], s, d| Routing::Table { next: next.to_vec(), nodes: 3 }.walk(&line, 1, s, d);
+        let walk =
+            |next: &[u8], s, d| Routing::Table { next: next.to_vec(), nodes: 3 }.walk(&line, 1, s, d, 0);
         assert_eq!(
             walk(&good, 0, 2),
             Ok(Routing::build(RoutingKind::Auto, &line, 1).unwrap().path(&line, 1, 0, 2))
