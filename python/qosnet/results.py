@@ -21,10 +21,21 @@ from qosnet.tables import FORMATS, write, write_text
 __all__ = ["TABLES", "RunResult"]
 
 #: The tables of a run, in the order they are written.
-TABLES = ("classes", "nodes", "links", "flows", "phases", "streams", "messages")
-#: Tables a run directory may lack: `messages` unless recorded; the others in directories
-#: written before they existed.
-_OPTIONAL = ("flows", "phases", "streams", "messages")
+TABLES = (
+    "classes",
+    "nodes",
+    "links",
+    "flows",
+    "phases",
+    "streams",
+    "messages",
+    "link_series",
+    "stalls",
+    "trace",
+)
+#: Tables a run directory may lack: `messages` unless recorded, the `[trace]` tables unless
+#: asked for; the others in directories written before they existed.
+_OPTIONAL = ("flows", "phases", "streams", "messages", "link_series", "stalls", "trace")
 
 
 @dataclass(frozen=True, eq=False)
@@ -42,6 +53,11 @@ class RunResult:
     #: Per video stream: frames, deadline missing probability and time, inter-frame time.
     streams: pd.DataFrame | None
     messages: pd.DataFrame | None
+    #: `[trace]`: flits per link per interval, stall cycles per router VC by cause, and the
+    #: hops of watched flows' packets (None unless asked for).
+    link_series: pd.DataFrame | None
+    stalls: pd.DataFrame | None
+    trace: pd.DataFrame | None
     #: The configuration with every default filled in, as the engine resolved it (TOML).
     config_toml: str
     wall_seconds: float

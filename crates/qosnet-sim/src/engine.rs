@@ -150,7 +150,8 @@ impl Simulation {
     /// One cycle.
     pub fn step(&mut self) -> Result<(), SimError> {
         let v = self.routers.variant();
-        match (v.preemptive, v.age, v.marking) {
+        let hooks = v.marking || self.net.obs.trace.per_flit();
+        match (v.preemptive, v.age, hooks) {
             (false, true, false) => self.cycle::<false, true, false>(),
             (false, false, false) => self.cycle::<false, false, false>(),
             (true, true, false) => self.cycle::<true, true, false>(),
@@ -162,16 +163,22 @@ impl Simulation {
         }
     }
 
-    /// One cycle of a run of router variant `PRE`, `AGE`, `MARK` (`router::Variant`). (Not
+    /// One cycle of a run of router variant `PRE`, `AGE` (`router::Variant`), with the
+    /// per-flit hooks compiled in or not (`HOOK`). (Not
     /// inlined: each variant is then one function with its stages inlined.)
     #[inline(never)]
-    fn cycle<const PRE: bool, const AGE: bool, const MARK: bool>(&mut self) -> Result<(), SimError> {
+    fn cycle<const PRE: bool, const AGE: bool, const HOOK: bool>(&mut self) -> Result<(), SimError> {
         let now = self.now;
         self.net.obs.begin_cycle(now);
         self.generate(now);
         self.deliver_credits(now);
-        self.deliver_flits::<PRE, AGE>(now);
-        self.visit_routers::<PRE, AGE, MARK>(now);
+        self.deliver_flits::<PRE, AGE, HOOK>(now);
+        self.visit_routers::<PRE, AGE, HOOK>(now);
+        if HOOK {
+            if let Some(stalls) = &mut self.net.obs.trace.stalls {
+                self.routers.count_stalls(now, stalls);
+            }
+        }
         self.endpoints.inject(&mut self.net, now);
         if self.net.progress.in_flight > 0 && now - self.net.progress.last(now) > self.run.watchdog {
             return Err(self.routers.deadlock(now, now - self.net.progress.last(now)));
@@ -229,10 +236,10 @@ impl Simulation {
     /// The flits arriving now: into routers' input ports (stage 1), then into the sinks.
     /// (Neither reads what the other changes, so the order between them does not matter.)
     #[inline(always)]
-    fn deliver_flits<const PRE: bool, const AGE: bool>(&mut self, now: Cycle) {
+    fn deliver_flits<const PRE: bool, const AGE: bool, const HOOK: bool>(&mut self, now: Cycle) {
         let mut batch = self.net.links.flits.take(now, TO_ROUTER);
         for a in &batch {
-            self.routers.receive::<PRE, AGE>(&mut self.net, a.to as usize, a.flit, now);
+            self.routers.receive::<PRE, AGE, HOOK>(&mut self.net, a.to as usize, a.flit, now);
         }
         batch.clear();
         self.net.links.flits.restore(now, TO_ROUTER, batch);
@@ -248,7 +255,7 @@ impl Simulation {
     /// per-port state shares cache lines). A router activates only itself while it runs:
     /// arrivals came first.
     #[inline(always)]
-    fn visit_routers<const PRE: bool, const AGE: bool, const MARK: bool>(&mut self, now: Cycle) {
+    fn visit_routers<const PRE: bool, const AGE: bool, const HOOK: bool>(&mut self, now: Cycle) {
         let routers = &mut self.routers;
         let words = routers.active.len();
         for i in 0..words {
@@ -258,7 +265,7 @@ impl Simulation {
                 let b = if self.reverse_visits { 63 - m.leading_zeros() } else { m.trailing_zeros() };
                 m &= !(1u64 << b);
                 let r = w * 64 + b as usize;
-                routers.router_cycle::<PRE, AGE, MARK>(&mut self.net, r, now);
+                routers.router_cycle::<PRE, AGE, HOOK>(&mut self.net, r, now);
                 if *routers.work.at(r) == 0 {
                     *routers.active.at_mut(w) &= !(1u64 << b);
                 }

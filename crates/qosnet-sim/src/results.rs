@@ -5,6 +5,7 @@ use crate::config::TrafficClass;
 use crate::engine::Simulation;
 use crate::error::SimError;
 use crate::metrics::deadline::DeadlineStats;
+use crate::metrics::trace::LinkRow;
 use crate::metrics::{Column, LatencySummary, Table};
 use crate::topology::Peer;
 use serde::Serialize;
@@ -68,6 +69,11 @@ pub struct RunResult {
     /// Per video stream: frames, DMP, DMT, inter-frame time (document 003 §4.2).
     pub streams: Table,
     pub messages: Option<Table>,
+    /// `[trace]`: link utilisation per interval, stall cycles per router VC by cause, and
+    /// the hops of watched flows' packets (each only when asked for).
+    pub link_series: Option<Table>,
+    pub stalls: Option<Table>,
+    pub trace: Option<Table>,
 }
 
 impl RunResult {
@@ -81,8 +87,15 @@ impl RunResult {
             ("phases", &self.phases),
             ("streams", &self.streams),
         ];
-        if let Some(m) = &self.messages {
-            t.push(("messages", m));
+        for (name, table) in [
+            ("messages", &self.messages),
+            ("link_series", &self.link_series),
+            ("stalls", &self.stalls),
+            ("trace", &self.trace),
+        ] {
+            if let Some(table) = table {
+                t.push((name, table));
+            }
         }
         t
     }
@@ -212,39 +225,53 @@ impl Simulation {
                 Column::F64(nic(&|x| x.dma_busy).iter().map(|&b| b as f64 / now).collect()),
             );
 
-        let mut links = Table::default();
-        let (mut kind, mut src, mut src_port, mut dst, mut dst_port, mut util) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for node in 0..self.routers.topo.nodes {
+        // Every link, as (kind, src, src_port, dst, dst_port, its counter): the injection
+        // links' counters first, then every router port's (`nic_link_flits`, then
+        // `router_link_flits`; the link series' snapshots are laid out the same way).
+        let nodes_n = self.routers.topo.nodes;
+        let mut link_rows: Vec<LinkRow> = Vec::new();
+        for node in 0..nodes_n {
             let (r, p) = self.routers.topo.attach[node];
-            kind.push("injection".to_string());
-            src.push(node as u64);
-            src_port.push(0);
-            dst.push(r as u64);
-            dst_port.push(p as u64);
-            util.push(m.nic_link_flits[node] as f64 / window);
+            link_rows.push(LinkRow {
+                kind: "injection",
+                src: node as u64,
+                src_port: 0,
+                dst: r as u64,
+                dst_port: p as u64,
+                counter: node,
+            });
         }
         for (i, peer) in self.routers.topo.peer.iter().enumerate() {
             let (r, p) = ((i / self.routers.topo.ports) as u64, (i % self.routers.topo.ports) as u64);
-            let (k, d, dp) = match *peer {
+            let (kind, dst, dst_port) = match *peer {
                 Peer::Router { router, port } => ("router", router as u64, port as u64),
                 Peer::Endpoint { node } => ("ejection", node as u64, 0),
                 Peer::None => continue,
             };
-            kind.push(k.to_string());
-            src.push(r);
-            src_port.push(p);
-            dst.push(d);
-            dst_port.push(dp);
-            util.push(m.router_link_flits[i] as f64 / window);
+            link_rows.push(LinkRow { kind, src: r, src_port: p, dst, dst_port, counter: nodes_n + i });
         }
+        let counters: Vec<u64> = m.nic_link_flits.iter().chain(&m.router_link_flits).copied().collect();
+        let mut links = Table::default();
         links
-            .push("kind", Column::Str(kind))
-            .push("src", Column::U64(src))
-            .push("src_port", Column::U64(src_port))
-            .push("dst", Column::U64(dst))
-            .push("dst_port", Column::U64(dst_port))
-            .push("utilization", Column::F64(util));
+            .push("kind", Column::Str(link_rows.iter().map(|l| l.kind.to_string()).collect()))
+            .push("src", Column::U64(link_rows.iter().map(|l| l.src).collect()))
+            .push("src_port", Column::U64(link_rows.iter().map(|l| l.src_port).collect()))
+            .push("dst", Column::U64(link_rows.iter().map(|l| l.dst).collect()))
+            .push("dst_port", Column::U64(link_rows.iter().map(|l| l.dst_port).collect()))
+            .push(
+                "utilization",
+                Column::F64(link_rows.iter().map(|l| counters[l.counter] as f64 / window).collect()),
+            );
+        let trace = &self.net.obs.trace;
+        let link_series = trace.series.as_ref().map(|s| s.table(&link_rows, &counters));
+        let stalls = trace.stalls.as_ref().map(|st| {
+            let (p, ports) = (&self.routers.p, self.routers.p.ports);
+            st.table(|i| {
+                let (port, lane) = p.lane_place(i);
+                ((port / ports) as u64, (port % ports) as u64, lane as u64)
+            })
+        });
+        let trace = trace.watch.as_ref().map(|w| w.table());
 
         let messages = m.records.as_ref().map(|r| {
             // Messages finishing in the same cycle are recorded in the order their tails
@@ -498,6 +525,18 @@ impl Simulation {
             inter_frame_mean_ms: overall.inter_frame_mean() * ms,
             inter_frame_sd_ms: overall.inter_frame_sd() * ms,
         };
-        RunResult { summary, classes, nodes: node_t, links, flows, phases, streams, messages }
+        RunResult {
+            summary,
+            classes,
+            nodes: node_t,
+            links,
+            flows,
+            phases,
+            streams,
+            messages,
+            link_series,
+            stalls,
+            trace,
+        }
     }
 }

@@ -185,3 +185,92 @@ fn several_paths_need_a_routing_that_has_them() {
     .to_string();
     assert!(e.contains("routing.multipath.paths") && e.contains("1..=4"), "{e}");
 }
+
+fn f64s<'a>(t: &'a qosnet_sim::metrics::Table, name: &str) -> &'a [f64] {
+    match t.column(name) {
+        Some(Column::F64(v)) => v,
+        other => panic!("column {name}: {other:?}"),
+    }
+}
+
+fn traced(trace: &str, pattern: &str, load: f64) -> qosnet_sim::RunResult {
+    let toml = format!(
+        "[simulation]\nwarmup = 1000\nmeasure = 10000\n\
+         [topology]\nkind = \"mesh\"\nk = 4\nn = 2\n[router]\ninput_buffer = 8\noutput_buffer = 8\n\
+         {trace}\n\
+         [[traffic]]\nload = {load}\nmessage_flits = 32\npacket_flits = 32\npattern = {pattern}\n"
+    );
+    let mut s = Simulation::from_toml(&toml, None).unwrap_or_else(|e| panic!("{e}\n{toml}"));
+    let r = s.run().unwrap();
+    s.check_invariants().unwrap();
+    r
+}
+
+#[test]
+fn the_link_series_adds_up_to_each_link_s_utilisation() {
+    let hot = "{ kind = \"hot_spot\", fraction = 0.3, nodes = [5] }";
+    let plain = traced("", hot, 0.3);
+    let r = traced("[trace]\nlink_series = 700", hot, 0.3);
+    assert_eq!(plain.summary_json(), r.summary_json(), "recording changes nothing");
+    let s = r.link_series.as_ref().expect("asked for");
+    let links = r.links.rows();
+    // 10,000 cycles in intervals of 700: 14 full and one of 200.
+    assert_eq!(s.rows(), 15 * links);
+    assert_eq!(*u64s(s, "end").last().unwrap(), 11_000);
+    let flits = u64s(s, "flits");
+    for (l, &u) in f64s(&r.links, "utilization").iter().enumerate() {
+        let total: u64 = (0..15).map(|k| flits[k * links + l]).sum();
+        assert!((total as f64 - u * 10_000.0).abs() < 1e-6, "link {l}: {total} flits, utilisation {u}");
+    }
+    assert!(plain.link_series.is_none() && plain.stalls.is_none() && plain.trace.is_none());
+}
+
+#[test]
+fn a_watched_packet_s_hops_follow_its_route() {
+    // One flow, node 0 to node 15 of a 4x4 mesh: 7 routers by dimension order.
+    let fixed = "{ kind = \"fixed\", destination = 15 }";
+    let toml_trace = "[trace]\nwatch_flows = [0]";
+    let toml = format!(
+        "[simulation]\nwarmup = 0\nmeasure = 3000\n[topology]\nkind = \"mesh\"\nk = 4\nn = 2\n{toml_trace}\n\
+         [[traffic]]\nload = 0.01\nmessage_flits = 4\nsources = [0]\npattern = {fixed}\n"
+    );
+    let r = Simulation::from_toml(&toml, None).unwrap().run().unwrap();
+    let t = r.trace.as_ref().expect("asked for");
+    let event = match t.column("event") {
+        Some(Column::Str(v)) => v,
+        other => panic!("{other:?}"),
+    };
+    let (cycle, packet, at) = (u64s(t, "cycle"), u64s(t, "packet"), u64s(t, "at"));
+    let first: Vec<usize> = (0..t.rows()).filter(|&i| packet[i] == packet[0]).take(23).collect();
+    let kinds: Vec<&str> = first.iter().map(|&i| event[i].as_str()).collect();
+    let mut want = vec!["injected"];
+    for _ in 0..7 {
+        want.extend(["arrived", "crossed", "departed"]);
+    }
+    want.push("ejected");
+    assert_eq!(kinds, want);
+    assert!(first.windows(2).all(|w| cycle[w[0]] <= cycle[w[1]]), "in time order");
+    let routers: Vec<u64> = first.iter().filter(|&&i| event[i] == "arrived").map(|&i| at[i]).collect();
+    assert_eq!(routers, [0, 1, 2, 3, 7, 11, 15], "x first, then y");
+    assert_eq!(at[*first.last().unwrap()], 15, "ejected at node 15");
+}
+
+#[test]
+fn stalls_are_charged_where_traffic_converges() {
+    let hot = "{ kind = \"hot_spot\", fraction = 0.5, nodes = [5] }";
+    let plain = traced("", hot, 0.3);
+    let r = traced("[trace]\nstalls = true", hot, 0.3);
+    assert_eq!(plain.summary_json(), r.summary_json(), "recording changes nothing");
+    let s = r.stalls.as_ref().expect("asked for");
+    let total = |c: &str| u64s(s, c).iter().sum::<u64>();
+    assert!(total("vc_alloc") > 0 && total("switch") > 0 && total("no_credit") > 0);
+    let quiet = traced("[trace]\nstalls = true", "\"uniform\"", 0.02);
+    let q = quiet.stalls.as_ref().unwrap();
+    let all = |t: &qosnet_sim::metrics::Table| {
+        ["vc_alloc", "switch", "output_full", "no_credit"]
+            .iter()
+            .map(|c| u64s(t, c).iter().sum::<u64>())
+            .sum::<u64>()
+    };
+    assert!(all(q) * 20 < all(s), "a quiet network stalls little: {} against {}", all(q), all(s));
+}

@@ -14,9 +14,11 @@ use crate::error::ConfigErrors;
 use crate::flit::Slab;
 use crate::links::Links;
 use crate::metrics::deadline::StreamDeadlines;
+use crate::metrics::trace::Tracing;
 use crate::metrics::{Metrics, Observers};
 use crate::net::{Net, Progress};
 use crate::router::{Params, Routers};
+use crate::topology::Peer;
 use crate::traffic::driver::Traffic;
 use crate::traffic::ProcessSpec;
 use crate::units::Cycle;
@@ -134,6 +136,16 @@ impl Simulation {
             |lane| p.lane_depth(lane),
             nic_idt,
         );
+        let links = nodes + topo.peer.iter().filter(|p| !matches!(p, Peer::None)).count();
+        let tracing = Tracing::build(
+            config.trace.as_ref(),
+            &clock,
+            (warmup, window_end),
+            links,
+            traffic.sources.len() + 1,
+            n_ports * p.lane_stride,
+        )
+        .map_err(|e| ConfigErrors(vec![e]))?;
         let routers = Routers::new(p, topo, routing, &xbar_cfg, &out_cfg, &clock, rc.block_size, v.marking);
         Ok(Simulation {
             routers,
@@ -144,7 +156,7 @@ impl Simulation {
                 packets: Slab::default(),
                 messages: Slab::default(),
                 progress: Progress::default(),
-                obs: Observers::new(metrics, deadlines, deadline_of),
+                obs: Observers::new(metrics, deadlines, deadline_of, tracing),
             },
             run,
             now: 0,

@@ -15,6 +15,7 @@ pub(crate) use state::{EndpointParams, Endpoints, Injecting};
 
 use crate::config::TrafficClass;
 use crate::flit::{Flit, Message, HEAD, TAIL};
+use crate::metrics::trace::Hop;
 use crate::net::Net;
 use crate::router::select_vc;
 use crate::sched::bits;
@@ -216,6 +217,10 @@ impl Endpoints {
             self.nic_flit_sent(net, n, vc, cur.packet, last);
         }
         let flit = Flit::new(cur.packet, cur.seq, kind, vc as u8, now);
+        if cur.seq == 0 && net.obs.trace.watch.is_some() {
+            let flow = net.packets.get(cur.packet).flow;
+            net.obs.hop(now, flow, cur.packet, Hop::Injected, n, 0, vc);
+        }
         net.links.send_flit(now + self.p.link, *self.attach_port.at(n), flit);
         net.progress.in_flight += 1;
         net.progress.flits_injected += 1;
@@ -335,6 +340,9 @@ impl Endpoints {
                 .violated(|| format!("packet {} ended after {received} of {size} flits", flit.packet()));
         }
         net.packets.remove(flit.packet());
+        if net.obs.trace.watch.is_some() {
+            net.obs.hop(now, pkt_flow, flit.packet(), Hop::Ejected, n, 0, flit.vc() as usize);
+        }
         if marked {
             net.obs.packet_marked(pkt_flow);
         }

@@ -6,6 +6,7 @@
 pub mod deadline;
 mod observer;
 mod table;
+pub(crate) mod trace;
 
 pub(crate) use observer::Observers;
 

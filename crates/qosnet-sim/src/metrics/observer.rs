@@ -4,6 +4,7 @@
 //! (inside the measurement window, DESIGN.md "Traffic and metrics").
 
 use super::deadline::StreamDeadlines;
+use super::trace::{Hop, HopEvent, Tracing};
 use super::Metrics;
 use crate::config::TrafficClass;
 use crate::flit::Message;
@@ -20,17 +21,47 @@ pub(crate) struct Observers {
     pub deadline_of: Vec<u32>,
     /// Whether the current cycle lies in the measurement window (set once per cycle).
     pub measuring: bool,
+    /// What `[trace]` asked to record.
+    pub trace: Tracing,
 }
 
 impl Observers {
-    pub fn new(metrics: Metrics, deadlines: Vec<StreamDeadlines>, deadline_of: Vec<u32>) -> Observers {
-        Observers { metrics, deadlines, deadline_of, measuring: false }
+    pub fn new(
+        metrics: Metrics,
+        deadlines: Vec<StreamDeadlines>,
+        deadline_of: Vec<u32>,
+        trace: Tracing,
+    ) -> Observers {
+        Observers { metrics, deadlines, deadline_of, measuring: false, trace }
     }
 
     /// A new cycle begins at `now`.
     #[inline(always)]
     pub fn begin_cycle(&mut self, now: Cycle) {
         self.measuring = self.metrics.in_window(now);
+        if let Some(s) = &mut self.trace.series {
+            if now >= s.next {
+                s.sample(now, &self.metrics.nic_link_flits, &self.metrics.router_link_flits);
+            }
+        }
+    }
+
+    /// A watched flow's packet made a hop (`[trace] watch_flows`).
+    #[inline]
+    #[allow(clippy::too_many_arguments)] // one per column of the trace table
+    pub fn hop(
+        &mut self,
+        cycle: Cycle,
+        flow: u32,
+        packet: u32,
+        kind: Hop,
+        at: usize,
+        port: usize,
+        vc: usize,
+    ) {
+        if let Some(w) = &mut self.trace.watch {
+            w.record(HopEvent { cycle, flow, packet, kind, at: at as u32, port: port as u32, vc: vc as u32 });
+        }
     }
 
     /// A router's output port `op` put a flit on its link.

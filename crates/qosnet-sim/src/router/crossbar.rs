@@ -10,6 +10,7 @@
 use super::Routers;
 use super::MAX_PORTS;
 use crate::flit::{DUMMY, LOCAL};
+use crate::metrics::trace::Hop;
 use crate::net::Net;
 use crate::sched::{bits, bits64, rotated};
 use crate::unchecked::At;
@@ -69,7 +70,7 @@ fn first_request(requests: u64, start: u32, ports: usize, keys: Option<&[u64; MA
 
 impl Routers {
     #[inline(always)]
-    pub(crate) fn crossbar_stage<const PRE: bool, const AGE: bool, const MARK: bool>(
+    pub(crate) fn crossbar_stage<const PRE: bool, const AGE: bool, const HOOK: bool>(
         &mut self,
         net: &mut Net,
         r: usize,
@@ -91,12 +92,12 @@ impl Routers {
                 // (the rounds would come to the same after one nomination and one grant).
                 let port = inputs.trailing_zeros() as usize;
                 if let Some((v, out)) = self.nominate::<PRE>(r, port, 0, 0, now) {
-                    self.traverse::<PRE, AGE, MARK>(net, r, port, v, now);
+                    self.traverse::<PRE, AGE, HOOK>(net, r, port, v, now);
                     self.served(r * self.p.ports + out, port);
                 }
             }
-            1 => self.rounds_single::<PRE, AGE, MARK>(net, r, inputs, by_key, now),
-            s => self.rounds_speedup::<PRE, AGE, MARK>(net, r, inputs, s as u8, by_key, now),
+            1 => self.rounds_single::<PRE, AGE, HOOK>(net, r, inputs, by_key, now),
+            s => self.rounds_speedup::<PRE, AGE, HOOK>(net, r, inputs, s as u8, by_key, now),
         }
     }
 
@@ -105,7 +106,7 @@ impl Routers {
     /// its requesters (in round-robin order, or key order) and is done, and each input whose
     /// nomination won is done.
     #[inline(always)]
-    fn rounds_single<const PRE: bool, const AGE: bool, const MARK: bool>(
+    fn rounds_single<const PRE: bool, const AGE: bool, const HOOK: bool>(
         &mut self,
         net: &mut Net,
         r: usize,
@@ -130,7 +131,7 @@ impl Routers {
                 let keys = by_key.then_some(&self.xbar.keys);
                 let port = first_request(requests, *self.xbar_rr.at(op) as u32, ports, keys);
                 let v = *self.xbar.nominee.at(port) as usize;
-                self.traverse::<PRE, AGE, MARK>(net, r, port, v, now);
+                self.traverse::<PRE, AGE, HOOK>(net, r, port, v, now);
                 self.served(op, port);
                 sent |= 1 << port;
                 self.restore_losers(r, requests & !(1 << port));
@@ -184,7 +185,7 @@ impl Routers {
     /// Stage 4's rounds with speedup S > 1: an output grants up to S inputs, an input sends
     /// up to S flits (from different VCs) per cycle.
     #[inline(never)]
-    fn rounds_speedup<const PRE: bool, const AGE: bool, const MARK: bool>(
+    fn rounds_speedup<const PRE: bool, const AGE: bool, const HOOK: bool>(
         &mut self,
         net: &mut Net,
         r: usize,
@@ -236,7 +237,7 @@ impl Routers {
                     let port = p as usize;
                     losers &= !(1 << port);
                     let v = *self.xbar.nominee.at(port) as usize;
-                    self.traverse::<PRE, AGE, MARK>(net, r, port, v, now);
+                    self.traverse::<PRE, AGE, HOOK>(net, r, port, v, now);
                     self.served(op, port);
                     granted |= 1 << out;
                     let g = self.xbar.grants.at_mut(out);
@@ -326,7 +327,7 @@ impl Routers {
     /// Move the front flit of input VC `v` of `port` through the crossbar into its output
     /// VC buffer, returning a credit upstream.
     #[inline(always)]
-    fn traverse<const PRE: bool, const AGE: bool, const MARK: bool>(
+    fn traverse<const PRE: bool, const AGE: bool, const HOOK: bool>(
         &mut self,
         net: &mut Net,
         r: usize,
@@ -375,10 +376,21 @@ impl Routers {
         self.outbuf.push(&mut out_vc.buf, ovc, flit);
         let occupancy = out_vc.buf.len();
         let full = occupancy >= self.p.output_depth;
-        // The switch output hook (`marking.rs`; compiled out of runs without marking): a dummy
-        // flit carries no packet to mark.
-        if MARK && self.marking.marks(occupancy) && !(PRE && flit.is_dummy()) {
-            net.packets.get_mut(flit.packet()).marked = true;
+        // The switch output hook (`marking.rs`) and the recordings (`[trace]`), compiled out
+        // of runs without them. A dummy flit carries no packet.
+        if HOOK && !(PRE && flit.is_dummy()) {
+            if self.marking.marks(occupancy) {
+                net.packets.get_mut(flit.packet()).marked = true;
+            }
+            if flit.is_head() {
+                let flow = net.packets.get(flit.packet()).flow;
+                net.obs.hop(now, flow, flit.packet(), Hop::Crossed, r, out, ov);
+            }
+        }
+        if HOOK {
+            if let Some(st) = &mut net.obs.trace.stalls {
+                *st.moved_at.at_mut(ivc) = now;
+            }
         }
         *self.op_nonempty.at_mut(op) |= 1 << ov;
         *self.r_out_ports.at_mut(r) |= 1 << out;

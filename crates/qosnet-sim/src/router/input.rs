@@ -5,6 +5,7 @@
 
 use super::Routers;
 use crate::flit::Flit;
+use crate::metrics::trace::Hop;
 use crate::net::Net;
 use crate::unchecked::At;
 use crate::units::Cycle;
@@ -12,7 +13,7 @@ use crate::units::Cycle;
 impl Routers {
     /// Stage 1: `flit` arrives at input port `ip`.
     #[inline(always)]
-    pub(crate) fn receive<const PRE: bool, const AGE: bool>(
+    pub(crate) fn receive<const PRE: bool, const AGE: bool, const HOOK: bool>(
         &mut self,
         net: &mut Net,
         ip: usize,
@@ -54,6 +55,10 @@ impl Routers {
         self.inbuf.push(&mut in_vc.buf, ivc, flit);
         if flit.is_head() {
             self.route_header(net, ip, v, flit.ready);
+            if HOOK && !flit.is_dummy() {
+                let flow = net.packets.get(flit.packet()).flow;
+                net.obs.hop(now, flow, flit.packet(), Hop::Arrived, r, port, v);
+            }
         }
         *self.ip_nonempty.at_mut(ip) |= 1 << v;
         *self.work.at_mut(r) += 1;

@@ -24,6 +24,7 @@ mod marking;
 mod output;
 mod preemption;
 mod routing_stage;
+mod stalls;
 mod state;
 mod vc_alloc;
 
@@ -50,12 +51,14 @@ pub(crate) use crate::topology::MAX_PORTS;
 /// - `PRE`: the preemptive router (document 003 §3.2.1);
 /// - `AGE`: the crossbar and output schedulers both order by age (FCFS, round robin, WRR,
 ///   VL arbitration): no rate keys (VirtualClock stamps, finish tags) are computed;
-/// - `MARK`: the switch outputs mark packets (`marking.rs`); without it the hook is not
-///   compiled into the run at all.
+/// - `HOOK` (chosen by the engine): the per-flit hooks are compiled in — the switch
+///   outputs' marking (`marking.rs`) and the per-flit recordings of `[trace]`
+///   (`metrics/trace.rs`); without them the run carries none of their code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Variant {
     pub preemptive: bool,
     pub age: bool,
+    /// The switch outputs mark packets (one reason for `HOOK`).
     pub marking: bool,
 }
 
@@ -175,15 +178,15 @@ impl Routers {
 
     /// Stages 3, 5 and 4 of router `r` (see the module comment for the order).
     #[inline(always)]
-    pub(crate) fn router_cycle<const PRE: bool, const AGE: bool, const MARK: bool>(
+    pub(crate) fn router_cycle<const PRE: bool, const AGE: bool, const HOOK: bool>(
         &mut self,
         net: &mut Net,
         r: usize,
         now: Cycle,
     ) {
         self.vc_alloc_stage::<PRE>(net, r, now);
-        self.output_stage::<AGE>(net, r, now);
-        self.crossbar_stage::<PRE, AGE, MARK>(net, r, now);
+        self.output_stage::<AGE, HOOK>(net, r, now);
+        self.crossbar_stage::<PRE, AGE, HOOK>(net, r, now);
     }
 
     /// Router `r` has work: it is visited from this cycle on.

@@ -3,6 +3,7 @@
 //! scheduler picks one flit per cycle for the link (document 003 §3).
 
 use super::{InVc, Routers};
+use crate::metrics::trace::Hop;
 use crate::net::Net;
 use crate::sched::bits64;
 use crate::unchecked::At;
@@ -10,7 +11,12 @@ use crate::units::Cycle;
 
 impl Routers {
     #[inline(always)]
-    pub(crate) fn output_stage<const AGE: bool>(&mut self, net: &mut Net, r: usize, now: Cycle) {
+    pub(crate) fn output_stage<const AGE: bool, const HOOK: bool>(
+        &mut self,
+        net: &mut Net,
+        r: usize,
+        now: Cycle,
+    ) {
         let (ports, vcs) = (self.p.ports, self.p.lanes);
         for port in bits64(*self.r_out_ports.at(r)) {
             let op = r * ports + port;
@@ -55,6 +61,10 @@ impl Routers {
             if was_full && waits(self) {
                 *self.ip_blocked.at_mut(oip) &= !(1 << ov);
                 *self.r_xbar_ports.at_mut(r) |= 1 << (oip % ports);
+            }
+            if HOOK && flit.is_head() && !flit.is_dummy() {
+                let flow = net.packets.get(flit.packet()).flow;
+                net.obs.hop(now, flow, flit.packet(), Hop::Departed, r, port, v);
             }
             let to = *self.out_target.at(op);
             net.links.send_flit(now + self.p.d_output + self.p.link, to, flit);
