@@ -140,11 +140,13 @@ impl Simulation {
     }
 
     fn is_idle(&self) -> bool {
-        // (credits in flight are looked for last: no count of them is kept per credit)
+        // (credits and control messages in flight are looked for last: no count of them is
+        // kept)
         self.net.progress.in_flight == 0
             && self.endpoints.is_idle()
             && self.routers.is_idle()
             && self.net.links.credits.is_empty()
+            && self.net.links.control.is_empty()
     }
 
     /// One cycle.
@@ -172,6 +174,7 @@ impl Simulation {
         self.net.obs.begin_cycle(now);
         self.generate(now);
         self.deliver_credits(now);
+        self.deliver_control(now);
         self.deliver_flits::<PRE, AGE, HOOK>(now);
         self.visit_routers::<PRE, AGE, HOOK>(now);
         if HOOK {
@@ -231,6 +234,17 @@ impl Simulation {
         }
         batch.clear();
         self.net.links.credits.restore(now, TO_ENDPOINT, batch);
+    }
+
+    /// The control messages arriving now at endpoints (`links::Control`).
+    #[inline(always)]
+    fn deliver_control(&mut self, now: Cycle) {
+        let mut batch = self.net.links.control.take(now, TO_ENDPOINT);
+        for c in &batch {
+            self.endpoints.control_arrived(c.to as usize, c.msg, now);
+        }
+        batch.clear();
+        self.net.links.control.restore(now, TO_ENDPOINT, batch);
     }
 
     /// The flits arriving now: into routers' input ports (stage 1), then into the sinks.

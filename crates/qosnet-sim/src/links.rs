@@ -6,7 +6,7 @@
 
 use crate::flit::Flit;
 use crate::units::Cycle;
-use crate::wheel::{split, Wheel, UNCONNECTED};
+use crate::wheel::{split, Wheel, TO_ENDPOINT, UNCONNECTED};
 
 /// A flit on a link, for the router port or node (the wheel's list says which) `to`.
 #[derive(Clone, Copy, Debug)]
@@ -23,17 +23,45 @@ pub(crate) struct CreditMsg {
     pub tail: bool,
 }
 
+/// What travels between endpoints besides flits: the control agents' acknowledgements and
+/// notifications, out of band, each with the delay its agent gives it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Control {
+    /// A message of `flow` was delivered (to its source).
+    Ack { flow: u32 },
+}
+
+/// A control message on its way to endpoint `to`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ControlMsg {
+    pub to: u32,
+    pub msg: Control,
+}
+
 /// Every link of the network: what is on its way, by arrival cycle and receiver kind.
 #[derive(Clone, Debug)]
 pub(crate) struct Links {
     pub flits: Wheel<Arrival>,
     pub credits: Wheel<CreditMsg>,
+    /// The typed control channel between endpoints (`Control`).
+    pub control: Wheel<ControlMsg>,
 }
 
 impl Links {
-    /// Links whose delays are at most `max_delay` cycles.
-    pub fn new(max_delay: usize) -> Links {
-        Links { flits: Wheel::new(max_delay), credits: Wheel::new(max_delay) }
+    /// Links whose flit and credit delays are at most `max_delay` cycles, and whose control
+    /// messages take at most `max_control_delay`.
+    pub fn new(max_delay: usize, max_control_delay: usize) -> Links {
+        Links {
+            flits: Wheel::new(max_delay),
+            credits: Wheel::new(max_delay),
+            control: Wheel::new(max_control_delay.max(1)),
+        }
+    }
+
+    /// Send `msg` to endpoint `node`, arriving at `at` (after now).
+    #[inline]
+    pub fn send_control(&mut self, at: Cycle, node: u32, msg: Control) {
+        self.control.push(at, TO_ENDPOINT, ControlMsg { to: node, msg });
     }
 
     /// Put `flit` on the link to `to` (a router input port or `ENDPOINT | node`), arriving

@@ -67,6 +67,28 @@ fn a_window_bounds_each_source_s_messages_in_flight() {
 }
 
 #[test]
+fn acknowledgements_on_the_control_channel_take_their_delay() {
+    let ideal = "model = \"ideal\"\nconcurrent_packets = 4";
+    let at_once = run(ideal, "agent = { kind = \"window\", messages = 2 }", 0.6);
+    let late = run(ideal, "agent = { kind = \"window\", messages = 2, ack_delay = 500 }", 0.6);
+    assert!(most_in_flight(&late) <= 2);
+    // Each message now holds its window slot 500 cycles longer: at most 2 messages of 16
+    // flits per (500 + delivery) cycles per node.
+    let bound = 2.0 * 16.0 / 500.0;
+    let accepted = late.summary.accepted_flits_per_node_cycle;
+    assert!(accepted < bound && accepted < at_once.summary.accepted_flits_per_node_cycle, "{accepted}");
+    let e = Simulation::from_toml(
+        "[topology]\nkind = \"star\"\nports = 4\n[[traffic]]\nload = 0.1\n[endpoint]\n\
+         agent = { kind = \"window\", messages = 1, ack_delay = \"1 s\" }\n",
+        None,
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(e.contains("endpoint.agent.ack_delay") && e.contains("at most 65536 cycles"), "{e}");
+}
+
+#[test]
 fn a_window_that_never_closes_changes_nothing() {
     for endpoint in ["model = \"ideal\"", "model = \"via\"\nqueues = \"per_class\""] {
         let free = run(endpoint, "", 0.3);

@@ -120,6 +120,7 @@ impl Simulation {
             })
             .collect();
         let attach_port = topo.attach.iter().map(|&(r, p)| r * ports as u32 + p).collect();
+        let control_delay = v.agents.control_delay() as usize;
         let endpoints = Endpoints::new(
             ep,
             nodes,
@@ -152,7 +153,7 @@ impl Simulation {
             endpoints,
             traffic,
             net: Net {
-                links: Links::new(max_delay),
+                links: Links::new(max_delay, control_delay),
                 packets: Slab::default(),
                 messages: Slab::default(),
                 progress: Progress::default(),

@@ -625,7 +625,7 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         errs.push(e);
         Marking::None
     });
-    let agents = Agents::build(cfg.endpoint.agent.as_ref(), nodes).unwrap_or_else(|e| {
+    let agents = Agents::build(cfg.endpoint.agent.as_ref(), nodes, &clock).unwrap_or_else(|e| {
         errs.push(e);
         Agents::None
     });

@@ -564,12 +564,18 @@ pub struct EndpointConfig {
 
 /// A control agent at the endpoints (`[endpoint] agent`). Registered once here; checked and
 /// built in `control::Agents::build`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum AgentConfig {
     /// At most `messages` messages per node started and not yet delivered: a fixed
-    /// end-to-end injection window (the simplest window-based flow control).
-    Window { messages: u32 },
+    /// end-to-end injection window (the simplest window-based flow control). The source
+    /// hears of a delivery at once, or `ack_delay` later (an acknowledgement on the
+    /// control channel).
+    Window {
+        messages: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ack_delay: Option<Duration>,
+    },
 }
 
 impl Default for EndpointConfig {

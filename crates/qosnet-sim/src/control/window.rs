@@ -3,19 +3,41 @@
 //! control-agent seam, and the shape the credit-based congestion control of document 000
 //! §4.2 takes with per-consumer windows).
 //!
-//! The source learns of a delivery at once: an ideal acknowledgement, as a completion
-//! queue entry seen by the consumer would be, without the network delay of an ACK packet.
+//! The source learns of a delivery at once (an ideal acknowledgement), or `ack_delay`
+//! cycles later, by an acknowledgement on the control channel.
+
+use super::Reply;
+use crate::links::Control;
+use crate::units::Cycle;
 
 /// Per node: messages in flight, against the window.
 #[derive(Clone, Debug)]
 pub(crate) struct Window {
     window: u32,
+    ack_delay: Cycle,
     in_flight: Vec<u32>,
 }
 
 impl Window {
-    pub fn new(window: u32, nodes: usize) -> Window {
-        Window { window, in_flight: vec![0; nodes] }
+    pub fn new(window: u32, nodes: usize, ack_delay: Cycle) -> Window {
+        Window { window, ack_delay, in_flight: vec![0; nodes] }
+    }
+
+    pub fn ack_delay(&self) -> Cycle {
+        self.ack_delay
+    }
+
+    /// A message of `flow` from `node` was delivered: acknowledged at once, or sent an
+    /// acknowledgement.
+    pub fn delivered(&mut self, node: usize, flow: u32) -> Reply {
+        if self.ack_delay > 0 {
+            return Reply::Send { delay: self.ack_delay, msg: Control::Ack { flow } };
+        }
+        if self.acknowledged(node) {
+            Reply::Wake
+        } else {
+            Reply::Nothing
+        }
     }
 
     pub fn may_start(&self, node: usize) -> bool {
@@ -26,8 +48,8 @@ impl Window {
         self.in_flight[node] += 1;
     }
 
-    /// Returns whether the node's window has room again.
-    pub fn delivered(&mut self, node: usize) -> bool {
+    /// A delivery of `node`'s was acknowledged. Returns whether its window has room again.
+    pub fn acknowledged(&mut self, node: usize) -> bool {
         self.in_flight[node] -= 1;
         self.in_flight[node] + 1 == self.window
     }
@@ -39,14 +61,20 @@ mod tests {
 
     #[test]
     fn the_window_closes_at_w_and_opens_on_a_delivery() {
-        let mut w = Window::new(2, 3);
+        let mut w = Window::new(2, 3, 0);
         assert!(w.may_start(1));
         w.started(1);
         w.started(1);
         assert!(!w.may_start(1) && w.may_start(0), "per node");
-        assert!(w.delivered(1), "room again");
+        assert_eq!(w.delivered(1, 0), Reply::Wake, "room again");
         assert!(w.may_start(1));
         w.started(1);
-        assert!(w.delivered(1) && !w.delivered(1), "only the delivery that opens it says so");
+        assert_eq!(w.delivered(1, 0), Reply::Wake);
+        assert_eq!(w.delivered(1, 0), Reply::Nothing, "only the delivery that opens it wakes");
+        let mut late = Window::new(1, 1, 30);
+        late.started(0);
+        assert_eq!(late.delivered(0, 4), Reply::Send { delay: 30, msg: Control::Ack { flow: 4 } });
+        assert!(!late.may_start(0), "closed until the acknowledgement arrives");
+        assert!(late.acknowledged(0) && late.may_start(0));
     }
 }

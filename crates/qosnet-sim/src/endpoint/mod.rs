@@ -14,7 +14,9 @@ pub(crate) use path_choice::PathChoice;
 pub(crate) use state::{EndpointParams, Endpoints, Injecting};
 
 use crate::config::TrafficClass;
+use crate::control::Reply;
 use crate::flit::{Flit, Message, HEAD, TAIL};
+use crate::links::Control;
 use crate::metrics::trace::Hop;
 use crate::net::Net;
 use crate::router::select_vc;
@@ -284,6 +286,20 @@ impl Endpoints {
         }
     }
 
+    /// A message the control agent held back at node `n` may start now.
+    #[inline]
+    fn wake(&mut self, n: usize) {
+        *self.nic_start_blocked.at_mut(n) = false;
+        self.activate(n);
+    }
+
+    /// Control message `msg` arrived at node `n` (`links::Control`): its agent hears it.
+    pub(crate) fn control_arrived(&mut self, n: usize, msg: Control, now: Cycle) {
+        if self.agents.on_control(n, msg, now) {
+            self.wake(n);
+        }
+    }
+
     /// Whether no endpoint has anything to inject.
     pub(crate) fn is_idle(&self) -> bool {
         self.nic_active.is_empty()
@@ -358,10 +374,10 @@ impl Endpoints {
         }
         let msg = *msg;
         net.messages.remove(m);
-        if self.agents.delivered(msg.src as usize, msg.flow, now) {
-            // (a message the agent held back at the source may start now)
-            *self.nic_start_blocked.at_mut(msg.src as usize) = false;
-            self.activate(msg.src as usize);
+        match self.agents.delivered(msg.src as usize, msg.flow, now) {
+            Reply::Nothing => {}
+            Reply::Wake => self.wake(msg.src as usize),
+            Reply::Send { delay, msg: control } => net.links.send_control(now + delay, msg.src, control),
         }
         if msg.measured {
             net.progress.measured_outstanding -= 1;
