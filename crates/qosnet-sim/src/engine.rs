@@ -11,7 +11,7 @@
 //! event. ARCHITECTURE.md draws the cycle and where each seam is.
 
 use crate::config::{Config, TrafficClass};
-use crate::endpoint::{Endpoints, NewMessage};
+use crate::endpoint::{EndpointModel, Endpoints, NewMessage};
 use crate::error::SimError;
 use crate::net::Net;
 use crate::router::Routers;
@@ -182,7 +182,10 @@ impl Simulation {
                 self.routers.count_stalls(now, stalls);
             }
         }
-        self.endpoints.inject(&mut self.net, now);
+        match self.endpoints.model() {
+            EndpointModel::Ideal => self.endpoints.inject::<false>(&mut self.net, now),
+            EndpointModel::Nic => self.endpoints.inject::<true>(&mut self.net, now),
+        }
         if self.net.progress.in_flight > 0 && now - self.net.progress.last(now) > self.run.watchdog {
             return Err(self.routers.deadlock(now, now - self.net.progress.last(now)));
         }
@@ -194,6 +197,7 @@ impl Simulation {
     #[inline(always)]
     fn generate(&mut self, now: Cycle) {
         let (endpoints, net) = (&mut self.endpoints, &mut self.net);
+        let nic = endpoints.model() == EndpointModel::Nic;
         self.traffic.generate(now, self.clock.flit_bits, |b| {
             let messages = b.messages();
             if b.frame != u32::MAX {
@@ -211,7 +215,11 @@ impl Simulation {
                     frame: b.frame,
                     phase: b.phase,
                 };
-                endpoints.create_message(net, m, now);
+                if nic {
+                    endpoints.create_message::<true>(net, m, now);
+                } else {
+                    endpoints.create_message::<false>(net, m, now);
+                }
             }
         });
     }
@@ -258,8 +266,17 @@ impl Simulation {
         batch.clear();
         self.net.links.flits.restore(now, TO_ROUTER, batch);
         let mut batch = self.net.links.flits.take(now, TO_ENDPOINT);
-        for a in &batch {
-            self.endpoints.eject(&mut self.net, a.to as usize, a.flit, now);
+        match self.endpoints.model() {
+            EndpointModel::Ideal => {
+                for a in &batch {
+                    self.endpoints.eject::<false>(&mut self.net, a.to as usize, a.flit, now);
+                }
+            }
+            EndpointModel::Nic => {
+                for a in &batch {
+                    self.endpoints.eject::<true>(&mut self.net, a.to as usize, a.flit, now);
+                }
+            }
         }
         batch.clear();
         self.net.links.flits.restore(now, TO_ENDPOINT, batch);
@@ -304,7 +321,10 @@ impl Simulation {
             frame: u32::MAX,
             phase: self.traffic.phase,
         };
-        self.endpoints.create_message(&mut self.net, m, self.now)
+        match self.endpoints.model() {
+            EndpointModel::Ideal => self.endpoints.create_message::<false>(&mut self.net, m, self.now),
+            EndpointModel::Nic => self.endpoints.create_message::<true>(&mut self.net, m, self.now),
+        }
     }
 }
 

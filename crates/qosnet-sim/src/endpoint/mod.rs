@@ -11,7 +11,7 @@ mod state;
 
 pub(crate) use path_choice::PathChoice;
 
-pub(crate) use state::{EndpointParams, Endpoints, Injecting};
+pub(crate) use state::{EndpointModel, EndpointParams, Endpoints, Injecting};
 
 use crate::config::TrafficClass;
 use crate::control::Reply;
@@ -42,7 +42,12 @@ pub(crate) struct NewMessage {
 impl Endpoints {
     /// Create message `m` at `now` and queue it at its source; it is measured if created
     /// in the measurement window.
-    pub(crate) fn create_message(&mut self, net: &mut Net, m: NewMessage, now: Cycle) -> u32 {
+    pub(crate) fn create_message<const NIC: bool>(
+        &mut self,
+        net: &mut Net,
+        m: NewMessage,
+        now: Cycle,
+    ) -> u32 {
         let measured = net.obs.measuring;
         let NewMessage { src, dst, class, size, packet_flits, vtick, flow, frame, phase } = m;
         let m = net.messages.insert(Message {
@@ -68,7 +73,7 @@ impl Endpoints {
             net.progress.measured_outstanding += 1;
             net.obs.message_offered(phase, class, src, size);
         }
-        if self.nic_p.is_nic() {
+        if NIC {
             self.nic_post(net, src as usize, m, now);
         } else {
             let q = self.source_queue(src as usize, class);
@@ -81,13 +86,13 @@ impl Endpoints {
 
     /// Each active NIC sends at most one flit this cycle.
     #[inline(always)]
-    pub(crate) fn inject(&mut self, net: &mut Net, now: Cycle) {
+    pub(crate) fn inject<const NIC: bool>(&mut self, net: &mut Net, now: Cycle) {
         let mut active = std::mem::take(&mut self.nic_active);
         for &n in &active {
-            self.inject_one(net, n as usize, now);
+            self.inject_one::<NIC>(net, n as usize, now);
         }
         active.retain(|&n| {
-            let keep = self.nic_has_work(n as usize);
+            let keep = self.nic_has_work::<NIC>(n as usize);
             *self.nic_is_active.at_mut(n as usize) = keep;
             keep
         });
@@ -161,9 +166,9 @@ impl Endpoints {
     }
 
     #[inline(always)]
-    fn inject_one(&mut self, net: &mut Net, n: usize, now: Cycle) {
+    fn inject_one<const NIC: bool>(&mut self, net: &mut Net, n: usize, now: Cycle) {
         let vcs = self.p.lanes;
-        let nic = self.nic_p.is_nic();
+        let nic = NIC;
         if nic {
             self.nic_send_side(net, n, now);
         } else if !*self.nic_start_blocked.at(n) {
@@ -183,7 +188,7 @@ impl Endpoints {
         }
         // The injection link is multiplexed flit by flit among the packets in progress
         // whose next flit is in the NIC.
-        let Some(vc) = self.select_lane(n, sending, now) else {
+        let Some(vc) = self.select_lane::<NIC>(n, sending, now) else {
             return;
         };
         let ci = n * vcs + vc;
@@ -233,11 +238,11 @@ impl Endpoints {
     /// The injection scheduler's choice among `lanes` of node `n`: a lane with a credit
     /// for the router's input buffer whose next flit is in the NIC.
     #[inline]
-    pub(crate) fn select_lane(&mut self, n: usize, lanes: u32, now: Cycle) -> Option<usize> {
+    pub(crate) fn select_lane<const NIC: bool>(&mut self, n: usize, lanes: u32, now: Cycle) -> Option<usize> {
         let vcs = self.p.lanes;
         let pkts = self.nic_pkt.span(n * vcs, vcs);
         let mut offered = lanes & *self.nic_credited.at(n);
-        if self.nic_p.is_nic() {
+        if NIC {
             // Flits still on their way in by DMA: filtered here, not by `ready`, since
             // many lanes may wait for data at once (the ideal endpoint has all its data).
             for v in bits(offered) {
@@ -323,7 +328,7 @@ impl Endpoints {
 
     /// The sink at node `n` consumes a flit arriving from the router's ejection port.
     #[inline(always)]
-    pub(crate) fn eject(&mut self, net: &mut Net, n: usize, flit: Flit, now: Cycle) {
+    pub(crate) fn eject<const NIC: bool>(&mut self, net: &mut Net, n: usize, flit: Flit, now: Cycle) {
         net.links.send_credit(now + self.p.credit, *self.attach_port.at(n), flit.vc(), flit.is_tail());
         net.progress.in_flight -= 1;
         net.progress.flits_ejected += 1;
@@ -365,7 +370,7 @@ impl Endpoints {
         let msg = net.messages.get(m);
         let whole = msg.delivered + size as u32 == msg.size;
         // The NIC models' receive side moves the packet to the host first.
-        let done = if self.nic_p.is_nic() { self.nic_receive(n, size as u32, whole, now) } else { now };
+        let done = if NIC { self.nic_receive(n, size as u32, whole, now) } else { now };
         let msg = net.messages.get_mut(m);
         msg.delivered += size as u32;
         msg.done = msg.done.max(done);

@@ -50,6 +50,16 @@ pub(crate) struct Injecting {
     pub avail: Cycle,
 }
 
+/// The endpoint model of a run, matched once per cycle phase: the functions of the cycle
+/// loop are compiled for it (`const NIC: bool`) and test nothing about the other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum EndpointModel {
+    /// No host costs: messages go straight from the source queues to the wire.
+    Ideal,
+    /// A VIA NIC or an InfiniBand HCA (`nic/`): doorbells or QPs, DMA, NIC buffers.
+    Nic,
+}
+
 /// Every endpoint of the network (struct of arrays, per node and per node and lane).
 pub(crate) struct Endpoints {
     pub p: EndpointParams,
@@ -99,6 +109,16 @@ pub(crate) struct Endpoints {
 }
 
 impl Endpoints {
+    /// This run's endpoint model.
+    #[inline]
+    pub(crate) fn model(&self) -> EndpointModel {
+        if self.nic_p.is_nic() {
+            EndpointModel::Nic
+        } else {
+            EndpointModel::Ideal
+        }
+    }
+
     /// The endpoints of `nodes` nodes, injecting under scheduler `sched_cfg`, with NIC model
     /// `nic_p`, attached at router ports `attach_port` (`input_depth`: the router's input
     /// buffer depth of each lane, its credits), and per flow the IDT `nic_idt`.

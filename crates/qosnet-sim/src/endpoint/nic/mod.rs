@@ -279,10 +279,10 @@ impl Endpoints {
     }
 
     /// Whether node `n`'s NIC has anything left to do.
-    pub(crate) fn nic_has_work(&self, n: usize) -> bool {
+    pub(crate) fn nic_has_work<const NIC: bool>(&self, n: usize) -> bool {
         self.nic_sending[n] != 0
             || self.nic_queue[n * 3..n * 3 + 3].iter().any(|q| !q.is_empty())
-            || (self.nic_p.is_nic() && (self.nics[n].buffered_mask != 0 || self.nics[n].queues.pending() > 0))
+            || (NIC && (self.nics[n].buffered_mask != 0 || self.nics[n].queues.pending() > 0))
     }
 
     /// The NIC model's send side this cycle: the firmware dispatches at most one packet
@@ -478,7 +478,7 @@ impl Endpoints {
         let sending = sending & !(sending >> self.p.vcs);
         let vcs = self.p.lanes;
         // Pick among packets whose header is in the NIC; the DMA set-up follows the choice.
-        let Some(v) = self.select_lane(n, sending, now) else {
+        let Some(v) = self.select_lane::<true>(n, sending, now) else {
             return 0;
         };
         self.nics[n].sending_lane = v as u8;
