@@ -239,6 +239,55 @@ impl CallAdmission {
     pub fn topology(&self) -> &Topology {
         &self.topo
     }
+
+    /// The largest bandwidth, b/s, that every one of `flows` (src, dst) could be given at
+    /// once, each the same (document 001 §3.4's allocator asks this of each candidate node
+    /// set): the least, over every source, switch output port and destination the flows
+    /// use, of its room now divided by the flows through it. Changes nothing; 0 when a
+    /// resource is full; infinite for no flows.
+    pub fn grantable(&self, flows: &[(u32, u32)]) -> Result<f64, Rejection> {
+        let nodes = self.topo.nodes as u32;
+        // How many of the flows use each resource: sources, sinks, then ports.
+        let mut count = vec![0u32; 2 * self.topo.nodes + self.through.len()];
+        for &(src, dst) in flows {
+            if src >= nodes || dst >= nodes || src == dst {
+                return Err(Rejection::Invalid(format!(
+                    "a flow needs two different nodes in 0..{nodes}, got {src} -> {dst}"
+                )));
+            }
+            count[src as usize] += 1;
+            count[self.topo.nodes + dst as usize] += 1;
+            for (router, port) in self.path(src, dst) {
+                count[2 * self.topo.nodes + router as usize * self.topo.ports + port as usize] += 1;
+            }
+        }
+        let n = self.topo.nodes;
+        let room = |i: usize| match i {
+            i if i < n => self.node_capacity[i] - self.sourced[i],
+            i if i < 2 * n => self.node_capacity[i - n] - self.sunk[i - n],
+            i => self.port_capacity[i - 2 * n] - self.through[i - 2 * n],
+        };
+        Ok(count
+            .iter()
+            .enumerate()
+            .filter(|&(_, &c)| c > 0)
+            .map(|(i, &c)| (room(i) / c as f64).max(0.0))
+            .fold(f64::INFINITY, f64::min))
+    }
+
+    /// The inter-dispatch time of a flow from `src` reserving `bps`, in rate-control
+    /// periods T: idt = T · Bpeak / Breq with Bpeak the source NIC's peak bandwidth, its
+    /// capacity here (document 004 §3.4; the simulator's NICs use the same formula in
+    /// cycles, `NicParams::idt_ticks`).
+    pub fn idt_periods(&self, src: u32, bps: f64) -> Result<f64, Rejection> {
+        let Some(&peak) = self.node_capacity.get(src as usize) else {
+            return Err(Rejection::Invalid(format!("nodes must be in 0..{}, got {src}", self.topo.nodes)));
+        };
+        if !(bps.is_finite() && bps > 0.0) {
+            return Err(Rejection::Invalid(format!("bandwidth must be > 0 b/s, got {bps}")));
+        }
+        Ok(peak / bps)
+    }
 }
 
 #[cfg(test)]
@@ -348,5 +397,21 @@ mod tests {
         let ids = a.admit_all(&[(0, 3, 0.4e9), (1, 3, 0.4e9)]).unwrap();
         assert_eq!(ids.len(), 2);
         assert_eq!(a.node_reserved(3), (0.0, 0.8e9));
+    }
+
+    #[test]
+    fn grantable_is_the_least_room_per_flow_and_idt_is_peak_over_request() {
+        // A star of 4 nodes, 1 Gb/s links and NICs: two flows into node 3 share its link.
+        let topo = Topology::build(&crate::config::TopologyConfig::Star { ports: 4 }).unwrap();
+        let routing = Routing::build(crate::config::RoutingKind::default(), &topo, 4).unwrap();
+        let mut a = CallAdmission::new(&topo, &routing, 4, 1e9, 1e9);
+        assert_eq!(a.grantable(&[(0, 3), (1, 3)]).unwrap(), 0.5e9);
+        assert_eq!(a.grantable(&[(0, 1)]).unwrap(), 1e9);
+        a.admit(2, 3, 0.4e9).unwrap();
+        assert_eq!(a.grantable(&[(0, 3), (1, 3)]).unwrap(), 0.3e9, "room 0.6 Gb/s for two");
+        assert!(a.grantable(&[]).unwrap().is_infinite());
+        assert!(a.grantable(&[(0, 0)]).is_err() && a.grantable(&[(0, 9)]).is_err());
+        assert_eq!(a.idt_periods(0, 0.25e9).unwrap(), 4.0);
+        assert!(a.idt_periods(0, 0.0).is_err() && a.idt_periods(7, 1.0).is_err());
     }
 }
