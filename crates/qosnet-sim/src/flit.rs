@@ -21,7 +21,7 @@ pub const LOCAL: u8 = 8;
 /// through the stack, and setting `ready` or `vc` on the copy before pushing it into a
 /// buffer stalled every hop on a store-to-load forwarding failure (an 8-byte store read
 /// back by a 16-byte load): 9% of the 4x4 benchmark's profile samples sat on those copies
-/// (session 11, configs/bench/README.md).
+/// (measured: configs/bench/README.md).
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
 pub struct Flit {
     /// Cycle from which the current stage may act on it; also its FCFS age stamp.

@@ -4,7 +4,7 @@
 //! ports, VCs, buffer slots), fixed and validated when the simulation is built, so the
 //! bounds checks never fire; but each costs a length load, a compare and a branch, and
 //! after any store through `self` the length must be loaded again. On the 8x8 mesh
-//! benchmark they were a fifth of all instructions (session 8, configs/bench/README.md).
+//! benchmark they were a fifth of all instructions (measured: configs/bench/README.md).
 //!
 //! Safety net: `at` / `at_mut` assert the bound in debug builds, and the test profile
 //! keeps debug assertions at full optimisation, so every test run (the proptest over

@@ -7,7 +7,7 @@
 //! then runs one loop per kind, where one mixed list took a branch per item on which
 //! kind it was, and the kinds come in no order a predictor can learn. On the 4x4 mesh
 //! bench those two branches (flits and credits) were a seventh of all mispredicted
-//! branches (session 13, configs/bench/README.md). The sender picks the list by
+//! branches (measured: configs/bench/README.md). The sender picks the list by
 //! arithmetic on the address, not by a branch.
 
 use crate::unchecked::At;

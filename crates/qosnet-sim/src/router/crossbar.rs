@@ -83,9 +83,9 @@ impl Routers {
         }
         let by_key = !AGE && !self.in_keys.mode.is_age();
         // Without speedup (the documents' routers) an output that granted, or an input that
-        // sent, is done for the cycle: the rounds keep no counts. They were one loop with
-        // the speedup rounds until session 12; apart, each output's grant is a bit scan and
-        // a cycle takes a twentieth fewer instructions (configs/bench/README.md).
+        // sent, is done for the cycle: the rounds keep no counts, so they are kept apart from
+        // the speedup rounds and each output's grant is a bit scan (a twentieth fewer
+        // instructions a cycle, measured: configs/bench/README.md).
         match self.p.speedup {
             1 if inputs & (inputs - 1) == 0 => {
                 // One input may send: its choice has no rival, so it is granted at once

@@ -125,7 +125,7 @@ impl Params {
     /// a network uses most are the same few of every port (the lowest free VC), and
     /// with 16 lanes of 64 bytes every port's VC v fell in the same 4 of the L1 cache's
     /// 64 sets, input and output side alike, so they evicted each other within a cycle
-    /// or two (session 11, configs/bench/README.md).
+    /// or two (measured: configs/bench/README.md).
     #[inline]
     pub fn lane_index(&self, port: usize, lane: usize) -> usize {
         port * self.lane_stride + lane
