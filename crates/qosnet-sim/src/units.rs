@@ -209,8 +209,17 @@ impl Serialize for Bandwidth {
 
 impl<'de> Deserialize<'de> for Bandwidth {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        Bandwidth::parse(&s).map_err(de::Error::custom)
+        struct V;
+        impl de::Visitor<'_> for V {
+            type Value = Bandwidth;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a bandwidth with its unit, as a string like \"1.6 Gb/s\"")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Bandwidth, E> {
+                Bandwidth::parse(v).map_err(E::custom)
+            }
+        }
+        d.deserialize_str(V)
     }
 }
 

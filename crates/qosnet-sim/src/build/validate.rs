@@ -220,6 +220,21 @@ fn range<T: PartialOrd + std::fmt::Display + Copy>(
     }
 }
 
+/// A duration must be finite and at most [`MAX_CYCLES`] (a phase of "1e30 s" is no phase).
+fn at_most_max_cycles(errs: &mut Vec<ConfigError>, path: &str, d: crate::units::Duration, clock: &Clock) {
+    if clock.flit_bits == 0 {
+        return; // (no cycle length: `physical.flit_bits` is reported)
+    }
+    let cycles = clock.duration_cycles_f64(d);
+    if !(cycles.is_finite() && cycles <= MAX_CYCLES as f64) {
+        let got = match d {
+            crate::units::Duration::Seconds(s) if s.abs() >= 1e9 => format!("{s:e} s"),
+            _ => d.to_string(),
+        };
+        errs.push(ConfigError::new(path, format!("must be at most {MAX_CYCLES} cycles, got {got}")));
+    }
+}
+
 pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
     let mut errs = Vec::new();
     let clock = Clock {
@@ -307,6 +322,17 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         ("output", pl.output, 0),
     ] {
         range(&mut errs, &format!("router.pipeline.{name}"), v, lo, 10_000);
+    }
+
+    if rc.kind != RouterKind::Preemptive && rc.preemption.extra_buffer > crate::ring::MAX_DEPTH {
+        // (unused by this router, but its input buffers are sized for it: `Routers::new`)
+        range(
+            &mut errs,
+            "router.preemption.extra_buffer",
+            rc.preemption.extra_buffer,
+            0,
+            crate::ring::MAX_DEPTH,
+        );
     }
 
     let built = Topology::build_in(&cfg.topology, &|p| cfg.resolve_path(p)).and_then(|t| {
@@ -420,6 +446,7 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
                         "must be at least one cycle",
                     ));
                 }
+                at_most_max_cycles(&mut errs, &format!("{path}.process.period"), *period, &clock);
                 (ProcessSpec::Periodic { period: p.max(1.0) }, vec![flits / p.max(1.0)])
             }
             Process::Poisson => (ProcessSpec::Poisson, given_load(&mut errs)),
@@ -431,6 +458,10 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
                 }
                 if !(off >= 0.0 && off.is_finite()) {
                     errs.push(ConfigError::new(format!("{path}.process.off"), "must be >= 0"));
+                }
+                if let Process::OnOff { on: on_d, off: off_d, .. } = &t.process {
+                    at_most_max_cycles(&mut errs, &format!("{path}.process.on"), *on_d, &clock);
+                    at_most_max_cycles(&mut errs, &format!("{path}.process.off"), *off_d, &clock);
                 }
                 let params = crate::traffic::on_off::OnOffParams {
                     rate: 0.0,
@@ -519,7 +550,9 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
                         ));
                     }
                 }
-                l.clone()
+                // Only nodes that exist go on: the checks below (reservations) index
+                // per-node tables with them.
+                l.iter().copied().filter(|&n| (n as usize) < topo.nodes).collect()
             }
         };
         match Pattern::build(&t.pattern, topo, |p| cfg.resolve_path(p), &format!("{path}.pattern")) {
@@ -596,6 +629,7 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
                     ),
                 ));
             }
+            at_most_max_cycles(&mut errs, &format!("mix.phases[{i}].duration"), p.duration, &clock);
             if clock.duration_cycles(p.duration) == 0 && i + 1 < m.phases.len() {
                 errs.push(ConfigError::new(
                     format!("mix.phases[{i}].duration"),
