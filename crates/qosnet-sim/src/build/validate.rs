@@ -16,6 +16,8 @@ use crate::traffic::pattern::Pattern;
 use crate::traffic::{ProcessSpec, TrafficSpec};
 use crate::units::Clock;
 
+mod memory;
+
 /// The parts of a configuration that validation had to build.
 pub struct Validated {
     pub clock: Clock,
@@ -30,6 +32,8 @@ pub struct Validated {
     pub nic: NicParams,
     /// The endpoints' control agents (`[endpoint] agent`).
     pub(crate) agents: Agents,
+    /// The memory the run will take when built, and the limit it was checked against.
+    pub memory: crate::config::MemoryEstimate,
 }
 
 /// A video source's streams: its traces (read, or made by the synthetic model) at the frame
@@ -333,6 +337,16 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
             0,
             crate::ring::MAX_DEPTH,
         );
+    }
+
+    // The memory the run needs, from the configuration alone: a network that cannot fit
+    // is not built, not even its topology.
+    if let (Some(shape), true) = (memory::Shape::of_config(&cfg.topology), (1..=32).contains(&rc.vcs)) {
+        let traffic = memory::TrafficShape::of_config(cfg, shape.nodes);
+        if let Err(e) = memory::check(cfg, memory::estimate(cfg, shape, traffic)) {
+            errs.push(e);
+            return Err(ConfigErrors(errs));
+        }
     }
 
     let built = Topology::build_in(&cfg.topology, &|p| cfg.resolve_path(p)).and_then(|t| {
@@ -659,6 +673,23 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
     if let (Some(topo), Some(routing)) = (&topology, &routing) {
         check_reservations(cfg, &clock, &nic, topo, routing, &specs, &spec_nodes, &mut errs);
     }
+    // The whole estimate, now that the topology (a fabric's size) and the sources are known.
+    let mut estimate = None;
+    if let Some(topo) = &topology {
+        let shape = memory::Shape::of_topology(topo);
+        let mut traffic = memory::TrafficShape::of_config(cfg, shape.nodes);
+        if specs.len() == cfg.traffic.len() {
+            traffic.sources = specs
+                .iter()
+                .zip(&spec_nodes)
+                .map(|(s, n)| n.len() as u128 * s.sources_per_node() as u128)
+                .sum();
+        }
+        match memory::check(cfg, memory::estimate(cfg, shape, traffic)) {
+            Ok(e) => estimate = Some(e),
+            Err(e) => errs.push(e),
+        }
+    }
     if !errs.is_empty() {
         return Err(ConfigErrors(errs));
     }
@@ -682,6 +713,7 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         home_vcs: split,
         nic,
         agents,
+        memory: estimate.unwrap_or_else(|| memory::assemble(Vec::new(), (u64::MAX, String::new()))),
     })
 }
 

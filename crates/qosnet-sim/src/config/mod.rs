@@ -8,11 +8,14 @@
 #[macro_use]
 mod tagged;
 mod de;
+pub mod memory;
 pub mod value;
 pub mod video;
 
+pub use memory::{MemoryEstimate, MemoryPart};
+
 use crate::error::{ConfigError, ConfigErrors};
-use crate::units::{Bandwidth, Duration};
+use crate::units::{Bandwidth, ByteSize, Duration};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -58,6 +61,11 @@ pub struct SimulationConfig {
     pub watchdog: Duration,
     /// Keep a record of every measured message (the `messages` table).
     pub record_messages: bool,
+    /// Refuse a run whose estimated memory exceeds this (`"4 GB"`, `"unlimited"`).
+    /// Default: `QOSNET_MEMORY_LIMIT` if set, else the memory the machine has available
+    /// (`build::validate`'s memory estimate).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_limit: Option<ByteSize>,
 }
 
 impl Default for SimulationConfig {
@@ -69,6 +77,7 @@ impl Default for SimulationConfig {
             drain_limit: Duration::Cycles(100_000),
             watchdog: Duration::Cycles(20_000),
             record_messages: false,
+            memory_limit: None,
         }
     }
 }
