@@ -185,7 +185,12 @@ fn class_split(cfg: &Config, present: [bool; 3], vcs: u32) -> Result<[u32; 3], S
                 }
             };
             let share = if x + y > 0.0 { x / (x + y) } else { 0.5 };
-            let mut rt = if present[1] { ((rest as f64 * share).round() as u32).max(1) } else { 0 };
+            // (one VC for control and real time: real time gets none, which is reported)
+            let mut rt = if present[1] {
+                ((rest as f64 * share).round() as u32).clamp(1, rest.max(1)).min(rest)
+            } else {
+                0
+            };
             if present[2] && rt >= rest {
                 rt = rest.saturating_sub(1);
             }
@@ -193,8 +198,9 @@ fn class_split(cfg: &Config, present: [bool; 3], vcs: u32) -> Result<[u32; 3], S
             ClassCounts { control, real_time: rt, best_effort: be }
         }
     };
-    let total = counts.control + counts.real_time + counts.best_effort;
-    if total != vcs {
+    // (in u64: the counts are the user's and may be anything)
+    let total = counts.control as u64 + counts.real_time as u64 + counts.best_effort as u64;
+    if total != vcs as u64 {
         return Err(format!(
             "VC counts control {} + real_time {} + best_effort {} = {total} must equal router.vcs = {vcs}",
             counts.control, counts.real_time, counts.best_effort
