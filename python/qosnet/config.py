@@ -62,8 +62,9 @@ def config_error(
     errors: list[tuple[str, str]], cls: type[ConfigError] = ConfigError
 ) -> ConfigError:
     """A ConfigError shaped like the engine's: message `path: message` per line, `.errors`
-    (paths and messages cut to a readable length)."""
-    errors = [(clip(p), m if len(m) <= 4 * CLIP_CHARS else clip(m)) for p, m in errors]
+    (a path made of a user's text, an override, cut to a readable length; messages cut
+    what they quote themselves)."""
+    errors = [(clip(p), m) for p, m in errors]
     err = cls("\n".join(f"{p}: {m}" for p, m in errors))
     err.errors = errors
     return err
@@ -265,7 +266,7 @@ def set_path(data: dict[str, Any], keys: str | list[Key], value: Any) -> None:
         keys = list(keys.split("."))
     node: Any = data
     for depth, key in enumerate(keys):
-        where = _format_path(keys[:depth]) or "the configuration"
+        where = clip(_format_path(keys[:depth])) or "the configuration"
         last = depth == len(keys) - 1
         if isinstance(key, int):
             if not isinstance(node, list):
@@ -279,7 +280,7 @@ def set_path(data: dict[str, Any], keys: str | list[Key], value: Any) -> None:
             raise ValueError(f"{where} is not a table, so it has no key {key!r}")
         elif not last and key not in node:
             if isinstance(keys[depth + 1], int):
-                here = _format_path(keys[: depth + 1])
+                here = clip(_format_path(keys[: depth + 1]))
                 raise ValueError(f"{here} does not exist, so it has no [{keys[depth + 1]}]")
             node[key] = {}
         if last:
