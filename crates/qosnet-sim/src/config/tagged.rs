@@ -180,3 +180,57 @@ impl serde::de::Visitor<'_> for NoParams<'_> {
         )))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{PatternConfig, Process, SchedulerConfig};
+
+    #[test]
+    fn another_deserializer_may_give_the_kind_last() {
+        let p: PatternConfig =
+            serde_json::from_str(r#"{"nodes": [0], "kind": "hot_spot", "fraction": 0.5}"#).unwrap();
+        assert!(matches!(p, PatternConfig::HotSpot { fraction, .. } if fraction == 0.5));
+        let e = serde_json::from_str::<PatternConfig>(r#"{"nodes": [0], "fraction": 0.5}"#).unwrap_err();
+        assert!(e.to_string().contains("missing field `kind`"), "{e}");
+        let e = serde_json::from_str::<SchedulerConfig>(r#"{"weights": [1], "kind": "fcfs"}"#).unwrap_err();
+        assert!(
+            e.to_string().contains("weights: unknown field `weights`: kind \"fcfs\" takes no parameters"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn every_kind_reads_back_as_written() {
+        let schedulers = [
+            SchedulerConfig::Fcfs,
+            SchedulerConfig::RoundRobin,
+            SchedulerConfig::VirtualClock { counter_bits: 16 },
+            SchedulerConfig::FairQueueing,
+            SchedulerConfig::Wrr { weights: vec![1, 2] },
+            SchedulerConfig::VlArbitration {
+                high: vec![[0, 1]],
+                low: vec![[1, 2]],
+                limit_of_high_priority: 9,
+                management_vl: Some(3),
+            },
+        ];
+        for s in schedulers {
+            let text = serde_json::to_string(&s).unwrap();
+            let tree = crate::config::value::from_json(&text).unwrap();
+            assert_eq!(crate::config::de::from_value::<SchedulerConfig>(&tree).unwrap(), s, "{text}");
+        }
+        for p in [
+            Process::Poisson,
+            Process::Bernoulli,
+            Process::OnOff {
+                on: crate::units::Duration::Cycles(5),
+                off: crate::units::Duration::Cycles(7),
+                exponential: false,
+            },
+        ] {
+            let text = serde_json::to_string(&p).unwrap();
+            let tree = crate::config::value::from_json(&text).unwrap();
+            assert_eq!(crate::config::de::from_value::<Process>(&tree).unwrap(), p, "{text}");
+        }
+    }
+}
