@@ -242,3 +242,113 @@ def test_config_error_is_both_a_qosnet_error_and_a_value_error(small):
         qosnet.run(small)
     assert isinstance(info.value, ValueError)
     assert ("router.vcs", "must be in 1..=32, got 0") in info.value.errors
+
+
+# ---- issue 21: the API's quirks, panics and memory ----
+
+
+def test_a_bare_string_is_one_override(small):
+    assert qosnet.validate(small, "router.vcs=0") == [("router.vcs", "must be in 1..=32, got 0")]
+    r = qosnet.run(small, "simulation.measure=2000")
+    assert r.summary["cycles"] >= 3000
+
+
+def test_overrides_must_be_strings(small):
+    with pytest.raises(TypeError, match="each override must be a path=value string, got int"):
+        qosnet.validate(small, [3])
+    with pytest.raises(TypeError, match="expected path=value strings, got bytes"):
+        load_config(small, b"router.vcs=4")
+
+
+@pytest.mark.parametrize("value", ["yes", 1, 0.0, [True]])
+def test_record_messages_must_be_a_bool(small, value):
+    with pytest.raises(TypeError, match="record_messages: must be True, False or None"):
+        qosnet.run(small, record_messages=value)
+
+
+def test_an_error_does_not_echo_a_huge_value(small):
+    small["router"]["vcs"] = "x" * 10_000_000
+    [(path, message)] = qosnet.validate(small)
+    assert path == "router.vcs"
+    assert message.endswith("…(10000002 chars)")
+    assert len(message) < 300
+    with pytest.raises(qosnet.OverrideError) as info:
+        load_config(small, ["y" * 100_000])
+    assert len(str(info.value)) < 400
+
+
+def test_a_panic_is_an_internal_error_not_a_base_exception():
+    with pytest.raises(qosnet.InternalError, match=r"internal error \(a bug in qosnet.*: boom"):
+        _core._panic_for_tests("boom")
+    assert issubclass(qosnet.InternalError, qosnet.QosnetError)
+    assert issubclass(qosnet.InternalError, Exception)
+
+
+def test_the_reserved_flow_that_panicked_is_a_config_error():
+    config = Path(__file__).parents[1] / "configs" / "seed004" / "two_flows.toml"
+    errors = qosnet.validate(config, ["traffic[0].sources=[8]"])
+    assert errors == [("traffic[0].sources", "node 8 does not exist (nodes are 0..7)")]
+    with pytest.raises(qosnet.ConfigError):
+        qosnet.run(config, ["traffic[0].sources=[8]"])
+
+
+def test_errors_name_the_field_in_the_users_terms(small):
+    errors = qosnet.validate(
+        small,
+        [
+            "topology.k=-4",
+            "simulation=[3, 0, 200]",
+            'router.crossbar_scheduler={ kind = "fair_queueing", weights = [1] }',
+            'traffic[0].process={ kind = "poisson", period = 100 }',
+        ],
+    )
+    assert errors == [
+        (
+            "simulation",
+            "must be a table with named keys, got a list of 3 values "
+            "(values by position are not accepted)",
+        ),
+        ("topology.k", "must be a whole number >= 1, got -4"),
+        (
+            "router.crossbar_scheduler.weights",
+            'unknown field `weights`: kind "fair_queueing" takes no parameters',
+        ),
+        ("traffic[0].process.period", 'unknown field `period`: kind "poisson" takes no parameters'),
+    ]
+
+
+def test_a_repeated_key_is_named(tmp_path):
+    text = '[topology]\nkind = "mesh"\nk = 4\nn = 2\n[[traffic]]\nload = 0.1\nload = 0.2\n'
+    with pytest.raises(qosnet.ConfigError) as info:
+        load_config(text)
+    assert info.value.errors == [
+        ("traffic[0].load", "duplicate key: it is given twice (line 7, column 1)")
+    ]
+    path = tmp_path / "dup.json"
+    path.write_text('{"topology": {"kind": "mesh", "k": 4, "k": 5, "n": 2}}')
+    with pytest.raises(qosnet.ConfigError, match="k: duplicate key"):
+        load_config(path)
+
+
+def test_estimate_memory(small):
+    e = qosnet.estimate_memory(small)
+    assert isinstance(e, qosnet.MemoryEstimate)
+    assert e.total == sum(p.bytes for p in e.parts)
+    names = [p.name for p in e.parts]
+    assert names[:3] == ["router input buffers", "router output buffers", "VC records"]
+    bigger = qosnet.estimate_memory(small, "router.output_buffer=400")
+    assert bigger.parts[1].bytes > 50 * e.parts[1].bytes
+    limited = qosnet.estimate_memory(small, "simulation.memory_limit=4 GB")
+    assert (limited.limit, limited.limit_source) == (4_000_000_000, "simulation.memory_limit")
+    assert "limit 4.00 GB: simulation.memory_limit" in str(limited)
+
+
+def test_validate_refuses_a_run_over_the_memory_limit(small, monkeypatch):
+    monkeypatch.setenv("QOSNET_MEMORY_LIMIT", "1 MB")
+    [(path, message)] = qosnet.validate(small)
+    assert path == "topology"
+    assert "more than the limit of 1.00 MB (QOSNET_MEMORY_LIMIT)" in message
+    with pytest.raises(qosnet.ConfigError):
+        qosnet.run(small)
+    # the configuration's own limit comes first
+    assert qosnet.validate(small, "simulation.memory_limit=unlimited") == []

@@ -101,7 +101,36 @@ def test_run_deadlock_is_a_message(deadlocking, tmp_path):
 def test_validate_ok(small_toml):
     result = invoke("validate", small_toml)
     assert result.exit_code == 0
-    assert result.stdout.strip() == "ok"
+    first, memory = result.stdout.strip().splitlines()
+    assert first == "ok"
+    assert re.fullmatch(r"memory: about [\d.]+ [kMGT]?B \(limit .+\)", memory), memory
+
+
+def test_validate_refuses_a_run_over_the_memory_limit(small_toml):
+    # issue 21: output_buffer = 65533 on an 8x8 mesh asked for 5.7 GB after validating
+    result = invoke(
+        "validate",
+        small_toml,
+        "--set",
+        "topology.k=8",
+        "--set",
+        "router.vcs=16",
+        "--set",
+        "router.output_buffer=65533",
+        "--set",
+        "simulation.memory_limit=4 GB",
+    )
+    assert result.exit_code == 1
+    assert result.stdout.startswith("router.output_buffer: the run needs about ")
+    assert "more than the limit of 4.00 GB (simulation.memory_limit)" in result.stdout
+
+
+def test_validate_a_reserved_flow_from_a_missing_node(tmp_path):
+    # issue 21: this panicked in the engine (index out of bounds)
+    config = Path(__file__).parents[1] / "configs" / "seed004" / "two_flows.toml"
+    result = invoke("validate", config, "--set", "traffic[0].sources=[8]")
+    assert result.exit_code == 1
+    assert result.stdout.strip() == "traffic[0].sources: node 8 does not exist (nodes are 0..7)"
 
 
 def test_validate_bad_config_prints_paths(small_toml):
@@ -124,6 +153,13 @@ def test_validate_bad_toml(small_toml):
     result = invoke("validate", small_toml)
     assert result.exit_code == 1
     assert "is not valid TOML" in result.stdout
+
+
+def test_validate_names_a_repeated_key(small_toml):
+    small_toml.write_text(small_toml.read_text().replace("vcs = 4", "vcs = 4\nvcs = 8"))
+    result = invoke("validate", small_toml)
+    assert result.exit_code == 1
+    assert result.stdout.startswith("router.vcs: duplicate key: it is given twice (line 13")
 
 
 def test_bench_prints_numbers(small_toml):

@@ -1,7 +1,10 @@
 """qosnet: a flit-level simulator of QoS-capable interconnects, with a Python front.
 
 `run` simulates one configuration and returns DataFrames; `load_config` reads a
-configuration and applies `path=value` overrides. The engine is Rust (`qosnet._core`).
+configuration and applies `path=value` overrides; `validate` lists its problems and
+`estimate_memory` says what a run of it needs. Every error the engine raises derives from
+`QosnetError` (an `Exception`), a bug in the engine included (`InternalError`). The engine
+is Rust (`qosnet._core`).
 `run` and `RunResult` are imported on first use, so that `import qosnet` (and the CLI's
 `validate`) does not pay for pandas and pyarrow.
 """
@@ -13,11 +16,19 @@ from qosnet._core import (
     CallAdmission,
     ConfigError,
     DeadlockError,
+    InternalError,
     QosnetError,
     SimulationError,
     __version__,
 )
-from qosnet.config import LoadedConfig, OverrideError, load_config, validate
+from qosnet.config import (
+    LoadedConfig,
+    MemoryEstimate,
+    OverrideError,
+    estimate_memory,
+    load_config,
+    validate,
+)
 
 if TYPE_CHECKING:
     from qosnet.api import run
@@ -28,12 +39,15 @@ __all__ = [
     "CallAdmission",
     "ConfigError",
     "DeadlockError",
+    "InternalError",
     "LoadedConfig",
+    "MemoryEstimate",
     "OverrideError",
     "QosnetError",
     "RunResult",
     "SimulationError",
     "__version__",
+    "estimate_memory",
     "load_config",
     "run",
     "validate",

@@ -7,9 +7,11 @@ __all__ = [
     "CallAdmission",
     "ConfigError",
     "DeadlockError",
+    "InternalError",
     "QosnetError",
     "Simulation",
     "SimulationError",
+    "estimate_memory",
     "validate",
     "__version__",
 ]
@@ -32,6 +34,9 @@ class DeadlockError(SimulationError):
 
     stuck: list[str]
     waits_for: list[str]
+
+class InternalError(QosnetError):
+    """A bug in qosnet: the engine panicked. The message says where; please report it."""
 
 class AdmissionRefused(QosnetError):
     """Call admission refused a flow; `.refusal`: `criterion`, `message`, the numbers."""
@@ -86,3 +91,6 @@ class Simulation:
 def validate(
     text: str, fmt: str = "toml", base_dir: str | None = None
 ) -> list[tuple[str, str]]: ...
+def estimate_memory(
+    text: str, fmt: str = "toml", base_dir: str | None = None
+) -> dict[str, Any]: ...

@@ -28,7 +28,7 @@ _MIN_CHUNK, _MAX_CHUNK = 64, 1 << 24
 
 def run(
     config: str | os.PathLike[str] | Mapping[str, Any] | LoadedConfig,
-    overrides: Iterable[str] = (),
+    overrides: Iterable[str] | str = (),
     progress: Progress | None = None,
     record_messages: bool | None = None,
 ) -> RunResult:
@@ -36,14 +36,19 @@ def run(
     with `path=value` overrides applied, until every measured message is delivered or the
     drain limit is reached.
 
-    `record_messages` overrides `simulation.record_messages` when not None. Raises
-    ConfigError (OverrideError for a bad override) before simulating, SimulationError
-    (DeadlockError when no flit moves) while simulating.
+    `overrides` is an iterable of `path=value` strings, or one such string.
+    `record_messages` overrides `simulation.record_messages` when not None (True or False;
+    anything else is a TypeError). Raises ConfigError (OverrideError for a bad override)
+    before simulating, SimulationError (DeadlockError when no flit moves) while simulating.
     """
+    if record_messages is not None and not isinstance(record_messages, bool):
+        raise TypeError(
+            f"record_messages: must be True, False or None, got {type(record_messages).__name__}"
+        )
     loaded = load_config(config, overrides)
     if record_messages is not None:
         try:
-            set_path(loaded.data, "simulation.record_messages", bool(record_messages))
+            set_path(loaded.data, "simulation.record_messages", record_messages)
         except ValueError:
             pass  # `simulation` is not a table: the engine reports that with its own path
     sim = simulation(loaded)

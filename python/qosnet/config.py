@@ -27,7 +27,11 @@ from qosnet._core import ConfigError
 
 __all__ = [
     "LoadedConfig",
+    "MemoryEstimate",
+    "MemoryPart",
     "OverrideError",
+    "estimate_memory",
+    "format_bytes",
     "load_config",
     "parse_override",
     "set_path",
@@ -42,10 +46,25 @@ class OverrideError(ConfigError):
     """An override could not be applied; `.errors` is `[(override, message)]`."""
 
 
+#: The most of a user's value an error repeats, in characters (as the engine's errors).
+CLIP_CHARS = 200
+
+
+def clip(text: str) -> str:
+    """`text` cut to CLIP_CHARS characters, saying how long it was: an error must not echo a
+    10 MB value back."""
+    if len(text) <= CLIP_CHARS:
+        return text
+    return f"{text[:CLIP_CHARS]}…({len(text)} chars)"
+
+
 def config_error(
     errors: list[tuple[str, str]], cls: type[ConfigError] = ConfigError
 ) -> ConfigError:
-    """A ConfigError shaped like the engine's: message `path: message` per line, `.errors`."""
+    """A ConfigError shaped like the engine's: message `path: message` per line, `.errors`
+    (a path made of a user's text, an override, cut to a readable length; messages cut
+    what they quote themselves)."""
+    errors = [(clip(p), m) for p, m in errors]
     err = cls("\n".join(f"{p}: {m}" for p, m in errors))
     err.errors = errors
     return err
@@ -68,7 +87,7 @@ class LoadedConfig(NamedTuple):
 
 def load_config(
     source: str | os.PathLike[str] | Mapping[str, Any] | LoadedConfig,
-    overrides: Iterable[str] = (),
+    overrides: Iterable[str] | str = (),
     *,
     base_dir: str | os.PathLike[str] | None = None,
 ) -> LoadedConfig:
@@ -79,7 +98,11 @@ def load_config(
     file paths in the configuration resolve against `base_dir`, by default the directory of
     the file. Raises OSError for an unreadable file, ConfigError for text that does not
     parse, OverrideError naming the first override that cannot be applied.
+
+    `overrides` is an iterable of `path=value` strings; a single string is one override
+    (not a sequence of one-character overrides). Anything else raises TypeError.
     """
+    overrides = _override_list(overrides)
     if isinstance(source, LoadedConfig):
         data, found_dir = copy.deepcopy(source.data), source.base_dir
     elif isinstance(source, Mapping):
@@ -104,6 +127,22 @@ def load_config(
     return LoadedConfig(data, chosen)
 
 
+def _override_list(overrides: Iterable[str] | str) -> list[str]:
+    """The overrides as a list; a bare string is one override."""
+    if isinstance(overrides, str):
+        return [overrides]
+    if isinstance(overrides, bytes | bytearray) or not isinstance(overrides, Iterable):
+        raise TypeError(f"overrides: expected path=value strings, got {type(overrides).__name__}")
+    items = list(overrides)
+    for item in items:
+        if not isinstance(item, str):
+            raise TypeError(
+                f"overrides: each override must be a path=value string, "
+                f"got {type(item).__name__} {clip(repr(item))}"
+            )
+    return items
+
+
 def _looks_like_text(s: str) -> bool:
     return ("\n" in s or "=" in s) and not os.path.isfile(s)
 
@@ -112,12 +151,68 @@ def _parse_toml(text: str, where: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
+        duplicate = _duplicate_key(text, str(e))
+        if duplicate is not None:
+            raise config_error([duplicate]) from None
         raise config_error([("<root>", f"{where} is not valid TOML: {e}")]) from None
 
 
+_TOML_AT = re.compile(r"\(at line (\d+), column (\d+)\)$")
+_TOML_HEADER = re.compile(r"\[(\[?)\s*([^\[\]]+?)\s*\]\]?")
+
+
+def _duplicate_key(text: str, message: str) -> tuple[str, str] | None:
+    """A repeated key as (its path, message), read from tomllib's error ("Cannot overwrite
+    a value (at line 3, column 8)" names no key): the key on that line, in the table the
+    headers above it open. None for any other error."""
+    at = _TOML_AT.search(message)
+    if at is None:
+        return None
+    line, column = int(at.group(1)), int(at.group(2))
+    table, arrays = "", {}
+    lines = text.splitlines()
+    for raw in lines[: line - 1]:
+        header = _TOML_HEADER.fullmatch(raw.split("#", 1)[0].strip())
+        if header is None:
+            continue
+        name = header.group(2)
+        if header.group(1):  # [[name]]: the next entry of a list of tables
+            arrays[name] = arrays.get(name, -1) + 1
+            table = f"{name}[{arrays[name]}]"
+        else:
+            table = name
+    here = lines[line - 1] if 0 < line <= len(lines) else ""
+    where = f"(line {line}, column {column})"
+    if message.startswith("Cannot declare"):
+        header = _TOML_HEADER.match(here.strip())
+        name = header.group(2) if header else table
+        return name, f"duplicate table: it is declared twice {where}"
+    inline = re.match(r"Duplicate inline table key '([^']*)'", message)
+    key = here[: column - 1].rsplit("=", 1)[0]
+    key = re.split(r"[{,]", key)[-1].strip() if inline is None else inline.group(1)
+    known = message.startswith(("Cannot overwrite a value", "Duplicate inline table key"))
+    if not known or not key:
+        return None
+    if inline is not None:
+        outer = here.split("=", 1)[0].strip()
+        table = f"{table}.{outer}" if table else outer
+    # (tomllib's column is past the value; the key's own, as the engine gives it)
+    where = f"(line {line}, column {here.rfind(key, 0, column) + 1})"
+    return (f"{table}.{key}" if table else key), f"duplicate key: it is given twice {where}"
+
+
 def _parse_json(text: str, where: str) -> dict[str, Any]:
+    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in seen:
+                # (json keeps the last value silently; a repeated key is a mistake)
+                raise config_error([(key, f"duplicate key: it is given twice in {where}")])
+            seen[key] = value
+        return seen
+
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=no_duplicates)
     except json.JSONDecodeError as e:
         raise config_error([("<root>", f"{where} is not valid JSON: {e}")]) from None
     if not isinstance(data, dict):
@@ -135,6 +230,8 @@ def parse_override(override: str) -> tuple[list[Key], Any]:
     a TOML value (`8`, `0.5`, `true`, `[1, 2]`, `{ kind = "uniform" }`, `"8"`) and, when it
     is not one, kept as a plain string (`torus`, `1.6 Gb/s`).
     """
+    if not isinstance(override, str):
+        raise TypeError(f"an override is a path=value string, got {type(override).__name__}")
     path, sep, raw = override.partition("=")
     if not sep:
         raise config_error([(override, "expected path=value, e.g. router.vcs=8")], OverrideError)
@@ -142,7 +239,10 @@ def parse_override(override: str) -> tuple[list[Key], Any]:
     for segment in path.strip().split("."):
         m = _SEGMENT.fullmatch(segment)
         if m is None:
-            message = f"bad path {path.strip()!r}: expected names and [index], e.g. traffic[0].load"
+            message = (
+                f"bad path {clip(repr(path.strip()))}: expected names and [index], "
+                "e.g. traffic[0].load"
+            )
             raise config_error([(override, message)], OverrideError)
         keys.append(m.group(1))
         keys.extend(int(i) for i in re.findall(r"\[(\d+)\]", m.group(2)))
@@ -166,7 +266,7 @@ def set_path(data: dict[str, Any], keys: str | list[Key], value: Any) -> None:
         keys = list(keys.split("."))
     node: Any = data
     for depth, key in enumerate(keys):
-        where = _format_path(keys[:depth]) or "the configuration"
+        where = clip(_format_path(keys[:depth])) or "the configuration"
         last = depth == len(keys) - 1
         if isinstance(key, int):
             if not isinstance(node, list):
@@ -180,7 +280,7 @@ def set_path(data: dict[str, Any], keys: str | list[Key], value: Any) -> None:
             raise ValueError(f"{where} is not a table, so it has no key {key!r}")
         elif not last and key not in node:
             if isinstance(keys[depth + 1], int):
-                here = _format_path(keys[: depth + 1])
+                here = clip(_format_path(keys[: depth + 1]))
                 raise ValueError(f"{here} does not exist, so it has no [{keys[depth + 1]}]")
             node[key] = {}
         if last:
@@ -238,7 +338,7 @@ def simulation(config: LoadedConfig) -> _core.Simulation:
 
 def validate(
     source: str | os.PathLike[str] | Mapping[str, Any] | LoadedConfig,
-    overrides: Iterable[str] = (),
+    overrides: Iterable[str] | str = (),
 ) -> list[tuple[str, str]]:
     """Every problem in a configuration as (path, message); empty when it is valid.
 
@@ -252,3 +352,53 @@ def validate(
         return list(e.errors)
     base = str(config.base_dir) if config.base_dir is not None else None
     return _clean(_core.validate(text, "json", base))
+
+
+class MemoryPart(NamedTuple):
+    """One part of a memory estimate: what, how many bytes, and what it grows with."""
+
+    name: str
+    bytes: int
+    drivers: str
+
+
+class MemoryEstimate(NamedTuple):
+    """The memory a run needs when it is built (bytes, by part) and the limit `validate`
+    holds it to (None: unlimited), with where that limit comes from
+    (`simulation.memory_limit`, `QOSNET_MEMORY_LIMIT` or the machine's available memory)."""
+
+    total: int
+    limit: int | None
+    limit_source: str
+    parts: tuple[MemoryPart, ...]
+
+    def __str__(self) -> str:
+        limit = "unlimited" if self.limit is None else format_bytes(self.limit)
+        return f"about {format_bytes(self.total)} (limit {limit}: {self.limit_source})"
+
+
+def format_bytes(n: int) -> str:
+    """Decimal units, three significant digits, as the engine writes them: "12.1 GB"."""
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            v = n / size
+            digits = 0 if v >= 100 else 1 if v >= 10 else 2
+            return f"{v:.{digits}f} {unit}"
+    return f"{n} B"
+
+
+def estimate_memory(
+    source: str | os.PathLike[str] | Mapping[str, Any] | LoadedConfig,
+    overrides: Iterable[str] | str = (),
+) -> MemoryEstimate:
+    """The memory a run of `source` (with `overrides`) needs when built, without running or
+    fully validating it; `validate` refuses a configuration whose estimate is over the limit.
+    Raises ConfigError when the configuration does not parse."""
+    config = load_config(source, overrides)
+    base = str(config.base_dir) if config.base_dir is not None else None
+    try:
+        raw = _core.estimate_memory(config.to_json(), "json", base)
+    except ConfigError as e:
+        raise config_error(_clean(e.errors)) from None
+    parts = tuple(MemoryPart(*p) for p in raw["parts"])
+    return MemoryEstimate(raw["total"], raw["limit"], raw["limit_source"], parts)

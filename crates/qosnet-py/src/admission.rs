@@ -8,6 +8,7 @@ use pyo3::types::{PyDict, PyList};
 use qosnet_sim::admission::{CallAdmission as Engine, Rejection};
 use qosnet_sim::topology::Peer;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 /// Reserved bandwidth over a cluster described by configuration text (`[physical]`,
 /// `[topology]`, `[routing]`, `[router]`, `[endpoint]`; `[[traffic]]` is not needed).
@@ -15,6 +16,8 @@ use std::path::PathBuf;
 #[pyclass(module = "qosnet._core")]
 pub struct CallAdmission {
     inner: Engine,
+    /// Set when a call panicked: the accounting may be half updated, so it is not used again.
+    broken: OnceLock<String>,
 }
 
 #[pymethods]
@@ -22,48 +25,56 @@ impl CallAdmission {
     #[new]
     #[pyo3(signature = (text, fmt = "toml", base_dir = None))]
     fn new(text: &str, fmt: &str, base_dir: Option<PathBuf>) -> PyResult<Self> {
-        let mut cfg = crate::parse(text, fmt)?.map_err(error::config_error)?;
-        cfg.base_dir = base_dir;
-        let inner = Engine::from_config(&cfg).map_err(error::config_error)?;
-        Ok(Self { inner })
+        error::guard(|| {
+            let mut cfg = crate::parse(text, fmt)?.map_err(error::config_error)?;
+            cfg.base_dir = base_dir;
+            let inner = Engine::from_config(&cfg).map_err(error::config_error)?;
+            Ok(Self { inner, broken: OnceLock::new() })
+        })
     }
 
     /// Endpoint nodes.
     #[getter]
-    fn nodes(&self) -> usize {
-        self.inner.topology().nodes
+    fn nodes(&self) -> PyResult<usize> {
+        self.read(|s| Ok(s.inner.topology().nodes))
     }
 
     /// Switches.
     #[getter]
-    fn routers(&self) -> usize {
-        self.inner.topology().routers
+    fn routers(&self) -> PyResult<usize> {
+        self.read(|s| Ok(s.inner.topology().routers))
     }
 
     /// Node names from a fabric dump (HCA descriptions), else "node N".
     #[getter]
-    fn node_names(&self) -> Vec<String> {
-        let t = self.inner.topology();
-        (0..t.nodes).map(|n| t.names.get(n).cloned().unwrap_or_else(|| format!("node {n}"))).collect()
+    fn node_names(&self) -> PyResult<Vec<String>> {
+        self.read(|s| {
+            let t = s.inner.topology();
+            Ok((0..t.nodes).map(|n| t.names.get(n).cloned().unwrap_or_else(|| format!("node {n}"))).collect())
+        })
     }
 
     /// The deterministic path from `src` to `dst`: (switch, output port) hops, the last one
     /// the port to `dst`.
     fn path(&self, src: u32, dst: u32) -> PyResult<Vec<(u32, u32)>> {
-        self.nodes_in_range(src, dst)?;
-        Ok(self.inner.path(src, dst))
+        self.read(|s| {
+            s.nodes_in_range(src, dst)?;
+            Ok(s.inner.path(src, dst))
+        })
     }
 
     /// Path lengths (switch hops) between every pair of nodes, row `src`, column `dst`; 0
     /// on the diagonal. One call instead of nodes² `path` calls (the allocator's distances).
-    fn hop_counts(&self, py: Python<'_>) -> Vec<Vec<u32>> {
-        py.allow_threads(|| {
-            let n = self.inner.topology().nodes as u32;
-            (0..n)
-                .map(|s| {
-                    (0..n).map(|d| if s == d { 0 } else { self.inner.path(s, d).len() as u32 }).collect()
-                })
-                .collect()
+    fn hop_counts(&self, py: Python<'_>) -> PyResult<Vec<Vec<u32>>> {
+        self.read(|s| {
+            Ok(py.allow_threads(|| {
+                let n = s.inner.topology().nodes as u32;
+                (0..n)
+                    .map(|a| {
+                        (0..n).map(|b| if a == b { 0 } else { s.inner.path(a, b).len() as u32 }).collect()
+                    })
+                    .collect()
+            }))
         })
     }
 
@@ -76,55 +87,98 @@ impl CallAdmission {
         dst: u32,
         bps: f64,
     ) -> PyResult<Option<Bound<'py, PyDict>>> {
-        match self.inner.check(src, dst, bps) {
+        self.read(|s| match s.inner.check(src, dst, bps) {
             Ok(_) => Ok(None),
             Err(why) => refusal(py, &why, None).map(Some),
-        }
+        })
     }
 
     /// Admit the flow and return its reservation id; raises `AdmissionRefused` (with the
     /// refusal's fields as attributes) and reserves nothing if it does not fit.
     fn admit(&mut self, py: Python<'_>, src: u32, dst: u32, bps: f64) -> PyResult<u32> {
-        self.inner.admit(src, dst, bps).map_err(|why| refused(py, &why, None))
+        self.write(|s| s.inner.admit(src, dst, bps).map_err(|why| refused(py, &why, None)))
     }
 
     /// Admit every flow `(src, dst, bps)` of a job or none: ids in order, or
     /// `AdmissionRefused` whose `flow` is the index of the first flow that did not fit.
     fn admit_all(&mut self, py: Python<'_>, flows: Vec<(u32, u32, f64)>) -> PyResult<Vec<u32>> {
-        self.inner.admit_all(&flows).map_err(|(i, why)| refused(py, &why, Some(i)))
+        self.write(|s| s.inner.admit_all(&flows).map_err(|(i, why)| refused(py, &why, Some(i))))
     }
 
     /// Release a reservation; False if `id` is not an admitted flow.
-    fn release(&mut self, id: u32) -> bool {
-        self.inner.release(id).is_some()
+    fn release(&mut self, id: u32) -> PyResult<bool> {
+        self.write(|s| Ok(s.inner.release(id).is_some()))
     }
 
     /// Set one switch output port's link capacity (heterogeneous fabrics).
     fn set_port_capacity(&mut self, router: u32, port: u32, bps: f64) -> PyResult<()> {
-        self.port_in_range(router, port)?;
-        positive("bps", bps)?;
-        self.inner.set_port_capacity(router, port, bps);
-        Ok(())
+        self.write(|s| {
+            s.port_in_range(router, port)?;
+            positive("bps", bps)?;
+            s.inner.set_port_capacity(router, port, bps);
+            Ok(())
+        })
     }
 
     /// Set one node's peak capacity (as a source and as a destination).
     fn set_node_capacity(&mut self, node: u32, bps: f64) -> PyResult<()> {
-        self.nodes_in_range(node, node)?;
-        positive("bps", bps)?;
-        self.inner.set_node_capacity(node, bps);
-        Ok(())
+        self.write(|s| {
+            s.nodes_in_range(node, node)?;
+            positive("bps", bps)?;
+            s.inner.set_node_capacity(node, bps);
+            Ok(())
+        })
     }
 
     /// Reserved bandwidth sourced and sunk at `node`, and its capacity.
     fn node(&self, node: u32) -> PyResult<(f64, f64, f64)> {
-        self.nodes_in_range(node, node)?;
-        let (sourced, sunk) = self.inner.node_reserved(node);
-        Ok((sourced, sunk, self.inner.node_capacity(node)))
+        self.read(|s| {
+            s.nodes_in_range(node, node)?;
+            let (sourced, sunk) = s.inner.node_reserved(node);
+            Ok((sourced, sunk, s.inner.node_capacity(node)))
+        })
     }
 
     /// Every connected switch output port as columns: router, port, `to` ("router" or
     /// "node"), `to_id`, capacity_bps, reserved_bps.
     fn ports<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        self.read(|s| s.port_table(py))
+    }
+}
+
+impl CallAdmission {
+    /// Run `f`, a panic becoming `InternalError` and retiring the accounting (see `broken`).
+    fn read<T>(&self, f: impl FnOnce(&Self) -> PyResult<T>) -> PyResult<T> {
+        self.usable()?;
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(self)))
+            .unwrap_or_else(|p| Err(self.retire(&*p)))
+    }
+
+    /// `read` for a call that changes the accounting.
+    fn write<T>(&mut self, f: impl FnOnce(&mut Self) -> PyResult<T>) -> PyResult<T> {
+        self.usable()?;
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(self))) {
+            Ok(r) => r,
+            Err(p) => Err(self.retire(&*p)),
+        }
+    }
+
+    fn usable(&self) -> PyResult<()> {
+        match self.broken.get() {
+            Some(why) => Err(error::InternalError::new_err(format!(
+                "this call admission stopped at an internal error and cannot go on: {why}"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    fn retire(&self, payload: &(dyn std::any::Any + Send)) -> PyErr {
+        let err = error::internal_error(payload);
+        let _ = self.broken.set(Python::with_gil(|py| err.value(py).to_string()));
+        err
+    }
+
+    fn port_table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let topo = self.inner.topology();
         let (mut router, mut port, mut to, mut to_id, mut cap, mut res) =
             (vec![], vec![], vec![], vec![], vec![], vec![]);

@@ -40,6 +40,13 @@ create_exception!(
 
 create_exception!(
     _core,
+    InternalError,
+    QosnetError,
+    "A bug in qosnet: the engine panicked. The message says where; please report it."
+);
+
+create_exception!(
+    _core,
     AdmissionRefused,
     QosnetError,
     "Call admission refused a flow; `.refusal` is a dict with `criterion`, `message` and the numbers."
@@ -77,5 +84,24 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SimulationError", py.get_type::<SimulationError>())?;
     m.add("DeadlockError", py.get_type::<DeadlockError>())?;
     m.add("AdmissionRefused", py.get_type::<AdmissionRefused>())?;
+    m.add("InternalError", py.get_type::<InternalError>())?;
     Ok(())
+}
+
+/// Run `f`, turning a panic into `InternalError`. Every entry point of the bindings goes
+/// through here: PyO3 would raise its `PanicException`, which derives from `BaseException`,
+/// so `except Exception` (a caller's, the service's) would not catch it and the process
+/// would die of a bug in the engine.
+pub fn guard<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| Err(internal_error(&*p)))
+}
+
+/// `InternalError` for a panic's payload.
+pub fn internal_error(payload: &(dyn std::any::Any + Send)) -> PyErr {
+    let what = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into());
+    InternalError::new_err(format!("internal error (a bug in qosnet, please report it): {what}"))
 }

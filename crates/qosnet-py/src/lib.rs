@@ -13,6 +13,28 @@ use std::path::PathBuf;
 #[pyclass(module = "qosnet._core")]
 struct Simulation {
     inner: Engine,
+    /// Set when a call panicked: the engine's state is then unknown, so it is not used again.
+    broken: Option<String>,
+}
+
+impl Simulation {
+    /// Run `f` on the engine, a panic becoming `InternalError` and retiring the simulation.
+    fn with<T>(&mut self, f: impl FnOnce(&mut Engine) -> PyResult<T>) -> PyResult<T> {
+        if let Some(why) = &self.broken {
+            return Err(error::InternalError::new_err(format!(
+                "this simulation stopped at an internal error and cannot go on: {why}"
+            )));
+        }
+        let inner = &mut self.inner;
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(inner))) {
+            Ok(r) => r,
+            Err(payload) => {
+                let err = error::internal_error(&*payload);
+                self.broken = Some(Python::with_gil(|py| err.value(py).to_string()));
+                Err(err)
+            }
+        }
+    }
 }
 
 #[pymethods]
@@ -22,83 +44,85 @@ impl Simulation {
     #[new]
     #[pyo3(signature = (text, fmt = "toml", base_dir = None))]
     fn new(text: &str, fmt: &str, base_dir: Option<PathBuf>) -> PyResult<Self> {
-        let mut cfg = parse(text, fmt)?.map_err(error::config_error)?;
-        cfg.base_dir = base_dir;
-        let inner = Engine::new(cfg).map_err(error::config_error)?;
-        Ok(Self { inner })
+        error::guard(|| {
+            let mut cfg = parse(text, fmt)?.map_err(error::config_error)?;
+            cfg.base_dir = base_dir;
+            let inner = Engine::new(cfg).map_err(error::config_error)?;
+            Ok(Self { inner, broken: None })
+        })
     }
 
     /// Current cycle.
     #[getter]
-    fn now(&self) -> u64 {
-        self.inner.now()
+    fn now(&mut self) -> PyResult<u64> {
+        self.with(|s| Ok(s.now()))
     }
 
     /// End of the measurement window, in cycles.
     #[getter]
-    fn window_end(&self) -> u64 {
-        self.inner.window_end()
+    fn window_end(&mut self) -> PyResult<u64> {
+        self.with(|s| Ok(s.window_end()))
     }
 
     #[getter]
-    fn finished(&self) -> bool {
-        self.inner.is_finished()
+    fn finished(&mut self) -> PyResult<bool> {
+        self.with(|s| Ok(s.is_finished()))
     }
 
     /// (flits injected, flits ejected, flit hops) so far.
     #[getter]
-    fn flit_counts(&self) -> (u64, u64, u64) {
-        self.inner.flit_counts()
+    fn flit_counts(&mut self) -> PyResult<(u64, u64, u64)> {
+        self.with(|s| Ok(s.flit_counts()))
     }
 
     /// Simulate at most `max_cycles` cycles (GIL released). Returns True when finished.
     fn advance(&mut self, py: Python<'_>, max_cycles: u64) -> PyResult<bool> {
-        let inner = &mut self.inner;
-        py.allow_threads(|| inner.advance(max_cycles)).map_err(error::sim_error)
+        self.with(|s| py.allow_threads(|| s.advance(max_cycles)).map_err(error::sim_error))
     }
 
     /// Run to the end (GIL released).
     fn run(&mut self, py: Python<'_>) -> PyResult<()> {
-        let inner = &mut self.inner;
-        py.allow_threads(|| inner.run().map(|_| ())).map_err(error::sim_error)
+        self.with(|s| py.allow_threads(|| s.run().map(|_| ())).map_err(error::sim_error))
     }
 
     /// Check every engine invariant now; raises SimulationError on a violation.
-    fn check_invariants(&self) -> PyResult<()> {
-        self.inner.check_invariants().map_err(error::sim_error)
+    fn check_invariants(&mut self) -> PyResult<()> {
+        self.with(|s| s.check_invariants().map_err(error::sim_error))
     }
 
     /// The configuration with all defaults filled in, as TOML.
-    fn resolved_config(&self) -> String {
-        self.inner.config().to_toml()
+    fn resolved_config(&mut self) -> PyResult<String> {
+        self.with(|s| Ok(s.config().to_toml()))
     }
 
     /// Results: {"summary": json str, "classes": {col: list}, "nodes": ..., "links": ...,
     /// "flows": ..., "messages": ... or None, "types": {table: {col: "u64" | "f64" | "str"}}} — the types
     /// let an empty table keep its schema.
-    fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let r = py.allow_threads(|| self.inner.result());
-        let d = PyDict::new(py);
-        let types = PyDict::new(py);
-        d.set_item("messages", py.None())?;
-        for (name, t) in r.tables() {
-            let cols = PyDict::new(py);
-            for (col, c) in &t.columns {
-                cols.set_item(
-                    col,
-                    match c {
-                        Column::U64(_) => "u64",
-                        Column::F64(_) => "f64",
-                        Column::Str(_) => "str",
-                    },
-                )?;
+    fn result<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        self.with(|s| {
+            let r = py.allow_threads(|| s.result());
+            let d = PyDict::new(py);
+            let types = PyDict::new(py);
+            d.set_item("messages", py.None())?;
+            for (name, t) in r.tables() {
+                let cols = PyDict::new(py);
+                for (col, c) in &t.columns {
+                    cols.set_item(
+                        col,
+                        match c {
+                            Column::U64(_) => "u64",
+                            Column::F64(_) => "f64",
+                            Column::Str(_) => "str",
+                        },
+                    )?;
+                }
+                types.set_item(name, cols)?;
+                d.set_item(name, table(py, t)?)?;
             }
-            types.set_item(name, cols)?;
-            d.set_item(name, table(py, t)?)?;
-        }
-        d.set_item("types", types)?;
-        d.set_item("summary", r.summary_json())?;
-        Ok(d)
+            d.set_item("types", types)?;
+            d.set_item("summary", r.summary_json())?;
+            Ok(d)
+        })
     }
 }
 
@@ -118,18 +142,54 @@ fn parse(text: &str, fmt: &str) -> PyResult<Result<Config, ConfigErrors>> {
 #[pyfunction]
 #[pyo3(signature = (text, fmt = "toml", base_dir = None))]
 fn validate(text: &str, fmt: &str, base_dir: Option<PathBuf>) -> PyResult<Vec<(String, String)>> {
-    let cfg = parse(text, fmt)?;
-    let errors = match cfg {
-        Err(e) => e.0,
-        Ok(mut c) => {
-            c.base_dir = base_dir;
-            match qosnet_sim::build::validate(&c) {
-                Ok(_) => Vec::new(),
-                Err(e) => e.0,
+    error::guard(|| {
+        let cfg = parse(text, fmt)?;
+        let errors = match cfg {
+            Err(e) => e.0,
+            Ok(mut c) => {
+                c.base_dir = base_dir;
+                match qosnet_sim::build::validate(&c) {
+                    Ok(_) => Vec::new(),
+                    Err(e) => e.0,
+                }
             }
-        }
-    };
-    Ok(errors.into_iter().map(|e| (e.path, e.message)).collect())
+        };
+        Ok(errors.into_iter().map(|e| (e.path, e.message)).collect())
+    })
+}
+
+/// The memory a run of the configuration needs when built, and the limit `validate` holds
+/// it to: {"total": bytes, "limit": bytes or None (unlimited), "limit_source": str,
+/// "parts": [(name, bytes, what it grows with), ...]}. Raises ConfigError when the
+/// configuration does not parse.
+#[pyfunction]
+#[pyo3(signature = (text, fmt = "toml", base_dir = None))]
+fn estimate_memory<'py>(
+    py: Python<'py>,
+    text: &str,
+    fmt: &str,
+    base_dir: Option<PathBuf>,
+) -> PyResult<Bound<'py, PyDict>> {
+    error::guard(|| {
+        let mut cfg = parse(text, fmt)?.map_err(error::config_error)?;
+        cfg.base_dir = base_dir;
+        let e = cfg.estimate_memory().map_err(error::config_error)?;
+        let d = PyDict::new(py);
+        d.set_item("total", e.total)?;
+        d.set_item("limit", (e.limit != u64::MAX).then_some(e.limit))?;
+        d.set_item("limit_source", e.limit_source)?;
+        let parts: Vec<(&str, u64, String)> =
+            e.parts.into_iter().map(|p| (p.name, p.bytes, p.drivers)).collect();
+        d.set_item("parts", parts)?;
+        Ok(d)
+    })
+}
+
+/// Panics with `message`: for the tests of the panic guard only (hidden, not public API).
+#[doc(hidden)]
+#[pyfunction]
+fn _panic_for_tests(message: &str) -> PyResult<()> {
+    error::guard(|| panic!("{message}"))
 }
 
 fn table<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
@@ -150,6 +210,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_class::<admission::CallAdmission>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate_memory, m)?)?;
+    // (set, not added: not in `__all__`, not public API)
+    m.setattr("_panic_for_tests", wrap_pyfunction!(_panic_for_tests, m)?)?;
     error::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -16,6 +16,20 @@ impl ConfigError {
     }
 }
 
+/// Longest piece of a user's value an error message repeats, in characters.
+pub const CLIP_CHARS: usize = 200;
+
+/// `text` cut to [`CLIP_CHARS`] characters, with how long it was: an error must not echo a
+/// 10 MB value back.
+pub fn clip(text: &str) -> std::borrow::Cow<'_, str> {
+    let n = text.chars().count();
+    if n <= CLIP_CHARS {
+        return text.into();
+    }
+    let head: String = text.chars().take(CLIP_CHARS).collect();
+    format!("{head}…({n} chars)").into()
+}
+
 /// Every problem found in a configuration (validation does not stop at the first).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub struct ConfigErrors(pub Vec<ConfigError>);

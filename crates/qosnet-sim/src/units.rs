@@ -91,6 +91,117 @@ impl Clock {
     }
 }
 
+/// An amount of memory in bytes (`[simulation] memory_limit = "4 GB"`); `u64::MAX` is
+/// "unlimited".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ByteSize(pub u64);
+
+const BYTE_UNITS: &[(&str, f64)] = &[
+    ("B", 1.0),
+    ("kB", 1e3),
+    ("KB", 1e3),
+    ("MB", 1e6),
+    ("GB", 1e9),
+    ("TB", 1e12),
+    ("KiB", 1024.0),
+    ("MiB", 1048576.0),
+    ("GiB", 1073741824.0),
+    ("TiB", 1099511627776.0),
+];
+
+impl ByteSize {
+    pub const UNLIMITED: ByteSize = ByteSize(u64::MAX);
+
+    /// "4 GB", "512 MiB", "1e9 B", "unlimited".
+    pub fn parse(s: &str) -> Result<Self, String> {
+        if s.trim() == "unlimited" {
+            return Ok(Self::UNLIMITED);
+        }
+        let (v, unit) = split_number(s).ok_or_else(|| {
+            format!(
+                "expected a size like \"4 GB\" or \"unlimited\", got {} (units: {})",
+                crate::error::clip(&format!("{s:?}")),
+                allowed(BYTE_UNITS)
+            )
+        })?;
+        let unit = if unit.is_empty() { "B" } else { unit };
+        let mult = BYTE_UNITS.iter().find(|(u, _)| *u == unit).map(|(_, m)| *m).ok_or_else(|| {
+            format!(
+                "unknown size unit {:?} in {}; allowed: {}",
+                crate::error::clip(unit),
+                crate::error::clip(&format!("{s:?}")),
+                allowed(BYTE_UNITS)
+            )
+        })?;
+        let bytes = v * mult;
+        if !(bytes.is_finite() && bytes >= 1.0 && bytes < u64::MAX as f64) {
+            return Err(format!(
+                "must be at least 1 byte and finite, got {}",
+                crate::error::clip(&format!("{s:?}"))
+            ));
+        }
+        Ok(ByteSize(bytes.round() as u64))
+    }
+}
+
+impl fmt::Display for ByteSize {
+    /// Decimal units, three significant digits: "12.1 GB", "640 kB".
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if *self == Self::UNLIMITED {
+            return f.write_str("unlimited");
+        }
+        let b = self.0 as f64;
+        let (v, unit) = [(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")]
+            .into_iter()
+            .find(|(m, _)| b >= *m)
+            .map_or((b, "B"), |(m, u)| (b / m, u));
+        if unit == "B" {
+            write!(f, "{} B", self.0)
+        } else if v >= 100.0 {
+            write!(f, "{v:.0} {unit}")
+        } else if v >= 10.0 {
+            write!(f, "{v:.1} {unit}")
+        } else {
+            write!(f, "{v:.2} {unit}")
+        }
+    }
+}
+
+impl Serialize for ByteSize {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if *self == Self::UNLIMITED {
+            s.serialize_str("unlimited")
+        } else {
+            s.serialize_str(&format!("{} B", self.0))
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ByteSize {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl de::Visitor<'_> for V {
+            type Value = ByteSize;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a size like \"4 GB\" (or a number of bytes), or \"unlimited\"")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<ByteSize, E> {
+                if v == 0 {
+                    return Err(E::custom("must be at least 1 byte, got 0"));
+                }
+                Ok(ByteSize(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<ByteSize, E> {
+                Err(E::custom(format!("must be at least 1 byte, got {v}")))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<ByteSize, E> {
+                ByteSize::parse(v).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 const BANDWIDTH_UNITS: &[(&str, f64)] = &[
     ("b/s", 1.0),
     ("kb/s", 1e3),
@@ -209,8 +320,17 @@ impl Serialize for Bandwidth {
 
 impl<'de> Deserialize<'de> for Bandwidth {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        Bandwidth::parse(&s).map_err(de::Error::custom)
+        struct V;
+        impl de::Visitor<'_> for V {
+            type Value = Bandwidth;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a bandwidth with its unit, as a string like \"1.6 Gb/s\"")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Bandwidth, E> {
+                Bandwidth::parse(v).map_err(E::custom)
+            }
+        }
+        d.deserialize_str(V)
     }
 }
 
@@ -275,6 +395,20 @@ mod tests {
         assert!(Duration::parse("10 parsecs").unwrap_err().contains("allowed"));
         assert!(Duration::parse("1.5 cycles").is_err());
         assert_eq!(Duration::parse("7 cycles").unwrap(), Duration::Cycles(7));
+    }
+
+    #[test]
+    fn byte_sizes() {
+        assert_eq!(ByteSize::parse("4 GB"), Ok(ByteSize(4_000_000_000)));
+        assert_eq!(ByteSize::parse("1.5GiB"), Ok(ByteSize(1_610_612_736)));
+        assert_eq!(ByteSize::parse("1000"), Ok(ByteSize(1000)));
+        assert_eq!(ByteSize::parse("unlimited"), Ok(ByteSize::UNLIMITED));
+        assert!(ByteSize::parse("4 GW").unwrap_err().contains("allowed"));
+        assert!(ByteSize::parse("0 GB").is_err());
+        assert!(ByteSize::parse("1e30 TB").is_err());
+        assert_eq!(ByteSize(12_100_000_000).to_string(), "12.1 GB");
+        assert_eq!(ByteSize(5_700_000_000).to_string(), "5.70 GB");
+        assert_eq!(ByteSize(640_000).to_string(), "640 kB");
     }
 
     #[test]

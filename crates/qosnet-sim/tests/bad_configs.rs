@@ -92,7 +92,7 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
         case("a class with traffic but no VC", format!("{MESH}[[traffic]]\nload = 0.1\nclass = \"control\"\n[[traffic]]\nload = 0.1\n[router]\nvcs = 2\nvc_classes = {{ control = 0, real_time = 1, best_effort = 1 }}\n"), "router.vc_classes", "class control has traffic but no VC"),
         case("block size 0", with("[router]\nblock_size = 0\n"), "router.block_size", "must be in 1..=65535, got 0"),
         case("virtual clock counter too narrow", with("[router]\ncrossbar_scheduler = { kind = \"virtual_clock\", counter_bits = 2 }\n"), "router.crossbar_scheduler.counter_bits", "must be 0 (unbounded) or in 4..=63, got 2"),
-        case("virtual clock unknown parameter", with("[router]\ncrossbar_scheduler = { kind = \"virtual_clock\", bits = 16 }\n"), "router.crossbar_scheduler", "unknown field `bits`"),
+        case("virtual clock unknown parameter", with("[router]\ncrossbar_scheduler = { kind = \"virtual_clock\", bits = 16 }\n"), "router.crossbar_scheduler.bits", "unknown field `bits`"),
         case("wrr more weights than vcs", with("[router]\nvcs = 2\noutput_scheduler = { kind = \"wrr\", weights = [1, 2, 3] }\n"), "router.output_scheduler.weights", "gives 3 weights for 2 VCs"),
         case("wrr all weights zero", with("[router]\nvcs = 2\ncrossbar_scheduler = { kind = \"wrr\", weights = [0, 0] }\n"), "router.crossbar_scheduler.weights", "at least one weight must be > 0"),
         case("vl arbitration VL out of range", with("[router]\nvcs = 4\ncrossbar_scheduler = { kind = \"vl_arbitration\", high = [[7, 1]] }\n"), "router.crossbar_scheduler.high[0]", "VL 7 does not exist (VLs are 0..3)"),
@@ -170,7 +170,6 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
             "router.output_scheduler.kind",
             "unknown variant `edf`, expected one of `fcfs`, `round_robin`, `virtual_clock`, `fair_queueing`, `wrr`, `vl_arbitration`",
         ),
-        // Poor message: names the Rust type, does not say to write `{ kind = "fcfs" }`.
         case(
             "scheduler as an unknown bare kind",
             with("[router]\ncrossbar_scheduler = \"lifo\"\n"),
@@ -192,11 +191,10 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
         // ---- top level ----
         case("unknown top-level key", with("[routers]\nvcs = 4\n"), "routers", "unknown field `routers`, expected one of `simulation`"),
         case("no traffic", MESH, "traffic", "at least one [[traffic]]"),
-        case("traffic as a table", format!("{MESH}[traffic]\nload = 0.1\n"), "traffic", "expected a sequence"),
+        case("traffic as a table", format!("{MESH}[traffic]\nload = 0.1\n"), "traffic", "must be a list, got a table"),
         case("no topology", TRAFFIC, "<root>", "missing field `topology`"),
-        // Poor message: the TOML parser's line and column are dropped.
         case("toml syntax error", with("[router\nvcs = 4\n"), "<root>", "invalid table header"),
-        case("duplicate key", with("[router]\nvcs = 4\nvcs = 8\n"), "<root>", "duplicate key"),
+        case("duplicate key", with("[router]\nvcs = 4\nvcs = 8\n"), "router.vcs", "duplicate key: it is given twice (line 9, column 1)"),
         // ---- physical ----
         case("flit_bits 0", with("[physical]\nflit_bits = 0\n"), "physical.flit_bits", "got 0"),
         case(
@@ -286,7 +284,7 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
         case("load above 1", traffic("load = 1.5\n"), "traffic[0].load", "must be in (0, 1]"),
         case("load 0", traffic("load = 0.0\n"), "traffic[0].load", "got 0"),
         case("load nan", traffic("load = nan\n"), "traffic[0].load", "got NaN"),
-        case("load as a string", traffic("load = \"0.1\"\n"), "traffic[0].load", "invalid type: string \"0.1\""),
+        case("load as a string", traffic("load = \"0.1\"\n"), "traffic[0].load", "must be a number, got the string \"0.1\""),
         case(
             "load and rate both",
             traffic("load = 0.1\nrate = \"100 Mb/s\"\n"),
@@ -329,7 +327,6 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
             "node 3 is listed twice",
         ),
         case("sources empty", traffic("load = 0.1\nsources = []\n"), "traffic[0].sources", "non-empty list"),
-        // Poor message: does not say that "all" or a list of nodes is expected.
         case(
             "sources bad word",
             traffic("load = 0.1\nsources = \"some\"\n"),
@@ -409,12 +406,11 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
             "traffic[0].pattern.kind",
             "unknown variant `zipf`, expected one of `uniform`",
         ),
-        // Poor message: names the Rust type, does not say to write `{ kind = "uniform" }`.
         case(
             "pattern as a bare kind that needs parameters",
             traffic("load = 0.1\npattern = \"hot_spot\"\n"),
             "traffic[0].pattern",
-            "missing field `fraction`",
+            "missing field `fraction`: kind \"hot_spot\" takes parameters, written as a table { kind = \"hot_spot\", fraction = ..., nodes = ... }",
         ),
         case(
             "permutation file missing",
@@ -479,12 +475,11 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
             "topology",
             "4194304 routers",
         ),
-        // The path is the table, not `topology.ports` (internally tagged enum); the message names the key.
         case(
             "unknown key in mesh",
             topo("kind = \"mesh\"\nk = 4\nn = 2\nports = 4\n", ""),
-            "topology",
-            "unknown field `ports`",
+            "topology.ports",
+            "unknown field `ports`, expected one of `k`, `n`, `dims`",
         ),
         case(
             "torus with 1 vc",
@@ -512,8 +507,7 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
         case("ibsim dangling link", ibsim(&tmp.ibsim_dangling, ""), "topology.file", "line 2: dangling link: the record of \"Hca1\" (line 11) has no line for its port 1"),
         case("ibsim with routes", ibsim(&tmp.ibsim_ok, "format = \"ibsim\"\nroutes = \"/tmp\"\n"), "topology.routes", "read as an ibsim net file, which has no LIDs"),
         case("ibsim with routes, format inferred", ibsim(&tmp.ibsim_ok, "routes = \"/tmp\"\n"), "topology.routes", "(inferred from its first record)"),
-        // The path is the table (internally tagged enum); the message names the key.
-        case("ib_fabric unknown format", ibsim(&tmp.ibsim_ok, "format = \"opensm\"\n"), "topology", "`format` must be \"ibnetdiscover\" or \"ibsim\", got \"opensm\""),
+        case("ib_fabric unknown format", ibsim(&tmp.ibsim_ok, "format = \"opensm\"\n"), "topology.format", "must be \"ibnetdiscover\" or \"ibsim\", got \"opensm\""),
         case("ibsim read as a ports report", ibsim(&tmp.ibsim_ok, "format = \"ibnetdiscover\"\n"), "topology.file", "no switch-to-HCA links found (read as an `ibnetdiscover -p` ports report)"),
         // ---- routing ----
         // The message spells the kind as the Rust variant (`Dor`, `DModK`), not as written (`dor`, `d_mod_k`).
@@ -536,6 +530,50 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
             "\"direct\"",
         ),
         case("unknown routing kind", with("[routing]\nkind = \"adaptive\"\n"), "routing.kind", "`dor_dateline`"),
+        // ---- issue 21: values that panicked, validated then exhausted memory, or were ignored ----
+        case(
+            "reserved flow from a node out of range",
+            traffic("pattern = { kind = \"fixed\", destination = 3 }\nsources = [16]\nidt = 2\nload = 0.1\n[endpoint]\nmodel = \"via\"\nqueues = \"rate_control\"\n"),
+            "traffic[0].sources",
+            "node 16 does not exist (nodes are 0..15)",
+        ),
+        case("parameter to fair_queueing", with("[router]\ncrossbar_scheduler = { kind = \"fair_queueing\", weights = [1, 2] }\n"), "router.crossbar_scheduler.weights", "unknown field `weights`: kind \"fair_queueing\" takes no parameters"),
+        case("parameter to fcfs", with("[router]\noutput_scheduler = { kind = \"fcfs\", counter_bits = 8 }\n"), "router.output_scheduler.counter_bits", "kind \"fcfs\" takes no parameters"),
+        case("parameter to round_robin", with("[endpoint]\nscheduler = { kind = \"round_robin\", weights = [1] }\n"), "endpoint.scheduler.weights", "kind \"round_robin\" takes no parameters"),
+        case("parameter to poisson", traffic("load = 0.1\nprocess = { kind = \"poisson\", period = 100 }\n"), "traffic[0].process.period", "unknown field `period`: kind \"poisson\" takes no parameters"),
+        case("parameter to bernoulli", traffic("load = 0.1\nprocess = { kind = \"bernoulli\", on = 100 }\n"), "traffic[0].process.on", "kind \"bernoulli\" takes no parameters"),
+        case("parameter to uniform", traffic("load = 0.1\npattern = { kind = \"uniform\", nodes = [1] }\n"), "traffic[0].pattern.nodes", "kind \"uniform\" takes no parameters"),
+        case("parameter to transpose", traffic("load = 0.1\npattern = { kind = \"transpose\", fraction = 0.5 }\n"), "traffic[0].pattern.fraction", "kind \"transpose\" takes no parameters"),
+        case("unknown parameter of a window agent", with("[endpoint]\nagent = { kind = \"window\", messages = 4, timeout = 9 }\n"), "endpoint.agent.timeout", "unknown field `timeout`, expected `messages`"),
+        case("simulation as a positional list", format!("[simulation]\n{MESH}{TRAFFIC}").replace("[simulation]\n", "simulation = [3, 0, 200]\n"), "simulation", "must be a table with named keys, got a list of 3 values (values by position are not accepted)"),
+        case("router as a positional list", format!("router = [16, 40]\n{MESH}{TRAFFIC}"), "router", "values by position are not accepted"),
+        case("a traffic entry as a positional list", format!("traffic = [[0.1, 40]]\n{MESH}"), "traffic[0]", "values by position are not accepted"),
+        case("pipeline as a positional list", with("[router]\npipeline = [1, 1, 1, 1, 1]\n"), "router.pipeline", "values by position are not accepted"),
+        case("mix phase of 1e30 s", format!("{MESH}[[traffic]]\nclass = \"real_time\"\n[mix]\nload = 0.5\nphases = [{{ duration = \"1e30 s\", real_time = 1, best_effort = 1 }}]\n"), "mix.phases[0].duration", "must be at most 1000000000000000 cycles, got 1e30 s"),
+        case("periodic period of 1e30 s", traffic("process = { kind = \"periodic\", period = \"1e30 s\" }\nclass = \"control\"\n"), "traffic[0].process.period", "must be at most"),
+        case("on/off period of 1e30 s", traffic("load = 0.1\nprocess = { kind = \"on_off\", on = \"1e30 s\", off = 100 }\n"), "traffic[0].process.on", "must be at most"),
+        case("mesh k negative", topo("kind = \"mesh\"\nk = -4\nn = 2\n", ""), "topology.k", "must be a whole number >= 1, got -4"),
+        case("fat tree k a string", topo("kind = \"fat_tree\"\nk = \"four\"\nn = 2\n", ""), "topology.k", "must be a whole number >= 1, got the string \"four\""),
+        case("mesh dims entry fractional", topo("kind = \"mesh\"\ndims = [4, 2.5]\n", ""), "topology.dims[1]", "must be a whole number >= 1, got 2.5"),
+        case("negative wrr weight", with("[router]\nvcs = 2\ncrossbar_scheduler = { kind = \"wrr\", weights = [1, -1] }\n"), "router.crossbar_scheduler.weights[1]", "must be a whole number >= 0, got -1"),
+        case("vl arbitration entry of 3 values", with("[router]\noutput_scheduler = { kind = \"vl_arbitration\", high = [[0, 1], [1, 2, 3]] }\n"), "router.output_scheduler.high[1]", "must be a list of 2 values, got a list of 3 values"),
+        case("video traces not a list", traffic("load = 0.1\nclass = \"real_time\"\nprocess = { kind = \"video\", traces = \"a.st\" }\n"), "traffic[0].process.traces", "must be a list, got the string \"a.st\""),
+        case("seed too large", with("[simulation]\nseed = 1e3\n"), "simulation.seed", "must be a whole number >= 0, got 1000.0"),
+        case("record_messages not a bool", with("[simulation]\nrecord_messages = \"yes\"\n"), "simulation.record_messages", "must be true or false, got the string \"yes\""),
+        case("vcs beyond u32", with("[router]\nvcs = 5000000000\n"), "router.vcs", "must be a whole number >= 1 and at most 4294967295, got 5000000000"),
+        case("kind not a string", with("[router]\ncrossbar_scheduler = { kind = 7 }\n"), "router.crossbar_scheduler.kind", "must be a kind name (a string), got 7"),
+        case("scheduler as a number", with("[router]\ncrossbar_scheduler = 7\n"), "router.crossbar_scheduler", "must be a kind name, or a table with `kind` and its parameters, got 7"),
+        case("unit enum as a table", with("[router]\nkind = { preemptive = true }\n"), "router.kind", "must be one of `traditional`, `non_preemptive`, `preemptive`, got a table"),
+        case("vtick neither a number nor a rate", traffic("load = 0.1\nvtick = true\n"), "traffic[0].vtick", "must be cycles per flit (a number) or a rate like \"4 Mb/s\", got true"),
+        case("a huge value is cut", with(&format!("[router]\nkind = \"{}\"\n", "x".repeat(5000))), "router.kind", "…(5000 chars)`, expected one of"),
+        case("extra buffer too deep on a traditional router", with("[router]\npreemption = { extra_buffer = 4000000000 }\n"), "router.preemption.extra_buffer", "must be in 0..=65533, got 4000000000"),
+        // ---- memory (issue 21: each validated, then asked for gigabytes) ----
+        case("a 1000x1000 mesh", "[simulation]\nmemory_limit = \"64 GB\"\n[topology]\nkind = \"mesh\"\nk = 1000\nn = 2\n[[traffic]]\nload = 0.1\n", "topology", "the run needs about 12"),
+        case("a 65,533-node ring", "[simulation]\nmemory_limit = \"4 GB\"\n[topology]\nkind = \"torus\"\nk = 65533\nn = 1\n[[traffic]]\nload = 0.1\n", "topology", "more than the limit of 4.00 GB (simulation.memory_limit)"),
+        case("output_buffer 65533 on an 8x8 mesh", "[simulation]\nmemory_limit = \"4 GB\"\n[topology]\nkind = \"mesh\"\nk = 8\nn = 2\n[router]\noutput_buffer = 65533\n[[traffic]]\nload = 0.1\n", "router.output_buffer", "router output buffers 5.7"),
+        case("video streams beyond memory", "[simulation]\nmemory_limit = \"100 MB\"\n[topology]\nkind = \"mesh\"\nk = 16\nn = 2\n[[traffic]]\nclass = \"real_time\"\nprocess = { kind = \"video\", mean_rate = \"1 Mb/s\", streams = 4096 }\n", "traffic", "traffic and measurement 193 MB (sources (nodes x streams)"),
+        case("memory limit with an unknown unit", with("[simulation]\nmemory_limit = \"4 GW\"\n"), "simulation.memory_limit", "unknown size unit \"GW\""),
+        case("memory limit 0", with("[simulation]\nmemory_limit = 0\n"), "simulation.memory_limit", "at least 1 byte"),
     ]
 }
 
@@ -688,4 +726,31 @@ fn huge_durations_do_not_panic() {
     ];
     let panicked: Vec<&str> = cases.iter().filter(|(_, t)| build(t).is_err()).map(|(n, _)| *n).collect();
     assert!(panicked.is_empty(), "building panicked for: {panicked:?}");
+}
+
+/// Parse errors are reported together, each at its own key, as validation's are.
+#[test]
+fn every_parse_error_in_one_pass() {
+    let text = "[topology]\nkind = \"mesh\"\nk = -4\nn = 2\n[router]\nvcs = \"x\"\nbuffers = 4\n\
+                crossbar_scheduler = { kind = \"fair_queueing\", weights = [1] }\n\
+                [[traffic]]\nload = \"a\"\npattern = { kind = \"hot_spot\", fraction = 0.1, nodes = [-1] }\n";
+    let errs = match build(text) {
+        Err(_) => panic!("building panicked"),
+        Ok(Ok(_)) => panic!("accepted a configuration with six errors"),
+        Ok(Err(ConfigErrors(errs))) => errs,
+    };
+    let paths: Vec<&str> = errs.iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "topology.k",
+            "router.vcs",
+            "router.buffers",
+            "router.crossbar_scheduler.weights",
+            "traffic[0].load",
+            "traffic[0].pattern.nodes[0]"
+        ],
+        "{}",
+        show(&errs)
+    );
 }

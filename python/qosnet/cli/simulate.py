@@ -19,6 +19,7 @@ from qosnet.cli.common import (
     stdout_console,
     user_errors,
 )
+from qosnet.config import estimate_memory
 from qosnet.config import validate as validate_config
 
 __all__ = ["run", "validate"]
@@ -103,12 +104,16 @@ def run(
 def validate(config: ConfigArg, sets: SetOption = None) -> None:
     """Check CONFIG without running it; print every problem as `path: message`.
 
-    Exits 1 when there is any problem, 0 (printing "ok") when there is none.
+    Exits 1 when there is any problem, 0 when there is none, printing "ok" and the memory a
+    run needs (refused over the limit: simulation.memory_limit, QOSNET_MEMORY_LIMIT or the
+    machine's available memory).
     """
     with user_errors():
         errors = validate_config(config, sets or ())
+        estimate = None if errors else estimate_memory(config, sets or ())
     for path, message in errors:
         typer.echo(format_error(path, message))
-    if errors:
+    if errors or estimate is None:
         raise typer.Exit(1)
     typer.echo("ok")
+    typer.echo(f"memory: {estimate}")

@@ -17,6 +17,8 @@ use crate::traffic::pattern::Pattern;
 use crate::traffic::{ProcessSpec, TrafficSpec};
 use crate::units::Clock;
 
+mod memory;
+
 /// The parts of a configuration that validation had to build.
 pub struct Validated {
     pub clock: Clock,
@@ -33,6 +35,8 @@ pub struct Validated {
     pub(crate) agents: Agents,
     /// The switch outputs' marking (`[router] marking`).
     pub(crate) marking: Marking,
+    /// The memory the run will take when built, and the limit it was checked against.
+    pub memory: crate::config::MemoryEstimate,
 }
 
 /// A video source's streams: its traces (read, or made by the synthetic model) at the frame
@@ -184,7 +188,12 @@ fn class_split(cfg: &Config, present: [bool; 3], vcs: u32) -> Result<[u32; 3], S
                 }
             };
             let share = if x + y > 0.0 { x / (x + y) } else { 0.5 };
-            let mut rt = if present[1] { ((rest as f64 * share).round() as u32).max(1) } else { 0 };
+            // (one VC for control and real time: real time gets none, which is reported)
+            let mut rt = if present[1] {
+                ((rest as f64 * share).round() as u32).clamp(1, rest.max(1)).min(rest)
+            } else {
+                0
+            };
             if present[2] && rt >= rest {
                 rt = rest.saturating_sub(1);
             }
@@ -192,8 +201,9 @@ fn class_split(cfg: &Config, present: [bool; 3], vcs: u32) -> Result<[u32; 3], S
             ClassCounts { control, real_time: rt, best_effort: be }
         }
     };
-    let total = counts.control + counts.real_time + counts.best_effort;
-    if total != vcs {
+    // (in u64: the counts are the user's and may be anything)
+    let total = counts.control as u64 + counts.real_time as u64 + counts.best_effort as u64;
+    if total != vcs as u64 {
         return Err(format!(
             "VC counts control {} + real_time {} + best_effort {} = {total} must equal router.vcs = {vcs}",
             counts.control, counts.real_time, counts.best_effort
@@ -220,6 +230,21 @@ fn range<T: PartialOrd + std::fmt::Display + Copy>(
 ) {
     if v < lo || v > hi {
         errs.push(ConfigError::new(path, format!("must be in {lo}..={hi}, got {v}")));
+    }
+}
+
+/// A duration must be finite and at most [`MAX_CYCLES`] (a phase of "1e30 s" is no phase).
+fn at_most_max_cycles(errs: &mut Vec<ConfigError>, path: &str, d: crate::units::Duration, clock: &Clock) {
+    if clock.flit_bits == 0 {
+        return; // (no cycle length: `physical.flit_bits` is reported)
+    }
+    let cycles = clock.duration_cycles_f64(d);
+    if !(cycles.is_finite() && cycles <= MAX_CYCLES as f64) {
+        let got = match d {
+            crate::units::Duration::Seconds(s) if s.abs() >= 1e9 => format!("{s:e} s"),
+            _ => d.to_string(),
+        };
+        errs.push(ConfigError::new(path, format!("must be at most {MAX_CYCLES} cycles, got {got}")));
     }
 }
 
@@ -310,6 +335,27 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         ("output", pl.output, 0),
     ] {
         range(&mut errs, &format!("router.pipeline.{name}"), v, lo, 10_000);
+    }
+
+    if rc.kind != RouterKind::Preemptive && rc.preemption.extra_buffer > crate::ring::MAX_DEPTH {
+        // (unused by this router, but its input buffers are sized for it: `Routers::new`)
+        range(
+            &mut errs,
+            "router.preemption.extra_buffer",
+            rc.preemption.extra_buffer,
+            0,
+            crate::ring::MAX_DEPTH,
+        );
+    }
+
+    // The memory the run needs, from the configuration alone: a network that cannot fit
+    // is not built, not even its topology.
+    if let (Some(shape), true) = (memory::Shape::of_config(&cfg.topology), (1..=32).contains(&rc.vcs)) {
+        let traffic = memory::TrafficShape::of_config(cfg, shape.nodes);
+        if let Err(e) = memory::check(cfg, memory::estimate(cfg, shape, traffic)) {
+            errs.push(e);
+            return Err(ConfigErrors(errs));
+        }
     }
 
     let built = Topology::build_in(&cfg.topology, &|p| cfg.resolve_path(p)).and_then(|t| {
@@ -423,6 +469,7 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
                         "must be at least one cycle",
                     ));
                 }
+                at_most_max_cycles(&mut errs, &format!("{path}.process.period"), *period, &clock);
                 (ProcessSpec::Periodic { period: p.max(1.0) }, vec![flits / p.max(1.0)])
             }
             Process::Poisson => (ProcessSpec::Poisson, given_load(&mut errs)),
@@ -434,6 +481,10 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
                 }
                 if !(off >= 0.0 && off.is_finite()) {
                     errs.push(ConfigError::new(format!("{path}.process.off"), "must be >= 0"));
+                }
+                if let Process::OnOff { on: on_d, off: off_d, .. } = &t.process {
+                    at_most_max_cycles(&mut errs, &format!("{path}.process.on"), *on_d, &clock);
+                    at_most_max_cycles(&mut errs, &format!("{path}.process.off"), *off_d, &clock);
                 }
                 let params = crate::traffic::on_off::OnOffParams {
                     rate: 0.0,
@@ -522,7 +573,9 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
                         ));
                     }
                 }
-                l.clone()
+                // Only nodes that exist go on: the checks below (reservations) index
+                // per-node tables with them.
+                l.iter().copied().filter(|&n| (n as usize) < topo.nodes).collect()
             }
         };
         match Pattern::build(&t.pattern, topo, |p| cfg.resolve_path(p), &format!("{path}.pattern")) {
@@ -599,6 +652,7 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
                     ),
                 ));
             }
+            at_most_max_cycles(&mut errs, &format!("mix.phases[{i}].duration"), p.duration, &clock);
             if clock.duration_cycles(p.duration) == 0 && i + 1 < m.phases.len() {
                 errs.push(ConfigError::new(
                     format!("mix.phases[{i}].duration"),
@@ -632,6 +686,23 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
     if let (Some(topo), Some(routing)) = (&topology, &routing) {
         check_reservations(cfg, &clock, &nic, topo, routing, &specs, &spec_nodes, &mut errs);
     }
+    // The whole estimate, now that the topology (a fabric's size) and the sources are known.
+    let mut estimate = None;
+    if let Some(topo) = &topology {
+        let shape = memory::Shape::of_topology(topo);
+        let mut traffic = memory::TrafficShape::of_config(cfg, shape.nodes);
+        if specs.len() == cfg.traffic.len() {
+            traffic.sources = specs
+                .iter()
+                .zip(&spec_nodes)
+                .map(|(s, n)| n.len() as u128 * s.sources_per_node() as u128)
+                .sum();
+        }
+        match memory::check(cfg, memory::estimate(cfg, shape, traffic)) {
+            Ok(e) => estimate = Some(e),
+            Err(e) => errs.push(e),
+        }
+    }
     if !errs.is_empty() {
         return Err(ConfigErrors(errs));
     }
@@ -656,6 +727,7 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         nic,
         agents,
         marking,
+        memory: estimate.unwrap_or_else(|| memory::assemble(Vec::new(), (u64::MAX, String::new()))),
     })
 }
 

@@ -5,10 +5,17 @@
 //! Defaults follow documents 003 §4.1 and 000 §5.1: 16 VCs per port, 128-bit flits,
 //! 1.6 Gb/s links, 40-flit messages, one cycle per pipeline stage.
 
+#[macro_use]
+mod tagged;
+mod de;
+pub mod memory;
+pub mod value;
 pub mod video;
 
+pub use memory::{MemoryEstimate, MemoryPart};
+
 use crate::error::{ConfigError, ConfigErrors};
-use crate::units::{Bandwidth, Duration};
+use crate::units::{Bandwidth, ByteSize, Duration};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -57,6 +64,11 @@ pub struct SimulationConfig {
     pub watchdog: Duration,
     /// Keep a record of every measured message (the `messages` table).
     pub record_messages: bool,
+    /// Refuse a run whose estimated memory exceeds this (`"4 GB"`, `"unlimited"`).
+    /// Default: `QOSNET_MEMORY_LIMIT` if set, else the memory the machine has available
+    /// (`build::validate`'s memory estimate).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_limit: Option<ByteSize>,
 }
 
 impl Default for SimulationConfig {
@@ -68,6 +80,7 @@ impl Default for SimulationConfig {
             drain_limit: Duration::Cycles(100_000),
             watchdog: Duration::Cycles(20_000),
             record_messages: false,
+            memory_limit: None,
         }
     }
 }
@@ -87,41 +100,43 @@ impl Default for PhysicalConfig {
     }
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum TopologyConfig {
-    /// One router with `ports` endpoint ports (document 003's 8-port router).
-    Star { ports: u32 },
-    /// k-ary n-mesh (or `dims` for unequal sides), one endpoint per router.
-    Mesh {
-        #[serde(default)]
-        k: Option<u32>,
-        #[serde(default)]
-        n: Option<u32>,
-        #[serde(default)]
-        dims: Option<Vec<u32>>,
-    },
-    /// k-ary n-torus (or `dims`), one endpoint per router.
-    Torus {
-        #[serde(default)]
-        k: Option<u32>,
-        #[serde(default)]
-        n: Option<u32>,
-        #[serde(default)]
-        dims: Option<Vec<u32>>,
-    },
-    /// k-ary n-tree: k^n endpoints, n levels of k^(n-1) switches with 2k ports.
-    FatTree { k: u32, n: u32 },
-    /// A real InfiniBand fabric: `file` is its `ibnetdiscover -p` ports report or an ibsim
-    /// net file (`format`, inferred from the file when absent), `routes` (optional, ports
-    /// reports only) a directory of its switches' `ibroute` forwarding tables.
-    IbFabric {
-        file: PathBuf,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        format: Option<IbFabricFormat>,
-        #[serde(default)]
-        routes: Option<PathBuf>,
-    },
+tagged_enum! {
+    #[derive(Clone, Debug, Serialize)]
+    #[serde(tag = "kind", rename_all = "snake_case")]
+    pub enum TopologyConfig {
+        /// One router with `ports` endpoint ports (document 003's 8-port router).
+        Star { ports: u32 },
+        /// k-ary n-mesh (or `dims` for unequal sides), one endpoint per router.
+        Mesh {
+            #[serde(default)]
+            k: Option<u32>,
+            #[serde(default)]
+            n: Option<u32>,
+            #[serde(default)]
+            dims: Option<Vec<u32>>,
+        },
+        /// k-ary n-torus (or `dims`), one endpoint per router.
+        Torus {
+            #[serde(default)]
+            k: Option<u32>,
+            #[serde(default)]
+            n: Option<u32>,
+            #[serde(default)]
+            dims: Option<Vec<u32>>,
+        },
+        /// k-ary n-tree: k^n endpoints, n levels of k^(n-1) switches with 2k ports.
+        FatTree { k: u32, n: u32 },
+        /// A real InfiniBand fabric: `file` is its `ibnetdiscover -p` ports report or an ibsim
+        /// net file (`format`, inferred from the file when absent), `routes` (optional, ports
+        /// reports only) a directory of its switches' `ibroute` forwarding tables.
+        IbFabric {
+            file: PathBuf,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            format: Option<IbFabricFormat>,
+            #[serde(default)]
+            routes: Option<PathBuf>,
+        },
+    }
 }
 
 /// How an `ib_fabric` file is written (`topology::ib_fabric` documents both).
@@ -134,8 +149,7 @@ pub enum IbFabricFormat {
     Ibsim,
 }
 
-/// By hand so that the message names the key: inside the internally tagged
-/// `TopologyConfig`, serde's own error would carry only the path `topology`.
+/// By hand, for a message that lists the two formats as they are written.
 impl<'de> Deserialize<'de> for IbFabricFormat {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
@@ -143,7 +157,8 @@ impl<'de> Deserialize<'de> for IbFabricFormat {
             "ibnetdiscover" => Ok(Self::Ibnetdiscover),
             "ibsim" => Ok(Self::Ibsim),
             _ => Err(serde::de::Error::custom(format!(
-                "`format` must be \"ibnetdiscover\" or \"ibsim\", got {s:?}"
+                "must be \"ibnetdiscover\" or \"ibsim\", got {}",
+                crate::error::clip(&format!("{s:?}"))
             ))),
         }
     }
@@ -177,42 +192,44 @@ impl PipelineConfig {
     }
 }
 
-/// A scheduler choosing one VC among eligible candidates (crossbar input, output
-/// multiplexer, NIC injection port). Registered once here; built in `sched::Scheduler::build`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum SchedulerConfig {
-    /// Oldest flit first (traditional router, document 003 §3).
-    Fcfs,
-    /// Round robin over VCs, starting after the last one served.
-    RoundRobin,
-    /// VirtualClock (document 003 §3.1): smallest stamp first, stamps from each message's
-    /// Vtick. `counter_bits` > 0 models the document's finite counters (16 in its VHDL).
-    VirtualClock {
-        #[serde(default)]
-        counter_bits: u32,
-    },
-    /// Weighted Fair Queueing with an exact GPS round number (document 003 §3.1).
-    FairQueueing,
-    /// Weighted round robin (document 000 §3.1): `weights[vc]` flits per round (all 1 if
-    /// empty, which is round robin).
-    Wrr {
-        #[serde(default)]
-        weights: Vec<u32>,
-    },
-    /// IBA two-level VL arbitration (document 000 §3.3): `[vl, weight]` entries, weights
-    /// in IBA units of 64 bytes; `limit_of_high_priority` in units of 4 KiB (255 =
-    /// unbounded, 0 = one flit); `management_vl` always served first (VL15 in IBA).
-    VlArbitration {
-        #[serde(default)]
-        high: Vec<[u32; 2]>,
-        #[serde(default)]
-        low: Vec<[u32; 2]>,
-        #[serde(default = "default_limit_of_high_priority")]
-        limit_of_high_priority: u32,
-        #[serde(default)]
-        management_vl: Option<u32>,
-    },
+tagged_enum! {
+    /// A scheduler choosing one VC among eligible candidates (crossbar input, output
+    /// multiplexer, NIC injection port). Registered once here; built in `sched::Scheduler::build`.
+    #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+    #[serde(tag = "kind", rename_all = "snake_case")]
+    pub enum SchedulerConfig {
+        /// Oldest flit first (traditional router, document 003 §3).
+        Fcfs,
+        /// Round robin over VCs, starting after the last one served.
+        RoundRobin,
+        /// VirtualClock (document 003 §3.1): smallest stamp first, stamps from each message's
+        /// Vtick. `counter_bits` > 0 models the document's finite counters (16 in its VHDL).
+        VirtualClock {
+            #[serde(default)]
+            counter_bits: u32,
+        },
+        /// Weighted Fair Queueing with an exact GPS round number (document 003 §3.1).
+        FairQueueing,
+        /// Weighted round robin (document 000 §3.1): `weights[vc]` flits per round (all 1 if
+        /// empty, which is round robin).
+        Wrr {
+            #[serde(default)]
+            weights: Vec<u32>,
+        },
+        /// IBA two-level VL arbitration (document 000 §3.3): `[vl, weight]` entries, weights
+        /// in IBA units of 64 bytes; `limit_of_high_priority` in units of 4 KiB (255 =
+        /// unbounded, 0 = one flit); `management_vl` always served first (VL15 in IBA).
+        VlArbitration {
+            #[serde(default)]
+            high: Vec<[u32; 2]>,
+            #[serde(default)]
+            low: Vec<[u32; 2]>,
+            #[serde(default = "default_limit_of_high_priority")]
+            limit_of_high_priority: u32,
+            #[serde(default)]
+            management_vl: Option<u32>,
+        },
+    }
 }
 
 fn default_limit_of_high_priority() -> u32 {
@@ -350,10 +367,10 @@ pub struct RouterConfig {
     pub speedup: u32,
     /// Scheduler at each crossbar input (stage 4). Default: FCFS for the traditional
     /// router, VirtualClock for the QoS routers.
-    #[serde(deserialize_with = "opt_kind_or_table", skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub crossbar_scheduler: Option<SchedulerConfig>,
     /// Scheduler of each output multiplexer (stage 5). Default: as the crossbar's.
-    #[serde(deserialize_with = "opt_kind_or_table", skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub output_scheduler: Option<SchedulerConfig>,
     /// Block-level multiplexing (document 003 §5.1): schedulers switch VC only every
     /// `block_size` flits (1 = flit-level).
@@ -364,19 +381,21 @@ pub struct RouterConfig {
     /// Marking at the switch outputs (the switch side of explicit congestion notification):
     /// none by default. Marks are counted per flow (`flows.marked_packets`) and are what
     /// congestion-control agents react to.
-    #[serde(deserialize_with = "opt_kind_or_table", skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub marking: Option<MarkingConfig>,
 }
 
-/// How a switch output marks packets (`[router] marking`). Registered once here; checked
-/// and built in `router::Marking::build`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum MarkingConfig {
-    /// A packet is marked when one of its flits enters an output VC buffer that then holds
-    /// at least `flits` flits (a fixed buffer threshold, as InfiniBand's switch congestion
-    /// threshold and document 000's buffer-occupancy detectors use).
-    Threshold { flits: u32 },
+tagged_enum! {
+    /// How a switch output marks packets (`[router] marking`). Registered once here; checked
+    /// and built in `router::Marking::build`.
+    #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+    #[serde(tag = "kind", rename_all = "snake_case")]
+    pub enum MarkingConfig {
+        /// A packet is marked when one of its flits enters an output VC buffer that then holds
+        /// at least `flits` flits (a fixed buffer threshold, as InfiniBand's switch congestion
+        /// threshold and document 000's buffer-occupancy detectors use).
+        Threshold { flits: u32 },
+    }
 }
 
 impl Default for RouterConfig {
@@ -531,7 +550,7 @@ pub struct EndpointConfig {
     pub concurrent_packets: u32,
     /// Scheduler multiplexing the injection link among VCs (the QoS NIC's hardware
     /// VirtualClock, the HCA's VL arbitration). Default: the router's crossbar scheduler.
-    #[serde(deserialize_with = "opt_kind_or_table", skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub scheduler: Option<SchedulerConfig>,
     /// NIC send buffer: `per_vc` (split into the router's C VCs, VC-aware buffer
     /// management, document 003 §3.3.1) or `shared` (one FIFO, the traditional NIC).
@@ -558,24 +577,26 @@ pub struct EndpointConfig {
     /// The control agent at every endpoint (admission or congestion control: it decides
     /// when a flow may start its next message). Default: none, every message starts as
     /// soon as the endpoint can send it.
-    #[serde(deserialize_with = "opt_kind_or_table", skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<AgentConfig>,
 }
 
-/// A control agent at the endpoints (`[endpoint] agent`). Registered once here; checked and
-/// built in `control::Agents::build`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum AgentConfig {
-    /// At most `messages` messages per node started and not yet delivered: a fixed
-    /// end-to-end injection window (the simplest window-based flow control). The source
-    /// hears of a delivery at once, or `ack_delay` later (an acknowledgement on the
-    /// control channel).
-    Window {
-        messages: u32,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        ack_delay: Option<Duration>,
-    },
+tagged_enum! {
+    /// A control agent at the endpoints (`[endpoint] agent`). Registered once here; checked and
+    /// built in `control::Agents::build`.
+    #[derive(Clone, Debug, PartialEq, Serialize)]
+    #[serde(tag = "kind", rename_all = "snake_case")]
+    pub enum AgentConfig {
+        /// At most `messages` messages per node started and not yet delivered: a fixed
+        /// end-to-end injection window (the simplest window-based flow control). The source
+        /// hears of a delivery at once, or `ack_delay` later (an acknowledgement on the
+        /// control channel).
+        Window {
+            messages: u32,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            ack_delay: Option<Duration>,
+        },
+    }
 }
 
 impl Default for EndpointConfig {
@@ -680,45 +701,47 @@ impl TrafficClass {
     }
 }
 
-/// When a source creates messages (the temporal process). Registered once here; built in
-/// `build::validate` into a `traffic::ProcessSpec`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum Process {
-    /// Exponential inter-arrival times (document 003 §4.2 best effort).
-    Poisson,
-    /// Each cycle a message with probability rate / message size.
-    Bernoulli,
-    /// One message every `period` (document 003 §4.2 control traffic: one per 33.3 ms),
-    /// from a random offset within the first period. Gives the rate: no `load`/`rate`.
-    Periodic { period: Duration },
-    /// ON/OFF stream to one destination (document 000 §5.2): messages evenly spaced during
-    /// ON periods, none during OFF; `on`/`off` are mean lengths (exponential) or fixed.
-    OnOff {
-        on: Duration,
-        off: Duration,
-        #[serde(default = "yes")]
-        exponential: bool,
-    },
-    /// VBR video (document 003 §4.2): streams to one destination each, one frame every
-    /// 1/`frame_rate`, frames cut into messages. Frame sizes from `traces` (EvalVid `st_*`,
-    /// LTE-Sim `.dat`, or one value per line; stream i uses trace i mod n, from a random
-    /// frame), rescaled to `mean_rate` if given; without traces, the `synthetic` MPEG model
-    /// at `mean_rate`. Streams per node: `streams`, or the load divided by a stream's rate.
-    Video {
-        #[serde(default)]
-        traces: Vec<PathBuf>,
-        #[serde(default)]
-        format: video::TraceFormat,
-        #[serde(default = "default_frame_rate")]
-        frame_rate: f64,
-        #[serde(default)]
-        mean_rate: Option<Bandwidth>,
-        #[serde(default)]
-        synthetic: video::SyntheticVbr,
-        #[serde(default)]
-        streams: Option<u32>,
-    },
+tagged_enum! {
+    /// When a source creates messages (the temporal process). Registered once here; built in
+    /// `build::validate` into a `traffic::ProcessSpec`.
+    #[derive(Clone, Debug, PartialEq, Serialize)]
+    #[serde(tag = "kind", rename_all = "snake_case")]
+    pub enum Process {
+        /// Exponential inter-arrival times (document 003 §4.2 best effort).
+        Poisson,
+        /// Each cycle a message with probability rate / message size.
+        Bernoulli,
+        /// One message every `period` (document 003 §4.2 control traffic: one per 33.3 ms),
+        /// from a random offset within the first period. Gives the rate: no `load`/`rate`.
+        Periodic { period: Duration },
+        /// ON/OFF stream to one destination (document 000 §5.2): messages evenly spaced during
+        /// ON periods, none during OFF; `on`/`off` are mean lengths (exponential) or fixed.
+        OnOff {
+            on: Duration,
+            off: Duration,
+            #[serde(default = "yes")]
+            exponential: bool,
+        },
+        /// VBR video (document 003 §4.2): streams to one destination each, one frame every
+        /// 1/`frame_rate`, frames cut into messages. Frame sizes from `traces` (EvalVid `st_*`,
+        /// LTE-Sim `.dat`, or one value per line; stream i uses trace i mod n, from a random
+        /// frame), rescaled to `mean_rate` if given; without traces, the `synthetic` MPEG model
+        /// at `mean_rate`. Streams per node: `streams`, or the load divided by a stream's rate.
+        Video {
+            #[serde(default)]
+            traces: Vec<PathBuf>,
+            #[serde(default)]
+            format: video::TraceFormat,
+            #[serde(default = "default_frame_rate")]
+            frame_rate: f64,
+            #[serde(default)]
+            mean_rate: Option<Bandwidth>,
+            #[serde(default)]
+            synthetic: video::SyntheticVbr,
+            #[serde(default)]
+            streams: Option<u32>,
+        },
+    }
 }
 
 fn yes() -> bool {
@@ -776,40 +799,42 @@ impl Default for NodeSet {
     }
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum PatternConfig {
-    Uniform,
-    Transpose,
-    BitComplement,
-    BitReversal,
-    PerfectShuffle,
-    Butterfly,
-    Tornado,
-    Neighbour,
-    /// With probability `fraction` a message goes to one of `nodes` (uniformly), else uniform.
-    HotSpot {
-        fraction: f64,
-        nodes: Vec<u32>,
-    },
-    /// Every message goes to node `destination` (a source at it is silent).
-    Fixed {
-        destination: u32,
-    },
-    /// One destination per source: lines `dst` (line i is source i) or `src dst`.
-    Permutation {
-        file: PathBuf,
-    },
-    /// N rows of N non-negative weights: row s gives the destination distribution of s.
-    Matrix {
-        file: PathBuf,
-    },
+tagged_enum! {
+    #[derive(Clone, Debug, Serialize)]
+    #[serde(tag = "kind", rename_all = "snake_case")]
+    pub enum PatternConfig {
+        Uniform,
+        Transpose,
+        BitComplement,
+        BitReversal,
+        PerfectShuffle,
+        Butterfly,
+        Tornado,
+        Neighbour,
+        /// With probability `fraction` a message goes to one of `nodes` (uniformly), else uniform.
+        HotSpot {
+            fraction: f64,
+            nodes: Vec<u32>,
+        },
+        /// Every message goes to node `destination` (a source at it is silent).
+        Fixed {
+            destination: u32,
+        },
+        /// One destination per source: lines `dst` (line i is source i) or `src dst`.
+        Permutation {
+            file: PathBuf,
+        },
+        /// N rows of N non-negative weights: row s gives the destination distribution of s.
+        Matrix {
+            file: PathBuf,
+        },
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TrafficConfig {
-    #[serde(default = "default_process", deserialize_with = "kind_or_table")]
+    #[serde(default = "default_process")]
     pub process: Process,
     #[serde(default)]
     pub class: TrafficClass,
@@ -825,7 +850,7 @@ pub struct TrafficConfig {
     /// Packet length in flits; a message is cut into packets of this size (the last may be shorter).
     #[serde(default = "default_message_flits")]
     pub packet_flits: u32,
-    #[serde(default = "default_pattern", deserialize_with = "kind_or_table")]
+    #[serde(default = "default_pattern")]
     pub pattern: PatternConfig,
     /// Which nodes run this source ("all" or a list).
     #[serde(default)]
@@ -849,11 +874,38 @@ pub struct TrafficConfig {
 }
 
 /// A Vtick as cycles per flit or as the rate it stands for.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum VtickConfig {
     Cycles(f64),
     Rate(Bandwidth),
+}
+
+/// By hand: serde's untagged form would answer a bad value with "data did not match any
+/// variant of untagged enum VtickConfig".
+impl<'de> Deserialize<'de> for VtickConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = VtickConfig;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("cycles per flit (a number) or a rate like \"4 Mb/s\"")
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<VtickConfig, E> {
+                Ok(VtickConfig::Cycles(v as f64))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<VtickConfig, E> {
+                Ok(VtickConfig::Cycles(v as f64))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<VtickConfig, E> {
+                Ok(VtickConfig::Cycles(v))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<VtickConfig, E> {
+                Bandwidth::parse(v).map(VtickConfig::Rate).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// A real-time : best-effort mix whose ratio changes over time (document 003 §4.2: the load
@@ -880,40 +932,6 @@ pub struct PhaseConfig {
     pub best_effort: f64,
 }
 
-/// A mechanism written either as a table with its `kind` and parameters
-/// (`{ kind = "hot_spot", fraction = 0.1, nodes = [0] }`) or, when it has no parameters, as
-/// the bare kind (`"uniform"`, which reads as `{ kind = "uniform" }`).
-fn kind_or_table<'de, D, T>(d: D) -> Result<T, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    struct V<T>(std::marker::PhantomData<T>);
-    impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for V<T> {
-        type Value = T;
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("a kind name, or a table with `kind` and its parameters")
-        }
-        fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<T, E> {
-            let kind = std::iter::once(("kind", s));
-            T::deserialize(serde::de::value::MapDeserializer::new(kind))
-        }
-        fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
-            T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
-        }
-    }
-    d.deserialize_any(V(std::marker::PhantomData))
-}
-
-/// [`kind_or_table`] for an optional mechanism.
-fn opt_kind_or_table<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    kind_or_table(d).map(Some)
-}
-
 fn default_process() -> Process {
     Process::Poisson
 }
@@ -924,21 +942,15 @@ fn default_pattern() -> PatternConfig {
     PatternConfig::Uniform
 }
 
-/// Where a configuration came from, so deserialisation errors can carry the right path.
-enum Format {
-    Toml,
-    Json,
-}
-
 impl Config {
-    /// Parse a TOML document; errors carry the dotted path of the offending key.
+    /// Parse a TOML document; every error carries the dotted path of its key.
     pub fn from_toml_str(text: &str) -> Result<Config, ConfigErrors> {
-        Self::parse(text, Format::Toml)
+        Self::from_tree(value::from_toml(text))
     }
 
     /// Parse a JSON document (what the Python front sends after applying overrides).
     pub fn from_json_str(text: &str) -> Result<Config, ConfigErrors> {
-        Self::parse(text, Format::Json)
+        Self::from_tree(value::from_json(text))
     }
 
     pub fn from_file(path: &Path) -> Result<Config, ConfigErrors> {
@@ -949,33 +961,10 @@ impl Config {
         Ok(cfg)
     }
 
-    fn parse(text: &str, fmt: Format) -> Result<Config, ConfigErrors> {
-        let result: Result<Config, (String, String)> = match fmt {
-            Format::Toml => {
-                let de = toml::Deserializer::new(text);
-                serde_path_to_error::deserialize(de).map_err(|e| {
-                    let path = e.path().to_string();
-                    let inner = e.into_inner();
-                    // A syntax error has no field path: keep toml's line and column.
-                    let msg = if inner.span().is_some() && path == "." {
-                        inner.to_string().trim_end().to_string()
-                    } else {
-                        inner.message().to_string()
-                    };
-                    (path, msg)
-                })
-            }
-            Format::Json => {
-                let mut de = serde_json::Deserializer::from_str(text);
-                serde_path_to_error::deserialize(&mut de)
-                    .map_err(|e| (e.path().to_string(), e.into_inner().to_string()))
-            }
-        };
-        result.map_err(|(path, msg)| {
-            let path =
-                if path == "." || path == "?" || path.is_empty() { "<root>".to_string() } else { path };
-            ConfigErrors(vec![ConfigError::new(path, msg)])
-        })
+    /// The configuration in a parsed document (see `de.rs`: every error, each with its path).
+    fn from_tree(tree: Result<value::Value, value::SyntaxError>) -> Result<Config, ConfigErrors> {
+        let tree = tree.map_err(|(path, message)| ConfigError::new(path, message))?;
+        de::from_value(&tree)
     }
 
     /// The configuration with every default filled in, as TOML.

@@ -9,8 +9,9 @@ use crate::config::TraceConfig;
 use crate::error::ConfigError;
 use crate::units::{Clock, Cycle};
 
-/// Most rows a link series may have (intervals × links): beyond, ask for longer intervals.
-const MAX_SERIES_ROWS: u64 = 20_000_000;
+/// Most rows a link series may have (intervals × links; about 100 bytes each in its table):
+/// beyond, ask for longer intervals.
+const MAX_SERIES_ROWS: u64 = 2_000_000;
 
 /// Flits per link per interval, from cumulative counter snapshots.
 #[derive(Clone, Debug)]

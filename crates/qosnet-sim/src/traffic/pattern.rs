@@ -31,7 +31,8 @@ pub enum Pattern {
 }
 
 fn pow2_bits(nodes: usize, path: &str, name: &str) -> Result<u32, ConfigError> {
-    if !nodes.is_power_of_two() {
+    // (one node has no bits to permute: the patterns' `b - 1` needs b >= 1)
+    if !nodes.is_power_of_two() || nodes < 2 {
         return Err(ConfigError::new(
             path,
             format!("pattern \"{name}\" needs a power-of-two node count, this topology has {nodes} nodes"),
@@ -53,6 +54,13 @@ impl Pattern {
             Pattern::Fixed((0..n).map(|s| Some(f(s) as u32).filter(|&d| d as usize != s)).collect())
         };
         let kind_path = format!("{path}.kind");
+        if n < 2 {
+            // Every pattern sends to another node (uniform draws among the n - 1 others).
+            return Err(ConfigError::new(
+                kind_path,
+                format!("a traffic pattern needs at least 2 nodes, this topology has {n}"),
+            ));
+        }
         Ok(match cfg {
             PatternConfig::Uniform => Pattern::Uniform { nodes: n },
             PatternConfig::Transpose => {
