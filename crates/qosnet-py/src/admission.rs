@@ -3,6 +3,7 @@
 //! simulator's own topology and deterministic routes. No admission logic here.
 
 use crate::error;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use qosnet_sim::admission::{CallAdmission as Engine, Rejection};
@@ -137,6 +138,19 @@ impl CallAdmission {
             let (sourced, sunk) = s.inner.node_reserved(node);
             Ok((sourced, sunk, s.inner.node_capacity(node)))
         })
+    }
+
+    /// The largest bandwidth, b/s, that every flow `(src, dst)` could be given at once, each
+    /// the same: the least room per flow over every source, switch port and destination
+    /// they use (0 when one is full, inf for no flows). Changes nothing.
+    fn grantable(&self, flows: Vec<(u32, u32)>) -> PyResult<f64> {
+        self.read(|s| s.inner.grantable(&flows).map_err(|why| PyValueError::new_err(why.to_string())))
+    }
+
+    /// The inter-dispatch time of a flow from `src` reserving `bps`, in rate-control periods
+    /// T: idt = T x Bpeak / Breq (document 004 §3.4), Bpeak the source's capacity.
+    fn idt(&self, src: u32, bps: f64) -> PyResult<f64> {
+        self.read(|s| s.inner.idt_periods(src, bps).map_err(|why| PyValueError::new_err(why.to_string())))
     }
 
     /// Every connected switch output port as columns: router, port, `to` ("router" or

@@ -23,9 +23,8 @@ switch-to-switch ports), and the allocator weighs a few candidate sets of free n
 
 Each set is tried with ranks in node order and in a nearest-neighbour chain (a ring wants
 the chain, a hypercube node order on a mesh). For every candidate the largest bandwidth per
-flow it can take now is computed exactly from the engine's residual capacities: each flow's
-path from `CallAdmission.path`, then for every node and port min(residual / flows through
-it); Python only takes that min. The allocator picks the candidate with the most bandwidth
+flow it can take now is the engine's own answer (`CallAdmission.grantable`: over every node
+and switch port the flows use, the least residual / flows through it). The allocator picks the candidate with the most bandwidth
 available (spreading load, §3.4), then the one using fewest ports (the "minimum set of
 resources", §3.4), then the freest. `grantable` answers with the same candidates, so
 whatever it returns, `allocate` then grants, and any bandwidth below it too (the
@@ -48,7 +47,6 @@ from __future__ import annotations
 
 import math
 import threading
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -454,7 +452,7 @@ class ResourceAllocator:
             for ranks in (group, self._chain(group)):
                 if ranks not in seen:
                     seen.add(ranks)
-                    out.append(self._evaluate(ranks, pattern, room, len(out)))
+                    out.append(self._evaluate(ranks, pattern, len(out)))
         return out
 
     def _score(self, node: int, room: _Residual) -> tuple[float, float]:
@@ -480,25 +478,14 @@ class ResourceAllocator:
             chain.append(nearest)
         return tuple(chain)
 
-    def _evaluate(
-        self, ranks: tuple[int, ...], pattern: Pattern, room: _Residual, order: int
-    ) -> _Candidate:
+    def _evaluate(self, ranks: tuple[int, ...], pattern: Pattern, order: int) -> _Candidate:
         """The largest bandwidth per flow every resource the job's flows cross can still
         take: min over sources, switch ports and destinations of room / flows through it."""
         flows = _flows(pattern, ranks)
-        out = Counter(s for s, _ in flows)
-        into = Counter(d for _, d in flows)
-        through: Counter[Hop] = Counter()
-        for s, d in flows:
-            through.update(self._path(s, d))
-        best = math.inf
-        for n, count in out.items():
-            best = min(best, room.source[n] / count)
-        for n, count in into.items():
-            best = min(best, room.sink[n] / count)
-        for hop, count in through.items():
-            best = min(best, room.ports[hop] / count)
-        return _Candidate(ranks, max(best, 0.0), sum(through.values()), order)
+        # (the engine's call admission answers from its own accounting, `grantable`)
+        best = self._engine.grantable(flows)
+        hops = sum(len(self._path(s, d)) for s, d in flows)
+        return _Candidate(ranks, best, hops, order)
 
     def _allocation(
         self, job: str, nodes: Sequence[int], pattern: Pattern, bandwidth: float
@@ -508,8 +495,8 @@ class ResourceAllocator:
                 src=s,
                 dst=d,
                 bandwidth=bandwidth,
-                # document 004 §3.4: idt = T x Bpeak / Breq, Bpeak the source's capacity
-                idt=self._engine.node(s)[2] / (bandwidth * 8),
+                # document 004 §3.4: idt = T x Bpeak / Breq, from the engine
+                idt=self._engine.idt(s, bandwidth * 8),
                 path=self._path(s, d),
             )
             for s, d in _flows(pattern, nodes)
