@@ -24,11 +24,11 @@ switch-to-switch ports), and the allocator weighs a few candidate sets of free n
 Each set is tried with ranks in node order and in a nearest-neighbour chain (a ring wants
 the chain, a hypercube node order on a mesh). For every candidate the largest bandwidth per
 flow it can take now is the engine's own answer (`CallAdmission.grantable`: over every node
-and switch port the flows use, the least residual / flows through it). The allocator picks the candidate with the most bandwidth
-available (spreading load, §3.4), then the one using fewest ports (the "minimum set of
-resources", §3.4), then the freest. `grantable` answers with the same candidates, so
-whatever it returns, `allocate` then grants, and any bandwidth below it too (the
-translator's `Allocator` contract). The best over *all* subsets of free nodes is a
+and switch port the flows use, the least residual / flows through it). The allocator picks
+the candidate with the most bandwidth available (spreading load, §3.4), then the one using
+fewest ports (the "minimum set of resources", §3.4), then the freest. `grantable` answers
+with the same candidates, so whatever it returns, `allocate` then grants, and any bandwidth
+below it too (the translator's `Allocator` contract). The best over *all* subsets of free nodes is a
 combinatorial search; these candidates are the document's greedy choice plus compact ones.
 
 Bidirectional links. The engine accounts each direction of a link on its own: a node may
