@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from qosnet.middleware import (
     MB,
@@ -642,3 +643,10 @@ def test_an_allocator_granting_more_than_asked_is_an_error() -> None:
 
     with pytest.raises(ValueError, match=r"must return a number in \[0, wanted\]"):
         translate(EXAMPLES, FRAME, Greedy())
+
+
+@pytest.mark.parametrize("name", ["a b", "9a", 'a"b', "a\nb", "ok!", ""])
+def test_application_names_are_whole_identifiers(name):
+    with pytest.raises(ValidationError):
+        Application(name=name, pattern="all_to_all")
+    assert Application(name="ray_tracing2", pattern="all_to_all").name == "ray_tracing2"

@@ -44,7 +44,8 @@ KNEE_TOLERANCE = 0.05
 #: CSV columns besides the parameters (`profile_io`), so no parameter may take these names.
 RESERVED_COLUMNS = ("application", "nodes", "bandwidth", "time")
 
-_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+# (anchored: a pydantic `pattern` matches anywhere in the string unless told otherwise)
+_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 
 def _param_value(value: Any) -> int | float | str:
