@@ -211,6 +211,10 @@ def test_deadlock_names_the_stuck_vcs(deadlocking):
     assert len(info.value.waits_for) >= 2
     assert set(info.value.waits_for) <= set(info.value.stuck)
     assert "wait-for cycle: " + " -> ".join(info.value.waits_for) in str(info.value)
+    assert [f"router[{r}].in[{p}].vc[{v}]" for r, p, v in info.value.waits_for_vcs] == (
+        info.value.waits_for
+    )
+    assert len(info.value.stuck_vcs) == len(info.value.stuck)
 
 
 def test_validate_lists_every_problem(small):

@@ -30,10 +30,13 @@ class SimulationError(QosnetError):
 
 class DeadlockError(SimulationError):
     """No flit moved for the watchdog period; `.stuck` names the occupied VCs and
-    `.waits_for` a cycle of them, each waiting for the next (empty if there is none)."""
+    `.waits_for` a cycle of them, each waiting for the next (empty if there is none);
+    `.stuck_vcs` and `.waits_for_vcs` give them as (router, input port, VC)."""
 
     stuck: list[str]
     waits_for: list[str]
+    stuck_vcs: list[tuple[int, int, int]]
+    waits_for_vcs: list[tuple[int, int, int]]
 
 class InternalError(QosnetError):
     """A bug in qosnet: the engine panicked. The message says where; please report it."""

@@ -69,8 +69,14 @@ pub fn sim_error(e: SimError) -> PyErr {
     Python::with_gil(|py| match &e {
         SimError::Deadlock { stuck, waits_for, .. } => {
             let err = DeadlockError::new_err(e.to_string());
-            let _ = err.value(py).setattr("stuck", stuck.clone());
-            let _ = err.value(py).setattr("waits_for", waits_for.clone());
+            // As the report names them (`router[3].in[2].vc[1]`), and as (router, port, vc).
+            let names = |v: &[qosnet_sim::VcPath]| v.iter().map(ToString::to_string).collect::<Vec<_>>();
+            let tuples =
+                |v: &[qosnet_sim::VcPath]| v.iter().map(|p| (p.router, p.port, p.vc)).collect::<Vec<_>>();
+            let _ = err.value(py).setattr("stuck", names(stuck));
+            let _ = err.value(py).setattr("waits_for", names(waits_for));
+            let _ = err.value(py).setattr("stuck_vcs", tuples(stuck));
+            let _ = err.value(py).setattr("waits_for_vcs", tuples(waits_for));
             err
         }
         _ => SimulationError::new_err(e.to_string()),

@@ -52,6 +52,27 @@ impl From<ConfigError> for ConfigErrors {
     }
 }
 
+/// A router's input VC, as the deadlock report names it: `router[3].in[2].vc[1]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct VcPath {
+    pub router: u32,
+    /// The input port.
+    pub port: u32,
+    /// The lane: a VC, or (the preemptive router) C + v, VC v's extra buffer.
+    pub vc: u32,
+}
+
+impl std::fmt::Display for VcPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "router[{}].in[{}].vc[{}]", self.router, self.port, self.vc)
+    }
+}
+
+/// `a, b, c` or `a -> b -> c`.
+fn joined(paths: &[VcPath], sep: &str) -> String {
+    paths.iter().map(ToString::to_string).collect::<Vec<_>>().join(sep)
+}
+
 /// Errors raised while a valid configuration runs.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
@@ -59,17 +80,17 @@ pub enum SimError {
     /// No flit moved for `idle_cycles` cycles while flits were in flight.
     #[error(
         "deadlock at cycle {cycle}: no flit moved for {idle_cycles} cycles{}; stuck: {}",
-        if waits_for.is_empty() { String::new() } else { format!("; wait-for cycle: {} -> {}", waits_for.join(" -> "), waits_for[0]) },
-        stuck.join(", ")
+        if waits_for.is_empty() { String::new() } else { format!("; wait-for cycle: {} -> {}", joined(waits_for, " -> "), waits_for[0]) },
+        joined(stuck, ", ")
     )]
     Deadlock {
         cycle: u64,
         idle_cycles: u64,
         /// A cycle of occupied VCs each waiting for the next (the last for the first), if
         /// the wait-for graph has one: the cyclic dependency that holds the network.
-        waits_for: Vec<String>,
-        /// The occupied VCs, e.g. `router[3].in[2].vc[1]`.
-        stuck: Vec<String>,
+        waits_for: Vec<VcPath>,
+        /// The occupied VCs.
+        stuck: Vec<VcPath>,
     },
     /// An internal invariant failed (a bug in the engine, reported rather than hidden).
     #[error("invariant violated at cycle {cycle}: {what}")]

@@ -47,7 +47,7 @@ impl Simulation {
 
     /// `router[r].in[p].vc[v]` for input port `ip` (router * ports + port).
     fn input_vc_name(&self, ip: usize, v: usize) -> String {
-        self.routers.input_vc_label(self.routers.p.lane_index(ip, v))
+        self.routers.input_vc_path(self.routers.p.lane_index(ip, v)).to_string()
     }
 
     fn on_wire(&self) -> Result<OnWire, SimError> {

@@ -50,5 +50,5 @@ mod wheel;
 
 pub use config::Config;
 pub use engine::Simulation;
-pub use error::{ConfigError, ConfigErrors, SimError};
+pub use error::{ConfigError, ConfigErrors, SimError, VcPath};
 pub use results::{RunResult, Summary};

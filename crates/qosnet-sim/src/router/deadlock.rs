@@ -17,7 +17,7 @@
 
 use super::Routers;
 use crate::config::RouterKind;
-use crate::error::SimError;
+use crate::error::{SimError, VcPath};
 use crate::sched::bits;
 use crate::topology::Peer;
 use crate::units::Cycle;
@@ -30,8 +30,8 @@ impl Routers {
         SimError::Deadlock {
             cycle: now,
             idle_cycles,
-            waits_for: cycle.iter().map(|&q| self.input_vc_label(q)).collect(),
-            stuck: stuck.iter().map(|&q| self.input_vc_label(q)).collect(),
+            waits_for: cycle.iter().map(|&q| self.input_vc_path(q)).collect(),
+            stuck: stuck.iter().map(|&q| self.input_vc_path(q)).collect(),
         }
     }
 
@@ -40,11 +40,11 @@ impl Routers {
         (0..self.lane_records()).filter(|&q| !self.in_vc[q].buf.is_empty()).collect()
     }
 
-    /// `router[r].in[p].vc[v]` for input VC `ivc`.
-    pub(crate) fn input_vc_label(&self, ivc: usize) -> String {
+    /// Input VC record `ivc` as a path: router, input port, lane.
+    pub(crate) fn input_vc_path(&self, ivc: usize) -> VcPath {
         let ports = self.p.ports;
         let (ip, v) = self.p.lane_place(ivc);
-        format!("router[{}].in[{}].vc[{v}]", ip / ports, ip % ports)
+        VcPath { router: (ip / ports) as u32, port: (ip % ports) as u32, vc: v as u32 }
     }
 
     /// The occupied input VCs input VC `ivc` waits for (see the module comment).
@@ -217,7 +217,7 @@ mod tests {
         let SimError::Deadlock { waits_for, .. } = e else { panic!("not a deadlock: {e}") };
         let cycle = s.routers.wait_for_cycle(&s.routers.occupied_input_vcs());
         assert!(cycle.len() >= 2, "{e}");
-        assert_eq!(*waits_for, cycle.iter().map(|&q| s.routers.input_vc_label(q)).collect::<Vec<_>>());
+        assert_eq!(*waits_for, cycle.iter().map(|&q| s.routers.input_vc_path(q)).collect::<Vec<_>>());
         for (i, &q) in cycle.iter().enumerate() {
             assert!(s.routers.waits_for(q).contains(&cycle[(i + 1) % cycle.len()]));
         }
