@@ -1,6 +1,9 @@
-"""Small configurations shared by the tests: fast enough to run in milliseconds."""
+"""Small configurations shared by the tests: fast enough to run in milliseconds; and the
+service tests' databases and running services (imported only by the tests that use them)."""
 
 import copy
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,3 +64,44 @@ def deadlocking() -> dict[str, Any]:
         "router": {"vcs": 1, "input_buffer": 2, "output_buffer": 2},
         "traffic": [{"load": 0.9, "message_flits": 16, "packet_flits": 16}],
     }
+
+
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[Any]:
+    """A PostgreSQL server of the test module's own (skipped where there is none)."""
+    from qosnet.service.testing import postgres_available, postgres_server
+
+    if not postgres_available():
+        pytest.skip("PostgreSQL binaries (initdb, pg_ctl) are not on PATH")
+    with postgres_server() as server:
+        yield server
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh database of each kind."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path}/qosnet.db"
+    return request.getfixturevalue("postgres").create_database(f"t_{uuid.uuid4().hex[:12]}")
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path}/qosnet.db"
+
+
+@pytest.fixture
+def make_service() -> Iterator[Callable[..., Any]]:
+    """Start services (`qosnet.service.testing.start_service`); all stopped afterwards."""
+    from qosnet.service.testing import start_service
+
+    running: list[Any] = []
+
+    def make(*args: Any, **kw: Any) -> Any:
+        service = start_service(*args, **kw)
+        running.append(service)
+        return service
+
+    yield make
+    for service in running:
+        service.stop()

@@ -16,9 +16,8 @@ import random
 import ssl
 import threading
 import time
-import uuid
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -37,54 +36,13 @@ from qosnet.service.handler import RequestHandler
 from qosnet.service.settings import Settings
 from qosnet.service.testing import (
     RunningService,
-    postgres_available,
-    postgres_server,
-    start_service,
 )
 
 # ------------------------------------------------------------------------------------
 # fixtures
 
 
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[Any]:
-    if not postgres_available():
-        pytest.skip("PostgreSQL binaries (initdb, pg_ctl) are not on PATH")
-    with postgres_server() as server:
-        yield server
-
-
-def _db_url(kind: str, request: pytest.FixtureRequest, tmp_path: Any) -> str:
-    if kind == "sqlite":
-        return f"sqlite:///{tmp_path}/qosnet.db"
-    return request.getfixturevalue("postgres").create_database(f"t_{uuid.uuid4().hex[:12]}")
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Any) -> str:
-    return _db_url(request.param, request, tmp_path)
-
-
-@pytest.fixture
-def sqlite_url(tmp_path: Any) -> str:
-    return f"sqlite:///{tmp_path}/qosnet.db"
-
-
 Service = RunningService
-
-
-@pytest.fixture
-def make_service() -> Iterator[Callable[..., Service]]:
-    running: list[Service] = []
-
-    def make(*args: Any, **kw: Any) -> Service:
-        service = start_service(*args, **kw)
-        running.append(service)
-        return service
-
-    yield make
-    for service in running:
-        service.stop()
 
 
 @pytest.fixture

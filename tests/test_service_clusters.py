@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import os
 import time
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,47 +14,10 @@ import pytest
 
 from qosnet.service.testing import (
     RunningService,
-    postgres_available,
-    postgres_server,
-    start_service,
 )
 
 # ------------------------------------------------------------------------------------
 # fixtures
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[Any]:
-    if not postgres_available():
-        pytest.skip("PostgreSQL binaries (initdb, pg_ctl) are not on PATH")
-    with postgres_server() as server:
-        yield server
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path}/qosnet.db"
-    return request.getfixturevalue("postgres").create_database(f"t_{uuid.uuid4().hex[:12]}")
-
-
-@pytest.fixture
-def sqlite_url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path}/qosnet.db"
-
-
-@pytest.fixture
-def make_service() -> Iterator[Callable[..., RunningService]]:
-    running: list[RunningService] = []
-
-    def make(*args: Any, **kw: Any) -> RunningService:
-        service = start_service(*args, **kw)
-        running.append(service)
-        return service
-
-    yield make
-    for service in running:
-        service.stop()
 
 
 def ibsim(hcas: int) -> str:

@@ -27,21 +27,13 @@ from schemathesis import GenerationMode
 from qosnet.service.app import create_app
 from qosnet.service.handler import RequestHandler
 from qosnet.service.settings import Settings
-from qosnet.service.testing import FakeClock, postgres_available, postgres_server
+from qosnet.service.testing import FakeClock
 
 FUZZ_EXAMPLES = int(os.environ.get("QOSNET_FUZZ_EXAMPLES", "10"))
 #: CI's run is the same every time; a longer run on demand draws new cases.
 DERANDOMIZE = "QOSNET_FUZZ_EXAMPLES" not in os.environ
 #: A run that made fewer requests than this fuzzed nothing worth the name.
 LEAST_CASES = 150
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[Any]:
-    if not postgres_available():
-        pytest.skip("PostgreSQL binaries (initdb, pg_ctl) are not on PATH")
-    with postgres_server() as server:
-        yield server
 
 
 class Fuzzed:
