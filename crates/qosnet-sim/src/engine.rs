@@ -99,6 +99,37 @@ impl Simulation {
         self.net.progress.dummy_flits
     }
 
+    /// What probe-based admission control did, per traffic class (`TrafficClass::index`):
+    /// `None` when it is off (document 000 §4.1).
+    pub fn admission_stats(&self) -> Option<[crate::control::AdmissionStats; 3]> {
+        self.endpoints.agents.admission.as_ref().map(|a| a.stats)
+    }
+
+    /// What credit-based congestion control did: `None` when it is off (§4.2).
+    pub fn credit_stats(&self) -> Option<crate::control::CreditStats> {
+        match &self.endpoints.agents.congestion {
+            crate::control::Congestion::Credit(c) => Some(c.stats),
+            _ => None,
+        }
+    }
+
+    /// Admission control's reservation invariant: every link's reserved bandwidth is the
+    /// sum over the connections holding it, never over its limit (`Ok` when it is off).
+    pub fn check_reservations(&self) -> Result<(), String> {
+        self.net.reservations.check()
+    }
+
+    /// Bandwidth reserved on router `r`'s output port `p` (flits per cycle), and the link's
+    /// (real-time, best-effort) VL-arbitration weights, recomputed from the reservations.
+    pub fn port_reservation(&self, r: usize, p: usize) -> (f64, [u32; 2]) {
+        let res = &self.net.reservations;
+        if !res.is_on() {
+            return (0.0, [0, crate::control::ROUND]);
+        }
+        let l = res.output_link(r, p);
+        (res.reserved(l) as f64 / crate::control::LINK as f64, res.weights(l))
+    }
+
     /// Send and receive CQEs posted so far at `node` (the HCA's completion queue; the
     /// credit-based congestion control counts them).
     pub fn completions(&self, node: usize) -> (u64, u64) {

@@ -95,6 +95,34 @@ impl std::fmt::Debug for Flit {
     }
 }
 
+/// What a packet carries for admission control (document 000 §4.1; the header field the
+/// HCAs and routers read, `control::Reservations`); `Data` for every ordinary packet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Signal {
+    #[default]
+    Data,
+    /// Asks each hop for the connection's bandwidth (source to destination).
+    Probe,
+    /// A probe refused upstream, or a release past its last hop: it only travels on.
+    Spent,
+    /// Gives back what a refused probe reserved, up to the hop before the refuser.
+    Release,
+    /// The connection's last data packet: each hop gives its reservation back.
+    Teardown,
+    /// The destination accepted the probe (destination to source).
+    Ack,
+    /// A router refused the probe (refusing router to source).
+    Nack,
+}
+
+impl Signal {
+    /// Whether the packet is admission control's own (not a connection's data).
+    #[inline(always)]
+    pub fn is_signalling(self) -> bool {
+        !matches!(self, Signal::Data | Signal::Teardown)
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Packet {
     pub message: u32,
@@ -113,6 +141,9 @@ pub struct Packet {
     pub marked: bool,
     /// The path it takes to its destination (`Routing::paths`), chosen at the source.
     pub path: u8,
+    /// What it carries for admission control (document 000 §4.1): `Data` but for probes,
+    /// ACKs, NACKs, releases and a connection's last data packet.
+    pub signal: Signal,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -144,6 +175,8 @@ pub struct Message {
     pub done: Cycle,
     /// The path its packets take (`Routing::paths`), chosen at the source.
     pub path: u8,
+    /// Admission control's signal, carried by its last packet (`Packet::signal`).
+    pub signal: Signal,
 }
 
 /// A slab of `T` with a free list: ids are reused, nothing is allocated once it has grown.

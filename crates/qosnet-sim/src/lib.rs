@@ -28,6 +28,7 @@ pub mod admission;
 pub mod build;
 pub mod config;
 mod control;
+pub use control::{AdmissionStats, CreditStats};
 pub mod engine;
 pub mod error;
 pub mod flit;

@@ -29,6 +29,14 @@ pub(crate) struct CreditMsg {
 pub(crate) enum Control {
     /// A message of `flow` was delivered (to its source).
     Ack { flow: u32 },
+    /// The router whose port this node is refused `flow`'s probe: send the NACK naming it
+    /// (document 000 §4.1; to the refusing router's own node port).
+    Nack { flow: u32 },
+    /// `flow`'s admission back-off is over (the source to itself).
+    Retry { flow: u32 },
+    /// A real-time message of `flow` dropped for want of a credit is posted again
+    /// (document 000 §4.2; the source to itself).
+    CreditRetry { flow: u32 },
 }
 
 /// A control message on its way to endpoint `to`.

@@ -3,6 +3,7 @@
 //! data"), the run's progress counters and the observers. Routers, endpoints and traffic
 //! own their state; each stage is a function of its component's state and this.
 
+use crate::control::{Reservations, Signal};
 use crate::flit::{Message, Packet, Slab};
 use crate::links::Links;
 use crate::metrics::Observers;
@@ -14,6 +15,8 @@ pub(crate) struct Net {
     pub packets: Slab<Packet>,
     pub messages: Slab<Message>,
     pub progress: Progress,
+    /// Admission control's link reservations (document 000 §4.1; empty when off).
+    pub reservations: Reservations,
     pub obs: Observers,
 }
 
@@ -27,6 +30,8 @@ impl Net {
         let last = msg.packetized == msg.size;
         let (src, dst, class, vtick, flow, path) =
             (msg.src, msg.dst, msg.class, msg.vtick, msg.flow, msg.path);
+        // A message's signal (probe, teardown, ...) rides on its last packet.
+        let signal = if last { msg.signal } else { Signal::Data };
         let packet = self.packets.insert(Packet {
             message: m,
             src,
@@ -38,6 +43,7 @@ impl Net {
             flow,
             marked: false,
             path,
+            signal,
         });
         (packet, size, last)
     }

@@ -3,6 +3,7 @@
 //! re-derives anything from the configuration at run time.
 
 mod admission;
+mod agents;
 mod validate;
 
 pub use validate::{validate, Validated};
@@ -120,14 +121,16 @@ impl Simulation {
             })
             .collect();
         let attach_port = topo.attach.iter().map(|&(r, p)| r * ports as u32 + p).collect();
-        let control_delay = v.agents.control_delay() as usize;
+        let mut agents = v.agents;
+        let reservations = agents::complete(&mut agents, &config, &traffic, &topo, &clock, v.class_vcs[0])?;
+        let control_delay = agents.control_delay() as usize;
         let endpoints = Endpoints::new(
             ep,
             nodes,
             &nic_cfg,
             &clock,
             nic_p,
-            v.agents,
+            agents,
             PathChoice::new(
                 routing.paths(),
                 config.routing.multipath.as_ref().map(|m| m.selection).unwrap_or_default(),
@@ -157,6 +160,7 @@ impl Simulation {
                 packets: Slab::default(),
                 messages: Slab::default(),
                 progress: Progress::default(),
+                reservations,
                 obs: Observers::new(metrics, deadlines, deadline_of, tracing),
             },
             run,

@@ -681,7 +681,7 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
     });
     let agents = Agents::build(cfg.endpoint.agent.as_ref(), nodes, &clock).unwrap_or_else(|e| {
         errs.push(e);
-        Agents::None
+        Agents::NONE
     });
     if let (Some(topo), Some(routing)) = (&topology, &routing) {
         check_reservations(cfg, &clock, &nic, topo, routing, &specs, &spec_nodes, &mut errs);

@@ -579,6 +579,49 @@ pub struct EndpointConfig {
     /// soon as the endpoint can send it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<AgentConfig>,
+    /// Probe-based admission control of real-time connections (document 000 §4.1).
+    /// Default: none, every connection sends at once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub admission: Option<AdmissionConfig>,
+}
+
+/// Probe-based admission control (document 000 §4.1, `[endpoint.admission]`): every
+/// real-time source with one destination is a connection; before it sends data its HCA
+/// probes the path for the connection's bandwidth.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AdmissionConfig {
+    /// The bandwidth a VBR connection solicits, between its mean (0) and its peak (1) rate:
+    /// mean + factor x (peak - mean). Default 0, the mean rate (the document does not say;
+    /// the mean admits the most streams, the peak gives hard guarantees). The peak of an
+    /// ON/OFF source is its ON rate, of a video stream its largest frame per frame period.
+    /// A `reserve` given on the traffic entry is used as it is.
+    pub effective_factor: f64,
+    /// The share of a link's bandwidth that may be reserved, in (0, 1].
+    pub limit: f64,
+    /// How long a refused connection waits before it probes again.
+    pub retry_after: Duration,
+    /// Probes per set-up before the connection gives up and its messages are dropped at the
+    /// source (0: it never gives up).
+    pub attempts: u32,
+    /// Messages a connection carries before its last data packet tears it down and the
+    /// next message sets up a new one (0: one connection for the whole run).
+    pub connection_messages: u32,
+    /// Flits of a probe, ACK, NACK or release (the document's control messages: 10).
+    pub signal_flits: u32,
+}
+
+impl Default for AdmissionConfig {
+    fn default() -> Self {
+        Self {
+            effective_factor: 0.0,
+            limit: 1.0,
+            retry_after: Duration::Cycles(10_000),
+            attempts: 0,
+            connection_messages: 0,
+            signal_flits: 10,
+        }
+    }
 }
 
 tagged_enum! {
@@ -595,6 +638,19 @@ tagged_enum! {
             messages: u32,
             #[serde(default, skip_serializing_if = "Option::is_none")]
             ack_delay: Option<Duration>,
+        },
+        /// Credit-based congestion control (document 000 §4.2): completion-queue entries as
+        /// credits. Each node's HCA buffer holds `hca_messages` (M) messages; a real-time
+        /// connection j gets C_j = b_j / B x M credits, the node's best effort
+        /// `best_effort` (C_b <= M - sum C_j); control traffic is not restricted. Best
+        /// effort waits for a credit; real time drops the message and posts it again
+        /// `retry_after` later (default 40 cycles, one 40-flit message's time on a link;
+        /// the document gives no value).
+        Credit {
+            hca_messages: u32,
+            best_effort: u32,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            retry_after: Option<Duration>,
         },
     }
 }
@@ -615,6 +671,7 @@ impl Default for EndpointConfig {
             dma: DmaConfig::default(),
             rate_period: None,
             agent: None,
+            admission: None,
         }
     }
 }

@@ -14,8 +14,8 @@ pub(crate) use path_choice::PathChoice;
 pub(crate) use state::{EndpointModel, EndpointParams, Endpoints, Injecting};
 
 use crate::config::TrafficClass;
-use crate::control::Reply;
-use crate::flit::{Flit, Message, HEAD, TAIL};
+use crate::control::{HopAction, Reply};
+use crate::flit::{Flit, Message, Signal, HEAD, TAIL};
 use crate::links::Control;
 use crate::metrics::trace::Hop;
 use crate::net::Net;
@@ -68,6 +68,7 @@ impl Endpoints {
             sent: 0,
             done: 0,
             path: self.path_choice.choose(flow),
+            signal: Signal::Data,
         });
         if measured {
             net.progress.measured_outstanding += 1;
@@ -87,6 +88,9 @@ impl Endpoints {
     /// Each active NIC sends at most one flit this cycle.
     #[inline(always)]
     pub(crate) fn inject<const NIC: bool>(&mut self, net: &mut Net, now: Cycle) {
+        if self.agents.has_outgoing() {
+            self.send_signals::<NIC>(net, now);
+        }
         let mut active = std::mem::take(&mut self.nic_active);
         for &n in &active {
             self.inject_one::<NIC>(net, n as usize, now);
@@ -127,8 +131,16 @@ impl Endpoints {
                 let Some(&m) = self.nic_queue.at(q).front() else { break };
                 let msg = net.messages.get(m);
                 let (class, flow, first) = (msg.class.index(), msg.flow, msg.packetized == 0);
-                // The control agent may hold the message back (the queue waits behind it).
-                if first && !self.agents.may_start(n, flow, now) {
+                // The control agent may hold the message back (the queue waits behind it);
+                // the agents' own signalling packets go unasked.
+                let asks = first && msg.signal == Signal::Data;
+                if asks && !self.agents.may_start(n, flow, now) {
+                    if self.agents.drops(flow) {
+                        // Its connection gave up: the message is dropped at the source.
+                        self.nic_queue.at_mut(q).pop_front();
+                        self.drop_message(net, m);
+                        continue;
+                    }
                     break;
                 }
                 if at_limit && !self.nic_outranks(n, class as u8) {
@@ -147,10 +159,11 @@ impl Endpoints {
                 } else {
                     break;
                 };
-                let (packet, size, last) = net.cut_packet(m);
-                if first {
-                    self.agents.started(n, flow, now);
+                if asks && self.agents.started(n, flow, now) {
+                    // The connection's last message: its last packet tears it down.
+                    net.messages.get_mut(m).signal = Signal::Teardown;
                 }
+                let (packet, size, last) = net.cut_packet(m);
                 if last {
                     self.nic_queue.at_mut(q).pop_front();
                 }
@@ -201,7 +214,12 @@ impl Endpoints {
         let mut kind = 0;
         if cur.seq == 0 {
             kind |= HEAD;
-            let m = net.packets.get(cur.packet).message;
+            let pkt = net.packets.get(cur.packet);
+            if pkt.signal == Signal::Teardown {
+                // The last data packet gives the HCA's own link back as it leaves (§4.1).
+                net.reservations.release_at_hca(n, pkt.flow);
+            }
+            let m = pkt.message;
             let msg = net.messages.get_mut(m);
             if msg.injected == Cycle::MAX {
                 msg.injected = now;
@@ -222,6 +240,8 @@ impl Endpoints {
         }
         if nic {
             self.nic_flit_sent(net, n, vc, cur.packet, last);
+        } else if last && self.agents.counts_sends() {
+            self.packet_sent(net, n, cur.packet);
         }
         let flit = Flit::new(cur.packet, cur.seq, kind, vc as u8, now);
         if cur.seq == 0 && net.obs.trace.watch.is_some() {
@@ -298,6 +318,90 @@ impl Endpoints {
         self.activate(n);
     }
 
+    /// The ideal endpoint sent the last flit of `packet` from node `n`: when it was its
+    /// message's last, the agent hears of the completion (the HCA's send CQE).
+    #[cold]
+    fn packet_sent(&mut self, net: &mut Net, n: usize, packet: u32) {
+        let pkt = net.packets.get(packet);
+        let (m, size) = (pkt.message, pkt.size as u32);
+        let msg = net.messages.get_mut(m);
+        msg.sent += size;
+        if msg.sent == msg.size {
+            self.message_sent(n, msg.flow, msg.signal);
+        }
+    }
+
+    /// Node `n` injected a message of `flow` whole: the agent hears of its completion.
+    #[inline]
+    pub(crate) fn message_sent(&mut self, n: usize, flow: u32, signal: Signal) {
+        if !signal.is_signalling() && self.agents.sent(flow) {
+            self.wake(n);
+        }
+    }
+
+    /// Drop message `m`, held back at its source by an agent (a connection that gave up).
+    fn drop_message(&mut self, net: &mut Net, m: u32) {
+        let measured = net.messages.get(m).measured;
+        net.messages.remove(m);
+        if measured {
+            net.progress.measured_outstanding -= 1;
+        }
+    }
+
+    /// Send what the agents asked for: their timers on the control channel, and their
+    /// signalling packets (document 000 §4.1) as control-class messages. The source HCA
+    /// checks its own link before a probe leaves, and gives it back as a release leaves.
+    /// Signalling is not measured as traffic: the agent counts it.
+    #[cold]
+    pub(crate) fn send_signals<const NIC: bool>(&mut self, net: &mut Net, now: Cycle) {
+        for (at, node, msg) in std::mem::take(&mut self.agents.timers) {
+            net.links.send_control(at.max(now + 1), node, msg);
+        }
+        let Some(a) = self.agents.admission.as_mut() else { return };
+        let flits = a.p.signal_flits;
+        for o in std::mem::take(&mut a.outbox) {
+            match o.signal {
+                Signal::Probe => {
+                    if net.reservations.probe_at_hca(o.from as usize, o.flow) == HopAction::Refused {
+                        self.agents.refused_at_source(o.flow, now);
+                        continue;
+                    }
+                }
+                Signal::Release => {
+                    net.reservations.release_at_hca(o.from as usize, o.flow);
+                }
+                _ => {}
+            }
+            let measuring = std::mem::replace(&mut net.obs.measuring, false);
+            let m = self.create_message::<NIC>(
+                net,
+                NewMessage {
+                    src: o.from,
+                    dst: o.to,
+                    class: TrafficClass::Control,
+                    size: flits,
+                    packet_flits: flits,
+                    vtick: 1,
+                    flow: o.flow,
+                    frame: u32::MAX,
+                    phase: 0,
+                },
+                now,
+            );
+            net.obs.measuring = measuring;
+            net.messages.get_mut(m).signal = o.signal;
+            if !NIC {
+                // Signalling goes ahead of the data it is for (a FIFO source queue would
+                // hold a probe behind the very message that waits for its ACK).
+                let q = self.source_queue(o.from as usize, TrafficClass::Control);
+                let queue = self.nic_queue.at_mut(q);
+                queue.pop_back();
+                queue.push_front(m);
+            }
+        }
+        // Timers set while sending (a refusal at the source) go out next cycle.
+    }
+
     /// Control message `msg` arrived at node `n` (`links::Control`): its agent hears it.
     pub(crate) fn control_arrived(&mut self, n: usize, msg: Control, now: Cycle) {
         if self.agents.on_control(n, msg, now) {
@@ -350,8 +454,8 @@ impl Endpoints {
         }
         let pkt = net.packets.get_mut(flit.packet());
         pkt.received += 1;
-        let (m, size, received, class, pkt_flow, marked) =
-            (pkt.message, pkt.size, pkt.received, pkt.class, pkt.flow, pkt.marked);
+        let (m, size, received, class, pkt_flow, marked, signal) =
+            (pkt.message, pkt.size, pkt.received, pkt.class, pkt.flow, pkt.marked, pkt.signal);
         net.obs.flit_accepted(n, class, pkt_flow);
         if !flit.is_tail() {
             return;
@@ -379,6 +483,14 @@ impl Endpoints {
         }
         let msg = *msg;
         net.messages.remove(m);
+        if signal.is_signalling() {
+            // A probe, ACK, NACK or release reached its end (its last packet's signal: a
+            // refused probe arrives spent).
+            if self.agents.signal_arrived(n as u32, msg.flow, signal, now) {
+                self.wake(n);
+            }
+            return;
+        }
         match self.agents.delivered(msg.src as usize, msg.flow, now) {
             Reply::Nothing => {}
             Reply::Wake => self.wake(msg.src as usize),

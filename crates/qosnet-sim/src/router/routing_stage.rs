@@ -9,6 +9,9 @@
 //! at the VC instead of two: on a large network the second look was a cache miss per header.
 
 use super::Routers;
+use crate::control::HopAction;
+use crate::flit::Signal;
+use crate::links::Control;
 use crate::net::Net;
 use crate::unchecked::At;
 use crate::units::Cycle;
@@ -22,11 +25,15 @@ impl Routers {
         let ivc = self.p.lane_index(ip, v);
         let (r, port) = *self.ip_place.at(ip);
         let (r, port) = (r as usize, port as usize);
-        let pkt = net.packets.get(self.in_vc.at(ivc).packet);
-        let (dst, class, path) = (pkt.dst as usize, pkt.class.index(), pkt.path as u32);
+        let packet = self.in_vc.at(ivc).packet;
+        let pkt = net.packets.get(packet);
+        let (dst, class, path, signal) = (pkt.dst as usize, pkt.class.index(), pkt.path as u32, pkt.signal);
         // An extra (preemption) lane routes as its VC.
         let vc = if v >= vcs { v - vcs } else { v };
         let route = self.routing.route(&self.topo, r, port, vc, dst, path, vcs as u32);
+        if signal != Signal::Data {
+            reservation_hop(net, r, route.port as usize, packet, ready);
+        }
         let gate = ready + self.p.d_routing;
         let state = self.in_vc.at_mut(ivc);
         state.out_port = route.port as u16;
@@ -38,5 +45,25 @@ impl Routers {
         net.progress.routed_at = net.progress.routed_at.max(ready);
         *self.ip_vc_alloc.at_mut(ip) |= 1 << v;
         *self.r_alloc_ports.at_mut(r) |= 1 << port;
+    }
+}
+
+/// Admission control at a router (document 000 §4.1): as a probe, release or last data
+/// packet is routed, the router checks or gives back the output link toward the
+/// destination. A refused probe travels on spent while the router's NACK, naming it, leaves
+/// from its own node port; a release stops at the refuser.
+#[cold]
+#[inline(never)]
+fn reservation_hop(net: &mut Net, r: usize, out_port: usize, packet: u32, ready: crate::units::Cycle) {
+    let pkt = net.packets.get(packet);
+    let (flow, signal) = (pkt.flow, pkt.signal);
+    match net.reservations.at_router(r, out_port, flow, signal) {
+        HopAction::Refused => {
+            net.packets.get_mut(packet).signal = Signal::Spent;
+            let node = net.reservations.router_node[r];
+            net.links.send_control(ready + 1, node, Control::Nack { flow });
+        }
+        HopAction::Stop => net.packets.get_mut(packet).signal = Signal::Spent,
+        HopAction::Pass | HopAction::Reserved | HopAction::Released => {}
     }
 }

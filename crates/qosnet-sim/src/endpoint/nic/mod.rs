@@ -35,6 +35,7 @@ pub mod send_queues;
 use super::{Endpoints, Injecting};
 use crate::config::{Config, Injection, NicBuffer, NicModel, SourceQueues};
 use crate::error::ConfigError;
+use crate::flit::Signal;
 use crate::net::Net;
 use crate::router::select_vc;
 use crate::units::{Clock, Cycle};
@@ -302,7 +303,7 @@ impl Endpoints {
         let (m, vc, pick) = if self.nic_p.flow_queues() {
             let Some(pick) = self.nics[n].queues.pick(now) else { return };
             let msg = net.messages.get(pick.message);
-            if msg.packetized == 0 && !self.agents.may_start(n, msg.flow, now) {
+            if msg.packetized == 0 && msg.signal == Signal::Data && !self.agents.may_start(n, msg.flow, now) {
                 return;
             }
             let size = msg.packet_flits.min(msg.size - msg.packetized);
@@ -313,7 +314,7 @@ impl Endpoints {
             let Some((q, i, vc)) = self.doorbell_pick(net, n) else { return };
             let m = self.nic_queue[q][i];
             let msg = net.messages.get(m);
-            if msg.packetized == 0 && !self.agents.may_start(n, msg.flow, now) {
+            if msg.packetized == 0 && msg.signal == Signal::Data && !self.agents.may_start(n, msg.flow, now) {
                 return;
             }
             if msg.packetized + msg.packet_flits.min(msg.size - msg.packetized) == msg.size {
@@ -323,9 +324,11 @@ impl Endpoints {
             (m, vc, None)
         };
         let vc = if vc == 0 { ANY_VC } else { select_vc(self.p.vc_selection, vc, &mut self.nic_rr[n]) as u8 };
-        let first = net.messages.get(m).packetized == 0;
-        if first {
-            self.agents.started(n, net.messages.get(m).flow, now);
+        let msg = net.messages.get(m);
+        let first = msg.packetized == 0;
+        if first && msg.signal == Signal::Data && self.agents.started(n, msg.flow, now) {
+            // The connection's last message: its last packet tears it down.
+            net.messages.get_mut(m).signal = Signal::Teardown;
         }
         let (packet, size, last) = net.cut_packet(m);
         if let Some(pick) = pick {
@@ -508,9 +511,10 @@ impl Endpoints {
         let msg = net.messages.get_mut(m);
         msg.sent += size;
         if msg.sent == msg.size {
-            let flow = msg.flow as usize;
+            let (flow, signal) = (msg.flow, msg.signal);
             self.nics[n].send_cqes += 1;
-            net.obs.send_completed(flow as u32);
+            net.obs.send_completed(flow);
+            self.message_sent(n, flow, signal);
         }
     }
 

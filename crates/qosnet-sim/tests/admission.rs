@@ -1,0 +1,136 @@
+//! Admission and congestion control of document 000 (§4.1, §4.2) in the simulated
+//! network: probes, ACKs, NACKs and releases as real control-class packets, the
+//! reservation invariant checked as the run goes, and credit-based congestion control.
+
+use qosnet_sim::Simulation;
+
+/// A line of four routers (a 4x1 mesh), one node each, with `traffic` and `endpoint`.
+fn line(endpoint: &str, traffic: &str) -> Simulation {
+    let toml = format!(
+        "[simulation]\nwarmup = 1000\nmeasure = 20000\n\
+         [topology]\nkind = \"mesh\"\nk = 4\nn = 1\n\
+         [endpoint]\n{endpoint}\n{traffic}"
+    );
+    Simulation::from_toml(&toml, None).unwrap_or_else(|e| panic!("{e}\n{toml}"))
+}
+
+/// A periodic real-time connection from `src` to `dst`: a 60-flit message every
+/// `period` cycles (0.6 of a link at period 100).
+fn connection(src: u32, dst: u32, period: u32) -> String {
+    format!(
+        "[[traffic]]\nclass = \"real_time\"\nprocess = {{ kind = \"periodic\", period = {period} }}\n\
+         message_flits = 60\npacket_flits = 20\nsources = [{src}]\n\
+         pattern = {{ kind = \"fixed\", destination = {dst} }}\n"
+    )
+}
+
+/// Run `cycles` cycles, checking the reservation invariant every 50.
+fn run_checked(s: &mut Simulation, cycles: u64) {
+    for _ in 0..cycles / 50 {
+        s.advance(50).unwrap();
+        s.check_reservations().unwrap_or_else(|e| panic!("cycle {}: {e}", s.now()));
+    }
+}
+
+/// The routers' output ports with a reservation: (router, port, flits per cycle).
+fn reserved_ports(s: &Simulation) -> Vec<(usize, usize, f64)> {
+    let t = s.topology();
+    let mut v = Vec::new();
+    for r in 0..t.routers {
+        for p in 0..t.ports {
+            let (bw, w) = s.port_reservation(r, p);
+            if bw > 0.0 {
+                assert_eq!(w[0] + w[1], 255, "a round of weights");
+                assert!(w[0] as f64 >= bw * 255.0 - 1e-9, "real time's weight covers its share");
+                v.push((r, p, bw));
+            }
+        }
+    }
+    v
+}
+
+#[test]
+fn two_connections_through_one_link_the_second_is_refused_and_released() {
+    // Node 0 -> 3 crosses routers 0, 1, 2, 3; node 2 -> 3 shares router 2's link east.
+    // 0.6 + 0.6 > 1: one connection is admitted, the other refused at router 2 (its third
+    // hop for node 0's), and its release gives back what its probe took before router 2.
+    let traffic = connection(0, 3, 100) + &connection(2, 3, 100);
+    let mut s = line("admission = { retry_after = 3000 }", &traffic);
+    run_checked(&mut s, 20_000);
+    let rt = s.admission_stats().unwrap()[1];
+    assert_eq!(rt.admitted, 1, "{rt:?}");
+    assert!(
+        rt.refused >= 2 && rt.releases == rt.refused,
+        "every refusal by a router NACKed and released: {rt:?}"
+    );
+    assert_eq!(rt.probes, rt.admitted + rt.refused, "{rt:?}");
+    assert!(rt.mean_setup_cycles() > 0.0);
+    // What stays reserved is the admitted connection's path and nothing else.
+    let held = reserved_ports(&s);
+    assert!(held.iter().all(|&(_, _, bw)| (bw - 0.6).abs() < 1e-9), "{held:?}");
+    assert!(held.len() == 2 || held.len() == 4, "2 hops (node 2's) or 4 (node 0's): {held:?}");
+}
+
+#[test]
+fn the_last_data_packet_tears_the_connection_down_and_the_next_message_probes_again() {
+    let mut s = line("admission = { connection_messages = 3 }", &connection(0, 3, 200));
+    run_checked(&mut s, 20_000);
+    let rt = s.admission_stats().unwrap()[1];
+    assert!(rt.admitted >= 10 && rt.teardowns + 1 >= rt.admitted, "{rt:?}");
+    assert_eq!(rt.refused, 0, "0.3 of a link always fits: {rt:?}");
+    for (_, _, bw) in reserved_ports(&s) {
+        assert!((bw - 0.3).abs() < 1e-9);
+    }
+    // Messages were delivered: data flows between set-ups.
+    let (injected, ejected, _) = s.flit_counts();
+    assert!(injected > 20 * 60 && ejected > 20 * 60, "{injected} {ejected}");
+}
+
+#[test]
+fn a_connection_that_gives_up_drops_its_messages_at_the_source() {
+    let traffic = connection(0, 3, 100) + &connection(2, 3, 100);
+    let mut s = line("admission = { retry_after = 500, attempts = 2 }", &traffic);
+    run_checked(&mut s, 10_000);
+    let rt = s.admission_stats().unwrap()[1];
+    assert_eq!((rt.admitted, rt.gave_up), (1, 1), "{rt:?}");
+    assert_eq!(rt.refused, 2);
+    assert!(rt.dropped_messages > 50, "{rt:?}");
+}
+
+#[test]
+fn credits_hold_best_effort_back_and_real_time_drops_and_retries() {
+    let be = "[[traffic]]\nload = 0.9\nmessage_flits = 40\npacket_flits = 40\n";
+    let rt = connection(0, 3, 100);
+    let cfg = "agent = { kind = \"credit\", hca_messages = 4, best_effort = 1 }\nconcurrent_packets = 4";
+    let mut s = line(cfg, &(rt + be));
+    run_checked(&mut s, 10_000);
+    let c = s.credit_stats().unwrap();
+    assert!(c.waited > 0, "{c:?}");
+    // C_j = 0.6 x 4 = 2 credits for the real-time connection; it sends 3-packet messages
+    // every 100 cycles at under a link: its credits run out only if the network is slow.
+    assert!(c.retried <= c.dropped, "{c:?}");
+    assert!(s.admission_stats().is_none());
+}
+
+#[test]
+fn bad_admission_and_credit_settings_name_their_field() {
+    let rt = connection(0, 3, 100);
+    for (endpoint, field) in [
+        ("agent = { kind = \"credit\", hca_messages = 4, best_effort = 3 }", "endpoint.agent.best_effort"),
+        ("agent = { kind = \"credit\", hca_messages = 1, best_effort = 1 }", "endpoint.agent.hca_messages"),
+        ("agent = { kind = \"credit\", hca_messages = 0, best_effort = 1 }", "endpoint.agent.hca_messages"),
+        ("admission = { limit = 1.5 }", "endpoint.admission.limit"),
+        ("admission = { effective_factor = -1 }", "endpoint.admission.effective_factor"),
+        ("admission = { signal_flits = 0 }", "endpoint.admission.signal_flits"),
+        ("model = \"hca\"\nadmission = { attempts = 3 }", "endpoint.admission.attempts"),
+    ] {
+        let toml = format!("[topology]\nkind = \"mesh\"\nk = 4\nn = 1\n[endpoint]\n{endpoint}\n{rt}");
+        let e = Simulation::from_toml(&toml, None).err().unwrap_or_else(|| panic!("accepted: {endpoint}"));
+        assert!(e.to_string().contains(field), "{endpoint}: {e}");
+    }
+    // A real-time source with per-message destinations is no connection.
+    let toml = "[topology]\nkind = \"mesh\"\nk = 4\nn = 1\n[endpoint]\nadmission = {}\n\
+                [[traffic]]\nclass = \"real_time\"\nload = 0.1\n";
+    let e = Simulation::from_toml(toml, None).err().unwrap();
+    assert!(e.to_string().contains("traffic[0].pattern"), "{e}");
+}
