@@ -32,10 +32,22 @@ TABLES = (
     "link_series",
     "stalls",
     "trace",
+    "admission",
+    "congestion",
 )
 #: Tables a run directory may lack: `messages` unless recorded, the `[trace]` tables unless
 #: asked for; the others in directories written before they existed.
-_OPTIONAL = ("flows", "phases", "streams", "messages", "link_series", "stalls", "trace")
+_OPTIONAL = (
+    "flows",
+    "phases",
+    "streams",
+    "messages",
+    "link_series",
+    "stalls",
+    "trace",
+    "admission",
+    "congestion",
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,6 +70,10 @@ class RunResult:
     link_series: pd.DataFrame | None
     stalls: pd.DataFrame | None
     trace: pd.DataFrame | None
+    #: Document 000: admission control per class (probes, refusals, set-up latency) and the
+    #: congestion-control agent's counts (None when off).
+    admission: pd.DataFrame | None
+    congestion: pd.DataFrame | None
     #: The configuration with every default filled in, as the engine resolved it (TOML).
     config_toml: str
     wall_seconds: float

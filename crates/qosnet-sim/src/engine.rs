@@ -105,12 +105,10 @@ impl Simulation {
         self.endpoints.agents.admission.as_ref().map(|a| a.stats)
     }
 
-    /// What credit-based congestion control did: `None` when it is off (§4.2).
-    pub fn credit_stats(&self) -> Option<crate::control::CreditStats> {
-        match &self.endpoints.agents.congestion {
-            crate::control::Congestion::Credit(c) => Some(c.stats),
-            _ => None,
-        }
+    /// What the congestion-control agent (credit-based, ALO, Self-Tuned; document 000
+    /// §4.2, §6.1) did: `None` when none runs.
+    pub fn congestion_stats(&self) -> Option<crate::control::CongestionStats> {
+        self.endpoints.agents.congestion_stats()
     }
 
     /// Admission control's reservation invariant: every link's reserved bandwidth is the
@@ -216,6 +214,10 @@ impl Simulation {
         match self.endpoints.model() {
             EndpointModel::Ideal => self.endpoints.inject::<false>(&mut self.net, now),
             EndpointModel::Nic => self.endpoints.inject::<true>(&mut self.net, now),
+        }
+        let sideband = self.endpoints.agents.sideband;
+        if sideband != 0 && now % sideband == 0 {
+            self.endpoints.read_sideband(&self.routers, self.net.progress.flits_ejected);
         }
         if self.net.progress.in_flight > 0 && now - self.net.progress.last(now) > self.run.watchdog {
             return Err(self.routers.deadlock(now, now - self.net.progress.last(now)));

@@ -28,7 +28,7 @@ pub mod admission;
 pub mod build;
 pub mod config;
 mod control;
-pub use control::{AdmissionStats, CreditStats};
+pub use control::{AdmissionStats, CongestionStats};
 pub mod engine;
 pub mod error;
 pub mod flit;

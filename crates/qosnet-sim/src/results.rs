@@ -74,6 +74,10 @@ pub struct RunResult {
     pub link_series: Option<Table>,
     pub stalls: Option<Table>,
     pub trace: Option<Table>,
+    /// Admission control per class (document 000 §4.1): probes, refusals, set-up latency.
+    pub admission: Option<Table>,
+    /// The congestion-control agent's counts (§4.2, §6.1), one row.
+    pub congestion: Option<Table>,
 }
 
 impl RunResult {
@@ -92,6 +96,8 @@ impl RunResult {
             ("link_series", &self.link_series),
             ("stalls", &self.stalls),
             ("trace", &self.trace),
+            ("admission", &self.admission),
+            ("congestion", &self.congestion),
         ] {
             if let Some(table) = table {
                 t.push((name, table));
@@ -537,6 +543,41 @@ impl Simulation {
             link_series,
             stalls,
             trace,
+            admission: self.admission_table(),
+            congestion: self.congestion_table(),
         }
+    }
+
+    /// Admission control's counts per class (`None` when it is off).
+    fn admission_table(&self) -> Option<Table> {
+        let stats = self.admission_stats()?;
+        let us = self.clock.cycles_to_seconds(1.0) * 1e6;
+        let u = |f: fn(&crate::control::AdmissionStats) -> u64| Column::U64(stats.iter().map(f).collect());
+        let mut t = Table::default();
+        t.push("class", Column::Str(TrafficClass::ALL.iter().map(|c| c.name().to_string()).collect()))
+            .push("probes", u(|s| s.probes))
+            .push("admitted", u(|s| s.admitted))
+            .push("refused", u(|s| s.refused))
+            .push("refusal_rate", Column::F64(stats.iter().map(|s| s.refusal_rate()).collect()))
+            .push("releases", u(|s| s.releases))
+            .push("teardowns", u(|s| s.teardowns))
+            .push("gave_up", u(|s| s.gave_up))
+            .push("dropped_messages", u(|s| s.dropped_messages))
+            .push("setup_us", Column::F64(stats.iter().map(|s| s.mean_setup_cycles() * us).collect()));
+        Some(t)
+    }
+
+    /// The congestion-control agent's counts, one row (`None` when none runs).
+    fn congestion_table(&self) -> Option<Table> {
+        let c = self.congestion_stats()?;
+        let mut t = Table::default();
+        t.push("dropped", Column::U64(vec![c.dropped]))
+            .push("retried", Column::U64(vec![c.retried]))
+            .push("waited", Column::U64(vec![c.waited]))
+            .push("throttles", Column::U64(vec![c.throttles]))
+            .push("threshold", Column::F64(vec![c.threshold]))
+            .push("raised", Column::U64(vec![c.raised]))
+            .push("lowered", Column::U64(vec![c.lowered]));
+        Some(t)
     }
 }

@@ -104,7 +104,7 @@ fn credits_hold_best_effort_back_and_real_time_drops_and_retries() {
     let cfg = "agent = { kind = \"credit\", hca_messages = 4, best_effort = 1 }\nconcurrent_packets = 4";
     let mut s = line(cfg, &(rt + be));
     run_checked(&mut s, 10_000);
-    let c = s.credit_stats().unwrap();
+    let c = s.congestion_stats().unwrap();
     assert!(c.waited > 0, "{c:?}");
     // C_j = 0.6 x 4 = 2 credits for the real-time connection; it sends 3-packet messages
     // every 100 cycles at under a link: its credits run out only if the network is slow.
@@ -133,4 +133,47 @@ fn bad_admission_and_credit_settings_name_their_field() {
                 [[traffic]]\nclass = \"real_time\"\nload = 0.1\n";
     let e = Simulation::from_toml(toml, None).err().unwrap();
     assert!(e.to_string().contains("traffic[0].pattern"), "{e}");
+}
+
+/// A 4x4 mesh of best-effort traffic (document 000 Fig. 3's network) with `agent`.
+fn mesh(agent: &str, load: f64) -> Simulation {
+    let toml = format!(
+        "[simulation]\nwarmup = 2000\nmeasure = 10000\n\
+         [topology]\nkind = \"mesh\"\nk = 4\nn = 2\n\
+         [router]\nvcs = 4\n\
+         [endpoint]\nconcurrent_packets = 4\n{agent}\n\
+         [[traffic]]\nload = {load}\nmessage_flits = 40\npacket_flits = 40\n"
+    );
+    Simulation::from_toml(&toml, None).unwrap_or_else(|e| panic!("{e}\n{toml}"))
+}
+
+#[test]
+fn alo_and_self_tuned_throttle_above_saturation_and_not_at_light_load() {
+    for agent in ["agent = { kind = \"alo\" }", "agent = { kind = \"self_tuned\" }"] {
+        let mut light = mesh(agent, 0.05);
+        light.run().unwrap();
+        light.check_invariants().unwrap();
+        let l = light.congestion_stats().unwrap();
+        let mut heavy = mesh(agent, 0.9);
+        heavy.advance(12_000).unwrap();
+        heavy.check_invariants().unwrap();
+        let h = heavy.congestion_stats().unwrap();
+        assert!(h.throttles > 10 * l.throttles.max(1), "{agent}: light {l:?}, heavy {h:?}");
+    }
+}
+
+#[test]
+fn bad_self_tuned_settings_name_their_field() {
+    for (agent, field) in [
+        ("agent = { kind = \"self_tuned\", increment = 2 }", "endpoint.agent.increment"),
+        ("agent = { kind = \"self_tuned\", tune_every = 0 }", "endpoint.agent.tune_every"),
+        ("agent = { kind = \"self_tuned\", gather = 0 }", "endpoint.agent.gather"),
+        ("agent = { kind = \"alo\", x = 1 }", "x"),
+    ] {
+        let toml = format!(
+            "[topology]\nkind = \"mesh\"\nk = 4\nn = 2\n[endpoint]\n{agent}\n[[traffic]]\nload = 0.1\n"
+        );
+        let e = Simulation::from_toml(&toml, None).err().unwrap_or_else(|| panic!("accepted: {agent}"));
+        assert!(e.to_string().contains(field), "{agent}: {e}");
+    }
 }

@@ -3,7 +3,7 @@ configurations (shipped under `configs/NAME/`), collects their tables into one D
 table with the run's labels as columns, and writes tables (Parquet and CSV), plots (PNG) and
 a Markdown report that sets each result beside the document's claim.
 
-Sets: `seed001` (document 001: the QoS middleware, fluid model), `seed003` (document
+Sets: `seed000` (document 000: admission and congestion control), `seed001` (document 001: the QoS middleware, fluid model), `seed003` (document
 003: the QoS router), `seed003-nic` (document 003 §5.3: the
 router with NICs), `seed004` (document 004: NIC-based rate control).
 """
@@ -15,6 +15,7 @@ __all__ = ["SETS", "Experiment", "Run", "run_experiments"]
 
 def _sets() -> dict[str, str]:
     return {
+        "seed000": "qosnet.reproduce.seed000",
         "seed001": "qosnet.reproduce.seed001",
         "seed003": "qosnet.reproduce.seed003",
         "seed003-nic": "qosnet.reproduce.seed003_nic",

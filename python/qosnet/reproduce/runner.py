@@ -21,7 +21,7 @@ import pandas as pd
 __all__ = ["Experiment", "Run", "configs_dir", "run_experiments"]
 
 #: Tables gathered from every run.
-GATHERED = ("classes", "phases", "streams", "flows")
+GATHERED = ("classes", "phases", "streams", "flows", "admission", "congestion")
 
 
 def configs_dir(name: str) -> Path:

@@ -4,9 +4,11 @@
 
 use crate::config::{AgentConfig, Config, TrafficClass};
 use crate::control::{
-    AdmissionParams, Agents, Congestion, Consumer, CreditCc, ProbeAdmission, Reservations, LINK,
+    AdmissionParams, Agents, Alo, Congestion, Consumer, CreditCc, ProbeAdmission, Reservations, SelfTuned,
+    SelfTunedParams, Useful, LINK,
 };
 use crate::error::{ConfigError, ConfigErrors};
+use crate::routing::Routing;
 use crate::topology::Topology;
 use crate::traffic::driver::Traffic;
 use crate::traffic::video::frame_flits;
@@ -47,9 +49,11 @@ pub(super) fn complete(
     cfg: &Config,
     traffic: &Traffic,
     topo: &Topology,
+    routing: &Routing,
     clock: &Clock,
-    control_vcs: u32,
+    class_vcs: [u32; 3],
 ) -> Result<Reservations, ConfigErrors> {
+    let control_vcs = class_vcs[0];
     let flows = traffic.sources.len() + 1;
     let mut errs = Vec::new();
     let spec_of = |s: usize| traffic.sources[s].spec as usize;
@@ -147,6 +151,52 @@ pub(super) fn complete(
         }
     }
 
+    let flow_class: Vec<TrafficClass> = (0..flows)
+        .map(|f| if f < traffic.sources.len() { class_of(f) } else { TrafficClass::Control })
+        .collect();
+    match &cfg.endpoint.agent {
+        Some(AgentConfig::Alo) => match alo(topo, routing, cfg.router.vcs, class_vcs, flow_class.clone()) {
+            Ok(a) => {
+                agents.congestion = Congestion::Alo(a);
+                agents.sideband = 1;
+            }
+            Err(e) => errs.push(e),
+        },
+        Some(AgentConfig::SelfTuned { gather, tune_every, increment, decrement, initial, tolerance }) => {
+            let f = |name: &str, v: Option<f64>, default: f64, errs: &mut Vec<ConfigError>| {
+                let v = v.unwrap_or(default);
+                if !(0.0..=1.0).contains(&v) {
+                    errs.push(ConfigError::new(
+                        format!("endpoint.agent.{name}"),
+                        format!("must be in [0, 1] (a fraction of the network's buffers), got {v}"),
+                    ));
+                }
+                v
+            };
+            let p = SelfTunedParams {
+                gather: clock.duration_cycles(gather.unwrap_or(crate::units::Duration::Cycles(32))),
+                tune_every: tune_every.unwrap_or(3),
+                increment: f("increment", *increment, 0.01, &mut errs),
+                decrement: f("decrement", *decrement, 0.04, &mut errs),
+                initial: f("initial", *initial, 0.04, &mut errs),
+                tolerance: f("tolerance", *tolerance, 0.0, &mut errs),
+            };
+            if p.gather == 0 {
+                errs.push(ConfigError::new("endpoint.agent.gather", "must be at least one cycle"));
+            }
+            if p.tune_every == 0 {
+                errs.push(ConfigError::new(
+                    "endpoint.agent.tune_every",
+                    "must be a whole number >= 1 (gathers per tuning period), got 0",
+                ));
+            }
+            let buffers = (topo.routers * topo.ports) as u64 * cfg.router.vcs as u64;
+            agents.sideband = p.gather.max(1);
+            agents.congestion = Congestion::SelfTuned(SelfTuned::new(p, buffers, flow_class.clone()));
+        }
+        _ => {}
+    }
+
     let mut reservations = Reservations::default();
     if let Some(a) = &cfg.endpoint.admission {
         if !(0.0..=1.0).contains(&a.effective_factor) {
@@ -242,4 +292,41 @@ pub(super) fn complete(
     } else {
         Err(ConfigErrors(errs))
     }
+}
+
+/// Most nodes ALO's first-hop table (nodes² entries) is built for.
+const ALO_MAX_NODES: usize = 4096;
+
+/// ALO over `topo`: per (source, destination) the useful channels at the source's router,
+/// one per path the routing offers, with the VCs the route allows.
+fn alo(
+    topo: &Topology,
+    routing: &Routing,
+    vcs: u32,
+    class_vcs: [u32; 3],
+    class: Vec<TrafficClass>,
+) -> Result<Alo, ConfigError> {
+    let nodes = topo.nodes;
+    if nodes > ALO_MAX_NODES {
+        return Err(ConfigError::new(
+            "endpoint.agent",
+            format!(
+                "ALO keeps a first-hop table of nodes^2 entries: at most {ALO_MAX_NODES} nodes, got {nodes}"
+            ),
+        ));
+    }
+    let mut first_hop = Vec::with_capacity(nodes * nodes);
+    for src in 0..nodes {
+        let (r, p) = topo.attach[src];
+        for dst in 0..nodes {
+            let useful = (0..routing.paths())
+                .map(|path| {
+                    let route = routing.route(topo, r as usize, p as usize, 0, dst, path, vcs);
+                    Useful { port: r * topo.ports as u32 + route.port, vcs: route.vcs }
+                })
+                .collect();
+            first_hop.push(useful);
+        }
+    }
+    Ok(Alo::new(nodes, first_hop, topo.routers * topo.ports, class, class_vcs))
 }

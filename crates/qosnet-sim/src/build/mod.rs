@@ -122,7 +122,8 @@ impl Simulation {
             .collect();
         let attach_port = topo.attach.iter().map(|&(r, p)| r * ports as u32 + p).collect();
         let mut agents = v.agents;
-        let reservations = agents::complete(&mut agents, &config, &traffic, &topo, &clock, v.class_vcs[0])?;
+        let reservations =
+            agents::complete(&mut agents, &config, &traffic, &topo, &routing, &clock, v.class_vcs)?;
         let control_delay = agents.control_delay() as usize;
         let endpoints = Endpoints::new(
             ep,

@@ -652,6 +652,31 @@ tagged_enum! {
             #[serde(default, skip_serializing_if = "Option::is_none")]
             retry_after: Option<Duration>,
         },
+        /// At-Least-One injection limitation (Baydal, López and Duato, IPDPS 2000; document
+        /// 000 §6.1): a message enters only if every useful output channel of the source's
+        /// router has a free VC, or one of them has all its VCs free.
+        Alo,
+        /// Self-Tuned congestion control (Thottethodi, Lebeck and Mukherjee, HPCA 2001;
+        /// document 000 §6.1): sources throttle while the network's full buffers, gathered
+        /// every `gather` over a side band, exceed a threshold tuned by hill climbing on
+        /// throughput every `tune_every` gathers (steps `increment` up, `decrement` down,
+        /// from `initial`, as fractions of the network's buffers; a throughput fall within
+        /// `tolerance` of the last period's does not count). Defaults: 32 cycles, 3, 0.01,
+        /// 0.04, 0.04, 0 (see control/self_tuned.rs for where they come from).
+        SelfTuned {
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            gather: Option<Duration>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            tune_every: Option<u32>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            increment: Option<f64>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            decrement: Option<f64>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            initial: Option<f64>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            tolerance: Option<f64>,
+        },
     }
 }
 

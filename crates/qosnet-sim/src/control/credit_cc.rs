@@ -21,9 +21,9 @@ pub(crate) enum Consumer {
     BestEffort(u32),
 }
 
-/// Counts of what the credits did (results' `congestion`).
+/// Counts of what the credits did (`CongestionStats`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CreditStats {
+pub(crate) struct CreditStats {
     /// Real-time messages dropped for want of a credit, and posted again.
     pub dropped: u64,
     pub retried: u64,

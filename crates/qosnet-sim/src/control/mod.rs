@@ -18,12 +18,16 @@
 //! (document 000 §4.1, `probe_admission.rs`, `[endpoint.admission]`) runs beside any
 //! congestion agent: a connection first needs its reservation, then its credits.
 
+mod alo;
 mod credit_cc;
 mod probe_admission;
 mod reservations;
+mod self_tuned;
 mod window;
 
-pub use credit_cc::CreditStats;
+pub(crate) use alo::{Alo, Useful};
+pub(crate) use self_tuned::{SelfTuned, SelfTunedParams};
+
 pub(crate) use credit_cc::{Consumer, CreditCc};
 pub use probe_admission::AdmissionStats;
 pub(crate) use probe_admission::{AdmissionParams, ProbeAdmission};
@@ -60,6 +64,10 @@ pub(crate) enum Congestion {
     Window(Window),
     /// Credit-based congestion control (document 000 §4.2).
     Credit(CreditCc),
+    /// At-Least-One injection limitation (document 000 §6.1, its reference [1]).
+    Alo(Alo),
+    /// Self-Tuned congestion control (document 000 §6.1, its reference [15]).
+    SelfTuned(SelfTuned),
 }
 
 /// The agents of a run: a congestion-control agent, and admission control if configured.
@@ -70,6 +78,8 @@ pub(crate) struct Agents {
     /// Control messages the agents time for themselves (retries): (arrival, node, message),
     /// sent by the endpoints.
     pub timers: Vec<(Cycle, u32, Control)>,
+    /// Every how many cycles the agent reads the routers over its side band (0: never).
+    pub sideband: Cycle,
 }
 
 /// Check a duration that goes through the control channel.
@@ -90,14 +100,18 @@ pub(crate) fn control_delay(
 
 impl Agents {
     /// No agent.
-    pub const NONE: Agents = Agents { congestion: Congestion::None, admission: None, timers: Vec::new() };
+    pub const NONE: Agents =
+        Agents { congestion: Congestion::None, admission: None, timers: Vec::new(), sideband: 0 };
 
     /// Check `cfg` (`[endpoint] agent`) and build its state for `nodes` nodes. The
     /// per-flow agents (credits, admission) are completed once the flows are known
     /// (`build/agents.rs`).
     pub fn build(cfg: Option<&AgentConfig>, nodes: usize, clock: &Clock) -> Result<Agents, ConfigError> {
         let congestion = match cfg {
-            None | Some(AgentConfig::Credit { .. }) => Congestion::None,
+            // (built once the flows are known: `build/agents.rs`)
+            None | Some(AgentConfig::Credit { .. } | AgentConfig::Alo | AgentConfig::SelfTuned { .. }) => {
+                Congestion::None
+            }
             Some(AgentConfig::Window { messages, ack_delay }) => {
                 if *messages == 0 {
                     return Err(ConfigError::new(
@@ -109,7 +123,7 @@ impl Agents {
                 Congestion::Window(Window::new(*messages, nodes, delay))
             }
         };
-        Ok(Agents { congestion, admission: None, timers: Vec::new() })
+        Ok(Agents { congestion, admission: None, timers: Vec::new(), sideband: 0 })
     }
 
     /// The longest delay of the control messages the agents send, cycles.
@@ -118,6 +132,7 @@ impl Agents {
             Congestion::None => 0,
             Congestion::Window(w) => w.ack_delay(),
             Congestion::Credit(c) => c.retry_after(),
+            Congestion::Alo(_) | Congestion::SelfTuned(_) => 0,
         };
         // A router's NACK trigger leaves a few cycles after the header it refuses arrived.
         c.max(self.admission.as_ref().map_or(0, |a| a.p.retry_after.max(64)))
@@ -135,9 +150,20 @@ impl Agents {
         matches!(self.congestion, Congestion::Credit(_))
     }
 
-    /// Whether `flow` at `node` may start its next message at `now`.
+    /// Whether any agent runs (the fast path of the cycle loop's calls when none does).
     #[inline(always)]
-    pub fn may_start(&mut self, node: usize, flow: u32, now: Cycle) -> bool {
+    fn is_off(&self) -> bool {
+        matches!(self.congestion, Congestion::None) && self.admission.is_none()
+    }
+
+    /// Whether `flow` at `node` may start its next message (to `dst`) at `now`.
+    #[inline(always)]
+    pub fn may_start(&mut self, node: usize, flow: u32, dst: u32, now: Cycle) -> bool {
+        self.is_off() || self.may_start_agents(node, flow, dst, now)
+    }
+
+    #[inline(never)]
+    fn may_start_agents(&mut self, node: usize, flow: u32, dst: u32, now: Cycle) -> bool {
         if let Some(a) = &mut self.admission {
             if !a.may_start(flow, now) {
                 return false;
@@ -151,6 +177,8 @@ impl Agents {
                 self.timers.extend(retry);
                 ok
             }
+            Congestion::Alo(a) => a.may_start(node, flow, dst),
+            Congestion::SelfTuned(s) => s.may_start(flow),
         }
     }
 
@@ -164,9 +192,14 @@ impl Agents {
     /// last (its last packet tears the reservation down).
     #[inline(always)]
     pub fn started(&mut self, node: usize, flow: u32, now: Cycle) -> bool {
+        !self.is_off() && self.started_agents(node, flow, now)
+    }
+
+    #[inline(never)]
+    fn started_agents(&mut self, node: usize, flow: u32, now: Cycle) -> bool {
         let _ = now;
         match &mut self.congestion {
-            Congestion::None => {}
+            Congestion::None | Congestion::Alo(_) | Congestion::SelfTuned(_) => {}
             Congestion::Window(w) => w.started(node),
             Congestion::Credit(c) => c.started(flow),
         }
@@ -179,7 +212,7 @@ impl Agents {
     pub fn sent(&mut self, flow: u32) -> bool {
         match &mut self.congestion {
             Congestion::Credit(c) => c.completed(flow),
-            Congestion::None | Congestion::Window(_) => false,
+            Congestion::None | Congestion::Window(_) | Congestion::Alo(_) | Congestion::SelfTuned(_) => false,
         }
     }
 
@@ -188,7 +221,9 @@ impl Agents {
     pub fn delivered(&mut self, src: usize, flow: u32, now: Cycle) -> Reply {
         let _ = now;
         match &mut self.congestion {
-            Congestion::None | Congestion::Credit(_) => Reply::Nothing,
+            Congestion::None | Congestion::Credit(_) | Congestion::Alo(_) | Congestion::SelfTuned(_) => {
+                Reply::Nothing
+            }
             Congestion::Window(w) => w.delivered(src, flow),
         }
     }
@@ -225,6 +260,70 @@ impl Agents {
         if let Some(a) = &mut self.admission {
             let retry = a.refused_at_source(flow, now);
             self.timers.extend(retry);
+        }
+    }
+}
+
+/// What the congestion-control agent did (`Simulation::congestion_stats`); counts an agent
+/// does not keep are 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CongestionStats {
+    /// Credit-based: real-time messages dropped for want of a credit and posted again;
+    /// best-effort starts that waited for a credit.
+    pub dropped: u64,
+    pub retried: u64,
+    pub waited: u64,
+    /// ALO, Self-Tuned: messages held back by the throttle.
+    pub throttles: u64,
+    /// Self-Tuned: its threshold now (full buffers), and its moves up and down.
+    pub threshold: f64,
+    pub raised: u64,
+    pub lowered: u64,
+}
+
+impl Agents {
+    /// What the congestion-control agent did (`None`: none, or a window).
+    pub fn congestion_stats(&self) -> Option<CongestionStats> {
+        let d = CongestionStats::default();
+        match &self.congestion {
+            Congestion::None | Congestion::Window(_) => None,
+            Congestion::Credit(c) => {
+                let s = c.stats;
+                Some(CongestionStats { dropped: s.dropped, retried: s.retried, waited: s.waited, ..d })
+            }
+            Congestion::Alo(a) => Some(CongestionStats { throttles: a.throttles, ..d }),
+            Congestion::SelfTuned(s) => Some(CongestionStats {
+                throttles: s.throttles,
+                threshold: s.threshold,
+                raised: s.raised,
+                lowered: s.lowered,
+                ..d
+            }),
+        }
+    }
+}
+
+/// What the side band brings the agents (`Agents::sideband`): how to read the routers.
+pub(crate) trait RouterStatus {
+    /// Each router output port's free regular VCs.
+    fn free_out_vcs(&self, free: &mut [u32]);
+    /// Full input VC buffers in the network.
+    fn full_buffers(&self) -> u64;
+}
+
+impl Agents {
+    /// The side band's turn (every `sideband` cycles): the agent reads the routers through
+    /// `status`; `delivered`: flits delivered so far. Returns which nodes to wake: `None`
+    /// for none, `Some(empty)` for all.
+    #[cold]
+    pub fn read_sideband(&mut self, status: &impl RouterStatus, delivered: u64) -> Option<Vec<u32>> {
+        match &mut self.congestion {
+            Congestion::Alo(a) => {
+                status.free_out_vcs(&mut a.free);
+                (!a.throttled.is_empty()).then(|| std::mem::take(&mut a.throttled))
+            }
+            Congestion::SelfTuned(s) => s.gathered(status.full_buffers(), delivered).then(Vec::new),
+            _ => None,
         }
     }
 }

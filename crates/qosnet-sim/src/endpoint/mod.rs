@@ -14,7 +14,7 @@ pub(crate) use path_choice::PathChoice;
 pub(crate) use state::{EndpointModel, EndpointParams, Endpoints, Injecting};
 
 use crate::config::TrafficClass;
-use crate::control::{HopAction, Reply};
+use crate::control::{HopAction, Reply, RouterStatus};
 use crate::flit::{Flit, Message, Signal, HEAD, TAIL};
 use crate::links::Control;
 use crate::metrics::trace::Hop;
@@ -130,11 +130,11 @@ impl Endpoints {
                 }
                 let Some(&m) = self.nic_queue.at(q).front() else { break };
                 let msg = net.messages.get(m);
-                let (class, flow, first) = (msg.class.index(), msg.flow, msg.packetized == 0);
+                let (class, flow, dst, first) = (msg.class.index(), msg.flow, msg.dst, msg.packetized == 0);
                 // The control agent may hold the message back (the queue waits behind it);
                 // the agents' own signalling packets go unasked.
                 let asks = first && msg.signal == Signal::Data;
-                if asks && !self.agents.may_start(n, flow, now) {
+                if asks && !self.agents.may_start(n, flow, dst, now) {
                     if self.agents.drops(flow) {
                         // Its connection gave up: the message is dropped at the source.
                         self.nic_queue.at_mut(q).pop_front();
@@ -361,11 +361,11 @@ impl Endpoints {
         let flits = a.p.signal_flits;
         for o in std::mem::take(&mut a.outbox) {
             match o.signal {
-                Signal::Probe => {
-                    if net.reservations.probe_at_hca(o.from as usize, o.flow) == HopAction::Refused {
-                        self.agents.refused_at_source(o.flow, now);
-                        continue;
-                    }
+                Signal::Probe
+                    if net.reservations.probe_at_hca(o.from as usize, o.flow) == HopAction::Refused =>
+                {
+                    self.agents.refused_at_source(o.flow, now);
+                    continue;
                 }
                 Signal::Release => {
                     net.reservations.release_at_hca(o.from as usize, o.flow);
@@ -400,6 +400,25 @@ impl Endpoints {
             }
         }
         // Timers set while sending (a refusal at the source) go out next cycle.
+    }
+
+    /// The agents' side band (every `agents.sideband` cycles): they read the routers'
+    /// status; the nodes they held back are woken if it changed.
+    #[cold]
+    pub(crate) fn read_sideband(&mut self, status: &impl RouterStatus, delivered: u64) {
+        match self.agents.read_sideband(status, delivered) {
+            None => {}
+            Some(nodes) if nodes.is_empty() => {
+                for n in 0..self.nic_is_active.len() {
+                    self.wake(n);
+                }
+            }
+            Some(nodes) => {
+                for n in nodes {
+                    self.wake(n as usize);
+                }
+            }
+        }
     }
 
     /// Control message `msg` arrived at node `n` (`links::Control`): its agent hears it.

@@ -24,6 +24,7 @@ mod marking;
 mod output;
 mod preemption;
 mod routing_stage;
+mod sideband;
 mod stalls;
 mod state;
 mod vc_alloc;

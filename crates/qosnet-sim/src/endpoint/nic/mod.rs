@@ -303,7 +303,10 @@ impl Endpoints {
         let (m, vc, pick) = if self.nic_p.flow_queues() {
             let Some(pick) = self.nics[n].queues.pick(now) else { return };
             let msg = net.messages.get(pick.message);
-            if msg.packetized == 0 && msg.signal == Signal::Data && !self.agents.may_start(n, msg.flow, now) {
+            if msg.packetized == 0
+                && msg.signal == Signal::Data
+                && !self.agents.may_start(n, msg.flow, msg.dst, now)
+            {
                 return;
             }
             let size = msg.packet_flits.min(msg.size - msg.packetized);
@@ -314,7 +317,10 @@ impl Endpoints {
             let Some((q, i, vc)) = self.doorbell_pick(net, n) else { return };
             let m = self.nic_queue[q][i];
             let msg = net.messages.get(m);
-            if msg.packetized == 0 && msg.signal == Signal::Data && !self.agents.may_start(n, msg.flow, now) {
+            if msg.packetized == 0
+                && msg.signal == Signal::Data
+                && !self.agents.may_start(n, msg.flow, msg.dst, now)
+            {
                 return;
             }
             if msg.packetized + msg.packet_flits.min(msg.size - msg.packetized) == msg.size {

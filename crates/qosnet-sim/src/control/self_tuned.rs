@@ -1,0 +1,156 @@
+//! Self-Tuned congestion control: M. Thottethodi, A. R. Lebeck and S. S. Mukherjee,
+//! "Self-Tuned Congestion Control for Multiprocessor Networks", HPCA 2001, pp. 107-118
+//! (document 000's reference [15], §6.1). Every gather period the number of full network
+//! buffers is summed over a side band and compared with a threshold: above it, every
+//! source throttles new messages until the next gather. The threshold tunes itself by hill
+//! climbing on delivered throughput: each tuning period, if throughput did not fall it is
+//! raised by an increment, if it fell it is lowered by a (larger) decrement.
+//!
+//! Document 000 uses the paper's parameters and an exclusive side band (not VL15); it adds
+//! the HCA buffer's status. Here the count includes every router input VC buffer that is
+//! full; the HCA's own condition (a free lane) is the endpoint's start condition. Control
+//! traffic is never throttled.
+//!
+//! Parameters (`[endpoint.agent] kind = "self_tuned"`): the defaults are our reading of
+//! the paper (a 96-cycle tuning period of three 32-cycle gathers, threshold steps of +1%
+//! and -4% of the network's buffers); the search corpus available to us held the paper's
+//! abstract only, so they are not checked against its text and are configurable.
+
+use crate::config::TrafficClass;
+use crate::units::Cycle;
+
+/// The self-tuned agent's parameters, resolved.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct SelfTunedParams {
+    /// Gather period, cycles (the side band's latency: a count is acted on for one period).
+    pub gather: Cycle,
+    /// Gathers per tuning period.
+    pub tune_every: u32,
+    /// Threshold steps up and down, and its start, as fractions of the network's buffers.
+    pub increment: f64,
+    pub decrement: f64,
+    pub initial: f64,
+    /// A throughput drop counts only beyond this fraction of the previous period's.
+    pub tolerance: f64,
+}
+
+/// The global estimate, the threshold and the throttle every source obeys.
+#[derive(Clone, Debug)]
+pub(crate) struct SelfTuned {
+    pub p: SelfTunedParams,
+    /// Buffers in the network (the count's range).
+    buffers: f64,
+    pub threshold: f64,
+    pub throttle: bool,
+    /// Per flow: its class (control is never throttled).
+    class: Vec<TrafficClass>,
+    gathers: u32,
+    /// Flits delivered when the tuning period began, and the last period's throughput.
+    delivered_at_start: u64,
+    last_throughput: Option<f64>,
+    /// Messages held back, and threshold moves up and down.
+    pub throttles: u64,
+    pub raised: u64,
+    pub lowered: u64,
+}
+
+impl SelfTuned {
+    pub fn new(p: SelfTunedParams, buffers: u64, class: Vec<TrafficClass>) -> SelfTuned {
+        let buffers = buffers as f64;
+        SelfTuned {
+            p,
+            buffers,
+            threshold: p.initial * buffers,
+            throttle: false,
+            class,
+            gathers: 0,
+            delivered_at_start: 0,
+            last_throughput: None,
+            throttles: 0,
+            raised: 0,
+            lowered: 0,
+        }
+    }
+
+    pub fn may_start(&mut self, flow: u32) -> bool {
+        if !self.throttle || self.class.get(flow as usize).is_none_or(|&c| c == TrafficClass::Control) {
+            return true;
+        }
+        self.throttles += 1;
+        false
+    }
+
+    /// A gather ended: `full` buffers were full, `delivered` flits delivered so far.
+    /// Returns whether the throttle lifted (held-back sources are woken).
+    pub fn gathered(&mut self, full: u64, delivered: u64) -> bool {
+        let was = self.throttle;
+        self.gathers += 1;
+        if self.gathers % self.p.tune_every == 0 {
+            let cycles = (self.p.gather * self.p.tune_every as Cycle) as f64;
+            let throughput = (delivered - self.delivered_at_start) as f64 / cycles;
+            self.delivered_at_start = delivered;
+            self.tune(throughput);
+        }
+        self.throttle = full as f64 > self.threshold;
+        was && !self.throttle
+    }
+
+    /// Hill climbing on throughput: up while it holds, down when it falls.
+    fn tune(&mut self, throughput: f64) {
+        let fell = self.last_throughput.is_some_and(|last| throughput < last * (1.0 - self.p.tolerance));
+        if fell {
+            self.threshold -= self.p.decrement * self.buffers;
+            self.lowered += 1;
+        } else {
+            self.threshold += self.p.increment * self.buffers;
+            self.raised += 1;
+        }
+        self.threshold = self.threshold.clamp(0.0, self.buffers);
+        self.last_throughput = Some(throughput);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agent() -> SelfTuned {
+        let p = SelfTunedParams {
+            gather: 10,
+            tune_every: 2,
+            increment: 0.01,
+            decrement: 0.04,
+            initial: 0.10,
+            tolerance: 0.0,
+        };
+        SelfTuned::new(p, 1000, vec![TrafficClass::BestEffort, TrafficClass::Control])
+    }
+
+    #[test]
+    fn the_threshold_climbs_while_throughput_holds_and_falls_when_it_drops() {
+        let mut s = agent();
+        assert_eq!(s.threshold, 100.0);
+        // Tuning periods of 20 cycles: 200, 300, 300 flits delivered (rising, then level),
+        // then 100 (a drop).
+        let mut delivered = 0;
+        let mut thresholds = Vec::new();
+        for flits in [200, 300, 300, 100] {
+            s.gathered(0, delivered + flits / 2);
+            delivered += flits;
+            s.gathered(0, delivered);
+            thresholds.push(s.threshold);
+        }
+        assert_eq!(thresholds, [110.0, 120.0, 130.0, 90.0], "+1% of 1000 buffers thrice, then -4%");
+        assert_eq!((s.raised, s.lowered), (3, 1));
+    }
+
+    #[test]
+    fn sources_throttle_above_the_threshold_until_a_gather_below_it() {
+        let mut s = agent();
+        assert!(!s.gathered(150, 0), "150 full > 100: throttle on");
+        assert!(s.throttle && !s.may_start(0) && s.may_start(1), "best effort held, control not");
+        assert!(s.gathered(50, 0), "below: lifted, the held sources are woken");
+        assert!(s.may_start(0));
+        assert_eq!(s.throttles, 1);
+    }
+}
