@@ -54,7 +54,19 @@ def test_reproduce_seed000_quick_writes_report_and_findings(tmp_path):
     out = tmp_path / "seed000"
     result = CliRunner().invoke(
         app,
-        ["reproduce", "seed000", "--quick", "--only", "fig3", "--only", "fig5", "-j", "1", "-o", str(out)],
+        [
+            "reproduce",
+            "seed000",
+            "--quick",
+            "--only",
+            "fig3",
+            "--only",
+            "fig5",
+            "-j",
+            "1",
+            "-o",
+            str(out),
+        ],
         catch_exceptions=False,
     )
     assert result.exit_code == 0, result.output
@@ -68,6 +80,14 @@ def test_reproduce_seed000_quick_writes_report_and_findings(tmp_path):
     rows = [line for line in findings.splitlines() if line.startswith("| Fig.")]
     assert rows and all(line.rstrip(" |").rsplit("| ", 1)[-1] in verdicts for line in rows), rows
     s = pd.read_csv(out / "fig3_summary.csv")
-    assert set(s["scheme"]) == {"none", "ALO", "Self-Tuned", "credit 2", "credit 4", "credit 8", "credit 16"}
+    assert set(s["scheme"]) == {
+        "none",
+        "ALO",
+        "Self-Tuned",
+        "credit 2",
+        "credit 4",
+        "credit 8",
+        "credit 16",
+    }
     a = pd.read_csv(out / "fig5_admission.csv")
     assert set(a["control"]) == {"A", "A+C"}

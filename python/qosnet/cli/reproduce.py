@@ -16,7 +16,8 @@ def reproduce(
     name: Annotated[
         str,
         typer.Argument(
-            help="Experiment set: seed000, seed001, seed003, seed003-nic or seed004.", show_default=False
+            help="Experiment set: seed000, seed001, seed003, seed003-nic or seed004.",
+            show_default=False,
         ),
     ],
     output: Annotated[

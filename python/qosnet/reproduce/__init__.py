@@ -3,9 +3,9 @@ configurations (shipped under `configs/NAME/`), collects their tables into one D
 table with the run's labels as columns, and writes tables (Parquet and CSV), plots (PNG) and
 a Markdown report that sets each result beside the document's claim.
 
-Sets: `seed000` (document 000: admission and congestion control), `seed001` (document 001: the QoS middleware, fluid model), `seed003` (document
-003: the QoS router), `seed003-nic` (document 003 §5.3: the
-router with NICs), `seed004` (document 004: NIC-based rate control).
+Sets: `seed000` (document 000: admission and congestion control), `seed001` (document 001:
+the QoS middleware, fluid model), `seed003` (document 003: the QoS router), `seed003-nic`
+(document 003 §5.3: the router with NICs), `seed004` (document 004: NIC-based rate control).
 """
 
 from qosnet.reproduce.runner import Experiment, Run, run_experiments

@@ -182,6 +182,15 @@ impl Agents {
         }
     }
 
+    /// A message of `flow` was posted at its source at `now` (admission control probes a
+    /// new connection at once).
+    #[inline(always)]
+    pub fn posted(&mut self, flow: u32, now: Cycle) {
+        if let Some(a) = &mut self.admission {
+            a.posted(flow, now);
+        }
+    }
+
     /// Whether `flow`'s held-back message is dropped instead (its connection gave up).
     #[inline]
     pub fn drops(&mut self, flow: u32) -> bool {

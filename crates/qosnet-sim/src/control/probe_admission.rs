@@ -132,18 +132,32 @@ impl ProbeAdmission {
         match c.state {
             State::Open(_) => true,
             State::Closed => {
-                if c.tries == 0 {
-                    c.since = now;
-                }
-                c.tries += 1;
-                c.state = State::Probing;
-                self.stats[c.class.index()].probes += 1;
-                let (from, to) = (c.src, c.dst);
-                self.outbox.push(Outgoing { from, to, flow, signal: Signal::Probe });
+                self.probe(flow, now);
                 false
             }
             State::Probing | State::Backoff | State::GaveUp => false,
         }
+    }
+
+    /// A message of `flow` was posted at `now`: a closed connection sends its probe at once,
+    /// not when the message reaches the head of its queue (the HCA sets up every new
+    /// connection in parallel; a queue head waiting for its ACK holds its class's queue).
+    pub fn posted(&mut self, flow: u32, now: Cycle) {
+        if self.conns.get(flow as usize).and_then(|c| c.as_ref()).is_some_and(|c| c.state == State::Closed) {
+            self.probe(flow, now);
+        }
+    }
+
+    fn probe(&mut self, flow: u32, now: Cycle) {
+        let Some(c) = self.conns.get_mut(flow as usize).and_then(|c| c.as_mut()) else { return };
+        if c.tries == 0 {
+            c.since = now;
+        }
+        c.tries += 1;
+        c.state = State::Probing;
+        self.stats[c.class.index()].probes += 1;
+        let (from, to) = (c.src, c.dst);
+        self.outbox.push(Outgoing { from, to, flow, signal: Signal::Probe });
     }
 
     /// Whether `flow`'s held-back messages are to be dropped (it gave up).
@@ -269,9 +283,12 @@ mod tests {
     fn a_connection_probes_starts_on_the_ack_and_tears_down_after_its_messages() {
         let mut a = agent(0, 2);
         assert!(a.may_start(1, 0), "flow 1 is not a connection");
+        a.posted(1, 0);
+        assert!(a.outbox.is_empty());
         assert!(!a.may_start(0, 10));
         assert_eq!(a.outbox, [Outgoing { from: 0, to: 3, flow: 0, signal: Signal::Probe }]);
         assert!(!a.may_start(0, 11), "one probe at a time");
+        a.posted(0, 12);
         assert_eq!(a.outbox.len(), 1);
         a.outbox.clear();
         assert_eq!(a.arrived(3, 0, Signal::Probe, 40), (None, false));
@@ -283,7 +300,9 @@ mod tests {
         let s = a.stats[TrafficClass::RealTime.index()];
         assert_eq!((s.admitted, s.probes, s.teardowns, s.setup_cycles), (1, 1, 1, 60));
         a.outbox.clear();
-        assert!(!a.may_start(0, 80), "closed again: a new probe");
+        a.posted(0, 80);
+        assert_eq!(a.outbox.len(), 1, "closed again: a message posted probes at once");
+        assert!(!a.may_start(0, 81), "and waits for the ACK");
         assert_eq!(a.outbox.len(), 1);
     }
 

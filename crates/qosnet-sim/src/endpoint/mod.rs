@@ -41,13 +41,21 @@ pub(crate) struct NewMessage {
 
 impl Endpoints {
     /// Create message `m` at `now` and queue it at its source; it is measured if created
-    /// in the measurement window.
+    /// in the measurement window. Its flow's agent hears of it (a new connection probes).
     pub(crate) fn create_message<const NIC: bool>(
         &mut self,
         net: &mut Net,
         m: NewMessage,
         now: Cycle,
     ) -> u32 {
+        let flow = m.flow;
+        let id = self.enqueue_message::<NIC>(net, m, now);
+        self.agents.posted(flow, now);
+        id
+    }
+
+    /// `create_message` without telling the agents (their own signalling packets).
+    fn enqueue_message<const NIC: bool>(&mut self, net: &mut Net, m: NewMessage, now: Cycle) -> u32 {
         let measured = net.obs.measuring;
         let NewMessage { src, dst, class, size, packet_flits, vtick, flow, frame, phase } = m;
         let m = net.messages.insert(Message {
@@ -373,7 +381,7 @@ impl Endpoints {
                 _ => {}
             }
             let measuring = std::mem::replace(&mut net.obs.measuring, false);
-            let m = self.create_message::<NIC>(
+            let m = self.enqueue_message::<NIC>(
                 net,
                 NewMessage {
                     src: o.from,
