@@ -229,7 +229,7 @@ def report(
         fig, ax = plt.subplots(figsize=(5.6, 4.0), dpi=110)
         for key, line in df.groupby(by, sort=False):
             ax.plot(line["x"], line[y], marker="o", label=str(key))
-        ax.set_xlabel("offered load / measured saturation" if sat else "offered load")
+        ax.set_xlabel("offered load / measured saturation" if name.startswith("fig3") else "load")
         ax.set_ylabel(ylabel)
         if log:
             ax.set_yscale("log")
@@ -317,6 +317,18 @@ def report(
                 lines.append("")
             findings += _fig5_findings(c)
         elif name == "fig4":
+            s["x"] = s["load"]
+            lines.append(plot(s, "control", "dmp", "fig4_dmp", "deadline missing probability"))
+            lines.append("")
+            c4 = _classes(g, label)
+            for cls in ("control", "best_effort"):
+                part = c4[c4["class"] == cls].copy()
+                part["x"] = part["load"]
+                name4 = f"fig4_{cls}_latency"
+                lines.append(
+                    plot(part, "control", "network_mean", name4, "network latency (cycles)")
+                )
+                lines.append("")
             cols = [*label, "frames", "dmp", "dmt_ms"]
             lines.append(markdown(s[[x for x in cols if x in s.columns]].round(5)))
             lines.append("")
