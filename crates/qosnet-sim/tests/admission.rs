@@ -128,6 +128,20 @@ fn bad_admission_and_credit_settings_name_their_field() {
         let e = Simulation::from_toml(&toml, None).err().unwrap_or_else(|| panic!("accepted: {endpoint}"));
         assert!(e.to_string().contains(field), "{endpoint}: {e}");
     }
+    // Probes travel on the control class: it needs a VC.
+    let toml = format!(
+        "[topology]\nkind = \"mesh\"\nk = 4\nn = 1\n[router]\nvcs = 4\n\
+         vc_classes = {{ control = 0, real_time = 2, best_effort = 2 }}\n\
+         [endpoint]\nadmission = {{}}\n{rt}[[traffic]]\nload = 0.1\n"
+    );
+    let e = Simulation::from_toml(&toml, None).err().unwrap();
+    assert!(e.to_string().contains("router.vc_classes") && e.to_string().contains("control"), "{e}");
+    // With the automatic split, admission control gives control traffic its VC.
+    let toml = format!(
+        "[topology]\nkind = \"mesh\"\nk = 4\nn = 1\n[router]\nvcs = 4\n\
+         [endpoint]\nadmission = {{}}\n{rt}[[traffic]]\nload = 0.1\n"
+    );
+    Simulation::from_toml(&toml, None).unwrap_or_else(|e| panic!("{e}"));
     // A real-time source with per-message destinations is no connection.
     let toml = "[topology]\nkind = \"mesh\"\nk = 4\nn = 1\n[endpoint]\nadmission = {}\n\
                 [[traffic]]\nclass = \"real_time\"\nload = 0.1\n";
@@ -175,5 +189,23 @@ fn bad_self_tuned_settings_name_their_field() {
         );
         let e = Simulation::from_toml(&toml, None).err().unwrap_or_else(|| panic!("accepted: {agent}"));
         assert!(e.to_string().contains(field), "{agent}: {e}");
+    }
+}
+
+#[test]
+fn admission_and_credits_work_through_the_hca_model_too() {
+    let traffic = connection(0, 3, 200) + "[[traffic]]\nload = 0.3\nmessage_flits = 40\npacket_flits = 40\n";
+    let endpoint = "model = \"hca\"\nqueues = \"per_class\"\nadmission = { connection_messages = 4 }\n\
+                    agent = { kind = \"credit\", hca_messages = 8, best_effort = 4 }";
+    let mut s = line(endpoint, &traffic);
+    run_checked(&mut s, 20_000);
+    s.check_invariants().unwrap();
+    let rt = s.admission_stats().unwrap()[1];
+    assert!(rt.admitted >= 5 && rt.teardowns + 1 >= rt.admitted && rt.refused == 0, "{rt:?}");
+    let (injected, ejected, _) = s.flit_counts();
+    assert!(ejected > 20 * 60 && injected >= ejected, "{injected} {ejected}");
+    for n in 0..4 {
+        let (send, _) = s.completions(n);
+        assert!(send > 0, "node {n} completed sends");
     }
 }

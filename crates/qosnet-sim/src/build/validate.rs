@@ -665,6 +665,8 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
     for t in &cfg.traffic {
         present[t.class.index()] = true;
     }
+    // Admission control's probes and answers are control traffic (document 000 §4.1).
+    present[0] |= cfg.endpoint.admission.is_some();
     let mut split = [0u32; 3];
     if (1..=32).contains(&rc.vcs) {
         match class_split(cfg, present, rc.vcs) {
