@@ -191,6 +191,13 @@ impl Agents {
         }
     }
 
+    /// Whether `flow` waits for its connection's set-up (its messages are set aside so the
+    /// other connections of their class go on).
+    #[inline]
+    pub fn awaits_admission(&self, flow: u32) -> bool {
+        self.admission.as_ref().is_some_and(|a| a.awaits(flow))
+    }
+
     /// Whether `flow`'s held-back message is dropped instead (its connection gave up).
     #[inline]
     pub fn drops(&mut self, flow: u32) -> bool {

@@ -160,6 +160,14 @@ impl ProbeAdmission {
         self.outbox.push(Outgoing { from, to, flow, signal: Signal::Probe });
     }
 
+    /// Whether `flow` is a connection waiting for its set-up (probing or backing off).
+    pub fn awaits(&self, flow: u32) -> bool {
+        self.conns
+            .get(flow as usize)
+            .and_then(|c| c.as_ref())
+            .is_some_and(|c| matches!(c.state, State::Probing | State::Backoff))
+    }
+
     /// Whether `flow`'s held-back messages are to be dropped (it gave up).
     pub fn drops(&mut self, flow: u32) -> bool {
         let Some(c) = self.conn(flow) else { return false };

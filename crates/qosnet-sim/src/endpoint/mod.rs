@@ -149,6 +149,14 @@ impl Endpoints {
                         self.drop_message(net, m);
                         continue;
                     }
+                    if self.agents.awaits_admission(flow) {
+                        // Its connection is being set up: set aside until the answer, so
+                        // other connections of the class go on (each has its own QP in
+                        // the document's HCA; one not yet admitted posts nothing).
+                        self.nic_queue.at_mut(q).pop_front();
+                        self.held.entry(flow).or_insert((q, Vec::new())).1.push(m);
+                        continue;
+                    }
                     break;
                 }
                 if at_limit && !self.nic_outranks(n, class as u8) {
@@ -432,7 +440,22 @@ impl Endpoints {
     /// Control message `msg` arrived at node `n` (`links::Control`): its agent hears it.
     pub(crate) fn control_arrived(&mut self, n: usize, msg: Control, now: Cycle) {
         if self.agents.on_control(n, msg, now) {
+            if let Control::Retry { flow } = msg {
+                // Probe again (or give up and drop them): from the queue's head.
+                self.release_held(flow);
+            }
             self.wake(n);
+        }
+    }
+
+    /// Put the messages set aside for `flow`'s set-up back at the head of their queue, in
+    /// their order (they are older than anything behind them).
+    fn release_held(&mut self, flow: u32) {
+        if let Some((q, ms)) = self.held.remove(&flow) {
+            let queue = self.nic_queue.at_mut(q);
+            for &m in ms.iter().rev() {
+                queue.push_front(m);
+            }
         }
     }
 
@@ -514,6 +537,7 @@ impl Endpoints {
             // A probe, ACK, NACK or release reached its end (its last packet's signal: a
             // refused probe arrives spent).
             if self.agents.signal_arrived(n as u32, msg.flow, signal, now) {
+                self.release_held(msg.flow);
                 self.wake(n);
             }
             return;

@@ -102,6 +102,9 @@ pub(crate) struct Endpoints {
     pub(crate) path_choice: PathChoice,
     /// Per source: its reserved flow's IDT in rate-control ticks (0: unreserved).
     pub(crate) nic_idt: Vec<u64>,
+    /// Ideal endpoint, admission control: per flow whose connection is being set up, its
+    /// source queue and the messages set aside from it until the ACK (or the give-up).
+    pub(crate) held: std::collections::HashMap<u32, (usize, Vec<u32>)>,
     /// Per node: the router port (router * ports + port) it attaches to. Its input side
     /// receives the node's injected flits; its output side ejects to the node and gets the
     /// node's credits.
@@ -160,6 +163,7 @@ impl Endpoints {
             nic_active: Vec::with_capacity(nodes),
             nic_is_active: vec![false; nodes],
             attach_port,
+            held: std::collections::HashMap::new(),
             p,
         }
     }
