@@ -31,6 +31,7 @@ mod control;
 pub mod engine;
 pub mod error;
 pub mod flit;
+pub mod ids;
 pub mod metrics;
 pub mod results;
 pub mod ring;

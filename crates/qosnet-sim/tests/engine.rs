@@ -3,6 +3,7 @@
 //! shipped topologies and random configurations (proptest).
 
 use proptest::prelude::*;
+use qosnet_sim::ids::NodeId;
 use qosnet_sim::metrics::Column;
 use qosnet_sim::{SimError, Simulation};
 
@@ -44,7 +45,7 @@ fn zero_load_check(topology: &str, router: &str, message: u32, packet: u32, sour
     assert!(m.rows() > 20, "too few messages: {}", m.rows());
     let mut hops_seen = std::collections::BTreeSet::new();
     for i in 0..m.rows() {
-        let hops = s.routing().path(s.topology(), rc.vcs, source as usize, dst[i] as usize).len() as u64;
+        let hops = s.routing().path(s.topology(), rc.vcs, NodeId(source), NodeId(dst[i] as u32)).len() as u64;
         hops_seen.insert(hops);
         let expect = rc.link_latency as u64 + hops * per_hop + message as u64 - 1;
         assert_eq!(
@@ -171,12 +172,12 @@ fn watchdog_names_the_stuck_vcs_of_a_deadlocked_ring() {
             let SimError::Deadlock { stuck, idle_cycles, waits_for, .. } = &e else { unreachable!() };
             assert!(*idle_cycles > 500);
             assert!(!stuck.is_empty());
-            assert!(stuck.iter().all(|s| s.router < 8 && s.vc == 0), "{stuck:?}");
+            assert!(stuck.iter().all(|s| s.router.index() < 8 && s.vc == 0), "{stuck:?}");
             assert!(e.to_string().contains(&format!("stuck: {}", stuck[0])), "{e}");
             assert!(stuck[0].to_string().starts_with("router[") && stuck[0].to_string().ends_with("].vc[0]"));
             // The wait-for cycle goes once round the ring, router by router the way the
             // tornado traffic goes, through occupied VCs.
-            let routers: Vec<usize> = waits_for.iter().map(|v| v.router as usize).collect();
+            let routers: Vec<usize> = waits_for.iter().map(|v| v.router.index()).collect();
             assert_eq!(routers.len(), 8, "{e}");
             assert!(waits_for.iter().all(|v| stuck.contains(v)), "{e}");
             let step = (routers[1] + 8 - routers[0]) % 8;

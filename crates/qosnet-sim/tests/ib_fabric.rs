@@ -4,6 +4,7 @@
 //! ibsim's example net file (2 switches, 2 HCAs). Bad net files are in `bad_configs.rs`.
 
 use qosnet_sim::admission::CallAdmission;
+use qosnet_sim::ids::{NodeId, RouterId};
 use qosnet_sim::topology::Peer;
 use qosnet_sim::{Config, Simulation};
 use std::path::PathBuf;
@@ -134,7 +135,7 @@ fn ibsim_example_is_two_switches_with_parallel_links_and_two_hcas() {
     // the headers' 8 ports; nodes in file order, named by their ids
     assert_eq!((t.routers, t.ports, t.nodes), (2, 8, 2));
     assert_eq!(t.names, vec!["Hca1".to_string(), "Hca2".to_string()]);
-    assert_eq!(t.attach, vec![(0, 0), (0, 1)]);
+    assert_eq!(t.attach, vec![(RouterId(0), 0), (RouterId(0), 1)]);
     let links: Vec<(usize, usize, Peer)> = (0..t.routers)
         .flat_map(|r| (0..t.ports).map(move |p| (r, p)))
         .filter_map(|(r, p)| Some((r, p, t.peer(r, p))).filter(|l| l.2 != Peer::None))
@@ -142,12 +143,12 @@ fn ibsim_example_is_two_switches_with_parallel_links_and_two_hcas() {
     assert_eq!(
         links,
         vec![
-            (0, 0, Peer::Endpoint { node: 0 }),
-            (0, 1, Peer::Endpoint { node: 1 }),
-            (0, 2, Peer::Router { router: 1, port: 2 }),
-            (0, 3, Peer::Router { router: 1, port: 3 }),
-            (1, 2, Peer::Router { router: 0, port: 2 }),
-            (1, 3, Peer::Router { router: 0, port: 3 }),
+            (0, 0, Peer::Endpoint { node: NodeId(0) }),
+            (0, 1, Peer::Endpoint { node: NodeId(1) }),
+            (0, 2, Peer::Router { router: RouterId(1), port: 2 }),
+            (0, 3, Peer::Router { router: RouterId(1), port: 3 }),
+            (1, 2, Peer::Router { router: RouterId(0), port: 2 }),
+            (1, 3, Peer::Router { router: RouterId(0), port: 3 }),
         ]
     );
     // both HCAs hang off Switch1: one switch, straight out of the other HCA's port

@@ -12,6 +12,7 @@ use crate::endpoint::{EndpointParams, Endpoints, PathChoice};
 use crate::engine::{RunParams, Simulation};
 use crate::error::ConfigErrors;
 use crate::flit::Slab;
+use crate::ids::LinkEnd;
 use crate::links::Links;
 use crate::metrics::deadline::StreamDeadlines;
 use crate::metrics::trace::Tracing;
@@ -119,7 +120,8 @@ impl Simulation {
                 nic_p.idt_ticks(spec.reserve, spec.idt, max_packet)
             })
             .collect();
-        let attach_port = topo.attach.iter().map(|&(r, p)| r * ports as u32 + p).collect();
+        let attach_port =
+            topo.attach.iter().map(|&(r, p)| LinkEnd::router_port(r.0 * ports as u32 + p)).collect();
         let control_delay = v.agents.control_delay() as usize;
         let endpoints = Endpoints::new(
             ep,

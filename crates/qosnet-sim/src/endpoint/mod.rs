@@ -16,6 +16,7 @@ pub(crate) use state::{EndpointModel, EndpointParams, Endpoints, Injecting};
 use crate::config::TrafficClass;
 use crate::control::Reply;
 use crate::flit::{Flit, Message, HEAD, TAIL};
+use crate::ids::{MessageId, NodeId};
 use crate::links::Control;
 use crate::metrics::trace::Hop;
 use crate::net::Net;
@@ -28,8 +29,8 @@ use crate::units::Cycle;
 /// flow (row of the per-flow table), video frame (or `u32::MAX`) and mix phase it is of.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct NewMessage {
-    pub src: u32,
-    pub dst: u32,
+    pub src: NodeId,
+    pub dst: NodeId,
     pub class: TrafficClass,
     pub size: u32,
     pub packet_flits: u32,
@@ -47,7 +48,7 @@ impl Endpoints {
         net: &mut Net,
         m: NewMessage,
         now: Cycle,
-    ) -> u32 {
+    ) -> MessageId {
         let measured = net.obs.measuring;
         let NewMessage { src, dst, class, size, packet_flits, vtick, flow, frame, phase } = m;
         let m = net.messages.insert(Message {
@@ -74,12 +75,12 @@ impl Endpoints {
             net.obs.message_offered(phase, class, src, size);
         }
         if NIC {
-            self.nic_post(net, src as usize, m, now);
+            self.nic_post(net, src.index(), m, now);
         } else {
-            let q = self.source_queue(src as usize, class);
+            let q = self.source_queue(src.index(), class);
             self.nic_queue.at_mut(q).push_back(m);
-            *self.nic_start_blocked.at_mut(src as usize) = false;
-            self.activate(src as usize);
+            *self.nic_start_blocked.at_mut(src.index()) = false;
+            self.activate(src.index());
         }
         m
     }
@@ -338,7 +339,7 @@ impl Endpoints {
             return;
         }
         let pkt = net.packets.get_mut(flit.packet());
-        if pkt.dst as usize != n || flit.seq() != pkt.received {
+        if pkt.dst.index() != n || flit.seq() != pkt.received {
             let (expected, dst) = (pkt.received, pkt.dst);
             net.progress.violated(|| {
                 format!(
@@ -379,9 +380,9 @@ impl Endpoints {
         }
         let msg = *msg;
         net.messages.remove(m);
-        match self.agents.delivered(msg.src as usize, msg.flow, now) {
+        match self.agents.delivered(msg.src.index(), msg.flow, now) {
             Reply::Nothing => {}
-            Reply::Wake => self.wake(msg.src as usize),
+            Reply::Wake => self.wake(msg.src.index()),
             Reply::Send { delay, msg: control } => net.links.send_control(now + delay, msg.src, control),
         }
         if msg.measured {

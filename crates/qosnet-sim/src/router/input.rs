@@ -5,6 +5,7 @@
 
 use super::Routers;
 use crate::flit::Flit;
+use crate::ids::PacketId;
 use crate::metrics::trace::Hop;
 use crate::net::Net;
 use crate::unchecked::At;
@@ -74,7 +75,7 @@ impl Routers {
         let out_vc = self.out_vc.at_mut(self.p.lane_index(op, vc as usize));
         out_vc.credits += 1;
         if tail {
-            out_vc.guard = u32::MAX;
+            out_vc.guard = PacketId::NONE;
         }
         *self.op_credited.at_mut(op) |= bit;
         if tail {

@@ -23,7 +23,7 @@ impl Routers {
         let (r, port) = *self.ip_place.at(ip);
         let (r, port) = (r as usize, port as usize);
         let pkt = net.packets.get(self.in_vc.at(ivc).packet);
-        let (dst, class, path) = (pkt.dst as usize, pkt.class.index(), pkt.path as u32);
+        let (dst, class, path) = (pkt.dst.index(), pkt.class.index(), pkt.path as u32);
         // An extra (preemption) lane routes as its VC.
         let vc = if v >= vcs { v - vcs } else { v };
         let route = self.routing.route(&self.topo, r, port, vc, dst, path, vcs as u32);

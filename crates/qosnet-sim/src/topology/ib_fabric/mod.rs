@@ -32,6 +32,7 @@ mod routes;
 use super::{Peer, Shape, Topology};
 use crate::config::IbFabricFormat;
 use crate::error::ConfigError;
+use crate::ids::{NodeId, RouterId};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
@@ -191,9 +192,9 @@ fn assemble(dump: &Dump, shown: &str, format: IbFabricFormat) -> Result<(Topolog
     let slot = |e: &End| router_of[&e.key] * ports + e.port as usize - 1;
     let as_peer = |e: &End| {
         if e.switch {
-            Peer::Router { router: router_of[&e.key] as u32, port: e.port - 1 }
+            Peer::Router { router: RouterId(router_of[&e.key] as u32), port: e.port - 1 }
         } else {
-            Peer::Endpoint { node: node_of[&e.key] as u32 }
+            Peer::Endpoint { node: NodeId(node_of[&e.key] as u32) }
         }
     };
     let mut peer = vec![Peer::None; keys.switches.len() * ports];
