@@ -20,7 +20,7 @@ pub(crate) struct Net {
 
 impl Net {
     /// Cut the next packet of message `m`: (packet, flits, whether it is the message's last).
-    #[inline]
+    #[inline(always)]
     pub fn cut_packet(&mut self, m: MessageId) -> (PacketId, u32, bool) {
         let msg = self.messages.get_mut(m);
         let size = msg.packet_flits.min(msg.size - msg.packetized);
