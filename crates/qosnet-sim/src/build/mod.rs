@@ -7,7 +7,7 @@ mod validate;
 
 pub use validate::{validate, Validated};
 
-use crate::config::{Config, RouterKind, SourceQueues};
+use crate::config::{Config, RouterKind, SourceQueues, VcRelease};
 use crate::endpoint::{EndpointParams, Endpoints, PathChoice};
 use crate::engine::{RunParams, Simulation};
 use crate::error::ConfigErrors;
@@ -67,6 +67,7 @@ impl Simulation {
             credit: rc.credit_latency as Cycle,
             speedup: rc.speedup,
             vc_selection: rc.vc_selection,
+            release_on_send: rc.vc_release == VcRelease::TailSent,
             kind: rc.kind,
             class_vcs: v.class_vcs,
             home_vcs: v.home_vcs,
@@ -80,6 +81,7 @@ impl Simulation {
             vc_selection: config.endpoint.vc_selection,
             per_class_queues: config.endpoint.queues == SourceQueues::PerClass,
             concurrent_packets: config.endpoint.concurrent_packets,
+            release_on_send: p.release_on_send,
             link: p.link,
             credit: p.credit,
         };

@@ -316,6 +316,13 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
             1,
             crate::ring::MAX_DEPTH,
         );
+        if rc.vc_release == crate::config::VcRelease::TailSent {
+            errs.push(ConfigError::new(
+                "router.vc_release",
+                "the preemptive router needs \"tail_credit\" (its preemption, dummy flits and history \
+                 stack work on VCs that hold one packet), got \"tail_sent\"",
+            ));
+        }
         if rc.vcs > 16 {
             errs.push(ConfigError::new(
                 "router.vcs",

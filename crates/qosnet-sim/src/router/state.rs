@@ -37,6 +37,9 @@ pub(crate) struct Params {
     pub credit: Cycle,
     pub speedup: u32,
     pub vc_selection: VcSelection,
+    /// Output VCs are free once their holder's tail has crossed (`VcRelease::TailSent`),
+    /// not when its credit returns.
+    pub release_on_send: bool,
     pub kind: RouterKind,
     /// Per traffic class (`TrafficClass::index`): the VCs it may be given.
     pub class_vcs: [u32; 3],
