@@ -94,6 +94,7 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
         case("trace watch limit beyond memory", with("[simulation]\nmemory_limit = \"1 GB\"\n[trace]\nwatch_flows = [0]\nwatch_limit = 4000000000\n"), "trace.watch_limit", "more than the limit of 1"),
         case("vc release tail_sent on the preemptive router", with("[router]\nkind = \"preemptive\"\nvc_release = \"tail_sent\"\n"), "router.vc_release", "the preemptive router needs \"tail_credit\""),
         case("vc release misspelt", with("[router]\nvc_release = \"tail\"\n"), "router.vc_release", "expected `tail_credit` or `tail_sent`"),
+        case("endpoint link latency zero", with("[endpoint]\nlink_latency = 0\n"), "endpoint.link_latency", "must be in 1..=10000, got 0"),
         case("block size 0", with("[router]\nblock_size = 0\n"), "router.block_size", "must be in 1..=65535, got 0"),
         case("virtual clock counter too narrow", with("[router]\ncrossbar_scheduler = { kind = \"virtual_clock\", counter_bits = 2 }\n"), "router.crossbar_scheduler.counter_bits", "must be 0 (unbounded) or in 4..=63, got 2"),
         case("virtual clock unknown parameter", with("[router]\ncrossbar_scheduler = { kind = \"virtual_clock\", bits = 16 }\n"), "router.crossbar_scheduler.bits", "unknown field `bits`"),

@@ -49,6 +49,7 @@ impl Simulation {
         };
         let preemptive = rc.kind == RouterKind::Preemptive;
         let lanes = if preemptive { 2 * vcs } else { vcs };
+        let endpoint_link = config.endpoint.link_latency.unwrap_or(rc.link_latency) as Cycle;
         let p = Params {
             vcs,
             lanes,
@@ -63,7 +64,7 @@ impl Simulation {
             d_vc_alloc: rc.pipeline.vc_alloc as Cycle,
             d_crossbar: rc.pipeline.crossbar as Cycle,
             d_output: rc.pipeline.output as Cycle,
-            link: rc.link_latency as Cycle,
+            link: [rc.link_latency as Cycle, endpoint_link],
             credit: rc.credit_latency as Cycle,
             speedup: rc.speedup,
             vc_selection: rc.vc_selection,
@@ -82,10 +83,10 @@ impl Simulation {
             per_class_queues: config.endpoint.queues == SourceQueues::PerClass,
             concurrent_packets: config.endpoint.concurrent_packets,
             release_on_send: p.release_on_send,
-            link: p.link,
+            link: endpoint_link,
             credit: p.credit,
         };
-        let max_delay = (p.d_output + p.link).max(p.credit).max(p.link) as usize;
+        let max_delay = (p.d_output + p.link[0].max(p.link[1])).max(p.credit) as usize;
         let (xbar_cfg, out_cfg) = (rc.crossbar(), rc.output());
         let nic_cfg = config.endpoint.scheduler.clone().unwrap_or_else(|| xbar_cfg.clone());
         let nodes = topo.nodes;

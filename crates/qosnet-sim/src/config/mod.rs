@@ -568,6 +568,11 @@ pub struct EndpointConfig {
     /// Packets in injection at once, each on its own VC, multiplexed flit by flit on the
     /// link (ideal endpoint; the NIC models inject from every VC buffer with a packet).
     pub concurrent_packets: u32,
+    /// Latency of the injection and ejection links, cycles. Default: the routers'
+    /// `link_latency` (BookSim2 keeps its endpoint channels at 1 cycle whatever the
+    /// network's channels take).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_latency: Option<u32>,
     /// Scheduler multiplexing the injection link among VCs (the QoS NIC's hardware
     /// VirtualClock, the HCA's VL arbitration). Default: the router's crossbar scheduler.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -627,6 +632,7 @@ impl Default for EndpointConfig {
             queues: SourceQueues::Fifo,
             skip_blocked: true,
             concurrent_packets: 1,
+            link_latency: None,
             scheduler: None,
             buffer: NicBuffer::PerVc,
             buffer_flits: None,

@@ -289,8 +289,8 @@ pub(crate) fn estimate(cfg: &Config, shape: Shape, traffic: TrafficShape) -> Vec
     // (the worm spans many; one in 16 is plenty at any load a run completes at), a message
     // per packet and per node.
     let pl = &rc.pipeline;
-    let delay = ((pl.output + rc.link_latency).max(rc.credit_latency).max(rc.link_latency) as u128 + 1)
-        .next_power_of_two();
+    let link = rc.link_latency.max(cfg.endpoint.link_latency.unwrap_or(0));
+    let delay = ((pl.output.saturating_add(link)).max(rc.credit_latency) as u128 + 1).next_power_of_two();
     let links = delay
         .saturating_mul(n_ports.saturating_add(n))
         .saturating_mul((size_of::<crate::links::Arrival>() + size_of::<crate::links::CreditMsg>()) as u128);
