@@ -3,6 +3,7 @@
 - `simulate`: `run` and `validate` a configuration;
 - `bench`: the simulator's speed, beside BookSim2's, or admission decisions' speed;
 - `reproduce`: a document's experiments, tables, figures and report;
+- `report`: a run's or sweep's HTML page;
 - `sweep`: parameter sweeps on local processes or a Dask cluster, saturation search;
 - `service`: `serve` the QoS middleware's request handler, and its API `token`s;
 - `jobs`: `job`, the client of a running service;
@@ -17,7 +18,7 @@ from typing import Annotated
 import typer
 
 from qosnet import __version__
-from qosnet.cli import bench, jobs, reproduce, service, simulate, sweep
+from qosnet.cli import bench, jobs, report, reproduce, service, simulate, sweep
 
 __all__ = ["app"]
 
@@ -55,6 +56,7 @@ app.command()(simulate.validate)
 app.command()(bench.bench)
 app.command()(reproduce.reproduce)
 app.command()(sweep.sweep)
+app.command()(report.report)
 app.command()(service.serve)
 app.add_typer(service.token_app, name="token")
 app.add_typer(jobs.job_app, name="job")
