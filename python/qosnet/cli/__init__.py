@@ -25,7 +25,7 @@ __all__ = ["app"]
 app = typer.Typer(
     name="qosnet",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
 

@@ -95,7 +95,7 @@ def sweep(
     spec: Annotated[
         Path | None,
         typer.Argument(
-            help="A sweep file (TOML with a [sweep] table) or a configuration to sweep with "
+            help="A sweep file (TOML with a \\[sweep] table) or a configuration to sweep with "
             "--axis. With --resume, may be left out: OUTPUT/sweep.toml is used.",
             show_default=False,
         ),
