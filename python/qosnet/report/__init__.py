@@ -19,28 +19,29 @@ from typing import Any
 
 import pandas as pd
 
+from qosnet.metrics import unit_of
 from qosnet.report import figures
 from qosnet.report.page import Figure, Section, markdown_page, page
 from qosnet.tables import write_text
 
 __all__ = ["markdown_page", "write_report"]
 
-#: The summary rows a run's page shows: key, label, unit.
+#: The summary rows a run's page shows: key and label (the unit: `qosnet.metrics`).
 SUMMARY_ROWS = (
-    ("offered_flits_per_node_cycle", "offered load", "flits/node/cycle"),
-    ("accepted_flits_per_node_cycle", "accepted throughput", "flits/node/cycle"),
-    ("offered_gbps_per_node", "offered", "Gb/s per node"),
-    ("accepted_gbps_per_node", "accepted", "Gb/s per node"),
-    ("latency.mean", "mean latency", "cycles"),
-    ("latency_mean_ns", "mean latency", "ns"),
-    ("latency.p99", "99th percentile latency", "cycles"),
-    ("queueing_mean", "mean queueing", "cycles"),
-    ("network_mean", "mean network latency", "cycles"),
-    ("messages_delivered", "messages delivered", "messages"),
-    ("cycles", "simulated", "cycles"),
-    ("cycle_time_ns", "one cycle", "ns"),
-    ("dmp", "deadline missing probability", "fraction of frames"),
-    ("dmt_ms", "deadline missing time", "ms"),
+    ("offered_flits_per_node_cycle", "offered load"),
+    ("accepted_flits_per_node_cycle", "accepted throughput"),
+    ("offered_gbps_per_node", "offered"),
+    ("accepted_gbps_per_node", "accepted"),
+    ("latency.mean", "mean latency"),
+    ("latency_mean_ns", "mean latency"),
+    ("latency.p99", "99th percentile latency"),
+    ("queueing_mean", "mean queueing"),
+    ("network_mean", "mean network latency"),
+    ("messages_delivered", "messages delivered"),
+    ("cycles", "simulated"),
+    ("cycle_time_ns", "one cycle"),
+    ("dmp", "deadline missing probability"),
+    ("dmt_ms", "deadline missing time"),
 )
 
 
@@ -98,10 +99,10 @@ def _run_intro(d: Path) -> str:
             "delivered within simulation.drain_limit; the latencies leave them out.</p>"
         )
     rows = []
-    for key, label, unit in SUMMARY_ROWS:
+    for key, label in SUMMARY_ROWS:
         v = _get(summary, key)
         if v is not None:
-            rows.append(f"<tr><td>{label}</td><td>{_fmt(v)}</td><td>{unit}</td></tr>")
+            rows.append(f"<tr><td>{label}</td><td>{_fmt(v)}</td><td>{unit_of(key)}</td></tr>")
     return (
         warn
         + "<table><tr><th>metric</th><th>value</th><th>unit</th></tr>"
