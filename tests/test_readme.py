@@ -46,7 +46,7 @@ def clone_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_the_readme_marks_its_examples():
     kinds = [kind for kind, _ in _blocks()]
-    assert kinds.count("python") >= 1 and kinds.count("sh") >= 1, kinds
+    assert kinds.count("python") >= 1 and kinds.count("sh") >= 2, kinds
 
 
 @pytest.mark.parametrize("index", [i for i, (k, _) in enumerate(_blocks()) if k == "python"])
@@ -68,3 +68,17 @@ def test_cli_example(index: int, clone_dir: Path):
         argv = [sys.executable, "-m", "qosnet", *words[1:]]
         done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, f"{shlex.join(words)}\n{done.stdout}\n{done.stderr}"
+
+
+def test_the_sweep_file_example_reads(clone_dir: Path):
+    from qosnet.sweep import read_sweep
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    (block,) = [b for b in re.findall(r"```toml\n(.*?)```", text, re.S) if "[sweep]" in b]
+    (clone_dir / "sweeps").mkdir()
+    path = clone_dir / "sweeps" / "example.toml"
+    path.write_text(block)
+    sweep = read_sweep(path)
+    assert sweep.base.is_file()
+    assert len(sweep.points()) == 4 * 2 * 2
+    assert sweep.saturation is not None and sweep.saturation.tolerance == 0.01
