@@ -143,7 +143,8 @@ mod tests {
             ("longmemo_videoVBR.txt", 1_000, f64::NAN),
         ] {
             let path = data(file);
-            let t = read_trace(&path, TraceFormat::Auto).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let t =
+                read_trace(&path, TraceFormat::Auto).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             assert_eq!(t.frame_bytes.len(), frames, "{file}");
             if mean.is_finite() {
                 // (SOURCES.md rounds to the byte)
