@@ -245,3 +245,28 @@ def test_find_saturation_from_the_command_line(tmp_path):
     assert code == 0, output
     assert "saturation at" in output and "flits/node/cycle" in output
     assert os.path.exists(tmp_path / "saturation.parquet")
+
+
+def test_reproduce_runs_on_the_same_pool(dask_cluster, small_toml, deadlocking, tmp_path):
+    from qosnet.reproduce import Experiment, Run, run_experiments
+    from qosnet.reproduce.runner import RunFailed
+
+    runs = [Run({"load": x}, small_toml, (f"traffic[0].load={x}",)) for x in (0.05, 0.1, 0.15)]
+    e = Experiment("loads", "Loads", "a claim", runs)
+    local = run_experiments([e], jobs=1)["loads"]
+    on_dask = run_experiments([e], pool=Pool(scheduler=dask_cluster))["loads"]
+    wall = ["wall_seconds"]
+    pd.testing.assert_frame_equal(
+        local.summaries.drop(columns=wall), on_dask.summaries.drop(columns=wall)
+    )
+    for name, frame in local.tables.items():
+        pd.testing.assert_frame_equal(frame, on_dask.tables[name])
+    assert local.summaries["load"].tolist() == [0.05, 0.1, 0.15]
+    # a failed run is named, after every other run was attempted
+    bad = tmp_path / "torus.toml"
+    bad.write_text(tomli_w.dumps(deadlocking))
+    e.runs.append(Run({"load": 0.9}, bad))
+    with pytest.raises(
+        RunFailed, match=r"1 of 4 runs failed: loads \{'load': 0.9\}: DeadlockError"
+    ):
+        run_experiments([e], jobs=2)
