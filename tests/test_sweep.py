@@ -270,3 +270,23 @@ def test_reproduce_runs_on_the_same_pool(dask_cluster, small_toml, deadlocking, 
         RunFailed, match=r"1 of 4 runs failed: loads \{'load': 0.9\}: DeadlockError"
     ):
         run_experiments([e], jobs=2)
+
+
+def test_the_key_covers_the_files_a_configuration_names(tmp_path):
+    from qosnet.sweep.run import config_key
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    for d in ("a", "b"):
+        (tmp_path / d / "trace.txt").write_text("100\n200\n")
+        (tmp_path / d / "routes").mkdir()
+        (tmp_path / d / "routes" / "r1.txt").write_text("0x1 1\n")
+    text = '[topology]\nroutes = "routes"\n[[traffic]]\nprocess = { traces = ["trace.txt"] }\n'
+    a, b = config_key(text, tmp_path / "a"), config_key(text, tmp_path / "b")
+    assert a == b  # the same contents
+    (tmp_path / "b" / "trace.txt").write_text("100\n201\n")
+    assert config_key(text, tmp_path / "b") != a
+    (tmp_path / "b" / "trace.txt").write_text("100\n200\n")
+    (tmp_path / "b" / "routes" / "r2.txt").write_text("0x2 1\n")
+    assert config_key(text, tmp_path / "b") != a
+    assert config_key(text.replace("[topology]", "[topology]\nkind = 'x'"), tmp_path / "a") != a

@@ -1,8 +1,9 @@
 """Run a sweep's points once each, cached by the hash of their resolved configuration.
 
-A point's key is the SHA-256 of qosnet's version and the configuration the engine resolved
-(every default filled in, the seed included), so two points that differ only in how they
-were written share a run, and a point whose configuration changed runs again. Its run
+A point's key is the SHA-256 of qosnet's version, the configuration the engine resolved
+(every default filled in, the seed included) and the contents of the files it names (video
+traces, a fabric's dump and forwarding tables), so two points that differ only in how they
+were written share a run, and a point whose configuration or data changed runs again. Its run
 directory is `OUT/runs/KEY16/` (the first 16 hex digits), written under a temporary name
 and renamed when complete: a directory that exists is a finished run, so an interrupted
 sweep resumes with exactly the points that had not finished.
@@ -75,17 +76,49 @@ class Planned:
         return self.key[:16]
 
 
-def config_key(resolved_toml: str) -> str:
-    return hashlib.sha256(f"qosnet {__version__}\n{resolved_toml}".encode()).hexdigest()
+#: Configuration keys whose values name files (or, `routes`, a directory of them).
+FILE_KEYS = ("file", "routes", "traces")
+
+
+def config_key(resolved_toml: str, base_dir: Path, digests: dict[Path, str] | None = None) -> str:
+    """The key of a resolved configuration whose relative file names are read from
+    `base_dir`; `digests` caches the files' hashes across the points of one sweep."""
+    h = hashlib.sha256(f"qosnet {__version__}\n{resolved_toml}".encode())
+    for name in sorted(set(_named_files(tomllib.loads(resolved_toml)))):
+        h.update(
+            f"\n{name}: {_digest(base_dir / name, {} if digests is None else digests)}".encode()
+        )
+    return h.hexdigest()
+
+
+def _named_files(value: Any, key: str = "") -> list[str]:
+    if isinstance(value, dict):
+        return [n for k, v in value.items() for n in _named_files(v, k)]
+    if isinstance(value, list):
+        return [n for v in value for n in _named_files(v, key)]
+    return [value] if isinstance(value, str) and key in FILE_KEYS else []
+
+
+def _digest(path: Path, cache: dict[Path, str]) -> str:
+    path = path.resolve()
+    if path not in cache:
+        h = hashlib.sha256()
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        for f in files:
+            h.update(f.relative_to(path).as_posix().encode() if f != path else b"")
+            h.update(f.read_bytes() if f.is_file() else b"(missing)")
+        cache[path] = h.hexdigest()
+    return cache[path]
 
 
 def plan(sweep: Sweep, points: Sequence[Point]) -> list[Planned]:
     """Resolve every point's configuration (ConfigError names the point's overrides)."""
     out = []
+    digests: dict[Path, str] = {}
     for p in points:
         overrides = p.overrides(sweep.shared)
         resolved = simulation(load_config(sweep.base, overrides)).resolved_config()
-        out.append(Planned(p, overrides, config_key(resolved)))
+        out.append(Planned(p, overrides, config_key(resolved, sweep.base.parent, digests)))
     return out
 
 
