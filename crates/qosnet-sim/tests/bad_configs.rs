@@ -12,7 +12,7 @@ const TRAFFIC: &str = "[[traffic]]\nload = 0.1\n";
 /// A full pipeline table (every stage must be given once the table is present).
 const PIPELINE_OK: &str = "sync = 1\nrouting = 1\nvc_alloc = 1\noutput = 1\n";
 
-/// A valid ibsim net file (the shape of `shared/data/ib-topologies/ibsim-net-example.net`):
+/// A valid ibsim net file (the shape of `data/ib-topologies/ibsim-net-example.net`):
 /// line 1 is `Switch 8 "Switch1"`, line 7 `Switch 8 "Switch2"`, line 11 `Hca 2 "Hca1"`.
 const IBSIM_NET: &str = "Switch 8 \"Switch1\"
 [1] \"Hca1\"[1]
