@@ -200,8 +200,8 @@ impl CallAdmission {
             for p in 0..topo.ports {
                 let (kind, id) = match topo.peer(r, p) {
                     Peer::None => continue,
-                    Peer::Router { router, .. } => ("router", router),
-                    Peer::Endpoint { node } => ("node", node),
+                    Peer::Router { router, .. } => ("router", router.0),
+                    Peer::Endpoint { node } => ("node", node.0),
                 };
                 let (r32, p32) = (r as u32, p as u32);
                 router.push(r32);

@@ -72,7 +72,7 @@ pub fn sim_error(e: SimError) -> PyErr {
             // As the report names them (`router[3].in[2].vc[1]`), and as (router, port, vc).
             let names = |v: &[qosnet_sim::VcPath]| v.iter().map(ToString::to_string).collect::<Vec<_>>();
             let tuples =
-                |v: &[qosnet_sim::VcPath]| v.iter().map(|p| (p.router, p.port, p.vc)).collect::<Vec<_>>();
+                |v: &[qosnet_sim::VcPath]| v.iter().map(|p| (p.router.0, p.port, p.vc)).collect::<Vec<_>>();
             let _ = err.value(py).setattr("stuck", names(stuck));
             let _ = err.value(py).setattr("waits_for", names(waits_for));
             let _ = err.value(py).setattr("stuck_vcs", tuples(stuck));

@@ -13,6 +13,7 @@
 use crate::config::{Config, TrafficClass};
 use crate::endpoint::{EndpointModel, Endpoints, NewMessage};
 use crate::error::SimError;
+use crate::ids::{MessageId, NodeId, TO_ENDPOINT, TO_ROUTER};
 use crate::net::Net;
 use crate::router::Routers;
 use crate::routing::Routing;
@@ -20,7 +21,6 @@ use crate::topology::Topology;
 use crate::traffic::driver::Traffic;
 use crate::unchecked::At;
 use crate::units::{Clock, Cycle};
-use crate::wheel::{TO_ENDPOINT, TO_ROUTER};
 
 /// When a run measures and ends, in cycles.
 #[derive(Clone, Copy, Debug)]
@@ -181,7 +181,7 @@ impl Simulation {
     /// One cycle.
     pub fn step(&mut self) -> Result<(), SimError> {
         let v = self.routers.variant();
-        let hooks = v.marking || self.net.obs.trace.per_flit();
+        let hooks = v.marking || v.release_on_send || self.net.obs.trace.per_flit();
         match (v.preemptive, v.age, hooks) {
             (false, true, false) => self.cycle::<false, true, false>(),
             (false, false, false) => self.cycle::<false, false, false>(),
@@ -282,7 +282,7 @@ impl Simulation {
     fn deliver_control(&mut self, now: Cycle) {
         let mut batch = self.net.links.control.take(now, TO_ENDPOINT);
         for c in &batch {
-            self.endpoints.control_arrived(c.to as usize, c.msg, now);
+            self.endpoints.control_arrived(c.to.index(), c.msg, now);
         }
         batch.clear();
         self.net.links.control.restore(now, TO_ENDPOINT, batch);
@@ -341,7 +341,14 @@ impl Simulation {
     /// scenarios). It belongs to the flow after the sources' (the last row of `flows`) and is
     /// measured if created inside the window.
     #[doc(hidden)]
-    pub fn post_message(&mut self, src: u32, dst: u32, class: TrafficClass, size: u32, vtick: u32) -> u32 {
+    pub fn post_message(
+        &mut self,
+        src: NodeId,
+        dst: NodeId,
+        class: TrafficClass,
+        size: u32,
+        vtick: u32,
+    ) -> MessageId {
         self.net.obs.begin_cycle(self.now);
         let m = NewMessage {
             src,

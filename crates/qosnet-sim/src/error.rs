@@ -1,5 +1,6 @@
 //! Errors of the engine, one enum per layer (STYLE.md §7).
 
+use crate::ids::RouterId;
 use thiserror::Error;
 
 /// One problem in a configuration, with the dotted path of the offending field.
@@ -55,7 +56,7 @@ impl From<ConfigError> for ConfigErrors {
 /// A router's input VC, as the deadlock report names it: `router[3].in[2].vc[1]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct VcPath {
-    pub router: u32,
+    pub router: RouterId,
     /// The input port.
     pub port: u32,
     /// The lane: a VC, or (the preemptive router) C + v, VC v's extra buffer.

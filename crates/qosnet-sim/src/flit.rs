@@ -4,6 +4,7 @@
 //! packet slab, indexed by `Flit::packet`.
 
 use crate::config::TrafficClass;
+use crate::ids::{MessageId, NodeId, PacketId, SlabId};
 use crate::units::Cycle;
 
 pub const HEAD: u8 = 1;
@@ -34,13 +35,13 @@ impl Flit {
     /// A flit of `packet` at position `seq` (0 = header), `kind` (`HEAD`, `TAIL`, ...
     /// bits; a one-flit packet is both), travelling on `vc` (the downstream input VC).
     #[inline]
-    pub const fn new(packet: u32, seq: u16, kind: u8, vc: u8, ready: Cycle) -> Flit {
-        Flit { ready, word: packet as u64 | (seq as u64) << 32 | (kind as u64) << 48 | (vc as u64) << 56 }
+    pub const fn new(packet: PacketId, seq: u16, kind: u8, vc: u8, ready: Cycle) -> Flit {
+        Flit { ready, word: packet.0 as u64 | (seq as u64) << 32 | (kind as u64) << 48 | (vc as u64) << 56 }
     }
     /// Index into the packet slab.
     #[inline]
-    pub fn packet(&self) -> u32 {
-        self.word as u32
+    pub fn packet(&self) -> PacketId {
+        PacketId(self.word as u32)
     }
     /// Position in the packet, 0 = header.
     #[inline]
@@ -125,9 +126,9 @@ impl Signal {
 
 #[derive(Clone, Debug, Default)]
 pub struct Packet {
-    pub message: u32,
-    pub src: u32,
-    pub dst: u32,
+    pub message: MessageId,
+    pub src: NodeId,
+    pub dst: NodeId,
     pub size: u16,
     /// Flits received at the destination so far.
     pub received: u16,
@@ -148,8 +149,8 @@ pub struct Packet {
 
 #[derive(Clone, Copy, Debug)]
 pub struct Message {
-    pub src: u32,
-    pub dst: u32,
+    pub src: NodeId,
+    pub dst: NodeId,
     pub class: TrafficClass,
     pub size: u32,
     pub packet_flits: u32,
@@ -179,40 +180,41 @@ pub struct Message {
     pub signal: Signal,
 }
 
-/// A slab of `T` with a free list: ids are reused, nothing is allocated once it has grown.
+/// A slab of `T` named by ids of type `I`, with a free list: ids are reused, nothing is
+/// allocated once it has grown.
 #[derive(Clone, Debug)]
-pub struct Slab<T> {
+pub struct Slab<T, I> {
     items: Vec<T>,
-    free: Vec<u32>,
+    free: Vec<I>,
 }
 
-impl<T> Default for Slab<T> {
+impl<T, I> Default for Slab<T, I> {
     fn default() -> Self {
         Self { items: Vec::new(), free: Vec::new() }
     }
 }
 
-impl<T> Slab<T> {
-    pub fn insert(&mut self, item: T) -> u32 {
+impl<T, I: SlabId> Slab<T, I> {
+    pub fn insert(&mut self, item: T) -> I {
         if let Some(id) = self.free.pop() {
-            self.items[id as usize] = item;
+            self.items[id.slot()] = item;
             id
         } else {
             self.items.push(item);
-            (self.items.len() - 1) as u32
+            I::from_index((self.items.len() - 1) as u32)
         }
     }
     #[inline]
-    pub fn remove(&mut self, id: u32) {
+    pub fn remove(&mut self, id: I) {
         self.free.push(id);
     }
     #[inline]
-    pub fn get(&self, id: u32) -> &T {
-        &self.items[id as usize]
+    pub fn get(&self, id: I) -> &T {
+        &self.items[id.slot()]
     }
     #[inline]
-    pub fn get_mut(&mut self, id: u32) -> &mut T {
-        &mut self.items[id as usize]
+    pub fn get_mut(&mut self, id: I) -> &mut T {
+        &mut self.items[id.slot()]
     }
     pub fn live(&self) -> usize {
         self.items.len() - self.free.len()
@@ -230,6 +232,7 @@ mod tests {
         fn fields_round_trip(packet in any::<u32>(), seq in any::<u16>(), kind in any::<u8>(),
                              vc in any::<u8>(), ready in any::<u64>(), vc2 in any::<u8>(),
                              kind2 in any::<u8>(), seq2 in any::<u16>()) {
+            let packet = PacketId(packet);
             let mut f = Flit::new(packet, seq, kind, vc, ready);
             prop_assert_eq!((f.packet(), f.seq(), f.kind(), f.vc(), f.ready), (packet, seq, kind, vc, ready));
             f.set_vc(vc2);
@@ -243,8 +246,8 @@ mod tests {
 
     #[test]
     fn kind_bits_and_debug_name_the_fields() {
-        let f = Flit::new(7, 0, HEAD | TAIL, 3, 12);
+        let f = Flit::new(PacketId(7), 0, HEAD | TAIL, 3, 12);
         assert!(f.is_head() && f.is_tail() && !f.is_dummy());
-        assert_eq!(format!("{f:?}"), "Flit { packet: 7, seq: 0, kind: 3, vc: 3, ready: 12 }");
+        assert_eq!(format!("{f:?}"), "Flit { packet: PacketId(7), seq: 0, kind: 3, vc: 3, ready: 12 }");
     }
 }

@@ -4,8 +4,8 @@
 
 use crate::engine::Simulation;
 use crate::error::SimError;
-use crate::flit::LOCAL;
-use crate::wheel::{split, TO_ENDPOINT, TO_ROUTER};
+use crate::flit::{Flit, LOCAL};
+use crate::ids::{TO_ENDPOINT, TO_ROUTER};
 
 /// Flits and credits on the links (in the two timing wheels), by where they are bound.
 struct OnWire {
@@ -25,7 +25,7 @@ impl Simulation {
         let wire = self.on_wire()?;
         self.check_conservation(&wire)?;
         for ip in 0..self.routers.topo.routers * self.routers.p.ports {
-            if self.routers.credit_return[ip] == u32::MAX {
+            if !self.routers.credit_return[ip].is_connected() {
                 continue; // an unconnected port
             }
             for v in 0..self.routers.p.lanes {
@@ -114,7 +114,7 @@ impl Simulation {
         let vcs = self.routers.p.lanes;
         let up = self.routers.credit_return[ip];
         let depth = self.routers.p.lane_depth(v);
-        let (kind, up) = split(up);
+        let (kind, up) = up.split();
         let (credits, credits_on_wire, credited) = if kind == TO_ENDPOINT {
             let node = up as usize;
             let i = node * vcs + v;
@@ -144,13 +144,17 @@ impl Simulation {
         Ok(())
     }
 
-    /// Input VC `v` of port `ip` holds flits of one packet, in order (dummies aside), and
-    /// its occupancy bit matches.
+    /// Input VC `v` of port `ip` holds flits of one packet, in order (dummies aside), or
+    /// with `VcRelease::TailSent` whole packets one after another, and its occupancy bit
+    /// matches.
     fn check_buffer(&self, ip: usize, v: usize) -> Result<(), SimError> {
         let ivc = self.routers.p.lane_index(ip, v);
         let buf = &self.routers.in_vc[ivc].buf;
         let flits: Vec<_> = self.routers.inbuf.iter(buf, ivc).filter(|f| !f.is_dummy()).collect();
-        if flits.windows(2).any(|w| w[1].packet() != w[0].packet() || w[1].seq() != w[0].seq() + 1) {
+        // (with `VcRelease::TailSent` a whole packet may follow a tail)
+        let next_packet = |a: &Flit, b: &Flit| self.routers.p.release_on_send && a.is_tail() && b.is_head();
+        let in_order = |a: &Flit, b: &Flit| b.packet() == a.packet() && b.seq() == a.seq() + 1;
+        if flits.windows(2).any(|w| !in_order(w[0], w[1]) && !next_packet(w[0], w[1])) {
             return self.broken(format!("{}: flits interleaved or out of order", self.input_vc_name(ip, v)));
         }
         if (self.routers.ip_nonempty[ip] >> v & 1 == 1) == buf.is_empty() {
@@ -165,7 +169,7 @@ impl Simulation {
         let vcs = self.routers.p.lanes;
         for node in 0..self.routers.topo.nodes {
             for v in 0..vcs {
-                let i = self.routers.p.lane_index(self.endpoints.attach_port[node] as usize, v);
+                let i = self.routers.p.lane_index(self.endpoints.attach_port[node].index(), v);
                 let total = self.routers.out_vc[i].credits + wire.credits[i] + wire.ejecting[node * vcs + v];
                 if total != self.routers.p.lane_depth(v) {
                     return self.broken(format!("ejection credits of node {node} vc {v} not conserved"));
@@ -203,7 +207,6 @@ mod tests {
     //! The checker catches each kind of corruption: a network in mid-run passes, and one
     //! wrong count or bit is reported by name.
     use super::*;
-    use crate::wheel::ENDPOINT;
 
     fn busy() -> Simulation {
         let mut sim = Simulation::from_toml(
@@ -243,7 +246,9 @@ mod tests {
     /// Some input port fed by a router (not a NIC), and a VC of it, such that `pick`.
     fn router_fed(sim: &Simulation, pick: impl Fn(usize, usize) -> bool) -> (usize, usize) {
         (0..sim.routers.topo.routers * sim.routers.p.ports)
-            .filter(|&ip| sim.routers.credit_return[ip] & ENDPOINT == 0)
+            .filter(|&ip| {
+                sim.routers.credit_return[ip].is_connected() && !sim.routers.credit_return[ip].is_endpoint()
+            })
             .flat_map(|ip| (0..sim.routers.p.lanes).map(move |v| (ip, v)))
             .find(|&(ip, v)| pick(ip, v))
             .expect("a busy network has one")
@@ -261,7 +266,7 @@ mod tests {
         let mut sim = busy();
         let depth = sim.routers.p.input_depth;
         let up = |sim: &Simulation, ip: usize, v: usize| {
-            sim.routers.p.lane_index(sim.routers.credit_return[ip] as usize, v)
+            sim.routers.p.lane_index(sim.routers.credit_return[ip].index(), v)
         };
         let (ip, v) =
             router_fed(&sim, |ip, v| (1..depth).contains(&sim.routers.out_vc[up(&sim, ip, v)].credits));
@@ -278,10 +283,9 @@ mod tests {
     fn a_stale_credit_mask() {
         let mut sim = busy();
         let (ip, v) = router_fed(&sim, |ip, v| {
-            sim.routers.out_vc[sim.routers.p.lane_index(sim.routers.credit_return[ip] as usize, v)].credits
-                > 0
+            sim.routers.out_vc[sim.routers.p.lane_index(sim.routers.credit_return[ip].index(), v)].credits > 0
         });
-        sim.routers.op_credited[sim.routers.credit_return[ip] as usize] &= !(1 << v);
+        sim.routers.op_credited[sim.routers.credit_return[ip].index()] &= !(1 << v);
         assert_eq!(broken(&sim), format!("{}: upstream credit mask out of date", sim.input_vc_name(ip, v)));
     }
 
@@ -323,7 +327,7 @@ mod tests {
     fn an_ejection_credit_too_many() {
         let mut sim = busy();
         let node = 5;
-        let i = sim.routers.p.lane_index(sim.endpoints.attach_port[node] as usize, 0);
+        let i = sim.routers.p.lane_index(sim.endpoints.attach_port[node].index(), 0);
         sim.routers.out_vc[i].credits += 1;
         assert_eq!(broken(&sim), format!("ejection credits of node {node} vc 0 not conserved"));
     }

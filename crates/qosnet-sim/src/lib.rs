@@ -32,6 +32,7 @@ pub use control::{AdmissionStats, CongestionStats};
 pub mod engine;
 pub mod error;
 pub mod flit;
+pub mod ids;
 pub mod metrics;
 pub mod results;
 pub mod ring;

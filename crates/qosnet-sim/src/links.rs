@@ -5,10 +5,12 @@
 //! (two-phase update, STYLE.md).
 
 use crate::flit::Flit;
+use crate::ids::{LinkEnd, NodeId, TO_ENDPOINT};
 use crate::units::Cycle;
-use crate::wheel::{split, Wheel, TO_ENDPOINT, UNCONNECTED};
+use crate::wheel::Wheel;
 
-/// A flit on a link, for the router port or node (the wheel's list says which) `to`.
+/// A flit on a link, for the router port or node (the wheel's list says which) `to`
+/// (`LinkEnd::split`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Arrival {
     pub to: u32,
@@ -42,7 +44,7 @@ pub(crate) enum Control {
 /// A control message on its way to endpoint `to`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ControlMsg {
-    pub to: u32,
+    pub to: NodeId,
     pub msg: Control,
 }
 
@@ -68,25 +70,24 @@ impl Links {
 
     /// Send `msg` to endpoint `node`, arriving at `at` (after now).
     #[inline]
-    pub fn send_control(&mut self, at: Cycle, node: u32, msg: Control) {
+    pub fn send_control(&mut self, at: Cycle, node: NodeId, msg: Control) {
         self.control.push(at, TO_ENDPOINT, ControlMsg { to: node, msg });
     }
 
-    /// Put `flit` on the link to `to` (a router input port or `ENDPOINT | node`), arriving
-    /// at `at`.
+    /// Put `flit` on the link to `to` (a router input port or an endpoint), arriving at `at`.
     #[inline(always)]
-    pub fn send_flit(&mut self, at: Cycle, to: u32, flit: Flit) {
-        debug_assert!(to != UNCONNECTED, "flit sent on an unconnected port");
-        let (kind, to) = split(to);
+    pub fn send_flit(&mut self, at: Cycle, to: LinkEnd, flit: Flit) {
+        debug_assert!(to.is_connected(), "flit sent on an unconnected port");
+        let (kind, to) = to.split();
         self.flits.push(at, kind, Arrival { to, flit });
     }
 
-    /// Return a credit for lane `vc` to `to` (an output port or `ENDPOINT | node`),
+    /// Return a credit for lane `vc` to `to` (an output port or an endpoint's NIC),
     /// arriving at `at`.
     #[inline(always)]
-    pub fn send_credit(&mut self, at: Cycle, to: u32, vc: u8, tail: bool) {
-        debug_assert!(to != UNCONNECTED, "credit returned on an unconnected port");
-        let (kind, to) = split(to);
+    pub fn send_credit(&mut self, at: Cycle, to: LinkEnd, vc: u8, tail: bool) {
+        debug_assert!(to.is_connected(), "credit returned on an unconnected port");
+        let (kind, to) = to.split();
         self.credits.push(at, kind, CreditMsg { to, vc, tail });
     }
 }

@@ -5,6 +5,7 @@
 
 use crate::control::{Reservations, Signal};
 use crate::flit::{Message, Packet, Slab};
+use crate::ids::{MessageId, PacketId};
 use crate::links::Links;
 use crate::metrics::Observers;
 use crate::units::Cycle;
@@ -12,8 +13,8 @@ use crate::units::Cycle;
 /// The shared part of a simulation (see the module comment).
 pub(crate) struct Net {
     pub links: Links,
-    pub packets: Slab<Packet>,
-    pub messages: Slab<Message>,
+    pub packets: Slab<Packet, PacketId>,
+    pub messages: Slab<Message, MessageId>,
     pub progress: Progress,
     /// Admission control's link reservations (document 000 §4.1; empty when off).
     pub reservations: Reservations,
@@ -22,8 +23,8 @@ pub(crate) struct Net {
 
 impl Net {
     /// Cut the next packet of message `m`: (packet, flits, whether it is the message's last).
-    #[inline]
-    pub fn cut_packet(&mut self, m: u32) -> (u32, u32, bool) {
+    #[inline(always)]
+    pub fn cut_packet(&mut self, m: MessageId) -> (PacketId, u32, bool) {
         let msg = self.messages.get_mut(m);
         let size = msg.packet_flits.min(msg.size - msg.packetized);
         msg.packetized += size;

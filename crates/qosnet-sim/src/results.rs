@@ -242,7 +242,7 @@ impl Simulation {
                 kind: "injection",
                 src: node as u64,
                 src_port: 0,
-                dst: r as u64,
+                dst: r.0 as u64,
                 dst_port: p as u64,
                 counter: node,
             });
@@ -250,8 +250,8 @@ impl Simulation {
         for (i, peer) in self.routers.topo.peer.iter().enumerate() {
             let (r, p) = ((i / self.routers.topo.ports) as u64, (i % self.routers.topo.ports) as u64);
             let (kind, dst, dst_port) = match *peer {
-                Peer::Router { router, port } => ("router", router as u64, port as u64),
-                Peer::Endpoint { node } => ("ejection", node as u64, 0),
+                Peer::Router { router, port } => ("router", router.0 as u64, port as u64),
+                Peer::Endpoint { node } => ("ejection", node.0 as u64, 0),
                 Peer::None => continue,
             };
             link_rows.push(LinkRow { kind, src: r, src_port: p, dst, dst_port, counter: nodes_n + i });

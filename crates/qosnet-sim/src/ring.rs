@@ -113,7 +113,7 @@ mod tests {
     use std::collections::VecDeque;
 
     fn flit(seq: u16) -> Flit {
-        Flit::new(0, seq, 0, 0, 0)
+        Flit::new(crate::ids::PacketId(0), seq, 0, 0, 0)
     }
 
     #[test]

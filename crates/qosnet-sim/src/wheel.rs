@@ -13,23 +13,8 @@
 use crate::unchecked::At;
 use crate::units::Cycle;
 
-/// An address with this bit is an endpoint's: node `address & !ENDPOINT` (its sink for
-/// flits, its NIC for credits). Without it, the address is a router port
-/// (router * ports + port).
-pub(crate) const ENDPOINT: u32 = 1 << 31;
-
-/// An address nothing is connected to (a port the topology leaves open).
-pub(crate) const UNCONNECTED: u32 = u32::MAX;
-
-/// The receiver kinds: the lists of a slot.
-pub(crate) const TO_ROUTER: usize = 0;
-pub(crate) const TO_ENDPOINT: usize = 1;
-
-/// An address split into its receiver kind and index (router port or node).
-#[inline(always)]
-pub(crate) fn split(address: u32) -> (usize, u32) {
-    ((address >> 31) as usize, address & !ENDPOINT)
-}
+#[cfg(test)]
+use crate::ids::{TO_ENDPOINT, TO_ROUTER};
 
 /// A timing wheel of items of type `T`, one list per slot and receiver kind.
 #[derive(Clone, Debug)]
@@ -107,11 +92,5 @@ mod tests {
         assert!(w.take(6, TO_ROUTER).is_empty());
         assert_eq!(w.take(7, TO_ROUTER), ['d']);
         assert!(w.is_empty());
-    }
-
-    #[test]
-    fn an_address_splits_into_kind_and_index() {
-        assert_eq!(split(ENDPOINT | 9), (TO_ENDPOINT, 9));
-        assert_eq!(split(41), (TO_ROUTER, 41));
     }
 }

@@ -4,6 +4,7 @@
 //! the single-flow knee at T, and invariants and determinism with NICs.
 
 use qosnet_sim::config::TrafficClass;
+use qosnet_sim::ids::NodeId;
 use qosnet_sim::metrics::{Column, Table};
 use qosnet_sim::{RunResult, Simulation};
 
@@ -174,7 +175,7 @@ fn timeline(mut s: Simulation) -> Vec<(u64, u64, u64, u64)> {
 
 fn one_message(endpoint: &str, flits: u32) -> (u64, u64) {
     let mut s = posted(endpoint, "");
-    s.post_message(0, 1, TrafficClass::BestEffort, flits, 0);
+    s.post_message(NodeId(0), NodeId(1), TrafficClass::BestEffort, flits, 0);
     let t = timeline(s);
     let (_, created, injected, delivered) = t[0];
     (injected - created, delivered - injected)
@@ -206,10 +207,10 @@ fn dma_timing_by_hand() {
 /// effort) and C (20, control) are posted at t = 1 behind it.
 fn a_then_b_and_c(endpoint: &str, router: &str) -> Vec<(u64, u64, u64, u64)> {
     let mut s = posted(endpoint, router);
-    s.post_message(0, 1, TrafficClass::BestEffort, 40, 0);
+    s.post_message(NodeId(0), NodeId(1), TrafficClass::BestEffort, 40, 0);
     s.advance(1).unwrap();
-    s.post_message(0, 2, TrafficClass::BestEffort, 39, 0);
-    s.post_message(0, 3, TrafficClass::Control, 20, 1);
+    s.post_message(NodeId(0), NodeId(2), TrafficClass::BestEffort, 39, 0);
+    s.post_message(NodeId(0), NodeId(3), TrafficClass::Control, 20, 1);
     // rows by size: C (20), B (39), A (40); columns (flits, created, injected, delivered)
     timeline(s)
 }
@@ -255,8 +256,8 @@ fn message_level_injection_pays_a_setup_per_message_and_does_not_interleave() {
     let run = |injection: &str| {
         let nic = format!("model = \"hca\"\ninjection = \"{injection}\"\nscheduler = \"round_robin\"");
         let mut s = posted(&nic, "");
-        s.post_message(0, 1, TrafficClass::BestEffort, 40, 0);
-        s.post_message(0, 2, TrafficClass::BestEffort, 39, 0);
+        s.post_message(NodeId(0), NodeId(1), TrafficClass::BestEffort, 40, 0);
+        s.post_message(NodeId(0), NodeId(2), TrafficClass::BestEffort, 39, 0);
         timeline(s)
     };
     let flit = run("flit");
@@ -377,10 +378,10 @@ fn message_level_injection_lets_the_packet_being_sent_finish_before_a_preemptor(
     let nic =
         "model = \"hca\"\nqueues = \"per_class\"\ninjection = \"message\"\nscheduler = \"virtual_clock\"";
     let mut s = posted(nic, router);
-    s.post_message(0, 1, TrafficClass::BestEffort, 40, 0);
-    s.post_message(0, 2, TrafficClass::BestEffort, 39, 0);
+    s.post_message(NodeId(0), NodeId(1), TrafficClass::BestEffort, 40, 0);
+    s.post_message(NodeId(0), NodeId(2), TrafficClass::BestEffort, 39, 0);
     s.advance(20).unwrap();
-    s.post_message(0, 3, TrafficClass::Control, 20, 0);
+    s.post_message(NodeId(0), NodeId(3), TrafficClass::Control, 20, 0);
     let t = timeline(s);
     // rows by size: control (20), B (39), A (40)
     assert!(t.iter().all(|r| r.3 != u64::MAX), "all delivered: {t:?}");

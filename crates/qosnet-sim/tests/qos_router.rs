@@ -5,6 +5,7 @@
 
 use proptest::prelude::*;
 use qosnet_sim::config::TrafficClass;
+use qosnet_sim::ids::NodeId;
 use qosnet_sim::metrics::Column;
 use qosnet_sim::Simulation;
 
@@ -32,7 +33,7 @@ fn shares(sched: &str, vticks: [u32; 3]) -> Vec<f64> {
     );
     let mut s = sim(&toml);
     for (src, &v) in vticks.iter().enumerate() {
-        s.post_message(src as u32, 3, TrafficClass::RealTime, 20_000, v);
+        s.post_message(NodeId(src as u32), NodeId(3), TrafficClass::RealTime, 20_000, v);
     }
     s.advance(30_000).unwrap();
     let r = s.result();
@@ -169,9 +170,9 @@ fn a_higher_priority_message_preempts_a_lower_one_in_the_input_buffer() {
              [[traffic]]\nclass = \"best_effort\"\nload = 1e-9\n"
         );
         let mut s = sim(&toml);
-        s.post_message(0, 1, TrafficClass::BestEffort, 40, 65_535);
+        s.post_message(NodeId(0), NodeId(1), TrafficClass::BestEffort, 40, 65_535);
         s.advance(10).unwrap();
-        s.post_message(0, 1, TrafficClass::RealTime, 10, 4);
+        s.post_message(NodeId(0), NodeId(1), TrafficClass::RealTime, 10, 4);
         while !s.advance(1).unwrap() {
             s.check_invariants().unwrap();
         }

@@ -12,6 +12,7 @@
 //! and the resource. Capacities and reservations are in bits per second (whole b/s for
 //! reservations, so accounting is exact).
 
+use crate::ids::NodeId;
 use crate::routing::Routing;
 use crate::topology::Topology;
 use std::fmt;
@@ -122,9 +123,11 @@ impl CallAdmission {
         self.node_capacity[node as usize] = bps;
     }
 
-    /// The deterministic path of a flow.
+    /// The deterministic path of a flow, as (router, output port) numbers: admission's
+    /// callers (the bindings, the service) name nodes and switches by number, checked here.
     pub fn path(&self, src: u32, dst: u32) -> Vec<(u32, u32)> {
-        self.routing.path(&self.topo, self.vcs, src as usize, dst as usize)
+        let path = self.routing.path(&self.topo, self.vcs, NodeId(src), NodeId(dst));
+        path.into_iter().map(|(router, port)| (router.0, port)).collect()
     }
 
     /// Whether the flow would be admitted now, and its path if so. Changes nothing.

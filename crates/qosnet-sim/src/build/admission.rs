@@ -31,7 +31,7 @@ impl CallAdmission {
             }
         }
         for (node, &(r, p)) in t.attach.iter().enumerate() {
-            let own = t.link_bps.get(r as usize * t.ports + p as usize).copied().unwrap_or(0.0);
+            let own = t.link_bps.get(r.index() * t.ports + p as usize).copied().unwrap_or(0.0);
             if own > 0.0 {
                 a.node_capacity[node] = own;
             }

@@ -269,7 +269,7 @@ pub(super) fn complete(
             // The node port a router sends its NACKs from: its first attached node.
             let mut router_node = vec![u32::MAX; topo.routers];
             for (n, &(r, _)) in topo.attach.iter().enumerate().rev() {
-                router_node[r as usize] = n as u32;
+                router_node[r.index()] = n as u32;
             }
             if let Some(r) = router_node.iter().position(|&n| n == u32::MAX) {
                 errs.push(ConfigError::new(
@@ -321,8 +321,8 @@ fn alo(
         for dst in 0..nodes {
             let useful = (0..routing.paths())
                 .map(|path| {
-                    let route = routing.route(topo, r as usize, p as usize, 0, dst, path, vcs);
-                    Useful { port: r * topo.ports as u32 + route.port, vcs: route.vcs }
+                    let route = routing.route(topo, r.index(), p as usize, 0, dst, path, vcs);
+                    Useful { port: r.0 * topo.ports as u32 + route.port, vcs: route.vcs }
                 })
                 .collect();
             first_hop.push(useful);

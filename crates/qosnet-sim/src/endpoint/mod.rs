@@ -16,6 +16,7 @@ pub(crate) use state::{EndpointModel, EndpointParams, Endpoints, Injecting};
 use crate::config::TrafficClass;
 use crate::control::{HopAction, Reply, RouterStatus};
 use crate::flit::{Flit, Message, Signal, HEAD, TAIL};
+use crate::ids::{MessageId, NodeId, PacketId};
 use crate::links::Control;
 use crate::metrics::trace::Hop;
 use crate::net::Net;
@@ -28,8 +29,8 @@ use crate::units::Cycle;
 /// flow (row of the per-flow table), video frame (or `u32::MAX`) and mix phase it is of.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct NewMessage {
-    pub src: u32,
-    pub dst: u32,
+    pub src: NodeId,
+    pub dst: NodeId,
     pub class: TrafficClass,
     pub size: u32,
     pub packet_flits: u32,
@@ -47,7 +48,7 @@ impl Endpoints {
         net: &mut Net,
         m: NewMessage,
         now: Cycle,
-    ) -> u32 {
+    ) -> MessageId {
         let flow = m.flow;
         let id = self.enqueue_message::<NIC>(net, m, now);
         self.agents.posted(flow, now);
@@ -55,7 +56,7 @@ impl Endpoints {
     }
 
     /// `create_message` without telling the agents (their own signalling packets).
-    fn enqueue_message<const NIC: bool>(&mut self, net: &mut Net, m: NewMessage, now: Cycle) -> u32 {
+    fn enqueue_message<const NIC: bool>(&mut self, net: &mut Net, m: NewMessage, now: Cycle) -> MessageId {
         let measured = net.obs.measuring;
         let NewMessage { src, dst, class, size, packet_flits, vtick, flow, frame, phase } = m;
         let m = net.messages.insert(Message {
@@ -83,12 +84,12 @@ impl Endpoints {
             net.obs.message_offered(phase, class, src, size);
         }
         if NIC {
-            self.nic_post(net, src as usize, m, now);
+            self.nic_post(net, src.index(), m, now);
         } else {
-            let q = self.source_queue(src as usize, class);
+            let q = self.source_queue(src.index(), class);
             self.nic_queue.at_mut(q).push_back(m);
-            *self.nic_start_blocked.at_mut(src as usize) = false;
-            self.activate(src as usize);
+            *self.nic_start_blocked.at_mut(src.index()) = false;
+            self.activate(src.index());
         }
         m
     }
@@ -142,7 +143,7 @@ impl Endpoints {
                 // The control agent may hold the message back (the queue waits behind it);
                 // the agents' own signalling packets go unasked.
                 let asks = first && msg.signal == Signal::Data;
-                if asks && !self.agents.may_start(n, flow, dst, now) {
+                if asks && !self.agents.may_start(n, flow, dst.0, now) {
                     if self.agents.drops(flow) {
                         // Its connection gave up: the message is dropped at the source.
                         self.nic_queue.at_mut(q).pop_front();
@@ -247,6 +248,9 @@ impl Endpoints {
             *self.nic_sending.at_mut(n) &= !(1 << vc);
             self.nic_sending_class.at_mut(n)[*self.nic_class.at(ci) as usize] &= !(1 << vc);
             *self.nic_start_blocked.at_mut(n) = false;
+            if self.p.release_on_send {
+                self.free_lane(n, vc);
+            }
         } else {
             // The packet's age orders it (FCFS); the next flit may still be on its way in.
             let key = self.nic_keys.key(n, vc, cur.start, cur.start);
@@ -337,7 +341,7 @@ impl Endpoints {
     /// The ideal endpoint sent the last flit of `packet` from node `n`: when it was its
     /// message's last, the agent hears of the completion (the HCA's send CQE).
     #[cold]
-    fn packet_sent(&mut self, net: &mut Net, n: usize, packet: u32) {
+    fn packet_sent(&mut self, net: &mut Net, n: usize, packet: PacketId) {
         let pkt = net.packets.get(packet);
         let (m, size) = (pkt.message, pkt.size as u32);
         let msg = net.messages.get_mut(m);
@@ -356,7 +360,7 @@ impl Endpoints {
     }
 
     /// Drop message `m`, held back at its source by an agent (a connection that gave up).
-    fn drop_message(&mut self, net: &mut Net, m: u32) {
+    fn drop_message(&mut self, net: &mut Net, m: MessageId) {
         let measured = net.messages.get(m).measured;
         net.messages.remove(m);
         if measured {
@@ -371,7 +375,7 @@ impl Endpoints {
     #[cold]
     pub(crate) fn send_signals<const NIC: bool>(&mut self, net: &mut Net, now: Cycle) {
         for (at, node, msg) in std::mem::take(&mut self.agents.timers) {
-            net.links.send_control(at.max(now + 1), node, msg);
+            net.links.send_control(at.max(now + 1), NodeId::new(node), msg);
         }
         let Some(a) = self.agents.admission.as_mut() else { return };
         let flits = a.p.signal_flits;
@@ -392,8 +396,8 @@ impl Endpoints {
             let m = self.enqueue_message::<NIC>(
                 net,
                 NewMessage {
-                    src: o.from,
-                    dst: o.to,
+                    src: NodeId::new(o.from),
+                    dst: NodeId::new(o.to),
                     class: TrafficClass::Control,
                     size: flits,
                     packet_flits: flits,
@@ -471,12 +475,19 @@ impl Endpoints {
         let bit = 1u32 << vc;
         *self.nic_credits.at_mut(n * self.p.lanes + vc as usize) += 1;
         *self.nic_credited.at_mut(n) |= bit;
-        if tail {
-            *self.nic_busy.at_mut(n) &= !bit;
-            *self.nic_start_blocked.at_mut(n) = false;
-            for held in self.nic_held.at_mut(n) {
-                *held &= !bit;
-            }
+        if tail && !self.p.release_on_send {
+            self.free_lane(n, vc as usize);
+        }
+    }
+
+    /// Lane `lane` of node `n` may take another packet: when its tail's credit returns, or
+    /// (`VcRelease::TailSent`) once the tail has been sent.
+    #[inline]
+    fn free_lane(&mut self, n: usize, lane: usize) {
+        *self.nic_busy.at_mut(n) &= !(1 << lane);
+        *self.nic_start_blocked.at_mut(n) = false;
+        for held in self.nic_held.at_mut(n) {
+            *held &= !(1 << lane);
         }
     }
 
@@ -492,7 +503,7 @@ impl Endpoints {
             return;
         }
         let pkt = net.packets.get_mut(flit.packet());
-        if pkt.dst as usize != n || flit.seq() != pkt.received {
+        if pkt.dst.index() != n || flit.seq() != pkt.received {
             let (expected, dst) = (pkt.received, pkt.dst);
             net.progress.violated(|| {
                 format!(
@@ -542,9 +553,9 @@ impl Endpoints {
             }
             return;
         }
-        match self.agents.delivered(msg.src as usize, msg.flow, now) {
+        match self.agents.delivered(msg.src.index(), msg.flow, now) {
             Reply::Nothing => {}
-            Reply::Wake => self.wake(msg.src as usize),
+            Reply::Wake => self.wake(msg.src.index()),
             Reply::Send { delay, msg: control } => net.links.send_control(now + delay, msg.src, control),
         }
         if msg.measured {

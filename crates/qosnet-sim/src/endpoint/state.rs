@@ -8,6 +8,7 @@ use super::PathChoice;
 use crate::config::SchedulerConfig;
 use crate::config::VcSelection;
 use crate::control::Agents;
+use crate::ids::{LinkEnd, MessageId, PacketId};
 use crate::routing::all_vcs;
 use crate::sched::{KeyMode, RateKeys, RoundRobin, SchedTables, Scheduler};
 use crate::units::{Clock, Cycle};
@@ -29,6 +30,9 @@ pub(crate) struct EndpointParams {
     pub per_class_queues: bool,
     /// Packets the ideal endpoint injects at once.
     pub concurrent_packets: u32,
+    /// A lane is free once its packet's tail has been sent, not when its credit returns
+    /// (`config::VcRelease`).
+    pub release_on_send: bool,
     /// Delays of the injection link and of the credits sent back on ejection, cycles.
     pub link: Cycle,
     pub credit: Cycle,
@@ -37,7 +41,7 @@ pub(crate) struct EndpointParams {
 /// A packet a NIC is injecting (one per VC).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Injecting {
-    pub packet: u32,
+    pub packet: PacketId,
     pub seq: u16,
     pub size: u16,
     /// Cycle the packet entered the NIC VC (all its flits are there from then on).
@@ -64,7 +68,7 @@ pub(crate) enum EndpointModel {
 pub(crate) struct Endpoints {
     pub p: EndpointParams,
     /// Per node, 3 source queues (one per class, or only the first as a FIFO).
-    pub(crate) nic_queue: Vec<VecDeque<u32>>,
+    pub(crate) nic_queue: Vec<VecDeque<MessageId>>,
     /// Per node and VC: the packet being injected on it (valid where `nic_sending` is set).
     pub(crate) nic_pkt: Vec<Injecting>,
     /// Per node: VCs with flits left to inject.
@@ -104,11 +108,11 @@ pub(crate) struct Endpoints {
     pub(crate) nic_idt: Vec<u64>,
     /// Ideal endpoint, admission control: per flow whose connection is being set up, its
     /// source queue and the messages set aside from it until the ACK (or the give-up).
-    pub(crate) held: std::collections::HashMap<u32, (usize, Vec<u32>)>,
+    pub(crate) held: std::collections::HashMap<u32, (usize, Vec<crate::ids::MessageId>)>,
     /// Per node: the router port (router * ports + port) it attaches to. Its input side
     /// receives the node's injected flits; its output side ejects to the node and gets the
     /// node's credits.
-    pub(crate) attach_port: Vec<u32>,
+    pub(crate) attach_port: Vec<LinkEnd>,
 }
 
 impl Endpoints {
@@ -134,7 +138,7 @@ impl Endpoints {
         nic_p: NicParams,
         agents: Agents,
         path_choice: PathChoice,
-        attach_port: Vec<u32>,
+        attach_port: Vec<LinkEnd>,
         lane_depth: impl Fn(usize) -> u32,
         nic_idt: Vec<u64>,
     ) -> Endpoints {

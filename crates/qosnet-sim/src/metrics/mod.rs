@@ -13,6 +13,7 @@ pub(crate) use observer::Observers;
 pub use table::{Column, Table};
 
 use crate::config::TrafficClass;
+use crate::ids::NodeId;
 use crate::units::Cycle;
 use std::collections::BTreeMap;
 
@@ -114,8 +115,8 @@ impl Metrics {
     pub fn delivered(
         &mut self,
         class: TrafficClass,
-        src: u32,
-        dst: u32,
+        src: NodeId,
+        dst: NodeId,
         flits: u32,
         created: Cycle,
         injected: Cycle,
@@ -129,12 +130,12 @@ impl Metrics {
         c.network_sum += n;
         c.queueing_max = c.queueing_max.max(q);
         c.network_max = c.network_max.max(n);
-        let node = &mut self.nodes[src as usize];
+        let node = &mut self.nodes[src.index()];
         node.messages_delivered += 1;
         node.latency_sum += done - created;
         if let Some(r) = &mut self.records {
-            r.src.push(src as u64);
-            r.dst.push(dst as u64);
+            r.src.push(src.0 as u64);
+            r.dst.push(dst.0 as u64);
             r.class.push(class.name().to_string());
             r.flits.push(flits as u64);
             r.created.push(created);

@@ -8,6 +8,7 @@ use super::trace::{Hop, HopEvent, Tracing};
 use super::Metrics;
 use crate::config::TrafficClass;
 use crate::flit::Message;
+use crate::ids::{NodeId, PacketId};
 use crate::unchecked::At;
 use crate::units::Cycle;
 
@@ -53,7 +54,7 @@ impl Observers {
         &mut self,
         cycle: Cycle,
         flow: u32,
-        packet: u32,
+        packet: PacketId,
         kind: Hop,
         at: usize,
         port: usize,
@@ -93,12 +94,12 @@ impl Observers {
 
     /// A measured message of `size` flits was created at `src` in mix phase `phase`.
     #[inline]
-    pub fn message_offered(&mut self, phase: usize, class: TrafficClass, src: u32, size: u32) {
+    pub fn message_offered(&mut self, phase: usize, class: TrafficClass, src: NodeId, size: u32) {
         let c = class.index();
         self.metrics.phases.at_mut(phase)[c].flits_offered += size as u64;
         self.metrics.classes.at_mut(c).messages_measured += 1;
         self.metrics.classes.at_mut(c).flits_offered += size as u64;
-        self.metrics.nodes.at_mut(src as usize).flits_offered += size as u64;
+        self.metrics.nodes.at_mut(src.index()).flits_offered += size as u64;
     }
 
     /// Video flow `flow` cut frame `frame` into `messages` messages at `now`.

@@ -7,11 +7,12 @@
 use super::{Column, Table};
 use crate::config::TraceConfig;
 use crate::error::ConfigError;
+use crate::ids::PacketId;
 use crate::units::{Clock, Cycle};
 
 /// Most rows a link series may have (intervals × links; about 100 bytes each in its table):
 /// beyond, ask for longer intervals.
-const MAX_SERIES_ROWS: u64 = 2_000_000;
+pub(crate) const MAX_SERIES_ROWS: u64 = 2_000_000;
 
 /// Flits per link per interval, from cumulative counter snapshots.
 #[derive(Clone, Debug)]
@@ -112,7 +113,7 @@ impl Hop {
 pub(crate) struct HopEvent {
     pub cycle: Cycle,
     pub flow: u32,
-    pub packet: u32,
+    pub packet: PacketId,
     pub kind: Hop,
     pub at: u32,
     pub port: u32,
@@ -153,7 +154,7 @@ impl Watch {
         let mut t = Table::default();
         t.push("cycle", Column::U64(e.iter().map(|e| e.cycle).collect()))
             .push("flow", Column::U64(e.iter().map(|e| e.flow as u64).collect()))
-            .push("packet", Column::U64(e.iter().map(|e| e.packet as u64).collect()))
+            .push("packet", Column::U64(e.iter().map(|e| e.packet.0 as u64).collect()))
             .push("event", Column::Str(e.iter().map(|e| e.kind.name().to_string()).collect()))
             .push("at", Column::U64(e.iter().map(|e| e.at as u64).collect()))
             .push("port", Column::U64(e.iter().map(|e| e.port as u64).collect()))
@@ -238,6 +239,12 @@ impl Tracing {
                 Some(LinkSeries::new(interval, start, end))
             }
         };
+        if cfg.watch_limit == 0 {
+            return Err(ConfigError::new(
+                "trace.watch_limit",
+                "must be >= 1 (events recorded for the watched flows), got 0",
+            ));
+        }
         if let Some(&f) = cfg.watch_flows.iter().find(|&&f| f as usize >= flows) {
             return Err(ConfigError::new(
                 "trace.watch_flows",
@@ -276,7 +283,15 @@ mod tests {
     #[test]
     fn only_watched_flows_are_recorded_up_to_the_limit() {
         let mut w = Watch::new(&[1], 3, 2);
-        let e = |flow| HopEvent { cycle: 0, flow, packet: 0, kind: Hop::Arrived, at: 0, port: 0, vc: 0 };
+        let e = |flow| HopEvent {
+            cycle: 0,
+            flow,
+            packet: PacketId(0),
+            kind: Hop::Arrived,
+            at: 0,
+            port: 0,
+            vc: 0,
+        };
         for f in [0, 1, 2, 1, 1] {
             w.record(e(f));
         }

@@ -18,6 +18,7 @@
 use super::Routers;
 use crate::config::RouterKind;
 use crate::error::{SimError, VcPath};
+use crate::ids::RouterId;
 use crate::sched::bits;
 use crate::topology::Peer;
 use crate::units::Cycle;
@@ -44,7 +45,7 @@ impl Routers {
     pub(crate) fn input_vc_path(&self, ivc: usize) -> VcPath {
         let ports = self.p.ports;
         let (ip, v) = self.p.lane_place(ivc);
-        VcPath { router: (ip / ports) as u32, port: (ip % ports) as u32, vc: v as u32 }
+        VcPath { router: RouterId((ip / ports) as u32), port: (ip % ports) as u32, vc: v as u32 }
     }
 
     /// The occupied input VCs input VC `ivc` waits for (see the module comment).
@@ -70,7 +71,7 @@ impl Routers {
         };
         let mut waits = Vec::new();
         if let Peer::Router { router, port } = self.topo.peer(r, s.out_port as usize) {
-            let down = router as usize * ports + port as usize;
+            let down = router.index() * ports + port as usize;
             waits.extend(bits(held).map(|ov| self.p.lane_index(down, ov)));
         }
         if header {

@@ -34,6 +34,7 @@ pub(crate) use preemption::victim;
 pub(crate) use state::{InVc, OutVc, Params, Routers};
 
 use crate::config::{RouterKind, SchedulerConfig, VcSelection};
+use crate::ids::{InputLane, LinkEnd, PacketId};
 use crate::net::Net;
 use crate::ring::{RingState, Rings};
 use crate::routing::{all_vcs, Routing};
@@ -41,7 +42,6 @@ use crate::sched::{KeyMode, RateKeys, RoundRobin, SchedTables, Scheduler};
 use crate::topology::{Peer, Topology};
 use crate::unchecked::At;
 use crate::units::{Clock, Cycle};
-use crate::wheel::{ENDPOINT, UNCONNECTED};
 
 pub(crate) use crate::topology::MAX_PORTS;
 
@@ -53,14 +53,18 @@ pub(crate) use crate::topology::MAX_PORTS;
 /// - `AGE`: the crossbar and output schedulers both order by age (FCFS, round robin, WRR,
 ///   VL arbitration): no rate keys (VirtualClock stamps, finish tags) are computed;
 /// - `HOOK` (chosen by the engine): the per-flit hooks are compiled in — the switch
-///   outputs' marking (`marking.rs`) and the per-flit recordings of `[trace]`
-///   (`metrics/trace.rs`); without them the run carries none of their code.
+///   outputs' marking (`marking.rs`), the per-flit recordings of `[trace]`
+///   (`metrics/trace.rs`) and VC release at the tail (`config::VcRelease::TailSent`: a
+///   VC buffer then holds packets one after another); without them the run carries none
+///   of their code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Variant {
     pub preemptive: bool,
     pub age: bool,
-    /// The switch outputs mark packets (one reason for `HOOK`).
+    /// The switch outputs mark packets, or VCs are released at the tail (reasons for
+    /// `HOOK`).
     pub marking: bool,
+    pub release_on_send: bool,
 }
 
 /// Pick a free VC among `free` (non-empty) by the configured policy.
@@ -94,17 +98,17 @@ impl Routers {
         let n_vcs = n_ports * p.lane_stride;
         // Room for the dummy flits preemption makes inside a buffer (not covered by credits).
         let in_cap = p.input_depth.max(p.extra_depth) + if preemptive { 2 } else { 0 };
-        let mut out_target = vec![UNCONNECTED; n_ports];
-        let mut credit_return = vec![UNCONNECTED; n_ports];
+        let mut out_target = vec![LinkEnd::UNCONNECTED; n_ports];
+        let mut credit_return = vec![LinkEnd::UNCONNECTED; n_ports];
         for (i, t) in out_target.iter_mut().enumerate() {
             match topo.peer[i] {
                 Peer::Router { router, port } => {
-                    *t = router * ports as u32 + port;
-                    credit_return[router as usize * ports + port as usize] = i as u32;
+                    *t = LinkEnd::router_port(router.0 * ports as u32 + port);
+                    credit_return[router.index() * ports + port as usize] = LinkEnd::router_port(i as u32);
                 }
                 Peer::Endpoint { node } => {
-                    *t = ENDPOINT | node;
-                    credit_return[i] = ENDPOINT | node;
+                    *t = LinkEnd::endpoint(node);
+                    credit_return[i] = LinkEnd::endpoint(node);
                 }
                 Peer::None => {}
             }
@@ -127,7 +131,7 @@ impl Routers {
             ip_resume: vec![0; n_ports],
             ip_open: vec![0; n_ports],
             ip_accel: vec![0; n_ports],
-            resume_packet: vec![0; n_vcs],
+            resume_packet: vec![PacketId::NONE; n_vcs],
             credit_return,
             ip_place: (0..n_ports).map(|i| ((i / ports) as u32, (i % ports) as u32)).collect(),
             outbuf: Rings::new(n_vcs, p.output_depth),
@@ -136,8 +140,8 @@ impl Routers {
                     key: 0,
                     buf: RingState::default(),
                     credits: p.lane_depth(i % p.lane_stride),
-                    owner: 0,
-                    guard: u32::MAX,
+                    owner: InputLane::default(),
+                    guard: PacketId::NONE,
                 })
                 .collect(),
             op_allocated: vec![0; n_ports],
@@ -174,6 +178,7 @@ impl Routers {
             preemptive: self.p.kind == RouterKind::Preemptive,
             age: self.in_keys.mode.is_age() && self.out_keys.mode.is_age(),
             marking: self.marking != Marking::None,
+            release_on_send: self.p.release_on_send,
         }
     }
 
@@ -185,7 +190,7 @@ impl Routers {
         r: usize,
         now: Cycle,
     ) {
-        self.vc_alloc_stage::<PRE>(net, r, now);
+        self.vc_alloc_stage::<PRE, HOOK>(net, r, now);
         self.output_stage::<AGE, HOOK>(net, r, now);
         self.crossbar_stage::<PRE, AGE, HOOK>(net, r, now);
     }

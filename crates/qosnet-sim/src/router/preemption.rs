@@ -26,6 +26,7 @@
 use super::Routers;
 use crate::config::RouterKind;
 use crate::flit::{Flit, DUMMY, HEAD, LOCAL, TAIL};
+use crate::ids::PacketId;
 use crate::net::Net;
 use crate::unchecked::At;
 use crate::units::Cycle;
@@ -145,7 +146,7 @@ impl Routers {
     /// A resumed packet (dummy header) must not overtake its own earlier part: it waits
     /// while a VC of output `op` still carries that part's dummy tail.
     #[inline]
-    pub(crate) fn resumption_waits(&self, op: usize, packet: u32) -> bool {
+    pub(crate) fn resumption_waits(&self, op: usize, packet: PacketId) -> bool {
         crate::sched::bits(*self.op_allocated.at(op))
             .any(|l| self.out_vc.at(self.p.lane_index(op, l)).guard == packet)
     }

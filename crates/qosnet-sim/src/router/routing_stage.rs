@@ -11,6 +11,7 @@
 use super::Routers;
 use crate::control::HopAction;
 use crate::flit::Signal;
+use crate::ids::{NodeId, PacketId};
 use crate::links::Control;
 use crate::net::Net;
 use crate::unchecked::At;
@@ -27,7 +28,7 @@ impl Routers {
         let (r, port) = (r as usize, port as usize);
         let packet = self.in_vc.at(ivc).packet;
         let pkt = net.packets.get(packet);
-        let (dst, class, path, signal) = (pkt.dst as usize, pkt.class.index(), pkt.path as u32, pkt.signal);
+        let (dst, class, path, signal) = (pkt.dst.index(), pkt.class.index(), pkt.path as u32, pkt.signal);
         // An extra (preemption) lane routes as its VC.
         let vc = if v >= vcs { v - vcs } else { v };
         let route = self.routing.route(&self.topo, r, port, vc, dst, path, vcs as u32);
@@ -46,6 +47,19 @@ impl Routers {
         *self.ip_vc_alloc.at_mut(ip) |= 1 << v;
         *self.r_alloc_ports.at_mut(r) |= 1 << port;
     }
+
+    /// The tail of the packet lane `v` of input port `ip` held has crossed at `now` and the
+    /// next packet's header is at the front of its buffer (`VcRelease::TailSent`, document
+    /// 003 §3.2.1's footnote 2: a VC buffer may hold the tail of one message and the header
+    /// of the next): the lane takes it up and routes it from the next cycle.
+    #[inline(never)]
+    pub(crate) fn next_packet(&mut self, net: &mut Net, ip: usize, v: usize, now: Cycle) {
+        let ivc = self.p.lane_index(ip, v);
+        let front = *self.in_vc.at(ivc).buf.front();
+        debug_assert!(front.is_head() && self.p.release_on_send);
+        self.in_vc.at_mut(ivc).packet = front.packet();
+        self.route_header(net, ip, v, front.ready.max(now + 1));
+    }
 }
 
 /// Admission control at a router (document 000 §4.1): as a probe, release or last data
@@ -54,14 +68,14 @@ impl Routers {
 /// from its own node port; a release stops at the refuser.
 #[cold]
 #[inline(never)]
-fn reservation_hop(net: &mut Net, r: usize, out_port: usize, packet: u32, ready: crate::units::Cycle) {
+fn reservation_hop(net: &mut Net, r: usize, out_port: usize, packet: PacketId, ready: Cycle) {
     let pkt = net.packets.get(packet);
     let (flow, signal) = (pkt.flow, pkt.signal);
     match net.reservations.at_router(r, out_port, flow, signal) {
         HopAction::Refused => {
             net.packets.get_mut(packet).signal = Signal::Spent;
             let node = net.reservations.router_node[r];
-            net.links.send_control(ready + 1, node, Control::Nack { flow });
+            net.links.send_control(ready + 1, NodeId::new(node), Control::Nack { flow });
         }
         HopAction::Stop => net.packets.get_mut(packet).signal = Signal::Spent,
         HopAction::Pass | HopAction::Reserved | HopAction::Released => {}

@@ -5,6 +5,7 @@
 //! `Routers` that reach the rest of the simulation only through `Net`.
 
 use crate::config::{RouterKind, VcSelection};
+use crate::ids::{InputLane, LinkEnd, PacketId};
 use crate::ring::{RingState, Rings};
 use crate::routing::Routing;
 use crate::sched::{RateKeys, RoundRobin, SchedTables, Scheduler};
@@ -32,10 +33,15 @@ pub(crate) struct Params {
     pub d_vc_alloc: Cycle,
     pub d_crossbar: Cycle,
     pub d_output: Cycle,
-    pub link: Cycle,
+    /// Link latency by the receiver kind at its end (`ids::TO_ROUTER`, `TO_ENDPOINT`): the
+    /// routers' links and the ejection links.
+    pub link: [Cycle; 2],
     pub credit: Cycle,
     pub speedup: u32,
     pub vc_selection: VcSelection,
+    /// Output VCs are free once their holder's tail has crossed (`VcRelease::TailSent`),
+    /// not when its credit returns.
+    pub release_on_send: bool,
     pub kind: RouterKind,
     /// Per traffic class (`TrafficClass::index`): the VCs it may be given.
     pub class_vcs: [u32; 3],
@@ -64,7 +70,7 @@ pub(crate) struct InVc {
     /// Traffic class of the packet held (`TrafficClass::index`).
     pub class: u8,
     /// The packet held (from its header's arrival).
-    pub packet: u32,
+    pub packet: PacketId,
     /// The header is a dummy header: the packet resumes after a preemption.
     pub resumed: bool,
 }
@@ -80,11 +86,11 @@ pub(crate) struct OutVc {
     pub buf: RingState,
     /// Credits for the downstream input buffer.
     pub credits: u32,
-    /// The input VC holding it as `input port << 5 | vc` (valid while allocated).
-    pub owner: u32,
+    /// The input VC holding it (valid while allocated).
+    pub owner: InputLane,
     /// The packet whose dummy tail it carries until that tail's credit returns
-    /// (`u32::MAX`: none): the packet's resumed part may not overtake it.
-    pub guard: u32,
+    /// (`PacketId::NONE`: none): the packet's resumed part may not overtake it.
+    pub guard: PacketId,
 }
 
 // The records are laid out for one cache line each (see their comments).
@@ -112,10 +118,10 @@ impl InVc {
 }
 
 impl OutVc {
-    /// The input VC holding it, as (input port, lane): `owner` decoded.
+    /// The input VC holding it, as (input port, lane).
     #[inline]
     pub fn owner_input(&self) -> (usize, usize) {
-        ((self.owner >> 5) as usize, (self.owner & 31) as usize)
+        (self.owner.port(), self.owner.lane())
     }
 }
 
@@ -190,9 +196,9 @@ pub(crate) struct Routers {
     /// Lanes whose flits are accelerated (the lowest key) until their tail crosses.
     pub(crate) ip_accel: Vec<u32>,
     /// Per input VC: the preempted packet a dummy header will resume.
-    pub(crate) resume_packet: Vec<u32>,
-    /// Per input port: the upstream output port its credits go to (`ENDPOINT | node`: a NIC).
-    pub(crate) credit_return: Vec<u32>,
+    pub(crate) resume_packet: Vec<PacketId>,
+    /// Per input port: the upstream output port (or NIC) its credits go to.
+    pub(crate) credit_return: Vec<LinkEnd>,
     /// Per input port: (router, port), so the hot path needs no division.
     pub(crate) ip_place: Vec<(u32, u32)>,
     // --- output side (per output VC / per output port) ---
@@ -210,16 +216,17 @@ pub(crate) struct Routers {
     pub(crate) out_sched: Vec<Scheduler>,
     pub(crate) out_tables: SchedTables,
     pub(crate) out_keys: RateKeys,
-    /// Per output port: where its link leads, a router input port or `ENDPOINT | node`.
-    pub(crate) out_target: Vec<u32>,
+    /// Per output port: where its link leads, a router input port or an endpoint.
+    pub(crate) out_target: Vec<LinkEnd>,
     pub(crate) vc_rr: Vec<RoundRobin>,
     /// Per output port: the input port after the one the crossbar output served last.
     pub(crate) xbar_rr: Vec<u8>,
-    /// Per output port: the (input port << 5 | VC) after the header granted a VC last.
+    /// Per output port: the round robin's pointer after the header granted a VC last
+    /// (`vc_alloc::Requester`).
     pub(crate) va_rr: Vec<u16>,
-    /// Scratch for stage 3's requests and stage 4's saved input-scheduler states (reused:
-    /// nothing is allocated per cycle).
-    pub(crate) va_requests: Vec<(u32, u32, u32)>,
+    /// Scratch for stage 3's requests (output port, turn, requester) and stage 4's saved
+    /// input-scheduler states (reused: nothing is allocated per cycle).
+    pub(crate) va_requests: Vec<(u32, u32, super::vc_alloc::Requester)>,
     pub(crate) xbar_saved: Vec<Scheduler>,
     /// Stage 4's per-router-visit scratch (`router::XbarScratch`).
     pub(crate) xbar: crate::router::XbarScratch,

@@ -4,17 +4,55 @@
 //! VC among those its route allows (lowest free, or round robin per output port).
 
 use super::{select_vc, Routers};
+use crate::ids::InputLane;
 use crate::net::Net;
 use crate::sched::{bits, bits64};
 use crate::unchecked::At;
 use crate::units::Cycle;
 
-/// Requesters are numbered `input port << 5 | vc` (at most 64 ports of 32 VCs).
-const KEYS: u32 = 64 << 5;
+/// A header asking for an output VC: the router's input port (0..ports) and its lane,
+/// numbered `port << 5 | lane` (at most 64 ports of 32 lanes) because that number is the
+/// round robin's order: requests are sorted and rotated by it.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+#[repr(transparent)]
+pub(crate) struct Requester(u32);
+
+impl Requester {
+    /// How many numbers there are (the rotation's modulus).
+    const COUNT: u32 = 64 << 5;
+
+    #[inline(always)]
+    fn new(port: usize, lane: usize) -> Requester {
+        Requester((port << 5 | lane) as u32)
+    }
+    #[inline(always)]
+    fn port(self) -> usize {
+        (self.0 >> 5) as usize
+    }
+    #[inline(always)]
+    fn lane(self) -> usize {
+        (self.0 & 31) as usize
+    }
+    /// Its place in the round robin that starts after `last` (`Routers::va_rr`).
+    #[inline(always)]
+    fn turn(self, last: u16) -> u32 {
+        (self.0 + Self::COUNT - last as u32) % Self::COUNT
+    }
+    /// The round robin's pointer once it has served this one.
+    #[inline(always)]
+    fn next(self) -> u16 {
+        ((self.0 + 1) % Self::COUNT) as u16
+    }
+}
 
 impl Routers {
     #[inline(always)]
-    pub(crate) fn vc_alloc_stage<const PRE: bool>(&mut self, net: &mut Net, r: usize, now: Cycle) {
+    pub(crate) fn vc_alloc_stage<const PRE: bool, const HOOK: bool>(
+        &mut self,
+        net: &mut Net,
+        r: usize,
+        now: Cycle,
+    ) {
         if *self.r_alloc_ports.at(r) == 0 {
             return;
         }
@@ -40,18 +78,17 @@ impl Routers {
                         self.park(ip, v, op as usize);
                         continue;
                     }
-                    let key = (port << 5 | v) as u32;
+                    let who = Requester::new(port, v);
                     // Order: by output port, then round robin from the port's pointer.
-                    let turn = (key + KEYS - *self.va_rr.at(op as usize) as u32) % KEYS;
-                    requests.push((op, turn, key));
+                    requests.push((op, who.turn(*self.va_rr.at(op as usize)), who));
                 }
             }
         }
         if requests.len() > 1 {
             requests.sort_unstable();
         }
-        for &(op, _, key) in &requests {
-            let (op, port, v) = (op as usize, (key >> 5) as usize, (key & 31) as usize);
+        for &(op, _, who) in &requests {
+            let (op, port, v) = (op as usize, who.port(), who.lane());
             let ip = r * ports + port;
             let ivc = self.p.lane_index(ip, v);
             let s = self.in_vc.at(ivc);
@@ -80,13 +117,18 @@ impl Routers {
             } else {
                 continue;
             };
-            *self.va_rr.at_mut(op) = ((key + 1) % KEYS) as u16;
+            *self.va_rr.at_mut(op) = who.next();
             *self.op_allocated.at_mut(op) |= 1 << ov;
             let state = self.in_vc.at_mut(ivc);
             state.out_vc = ov as u8;
             state.gate = now + self.p.d_vc_alloc;
             state.front.ready = state.front.ready.max(state.gate);
-            self.out_vc.at_mut(self.p.lane_index(op, ov)).owner = (ip << 5 | v) as u32;
+            let out_vc = self.out_vc.at_mut(self.p.lane_index(op, ov));
+            out_vc.owner = InputLane::new(ip, v);
+            if HOOK && !PRE && out_vc.buf.len() >= self.p.output_depth {
+                // (`VcRelease::TailSent`: the previous holder's flits may still fill it)
+                *self.ip_blocked.at_mut(ip) |= 1 << v;
+            }
             if ov < self.p.vcs {
                 self.op_held.at_mut(op)[class as usize] |= 1 << ov;
                 if PRE {

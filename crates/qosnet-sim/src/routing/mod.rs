@@ -9,6 +9,7 @@ use dor::{Grid, Wrap};
 
 use crate::config::RoutingKind;
 use crate::error::ConfigError;
+use crate::ids::{NodeId, RouterId};
 use crate::topology::{Peer, Shape, Topology};
 
 /// A set of VCs as a bit mask (at most 32 VCs per port).
@@ -150,7 +151,7 @@ impl Routing {
     /// The routers and output ports a packet from `src` to `dst` traverses, last hop being
     /// the ejection port. Deterministic routing only: the first allowed VC is followed.
     /// (Every routing the configuration builds reaches every node: see `walk`.)
-    pub fn path(&self, topo: &Topology, vcs: u32, src: usize, dst: usize) -> Vec<(u32, u32)> {
+    pub fn path(&self, topo: &Topology, vcs: u32, src: NodeId, dst: NodeId) -> Vec<(RouterId, u32)> {
         self.walk(topo, vcs, src, dst, 0).unwrap_or_else(|m| panic!("from node {src} to node {dst}: {m:?}"))
     }
 
@@ -161,26 +162,26 @@ impl Routing {
         &self,
         topo: &Topology,
         vcs: u32,
-        src: usize,
-        dst: usize,
+        src: NodeId,
+        dst: NodeId,
         path: u32,
-    ) -> Result<Vec<(u32, u32)>, Misroute> {
-        let (mut router, mut in_port) = topo.attach[src];
+    ) -> Result<Vec<(RouterId, u32)>, Misroute> {
+        let (mut router, mut in_port) = topo.attach[src.index()];
         let mut in_vc = 0usize;
         let mut hops = Vec::new();
         loop {
-            let r = self.route(topo, router as usize, in_port as usize, in_vc, dst, path, vcs);
+            let r = self.route(topo, router.index(), in_port as usize, in_vc, dst.index(), path, vcs);
             if r.port as usize >= topo.ports {
                 return Err(Misroute::NoRoute { router });
             }
             hops.push((router, r.port));
-            match topo.peer(router as usize, r.port as usize) {
+            match topo.peer(router.index(), r.port as usize) {
                 Peer::Router { router: next, port } => {
                     router = next;
                     in_port = port;
                     in_vc = r.vcs.trailing_zeros() as usize;
                 }
-                Peer::Endpoint { node } if node as usize == dst => return Ok(hops),
+                Peer::Endpoint { node } if node == dst => return Ok(hops),
                 Peer::Endpoint { .. } => return Err(Misroute::OtherNode { router }),
                 Peer::None => return Err(Misroute::Unconnected { router }),
             }
@@ -196,11 +197,11 @@ impl Routing {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Misroute {
     /// Router `router` has no route to the destination.
-    NoRoute { router: u32 },
+    NoRoute { router: RouterId },
     /// Router `router` delivers to another node.
-    OtherNode { router: u32 },
+    OtherNode { router: RouterId },
     /// Router `router` sends through a port with nothing attached.
-    Unconnected { router: u32 },
+    Unconnected { router: RouterId },
     /// The route would visit more routers than the network has (one twice).
     Loop,
 }
@@ -210,10 +211,11 @@ pub enum Misroute {
 pub fn check_fabric_routes(t: &Topology, shown: &str) -> Result<(), ConfigError> {
     let Shape::Fabric { routes } = &t.shape else { return Ok(()) };
     let routing = Routing::Table { next: routes.clone(), nodes: t.nodes };
-    for src in 0..t.nodes {
-        for dst in (0..t.nodes).filter(|&d| d != src) {
+    for src in (0..t.nodes as u32).map(NodeId) {
+        for dst in (0..t.nodes as u32).map(NodeId).filter(|&d| d != src) {
             let Err(m) = routing.walk(t, 1, src, dst, 0) else { continue };
-            let at = |r: u32, why: &str| format!("{shown}: from node {src} to node {dst}, switch {r}: {why}");
+            let at =
+                |r: RouterId, why: &str| format!("{shown}: from node {src} to node {dst}, switch {r}: {why}");
             let what = match m {
                 Misroute::NoRoute { router } => at(router, "no route"),
                 Misroute::OtherNode { router } => at(router, "the route ends at another node"),
@@ -236,9 +238,9 @@ mod tests {
     fn every_path_reaches(topo: &Topology, routing: &Routing) {
         for s in 0..topo.nodes {
             for d in 0..topo.nodes {
-                let path = routing.path(topo, 4, s, d);
+                let path = routing.path(topo, 4, NodeId(s as u32), NodeId(d as u32));
                 let (r, p) = *path.last().unwrap();
-                assert_eq!(topo.peer(r as usize, p as usize), Peer::Endpoint { node: d as u32 });
+                assert_eq!(topo.peer(r.index(), p as usize), Peer::Endpoint { node: NodeId(d as u32) });
             }
         }
     }
@@ -264,16 +266,16 @@ mod tests {
         let mesh = Topology::build(&TopologyConfig::Mesh { k: Some(8), n: Some(2), dims: None }).unwrap();
         let r = Routing::build(RoutingKind::Auto, &mesh, 16).unwrap();
         // (0,0) -> (7,7): 14 links between routers, 15 routers
-        assert_eq!(r.path(&mesh, 16, 0, 63).len(), 15);
+        assert_eq!(r.path(&mesh, 16, NodeId(0), NodeId(63)).len(), 15);
         let torus = Topology::build(&TopologyConfig::Torus { k: Some(8), n: Some(2), dims: None }).unwrap();
         let r = Routing::build(RoutingKind::Auto, &torus, 16).unwrap();
         // (0,0) -> (7,7) wraps: 1 + 1 links, 3 routers
-        assert_eq!(r.path(&torus, 16, 0, 63).len(), 3);
+        assert_eq!(r.path(&torus, 16, NodeId(0), NodeId(63)).len(), 3);
         let tree = Topology::build(&TopologyConfig::FatTree { k: 4, n: 3 }).unwrap();
         let r = Routing::build(RoutingKind::Auto, &tree, 16).unwrap();
-        assert_eq!(r.path(&tree, 16, 0, 1).len(), 1);
-        assert_eq!(r.path(&tree, 16, 0, 4).len(), 3);
-        assert_eq!(r.path(&tree, 16, 0, 63).len(), 5);
+        assert_eq!(r.path(&tree, 16, NodeId(0), NodeId(1)).len(), 1);
+        assert_eq!(r.path(&tree, 16, NodeId(0), NodeId(4)).len(), 3);
+        assert_eq!(r.path(&tree, 16, NodeId(0), NodeId(63)).len(), 5);
     }
 
     /// A forwarding table (as read from a fabric's files) for `topo`, copied from its
@@ -291,24 +293,25 @@ mod tests {
         // three routers in a line, node i on router i
         let line = Topology::build(&TopologyConfig::Mesh { k: Some(3), n: Some(1), dims: None }).unwrap();
         let good = table_of(&line);
-        let walk =
-            |next: &[u8], s, d| Routing::Table { next: next.to_vec(), nodes: 3 }.walk(&line, 1, s, d, 0);
+        let walk = |next: &[u8], s, d| {
+            Routing::Table { next: next.to_vec(), nodes: 3 }.walk(&line, 1, NodeId(s), NodeId(d), 0)
+        };
         assert_eq!(
             walk(&good, 0, 2),
-            Ok(Routing::build(RoutingKind::Auto, &line, 1).unwrap().path(&line, 1, 0, 2))
+            Ok(Routing::build(RoutingKind::Auto, &line, 1).unwrap().path(&line, 1, NodeId(0), NodeId(2)))
         );
         let mut t = good.clone();
         t[3 + 2] = u8::MAX; // router 1 has no route to node 2
-        assert_eq!(walk(&t, 0, 2), Err(Misroute::NoRoute { router: 1 }));
+        assert_eq!(walk(&t, 0, 2), Err(Misroute::NoRoute { router: RouterId(1) }));
         let mut t = good.clone();
         t[3 + 2] = good[3]; // router 1 sends node 2's packets back toward node 0
         assert_eq!(walk(&t, 0, 2), Err(Misroute::Loop));
         let edge = (0..line.ports).find(|&p| line.peer(0, p) == Peer::None).unwrap();
         let mut t = good.clone();
         t[2] = edge as u8; // router 0 sends node 2's packets off the end of the line
-        assert_eq!(walk(&t, 0, 2), Err(Misroute::Unconnected { router: 0 }));
+        assert_eq!(walk(&t, 0, 2), Err(Misroute::Unconnected { router: RouterId(0) }));
         let mut t = good.clone();
         t[3 + 2] = good[3 + 1]; // router 1 delivers node 2's packets to node 1
-        assert_eq!(walk(&t, 0, 2), Err(Misroute::OtherNode { router: 1 }));
+        assert_eq!(walk(&t, 0, 2), Err(Misroute::OtherNode { router: RouterId(1) }));
     }
 }

@@ -7,6 +7,7 @@
 
 use super::{Peer, Shape, Topology};
 use crate::error::ConfigError;
+use crate::ids::{NodeId, RouterId};
 
 #[inline]
 pub fn digit(x: usize, k: usize, pos: u32) -> usize {
@@ -37,15 +38,15 @@ pub(super) fn build(k: u32, n: u32) -> Result<Topology, ConfigError> {
             let r = l as usize * per_level + w;
             for j in 0..ku {
                 peer[r * ports + j] = if l == 0 {
-                    Peer::Endpoint { node: (w * ku + j) as u32 }
+                    Peer::Endpoint { node: NodeId((w * ku + j) as u32) }
                 } else {
                     let child = (l as usize - 1) * per_level + with_digit(w, ku, l - 1, j);
-                    Peer::Router { router: child as u32, port: (ku + digit(w, ku, l - 1)) as u32 }
+                    Peer::Router { router: RouterId(child as u32), port: (ku + digit(w, ku, l - 1)) as u32 }
                 };
                 if l + 1 < n {
                     let parent = (l as usize + 1) * per_level + with_digit(w, ku, l, j);
                     peer[r * ports + ku + j] =
-                        Peer::Router { router: parent as u32, port: digit(w, ku, l) as u32 };
+                        Peer::Router { router: RouterId(parent as u32), port: digit(w, ku, l) as u32 };
                 }
             }
         }

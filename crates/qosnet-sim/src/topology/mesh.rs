@@ -6,6 +6,7 @@
 
 use super::{Peer, Shape, Topology};
 use crate::error::ConfigError;
+use crate::ids::{NodeId, RouterId};
 
 pub const EJECT_PORT: usize = 0;
 
@@ -39,19 +40,19 @@ pub(super) fn build(dims: Vec<u32>, wrap: bool) -> Result<Topology, ConfigError>
     let ports = 1 + 2 * dims.len();
     let mut peer = vec![Peer::None; routers * ports];
     for r in 0..routers {
-        peer[r * ports + EJECT_PORT] = Peer::Endpoint { node: r as u32 };
+        peer[r * ports + EJECT_PORT] = Peer::Endpoint { node: NodeId(r as u32) };
         for (dim, &k) in dims.iter().enumerate() {
             let c = coord(&dims, r, dim);
             let s = stride(&dims, dim);
             if c + 1 < k || wrap {
                 let next = if c + 1 < k { r + s } else { r - s * (k as usize - 1) };
                 peer[r * ports + plus_port(dim)] =
-                    Peer::Router { router: next as u32, port: minus_port(dim) as u32 };
+                    Peer::Router { router: RouterId(next as u32), port: minus_port(dim) as u32 };
             }
             if c > 0 || wrap {
                 let prev = if c > 0 { r - s } else { r + s * (k as usize - 1) };
                 peer[r * ports + minus_port(dim)] =
-                    Peer::Router { router: prev as u32, port: plus_port(dim) as u32 };
+                    Peer::Router { router: RouterId(prev as u32), port: plus_port(dim) as u32 };
             }
         }
     }
@@ -68,8 +69,8 @@ mod tests {
         let t = build(vec![4, 4], false).unwrap();
         assert_eq!((t.routers, t.ports, t.nodes), (16, 5, 16));
         // router 5 = (1,1): +x is router 6, -y is router 1
-        assert_eq!(t.peer(5, plus_port(0)), Peer::Router { router: 6, port: minus_port(0) as u32 });
-        assert_eq!(t.peer(5, minus_port(1)), Peer::Router { router: 1, port: plus_port(1) as u32 });
+        assert_eq!(t.peer(5, plus_port(0)), Peer::Router { router: RouterId(6), port: minus_port(0) as u32 });
+        assert_eq!(t.peer(5, minus_port(1)), Peer::Router { router: RouterId(1), port: plus_port(1) as u32 });
         assert_eq!(t.peer(3, plus_port(0)), Peer::None);
         assert!(t.is_symmetric());
     }
@@ -77,8 +78,11 @@ mod tests {
     #[test]
     fn torus_wraps() {
         let t = build(vec![4, 4], true).unwrap();
-        assert_eq!(t.peer(3, plus_port(0)), Peer::Router { router: 0, port: minus_port(0) as u32 });
-        assert_eq!(t.peer(0, minus_port(1)), Peer::Router { router: 12, port: plus_port(1) as u32 });
+        assert_eq!(t.peer(3, plus_port(0)), Peer::Router { router: RouterId(0), port: minus_port(0) as u32 });
+        assert_eq!(
+            t.peer(0, minus_port(1)),
+            Peer::Router { router: RouterId(12), port: plus_port(1) as u32 }
+        );
         assert!(t.is_symmetric());
     }
 }

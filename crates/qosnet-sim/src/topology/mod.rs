@@ -11,6 +11,7 @@ mod star;
 
 use crate::config::TopologyConfig;
 use crate::error::ConfigError;
+use crate::ids::{NodeId, RouterId};
 
 /// Routers have at most this many ports (a VC allocator request names its input port in 6
 /// bits, and per-port masks are 64 bits wide).
@@ -20,8 +21,8 @@ pub const MAX_PORTS: usize = 64;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Peer {
     None,
-    Router { router: u32, port: u32 },
-    Endpoint { node: u32 },
+    Router { router: RouterId, port: u32 },
+    Endpoint { node: NodeId },
 }
 
 /// The geometric description routing and traffic patterns need.
@@ -70,7 +71,7 @@ pub struct Topology {
     /// `peer[router * ports + port]`.
     pub peer: Vec<Peer>,
     /// Per node: (router, port) it attaches to.
-    pub attach: Vec<(u32, u32)>,
+    pub attach: Vec<(RouterId, u32)>,
     /// Per node, its name in a fabric dump (empty for generated topologies).
     pub names: Vec<String>,
     /// Per (router * ports + port), the outgoing link's data rate in b/s when the fabric
@@ -124,11 +125,11 @@ impl Topology {
         let mut attach = Vec::new();
         for (i, p) in peer.iter().enumerate() {
             if let Peer::Endpoint { node } = *p {
-                let node = node as usize;
+                let node = node.index();
                 if attach.len() <= node {
-                    attach.resize(node + 1, (u32::MAX, u32::MAX));
+                    attach.resize(node + 1, (RouterId(u32::MAX), u32::MAX));
                 }
-                attach[node] = ((i / ports) as u32, (i % ports) as u32);
+                attach[node] = (RouterId((i / ports) as u32), (i % ports) as u32);
             }
         }
         let t = Topology {
@@ -149,10 +150,10 @@ impl Topology {
         (0..self.routers).all(|r| {
             (0..self.ports).all(|p| match self.peer(r, p) {
                 Peer::Router { router, port } => {
-                    self.peer(router as usize, port as usize)
-                        == Peer::Router { router: r as u32, port: p as u32 }
+                    self.peer(router.index(), port as usize)
+                        == Peer::Router { router: RouterId(r as u32), port: p as u32 }
                 }
-                Peer::Endpoint { node } => self.attach[node as usize] == (r as u32, p as u32),
+                Peer::Endpoint { node } => self.attach[node.index()] == (RouterId(r as u32), p as u32),
                 Peer::None => true,
             })
         })

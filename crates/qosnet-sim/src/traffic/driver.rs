@@ -6,6 +6,7 @@
 use super::video::frame_flits;
 use super::{ProcessSpec, Source, TrafficSpec};
 use crate::config::TrafficClass;
+use crate::ids::NodeId;
 use crate::unchecked::At;
 use crate::units::Cycle;
 use std::cmp::Reverse;
@@ -15,8 +16,8 @@ use std::collections::BinaryHeap;
 /// last one the rest of `total`), from `node` to `dst`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Birth {
-    pub node: u32,
-    pub dst: u32,
+    pub node: NodeId,
+    pub dst: NodeId,
     pub class: TrafficClass,
     pub vtick: u32,
     /// The source (its row of the per-flow table).
@@ -119,8 +120,8 @@ impl Traffic {
         let source = self.sources.at_mut(s);
         let spec = self.specs.at(source.spec as usize);
         let mut b = Birth {
-            node: source.node,
-            dst: source.dst,
+            node: NodeId(source.node),
+            dst: NodeId(source.dst),
             class: spec.class,
             vtick: source.vtick,
             flow: s as u32,
@@ -140,7 +141,7 @@ impl Traffic {
             return Some(b);
         }
         if source.dst == u32::MAX {
-            b.dst = spec.pattern.destination(source.node as usize, &mut source.rng)? as u32;
+            b.dst = NodeId(spec.pattern.destination(source.node as usize, &mut source.rng)? as u32);
         }
         Some(b)
     }

@@ -36,6 +36,7 @@ use super::{Endpoints, Injecting};
 use crate::config::{Config, Injection, NicBuffer, NicModel, SourceQueues};
 use crate::error::ConfigError;
 use crate::flit::Signal;
+use crate::ids::{MessageId, PacketId};
 use crate::net::Net;
 use crate::router::select_vc;
 use crate::units::{Clock, Cycle};
@@ -205,7 +206,7 @@ impl NicParams {
 /// A packet in a NIC buffer, its data arriving from `data_start` on.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Buffered {
-    pub packet: u32,
+    pub packet: PacketId,
     pub data_start: Cycle,
 }
 
@@ -265,12 +266,14 @@ impl Nic {
 
 impl Endpoints {
     /// Queue message `m` from source `flow` at node `n`'s NIC.
-    pub(crate) fn nic_post(&mut self, net: &mut Net, n: usize, m: u32, now: Cycle) {
+    pub(crate) fn nic_post(&mut self, net: &mut Net, n: usize, m: MessageId, now: Cycle) {
         let msg = net.messages.get(m);
         if self.nic_p.flow_queues() {
             let idt = self.nic_idt.get(msg.flow as usize).copied().filter(|&t| t > 0);
             let (flow, dst) = (msg.flow, msg.dst);
-            self.nics[n].queues.post(flow, dst, idt, m, now);
+            // (the send queues are the rate-control scheduler's, which names messages and
+            // destinations by plain handles)
+            self.nics[n].queues.post(flow, dst.0, idt, m.0, now);
         } else {
             let q = self.source_queue(n, msg.class);
             self.nics[n].doorbells[msg.class.index()] += 1;
@@ -302,24 +305,24 @@ impl Endpoints {
     fn nic_dispatch(&mut self, net: &mut Net, n: usize, now: Cycle) {
         let (m, vc, pick) = if self.nic_p.flow_queues() {
             let Some(pick) = self.nics[n].queues.pick(now) else { return };
-            let msg = net.messages.get(pick.message);
+            let msg = net.messages.get(MessageId(pick.message));
             if msg.packetized == 0
                 && msg.signal == Signal::Data
-                && !self.agents.may_start(n, msg.flow, msg.dst, now)
+                && !self.agents.may_start(n, msg.flow, msg.dst.0, now)
             {
                 return;
             }
             let size = msg.packet_flits.min(msg.size - msg.packetized);
             // A head without room waits: flows are not reordered (document 004 §4.2).
             let Some(vc) = self.nic_buffer_for(n, msg.class.index(), size) else { return };
-            (pick.message, vc, Some(pick))
+            (MessageId(pick.message), vc, Some(pick))
         } else {
             let Some((q, i, vc)) = self.doorbell_pick(net, n) else { return };
             let m = self.nic_queue[q][i];
             let msg = net.messages.get(m);
             if msg.packetized == 0
                 && msg.signal == Signal::Data
-                && !self.agents.may_start(n, msg.flow, msg.dst, now)
+                && !self.agents.may_start(n, msg.flow, msg.dst.0, now)
             {
                 return;
             }
@@ -503,7 +506,14 @@ impl Endpoints {
     /// A flit left node `n`'s NIC from `lane`: its buffer space frees; at a packet's tail
     /// the message-level sender is free again, and at a message's last flit a send CQE is
     /// posted.
-    pub(crate) fn nic_flit_sent(&mut self, net: &mut Net, n: usize, lane: usize, packet: u32, tail: bool) {
+    pub(crate) fn nic_flit_sent(
+        &mut self,
+        net: &mut Net,
+        n: usize,
+        lane: usize,
+        packet: PacketId,
+        tail: bool,
+    ) {
         let b = if self.nic_p.shared_buffer { 0 } else { lane % self.p.vcs };
         self.nics[n].room[b] += 1;
         if !tail {

@@ -123,6 +123,7 @@ pub(super) fn forwarding_tables(
 mod tests {
     use super::super::build;
     use super::*;
+    use crate::ids::RouterId;
     use crate::topology::{Peer, Shape, Topology};
 
     const REPORT: &str = "\
@@ -153,8 +154,8 @@ SW     2  2 0x0000000000000002 4x QDR - SW     1  2 0x0000000000000001 ( 's2' - 
         // unconnected ports (s1's port 3) are left out
         assert_eq!((t.routers, t.ports, t.nodes), (2, 2, 2));
         assert_eq!(t.names, vec!["h0 HCA-1".to_string(), "h1 HCA-1".to_string()]);
-        assert_eq!(t.attach, vec![(0, 0), (1, 0)]);
-        assert_eq!(t.peer(0, 1), Peer::Router { router: 1, port: 1 });
+        assert_eq!(t.attach, vec![(RouterId(0), 0), (RouterId(1), 0)]);
+        assert_eq!(t.peer(0, 1), Peer::Router { router: RouterId(1), port: 1 });
         // 4x QDR carries 32 Gb/s of data, 4x DDR 16 Gb/s (8b/10b)
         assert_eq!(t.link_bps[0], 32e9);
         assert_eq!(t.link_bps[2], 16e9);

@@ -1,5 +1,5 @@
 //! The net file of linux-rdma's ibsim (`net-examples/net`, whose header comment defines
-//! the format; `shared/data/ib-topologies/ibsim-net-example.net`, SOURCES.md §2): records
+//! the format; `data/ib-topologies/ibsim-net-example.net`, data/SOURCES.md): records
 //! separated by blank lines, `#` comments,
 //!
 //! ```text
@@ -253,6 +253,7 @@ mod tests {
     use super::super::assemble;
     use super::*;
     use crate::config::IbFabricFormat;
+    use crate::ids::{NodeId, RouterId};
     use crate::topology::Peer;
 
     const NET: &str = "\
@@ -282,8 +283,8 @@ Hca 2 \"h\"
         assert_eq!((t.routers, t.ports, t.nodes), (2, 8, 1));
         assert_eq!(keys.switches, vec![0, 1]);
         assert_eq!(t.names, vec!["h".to_string()]);
-        assert_eq!(t.peer(0, 0), Peer::Endpoint { node: 0 });
-        assert_eq!(t.peer(0, 2), Peer::Router { router: 1, port: 3 });
+        assert_eq!(t.peer(0, 0), Peer::Endpoint { node: NodeId(0) });
+        assert_eq!(t.peer(0, 2), Peer::Router { router: RouterId(1), port: 3 });
         // w=12 at SDR: 12 lanes x 2 Gb/s of data; the default 4x: 8 Gb/s
         assert_eq!((t.link_bps[0], t.link_bps[2], t.link_bps[8 + 3]), (24e9, 8e9, 8e9));
     }
@@ -294,7 +295,7 @@ Hca 2 \"h\"
         let (t, _) = assemble(&parse(net, "t.net").unwrap(), "t.net", IbFabricFormat::Ibsim).unwrap();
         // nodes in file order: the HCA's port 2 was written first
         assert_eq!(t.names, vec!["h[2]".to_string(), "h[1]".to_string()]);
-        assert_eq!(t.attach, vec![(0, 1), (0, 0)]);
+        assert_eq!(t.attach, vec![(RouterId(0), 1), (RouterId(0), 0)]);
     }
 
     #[test]

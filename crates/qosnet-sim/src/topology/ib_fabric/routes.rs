@@ -14,7 +14,7 @@ pub(super) fn minimal_routes(t: &Topology) -> Vec<u8> {
     let mut dist = vec![u32::MAX; routers];
     let mut queue = VecDeque::new();
     for (n, &(home, port)) in t.attach.iter().enumerate() {
-        let (home, port) = (home as usize, port as usize);
+        let (home, port) = (home.index(), port as usize);
         dist.fill(u32::MAX);
         dist[home] = 0;
         queue.clear();
@@ -22,7 +22,7 @@ pub(super) fn minimal_routes(t: &Topology) -> Vec<u8> {
         while let Some(r) = queue.pop_front() {
             for p in 0..ports {
                 if let Peer::Router { router, .. } = peer[r * ports + p] {
-                    let next = router as usize;
+                    let next = router.index();
                     if dist[next] == u32::MAX {
                         dist[next] = dist[r] + 1;
                         queue.push_back(next);
@@ -34,7 +34,7 @@ pub(super) fn minimal_routes(t: &Topology) -> Vec<u8> {
         for r in (0..routers).filter(|&r| r != home && dist[r] != u32::MAX) {
             // Spread destinations over the equally short ports (D-mod-K style), so that
             // parallel links share the load instead of all routes taking the lowest port.
-            let toward = |p: &usize| matches!(peer[r * ports + p], Peer::Router { router, .. } if dist[router as usize].wrapping_add(1) == dist[r]);
+            let toward = |p: &usize| matches!(peer[r * ports + p], Peer::Router { router, .. } if dist[router.index()].wrapping_add(1) == dist[r]);
             let count = (0..ports).filter(toward).count();
             if let Some(p) = (0..ports).filter(toward).nth(n % count.max(1)) {
                 table[r * nodes + n] = p as u8;
