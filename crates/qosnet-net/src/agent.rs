@@ -259,7 +259,7 @@ impl Shared {
 /// A running agent. Dropping it shuts it down.
 pub struct Agent {
     shared: Arc<Shared>,
-    threads: Vec<JoinHandle<()>>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl Agent {
@@ -290,7 +290,7 @@ impl Agent {
         threads.push(
             std::thread::Builder::new().name("qosnet-dispatch".into()).spawn(move || dispatch_loop(s))?,
         );
-        Ok(Agent { shared, threads })
+        Ok(Agent { shared, threads: Mutex::new(threads) })
     }
 
     /// This agent's endpoint name (the address peers reach it at).
@@ -450,7 +450,7 @@ impl Agent {
     }
 
     /// Stop every thread and close every connection.
-    pub fn shutdown(&mut self) {
+    pub fn shutdown(&self) {
         if self.shared.stopping.swap(true, Ordering::SeqCst) {
             return;
         }
@@ -470,7 +470,8 @@ impl Agent {
         self.shared.progress.notify_all();
         // Wake the acceptor.
         let _ = TcpStream::connect_timeout(&self.wake_addr(), Duration::from_millis(200));
-        for h in self.threads.drain(..) {
+        let threads: Vec<_> = self.threads.lock().unwrap_or_else(|p| p.into_inner()).drain(..).collect();
+        for h in threads {
             let _ = h.join();
         }
         let writers: Vec<_> =

@@ -141,7 +141,7 @@ fn malformed_frames_are_refused_and_counted_and_the_agent_goes_on() {
 
 #[test]
 fn a_vanished_peer_fails_its_flow_and_not_the_others() {
-    let mut gone = agent(false);
+    let gone = agent(false);
     let stays = agent(false);
     let tx = agent(true);
     let gone_ep = gone.endpoint().to_string();
