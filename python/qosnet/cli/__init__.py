@@ -5,6 +5,7 @@
 - `reproduce`: a document's experiments, tables, figures and report;
 - `service`: `serve` the QoS middleware's request handler, and its API `token`s;
 - `jobs`: `job`, the client of a running service;
+- `net`: `agent`, a host's rate-control agent, and `net send/recv/bench`, the data plane;
 - `common`: options, error messages and exit statuses, progress bar, console.
 
 Only typer, rich and the engine's bindings are imported to build the command; each command
@@ -16,7 +17,7 @@ from typing import Annotated
 import typer
 
 from qosnet import __version__
-from qosnet.cli import bench, jobs, reproduce, service, simulate
+from qosnet.cli import bench, jobs, net, reproduce, service, simulate
 
 __all__ = ["app"]
 
@@ -56,3 +57,5 @@ app.command()(reproduce.reproduce)
 app.command()(service.serve)
 app.add_typer(service.token_app, name="token")
 app.add_typer(jobs.job_app, name="job")
+app.command()(net.agent)
+app.add_typer(net.net_app, name="net")

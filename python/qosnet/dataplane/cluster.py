@@ -8,7 +8,7 @@ host h2 (ns) eth0 ──veth── p2 ┘
 ```
 
 Each host's `eth0` is rate-limited on egress (its NIC's link into the switch) and so is each
-switch port `p<i>` (the switch's output port towards host i), both at `link_rate`: flows from
+switch port `p<i>` (the switch's output port towards host i), both at `link_bps`: flows from
 two sources to one destination share the switch port `p<dest>`, as in document 004 §5.4
 (Fig. 12c). Everything lives in namespaces this process creates and deletes (the root
 namespace is not touched); the addresses are 10.201.0.0/24 inside them, reached by no one
@@ -79,14 +79,21 @@ class HostProcess:
         out: dict[str, Any] = json.loads(line)
         return out
 
-    def call(self, op: str, **args: Any) -> dict[str, Any]:
+    def request(self, op: str, **args: Any) -> None:
+        """Send a command without waiting for its answer (`reply` reads it)."""
         assert self.proc.stdin is not None
         self.proc.stdin.write(json.dumps({"op": op, **args}) + "\n")
         self.proc.stdin.flush()
+
+    def reply(self) -> dict[str, Any]:
         out = self._read()
         if "error" in out:
             raise RuntimeError(out["error"])
         return out
+
+    def call(self, op: str, **args: Any) -> dict[str, Any]:
+        self.request(op, **args)
+        return self.reply()
 
     def kill(self) -> None:
         """Kill the agent at once (a failure test's crash)."""
@@ -94,6 +101,7 @@ class HostProcess:
         self.proc.wait()
 
     def close(self) -> None:
+        """Ask the host to quit (kill it if it does not within 10 s); close the pipes."""
         if self.proc.poll() is None:
             try:
                 assert self.proc.stdin is not None
@@ -103,16 +111,21 @@ class HostProcess:
             except (OSError, subprocess.TimeoutExpired):
                 self.proc.kill()
                 self.proc.wait()
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe is not None:
+                try:
+                    pipe.close()
+                except OSError:
+                    pass  # a broken pipe to a killed host
 
 
 @dataclass
 class Cluster:
-    """`hosts` namespaces on one switch, every link at `link_rate` (tc's syntax, e.g.
-    "100mbit"). Use as a context manager: leaving it kills the hosts and deletes the
-    namespaces."""
+    """`hosts` namespaces on one switch, every link at `link_bps` bits per second. Use as
+    a context manager: leaving it kills the hosts and deletes the namespaces."""
 
     hosts: int
-    link_rate: str = "100mbit"
+    link_bps: float = 100e6
     prefix: str = field(default_factory=lambda: f"qn{os.getpid()}")
     processes: list[HostProcess] = field(default_factory=list)
     _made: list[str] = field(default_factory=list)
@@ -147,7 +160,7 @@ class Cluster:
         # Burst of a few packets and a queue of ~10 ms: a switch port's buffering, not a
         # bufferbloat that would hide the sharing.
         _run("ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", dev, "root", "tbf",
-             "rate", self.link_rate, "burst", "32kb", "latency", "10ms")  # fmt: skip
+             "rate", f"{int(self.link_bps)}bit", "burst", "32kb", "latency", "10ms")  # fmt: skip
 
     def _build(self) -> None:
         sw = self.switch
@@ -160,7 +173,8 @@ class Cluster:
             _run("ip", "netns", "add", h)
             self._made.append(h)
             _run("ip", "-n", h, "link", "set", "lo", "up")
-            _run("ip", "-n", h, "link", "add", "eth0", "type", "veth", "peer", "name", f"p{i}", "netns", sw)  # fmt: skip
+            veth = ("eth0", "type", "veth", "peer", "name", f"p{i}", "netns", sw)
+            _run("ip", "-n", h, "link", "add", *veth)
             _run("ip", "-n", h, "addr", "add", f"{self.address(i)}/24", "dev", "eth0")
             _run("ip", "-n", h, "link", "set", "eth0", "up")
             _run("ip", "-n", sw, "link", "set", f"p{i}", "master", "br0")

@@ -109,6 +109,24 @@ def _one(
     return rows
 
 
+def _on_loopback(
+    sc: Scenario, rate_control: bool, link_bps: float, warmup: float, window: float
+) -> list[dict[str, Any]]:
+    procs: list[HostProcess] = []
+
+    def make(n: int, open_: bool) -> list[HostProcess]:
+        procs.extend(
+            HostProcess.local({"open": open_, "send_buffer": 256 * 1024}) for _ in range(n)
+        )
+        return procs
+
+    try:
+        return _one(sc, rate_control, link_bps, make, warmup, window)
+    finally:
+        for p in procs:
+            p.close()
+
+
 def run(
     quick: bool = False,
     link_rate: str = "100 Mb/s",
@@ -127,25 +145,12 @@ def run(
             if progress:
                 progress(f"{sc.name} {'with' if rc else 'without'} rate control")
             if ok:
-                with Cluster(sc.hosts, link_rate=f"{int(link_bps)}bit") as cluster:
+                with Cluster(sc.hosts, link_bps=link_bps) as cluster:
 
                     def make(n: int, open_: bool, c: Cluster = cluster) -> list[HostProcess]:
                         return [c.host(i, open=open_, send_buffer=256 * 1024) for i in range(n)]
 
                     rows += _one(sc, rc, link_bps, make, warmup, window)
             else:
-                procs: list[HostProcess] = []
-
-                def make_lo(n: int, open_: bool) -> list[HostProcess]:
-                    procs.extend(
-                        HostProcess.local({"open": open_, "send_buffer": 256 * 1024})
-                        for _ in range(n)
-                    )
-                    return procs
-
-                try:
-                    rows += _one(sc, rc, link_bps, make_lo, warmup, window)
-                finally:
-                    for p in procs:
-                        p.close()
+                rows += _on_loopback(sc, rc, link_bps, warmup, window)
     return rows, "namespaces" if ok else f"loopback (no shared bottleneck: {why})"
