@@ -182,24 +182,30 @@ def test_agent_command_runs_and_prints_its_tables() -> None:
 # --- document 004's sharing on a real bottleneck ------------------------------------------
 
 
-def _shares(sc_name: str, rate_control: bool) -> list[dict[str, Any]]:
+def _shares(sc_name: str, rate_control: bool, backend: str = "agent") -> list[dict[str, Any]]:
     sc = next(s for s in sharing.SCENARIOS if s.name == sc_name)
     link = parse_bandwidth("100 Mb/s")
     if NAMESPACES:
         with Cluster(sc.hosts) as c:
             return sharing._one(
                 sc, rate_control, link,
-                lambda n, open_: [c.host(i, open=open_, send_buffer=256 * 1024) for i in range(n)],
-                0.5, 1.5,
+                lambda n, open_, backend: [
+                    c.host(i, open=open_, send_buffer=256 * 1024, backend=backend)
+                    for i in range(n)
+                ],
+                0.5, 1.5, backend,
             )  # fmt: skip
     # Said on stderr, not as a warning (warnings are errors in this suite).
     sys.stderr.write(f"\nloopback instead of namespaces ({WHY_NOT}): no shared bottleneck\n")
-    return sharing._on_loopback(sc, rate_control, link, 0.5, 1.5)
+    return sharing._on_loopback(sc, rate_control, link, 0.5, 1.5, backend)
 
 
-@pytest.mark.parametrize("scenario", ["one_source_1_2", "two_sources_1_2"])
-def test_rate_control_shares_a_real_bottleneck_by_inverse_idt(scenario: str) -> None:
-    rows = _shares(scenario, rate_control=True)
+@pytest.mark.parametrize(
+    ("scenario", "backend"),
+    [("one_source_1_2", "agent"), ("two_sources_1_2", "agent"), ("one_source_1_2", "kernel")],
+)
+def test_rate_control_shares_a_real_bottleneck_by_inverse_idt(scenario: str, backend: str) -> None:
+    rows = _shares(scenario, rate_control=True, backend=backend)
     for r in rows:
         assert not r["errors"]
         assert r["share"] == pytest.approx(r["expected_share"], rel=0.02), rows
@@ -236,3 +242,43 @@ def test_an_agent_killed_mid_transfer_errors_its_sender_and_spares_the_others() 
         wait_for(lambda: got() > before + 1_000_000, what="the other flow to go on")
     # Nothing is left behind.
     assert not list(Path("/run/netns").glob(f"{c.prefix}*"))
+
+
+# --- MPI QoS through communicator attributes (document 001 §2.2.2) -------------------------
+
+
+def _mpiexec() -> str | None:
+    import shutil
+
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        return None
+    return shutil.which("mpiexec", path=str(Path(sys.executable).parent)) or shutil.which("mpiexec")
+
+
+@pytest.mark.skipif(_mpiexec() is None, reason="mpi4py and an MPI (pip install 'qosnet[mpi]')")
+def test_the_mpi_example_requests_changes_and_is_denied_through_attributes() -> None:
+    import subprocess
+
+    example = Path(__file__).parent.parent / "examples" / "mpi_qos_ray_tracing.py"
+    mpiexec = _mpiexec()
+    assert mpiexec is not None
+
+    def run(*args: str) -> str:
+        r = subprocess.run(
+            [mpiexec, "-n", "3", sys.executable, str(example), "--seconds", "1", *args],
+            capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+
+    out = run("--rate", "20 Mb/s", "--capacity", "200 Mb/s")
+    assert "rank 1: asked 40 Mb/s to the master: accepted" in out
+    assert "rank 2: asked 20 Mb/s to the master: accepted" in out
+    assert "rank 1: changed to 20 Mb/s: accepted" in out
+    assert "worker" in out and "Mb/s" in out
+    # 2 x 150 Mb/s > the 200 Mb/s source capacity (004 §3.4 (a)): denied, sent unregulated.
+    out = run("--rate", "150 Mb/s", "--capacity", "200 Mb/s")
+    assert "rank 1: asked 300 Mb/s to the master: denied" in out
+    assert "rank 2: asked 150 Mb/s to the master: accepted" in out

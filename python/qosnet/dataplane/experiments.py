@@ -10,8 +10,10 @@ packets are given IDTs in units of T, the time to send one packet at the link ra
 - `two_sources_1_2` (Fig. 12c): two hosts to one host, IDTs 2T and 4T; the flows share the
   switch's output port towards the destination.
 
-Each runs with rate control (the flows reserved in their agents) and without (agents open,
-no reservation: one source interleaves its flows, two sources are left to TCP). A flow's
+Each runs with rate control (the flows reserved in their agents) by each back end, `agent`
+(document 004's scheduler in user space) and `kernel` (the socket's SO_MAX_PACING_RATE),
+and without (agents open, no reservation: one source interleaves its flows, two sources are
+left to TCP). A flow's
 share is its bytes received in a steady window over all the experiment's bytes; the
 document's claim is share_i = (1/idt_i) / sum_j(1/idt_j). The reserved sums stay below the
 link's payload capacity (admission, §3.4), so each flow also gets its reserved rate.
@@ -62,10 +64,16 @@ def _received(hosts: list[HostProcess], srcs: list[str], dsts: list[int]) -> lis
 
 
 def _one(
-    sc: Scenario, rate_control: bool, link_bps: float, make_hosts: Any, warmup: float, window: float
+    sc: Scenario,
+    rate_control: bool,
+    link_bps: float,
+    make_hosts: Any,
+    warmup: float,
+    window: float,
+    backend: str = "agent",
 ) -> list[dict[str, Any]]:
     t_seconds = PACKET_BYTES * 8 / link_bps
-    hosts: list[HostProcess] = make_hosts(sc.hosts, open_=not rate_control)
+    hosts: list[HostProcess] = make_hosts(sc.hosts, open_=not rate_control, backend=backend)
     srcs = [hosts[s].endpoint for s, _, _ in sc.flows]
     dsts = [d for _, d, _ in sc.flows]
     for s, d, idt in sc.flows:
@@ -95,6 +103,7 @@ def _one(
                 "scenario": sc.name,
                 "figure": sc.figure,
                 "rate_control": rate_control,
+                "backend": backend if rate_control else "-",
                 "flow": f"h{s}->h{d}",
                 "idt_T": idt,
                 "idt_us": idt * t_seconds * 1e6,
@@ -110,18 +119,24 @@ def _one(
 
 
 def _on_loopback(
-    sc: Scenario, rate_control: bool, link_bps: float, warmup: float, window: float
+    sc: Scenario,
+    rate_control: bool,
+    link_bps: float,
+    warmup: float,
+    window: float,
+    backend: str = "agent",
 ) -> list[dict[str, Any]]:
     procs: list[HostProcess] = []
 
-    def make(n: int, open_: bool) -> list[HostProcess]:
+    def make(n: int, open_: bool, backend: str) -> list[HostProcess]:
         procs.extend(
-            HostProcess.local({"open": open_, "send_buffer": 256 * 1024}) for _ in range(n)
+            HostProcess.local({"open": open_, "send_buffer": 256 * 1024, "backend": backend})
+            for _ in range(n)
         )
         return procs
 
     try:
-        return _one(sc, rate_control, link_bps, make, warmup, window)
+        return _one(sc, rate_control, link_bps, make, warmup, window, backend)
     finally:
         for p in procs:
             p.close()
@@ -141,16 +156,20 @@ def run(
     for sc in SCENARIOS:
         if only and sc.name not in only:
             continue
-        for rc in (True, False):
+        for rc, backend in ((True, "agent"), (True, "kernel"), (False, "agent")):
             if progress:
-                progress(f"{sc.name} {'with' if rc else 'without'} rate control")
+                how = f"with rate control ({backend})" if rc else "without rate control"
+                progress(f"{sc.name} {how}")
             if ok:
                 with Cluster(sc.hosts, link_bps=link_bps) as cluster:
 
-                    def make(n: int, open_: bool, c: Cluster = cluster) -> list[HostProcess]:
-                        return [c.host(i, open=open_, send_buffer=256 * 1024) for i in range(n)]
+                    def make(
+                        n: int, open_: bool, backend: str, c: Cluster = cluster
+                    ) -> list[HostProcess]:
+                        opts = {"open": open_, "send_buffer": 256 * 1024, "backend": backend}
+                        return [c.host(i, **opts) for i in range(n)]
 
-                    rows += _one(sc, rc, link_bps, make, warmup, window)
+                    rows += _one(sc, rc, link_bps, make, warmup, window, backend)
             else:
-                rows += _on_loopback(sc, rc, link_bps, warmup, window)
+                rows += _on_loopback(sc, rc, link_bps, warmup, window, backend)
     return rows, "namespaces" if ok else f"loopback (no shared bottleneck: {why})"

@@ -90,22 +90,23 @@ def report(exps: list[Experiment], result: dict[str, Any], out: Path, quick: boo
     findings = []
     by_sc: dict[tuple[str, bool], list[dict[str, Any]]] = {}
     for r in result["sharing"]:
-        by_sc.setdefault((r["scenario"], r["rate_control"]), []).append(r)
+        by_sc.setdefault((r["scenario"], r["backend"]), []).append(r)
         res = f"{r['reserved_mbps']:.2f}" if r["reserved_mbps"] is not None else "-"
         lines.append(
-            f"| {r['scenario']} | {'yes' if r['rate_control'] else 'no'} | {r['flow']} | "
+            f"| {r['scenario']} | {r['backend'] if r['rate_control'] else 'no'} | {r['flow']} | "
             f"{r['idt_T']:g} | {res} | {r['mbps']:.2f} | {r['share']:.4f} | "
             f"{r['expected_share']:.4f} | {r['share_error']:+.2%} |"
         )
-    for (sc, rc), rs in by_sc.items():
+    for (sc, backend), rs in by_sc.items():
+        rc = backend != "-"
         worst = max(abs(r["share_error"]) for r in rs)
         shares = ":".join(f"{r['share']:.3f}" for r in rs)
         want = ":".join(f"{r['expected_share']:.3f}" for r in rs)
         if rc:
             verdict = "holds" if worst <= TOLERANCE else f"does not hold (worst {worst:.1%})"
             findings.append(
-                f"- {sc} ({rs[0]['figure']}): document: shares {want} (1/idt); ours with rate "
-                f"control {shares}, worst error {worst:.2%}; verdict: {verdict} within 2%."
+                f"- {sc} ({rs[0]['figure']}), {backend} back end: document: shares {want} "
+                f"(1/idt); ours {shares}, worst error {worst:.2%}; verdict: {verdict} within 2%."
             )
         else:
             findings.append(
