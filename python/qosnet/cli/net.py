@@ -292,16 +292,24 @@ def bench(
         typer.echo(json.dumps(rows))
         return
     t = Table(title=f"rate control overhead, {where}")
-    for c in ("test", "size B", "with RC", "without RC", "overhead", "dispatcher CPU/Gb/s"):
+    for c in (
+        "test",
+        "size B",
+        "with RC",
+        "without RC",
+        "overhead",
+        "noise",
+        "dispatcher CPU/Gb/s",
+    ):
         t.add_column(c, justify="left" if c == "test" else "right")
     for r in rows:
         cpu = r["dispatch_cpu_per_gbps"]
         t.add_row(
             r["test"], str(r["size"]), f"{r['with']:.3f}", f"{r['without']:.3f}",
-            f"{r['overhead']:+.2%}", f"{cpu:.3f}" if cpu is not None else "-",
+            f"{r['overhead']:+.2%}", f"{r['noise']:.1%}", f"{cpu:.3f}" if cpu is not None else "-",
         )  # fmt: skip
     for test in ("ping-pong RTT (us)", "bandwidth (Gb/s)"):
         rs = [r["overhead"] for r in rows if r["test"] == test]
-        t.add_row(f"{test}: mean", "", "", "", f"{sum(rs) / len(rs):+.2%}", "")
-        t.add_row(f"{test}: worst", "", "", "", f"{max(rs):+.2%}", "")
+        t.add_row(f"{test}: mean", "", "", "", f"{sum(rs) / len(rs):+.2%}", "", "")
+        t.add_row(f"{test}: worst", "", "", "", f"{max(rs):+.2%}", "", "")
     stdout_console().print(t)
