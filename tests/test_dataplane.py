@@ -282,3 +282,16 @@ def test_the_mpi_example_requests_changes_and_is_denied_through_attributes() -> 
     out = run("--rate", "150 Mb/s", "--capacity", "200 Mb/s")
     assert "rank 1: asked 300 Mb/s to the master: denied" in out
     assert "rank 2: asked 150 Mb/s to the master: accepted" in out
+
+
+def test_cli_errors_are_messages_not_tracebacks(tmp_path: Path) -> None:
+    r = CliRunner().invoke(app, ["agent", "--listen", "nowhere", "--duration", "0"])
+    assert r.exit_code == 1 and "listen: cannot bind" in r.output
+    hosts = tmp_path / "hosts"
+    hosts.write_text("zero 127.0.0.1:1\n")
+    r = CliRunner().invoke(
+        app,
+        ["agent", "--listen", "127.0.0.1:0", "--service", "http://127.0.0.1:9", "--node", "0",
+         "--hosts", str(hosts), "--duration", "0"],
+    )  # fmt: skip
+    assert r.exit_code == 1 and "hosts:1: expected `NODE HOST:PORT`" in r.output

@@ -20,7 +20,7 @@
 //! unreserved flows are unregulated best effort.
 
 use crate::dispatch::{Dispatch, Pick};
-use crate::frame::{self, FrameError, Header, Kind, Reassembly, FLAG_LAST, HEADER_BYTES};
+use crate::frame::{self, FrameError, Header, Kind, Reassembly, FLAG_LAST, HEADER_BYTES, MAX_PACKET_BYTES};
 use crate::pacing;
 use qosnet_rate::{idt_ticks, Ticks};
 use std::collections::{HashMap, VecDeque};
@@ -96,8 +96,11 @@ impl Default for AgentConfig {
 impl AgentConfig {
     pub fn validate(&self) -> Result<(), NetError> {
         let bad = |m: String| Err(NetError::Config(m));
-        if self.packet_bytes == 0 || self.packet_bytes > 1 << 20 {
-            return bad(format!("packet_bytes: must be in 1..=1048576, got {}", self.packet_bytes));
+        if self.packet_bytes == 0 || self.packet_bytes > MAX_PACKET_BYTES {
+            return bad(format!(
+                "packet_bytes: must be in 1..={MAX_PACKET_BYTES}, got {}",
+                self.packet_bytes
+            ));
         }
         if self.queue_bytes < self.packet_bytes as u64 {
             return bad(format!(
@@ -816,8 +819,8 @@ fn read_loop(shared: &Arc<Shared>, sock: &TcpStream) -> Result<(), FrameError> {
     let mut r = io::BufReader::with_capacity(256 << 10, sock);
     let mut peer: Option<(String, u8)> = None;
     let mut reasm = Reassembly::new(cfg.max_message_bytes);
-    // A hello is an endpoint name: short.
-    let max_payload = cfg.packet_bytes.max(1024);
+    // Any packet up to the protocol's limit (a peer may use another packet size).
+    let max_payload = MAX_PACKET_BYTES;
     loop {
         let frame = match frame::read_frame(&mut r, max_payload) {
             Ok(None) | Err(_) => return Ok(()),
@@ -833,9 +836,6 @@ fn read_loop(shared: &Arc<Shared>, sock: &TcpStream) -> Result<(), FrameError> {
             }
             Kind::Data => {
                 let Some((src, priority)) = &peer else { return Err(FrameError::DataBeforeHello) };
-                if frame.header.length > cfg.packet_bytes {
-                    return Err(FrameError::TooLong { length: frame.header.length, max: cfg.packet_bytes });
-                }
                 if let Some(msg) = reasm.push(&frame.header, &frame.payload)? {
                     deliver(shared, src, *priority, msg);
                 }

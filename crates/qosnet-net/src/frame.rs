@@ -21,6 +21,10 @@ use std::io::{self, Read};
 pub const MAGIC: u16 = 0x4e51;
 pub const VERSION: u8 = 1;
 pub const HEADER_BYTES: usize = 16;
+/// The longest packet any agent sends or accepts. A receiver accepts packets of any size up
+/// to this, not only its own packet size: two agents configured with different packet
+/// sizes still talk.
+pub const MAX_PACKET_BYTES: u32 = 1 << 20;
 
 /// The last packet of its message.
 pub const FLAG_LAST: u8 = 1;

@@ -191,3 +191,12 @@ fn bad_configuration_names_the_field() {
         "backend: must be one of agent, kernel, got \"gpu\""
     );
 }
+
+#[test]
+fn agents_with_different_packet_sizes_talk() {
+    let rx = Agent::start(AgentConfig { packet_bytes: 1024, ..AgentConfig::default() }).unwrap();
+    let tx = Agent::start(AgentConfig { packet_bytes: 65536, open: true, ..AgentConfig::default() }).unwrap();
+    tx.send(rx.endpoint(), 0, vec![5; 200_000]).unwrap();
+    assert_eq!(rx.recv(WAIT).unwrap().data, vec![5; 200_000]);
+    assert_eq!(tx.stats().flows[0].packets_sent, 4);
+}

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -34,6 +36,18 @@ Backend = Annotated[
 PacketSize = Annotated[
     int, typer.Option("--packet-size", min=1, max=1 << 20, help="Packet size, bytes (GM: 4096).")
 ]
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    """`user_errors`, and the data plane's bad arguments (a listen address that cannot be
+    bound, a bad host file) as messages, not tracebacks."""
+    with user_errors():
+        try:
+            yield
+        except (ValueError, TimeoutError) as e:
+            err(f"error: {e}")
+            raise typer.Exit(1) from None
 
 
 def _bps(text: str, option: str) -> float:
@@ -125,7 +139,7 @@ def agent(
         raise typer.BadParameter(
             "--service, --node and --hosts go together", param_hint="--service"
         )
-    with user_errors():
+    with _errors():
         a = Agent(
             listen=listen, backend=backend, packet_bytes=packet_size, open=open_, echo=echo,
             deliver=False,
@@ -191,7 +205,7 @@ def send(
         raise typer.BadParameter(
             f"give one --rate per DST ({len(dst)}), got {len(rates)}", param_hint="--rate"
         )
-    with user_errors():
+    with _errors():
         a = Agent(listen=listen, backend=backend, packet_bytes=packet_size, open=not rates)
         for d, r in zip(dst, rates, strict=False):
             a.reserve(d, r, priority)
@@ -244,7 +258,7 @@ def recv(
     then print what arrived from each source."""
     from qosnet.dataplane import Agent
 
-    with user_errors():
+    with _errors():
         a = Agent(listen=listen, open=True, echo=echo, deliver=False)
         err(f"receiving at {a.endpoint}")
         t0 = time.monotonic()
@@ -282,7 +296,7 @@ def bench(
 
     if where not in ("loopback", "veth"):
         raise typer.BadParameter(f"must be loopback or veth, got {where!r}", param_hint="--where")
-    with user_errors():
+    with _errors():
         try:
             rows = overhead.run(where, quick=quick, progress=None if json_out else err)
         except RuntimeError as e:
