@@ -16,7 +16,8 @@ def reproduce(
     name: Annotated[
         str,
         typer.Argument(
-            help="Experiment set: seed000, seed001, seed003, seed003-nic or seed004.",
+            help="Experiment set: seed000, seed001, seed003, seed003-nic, seed004 or seed004-real "
+            "(document 004 on real sockets: namespaces, veth and tc; root for namespaces).",
             show_default=False,
         ),
     ],
