@@ -145,6 +145,9 @@ pub struct Message {
     pub done: Cycle,
     /// The path its packets take (`Routing::paths`), chosen at the source.
     pub path: u8,
+    /// For a CNP (IBA CC's congestion notification, `endpoint/congestion.rs`): the flow it
+    /// carries BECN for; `u32::MAX` for every other message.
+    pub becn: u32,
 }
 
 /// A slab of `T` named by ids of type `I`, with a free list: ids are reused, nothing is

@@ -31,6 +31,9 @@ pub(crate) struct CreditMsg {
 pub(crate) enum Control {
     /// A message of `flow` was delivered (to its source).
     Ack { flow: u32 },
+    /// A node's own timer: a flow its agent held back may start now (IBA CC's injection
+    /// delay ran out, `control/iba_cc.rs`).
+    Retry,
 }
 
 /// A control message on its way to endpoint `to`.

@@ -123,13 +123,15 @@ impl Simulation {
         let attach_port =
             topo.attach.iter().map(|&(r, p)| LinkEnd::router_port(r.0 * ports as u32 + p)).collect();
         let control_delay = v.agents.control_delay() as usize;
-        let endpoints = Endpoints::new(
+        let mut agents = v.agents;
+        agents.size_flows(traffic.sources.len() + 1);
+        let mut endpoints = Endpoints::new(
             ep,
             nodes,
             &nic_cfg,
             &clock,
             nic_p,
-            v.agents,
+            agents,
             PathChoice::new(
                 routing.paths(),
                 config.routing.multipath.as_ref().map(|m| m.selection).unwrap_or_default(),
@@ -139,6 +141,7 @@ impl Simulation {
             |lane| p.lane_depth(lane),
             nic_idt,
         );
+        endpoints.cnp_flow = traffic.sources.len() as u32;
         let links = nodes + topo.peer.iter().filter(|p| !matches!(p, Peer::None)).count();
         let tracing = Tracing::build(
             config.trace.as_ref(),

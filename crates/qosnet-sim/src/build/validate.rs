@@ -679,10 +679,11 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         errs.push(e);
         Marking::None
     });
-    let agents = Agents::build(cfg.endpoint.agent.as_ref(), nodes, &clock).unwrap_or_else(|e| {
-        errs.push(e);
-        Agents::None
-    });
+    let agents = Agents::build(cfg.endpoint.agent.as_ref(), nodes, &clock, |p| cfg.resolve_path(p))
+        .unwrap_or_else(|e| {
+            errs.push(e);
+            Agents::None
+        });
     if let (Some(topo), Some(routing)) = (&topology, &routing) {
         check_reservations(cfg, &clock, &nic, topo, routing, &specs, &spec_nodes, &mut errs);
     }

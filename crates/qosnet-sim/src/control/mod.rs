@@ -16,12 +16,17 @@
 //! A new agent is a file here, a variant of `Agents` and of `config::AgentConfig`, and its
 //! arms in the matches below: one build, static dispatch (STYLE.md).
 
+mod cct;
+mod iba_cc;
 mod window;
 
 use crate::config::AgentConfig;
 use crate::error::ConfigError;
 use crate::links::Control;
 use crate::units::{Clock, Cycle};
+pub(crate) use iba_cc::CcCounters;
+use iba_cc::IbaCc;
+use std::path::{Path, PathBuf};
 use window::Window;
 
 /// Longest control-message delay, cycles (the control channel's timing wheel).
@@ -46,11 +51,19 @@ pub(crate) enum Agents {
     /// No agent: every message may start.
     None,
     Window(Window),
+    /// InfiniBand congestion control's CA side (document 002 §3-4, IBA Annex A10).
+    IbaCc(IbaCc),
 }
 
 impl Agents {
-    /// Check `cfg` (`[endpoint] agent`) and build its state for `nodes` nodes.
-    pub fn build(cfg: Option<&AgentConfig>, nodes: usize, clock: &Clock) -> Result<Agents, ConfigError> {
+    /// Check `cfg` (`[endpoint] agent`) and build its state for `nodes` nodes (files it
+    /// names resolve by `resolve`).
+    pub fn build(
+        cfg: Option<&AgentConfig>,
+        nodes: usize,
+        clock: &Clock,
+        resolve: impl Fn(&Path) -> PathBuf,
+    ) -> Result<Agents, ConfigError> {
         Ok(match cfg {
             None => Agents::None,
             Some(AgentConfig::Window { messages, ack_delay }) => {
@@ -69,7 +82,72 @@ impl Agents {
                 }
                 Agents::Window(Window::new(*messages, nodes, delay))
             }
+            Some(AgentConfig::IbaCc { ccti_increase, ccti_limit, ccti_min, ccti_timer, cct }) => {
+                let cct = cct::Cct::build(cct, "endpoint.agent.cct", clock, MAX_CONTROL_DELAY, resolve)?;
+                let ccti_limit = ccti_limit.unwrap_or(cct.last());
+                if ccti_limit > cct.last() {
+                    return Err(ConfigError::new(
+                        "endpoint.agent.ccti_limit",
+                        format!("must be at most {} (the CCT's last index), got {ccti_limit}", cct.last()),
+                    ));
+                }
+                if *ccti_min > ccti_limit {
+                    return Err(ConfigError::new(
+                        "endpoint.agent.ccti_min",
+                        format!("must be at most ccti_limit ({ccti_limit}), got {ccti_min}"),
+                    ));
+                }
+                let ccti_timer = clock.duration_cycles(*ccti_timer);
+                if ccti_timer == 0 {
+                    return Err(ConfigError::new(
+                        "endpoint.agent.ccti_timer",
+                        "must be a positive duration, got 0",
+                    ));
+                }
+                let setting = iba_cc::CaSetting {
+                    ccti_increase: *ccti_increase,
+                    ccti_limit,
+                    ccti_min: *ccti_min,
+                    ccti_timer,
+                };
+                Agents::IbaCc(IbaCc::new(setting, cct))
+            }
         })
+    }
+
+    /// Per-flow state for `flows` flows (rows of the results' `flows` table).
+    pub fn size_flows(&mut self, flows: usize) {
+        if let Agents::IbaCc(a) = self {
+            a.size_flows(flows);
+        }
+    }
+
+    /// Whether destinations answer FECN-marked packets with CNPs (`endpoint/cnp.rs`).
+    #[inline(always)]
+    pub fn answers_fecn(&self) -> bool {
+        matches!(self, Agents::IbaCc(_))
+    }
+
+    /// A destination sent a CNP for a marked packet of `flow`.
+    pub fn cnp_sent(&mut self, flow: u32) {
+        if let Agents::IbaCc(a) = self {
+            a.cnp_sent(flow);
+        }
+    }
+
+    /// A CNP with BECN for `flow` reached its source at `now`.
+    pub fn becn(&mut self, flow: u32, now: Cycle) {
+        if let Agents::IbaCc(a) = self {
+            a.becn(flow, now);
+        }
+    }
+
+    /// Per-flow congestion-control counters, where the agent keeps them.
+    pub fn cc_counters(&self) -> Option<&[CcCounters]> {
+        match self {
+            Agents::IbaCc(a) => Some(a.counters()),
+            _ => None,
+        }
     }
 
     /// The longest delay of the control messages the agents send, cycles.
@@ -77,6 +155,7 @@ impl Agents {
         match self {
             Agents::None => 0,
             Agents::Window(w) => w.ack_delay(),
+            Agents::IbaCc(a) => a.max_delay(),
         }
     }
 
@@ -87,6 +166,17 @@ impl Agents {
         match self {
             Agents::None => true,
             Agents::Window(w) => w.may_start(node),
+            Agents::IbaCc(a) => a.may_start(flow, now),
+        }
+    }
+
+    /// `flow` at `node` was held back at `now`: when its node should look again (a
+    /// `Control::Retry` to send itself), if the agent's own events will not wake it.
+    pub fn refused(&mut self, node: usize, flow: u32, now: Cycle) -> Option<Cycle> {
+        let _ = node;
+        match self {
+            Agents::None | Agents::Window(_) => None,
+            Agents::IbaCc(a) => a.refused(flow, now),
         }
     }
 
@@ -97,6 +187,7 @@ impl Agents {
         match self {
             Agents::None => {}
             Agents::Window(w) => w.started(node),
+            Agents::IbaCc(a) => a.started(flow, now),
         }
     }
 
@@ -107,6 +198,7 @@ impl Agents {
         match self {
             Agents::None => Reply::Nothing,
             Agents::Window(w) => w.delivered(src, flow),
+            Agents::IbaCc(_) => Reply::Nothing,
         }
     }
 
@@ -115,7 +207,8 @@ impl Agents {
     pub fn on_control(&mut self, node: usize, msg: Control, now: Cycle) -> bool {
         let _ = now;
         match (self, msg) {
-            (Agents::None, _) => false,
+            (_, Control::Retry) => true,
+            (Agents::None | Agents::IbaCc(_), Control::Ack { .. }) => false,
             (Agents::Window(w), Control::Ack { .. }) => w.acknowledged(node),
         }
     }

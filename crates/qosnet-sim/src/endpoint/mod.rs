@@ -5,6 +5,7 @@
 //! scheduler (the same schedulers as the router's). A sink consumes one flit per cycle per
 //! link and returns its credit.
 
+mod congestion;
 pub mod nic;
 mod path_choice;
 mod state;
@@ -69,20 +70,34 @@ impl Endpoints {
             sent: 0,
             done: 0,
             path: self.path_choice.choose(flow),
+            becn: congestion::NO_BECN,
         });
         if measured {
             net.progress.measured_outstanding += 1;
             net.obs.message_offered(phase, class, src, size);
         }
-        if NIC {
-            self.nic_post(net, src.index(), m, now);
-        } else {
-            let q = self.source_queue(src.index(), class);
-            self.nic_queue.at_mut(q).push_back(m);
-            *self.nic_start_blocked.at_mut(src.index()) = false;
-            self.activate(src.index());
-        }
+        self.queue_message::<NIC>(net, src.index(), class, m, now);
         m
+    }
+
+    /// Queue message `m` of `class` at its source `n`'s NIC.
+    #[inline]
+    fn queue_message<const NIC: bool>(
+        &mut self,
+        net: &mut Net,
+        n: usize,
+        class: TrafficClass,
+        m: MessageId,
+        now: Cycle,
+    ) {
+        if NIC {
+            self.nic_post(net, n, m, now);
+        } else {
+            let q = self.source_queue(n, class);
+            self.nic_queue.at_mut(q).push_back(m);
+            *self.nic_start_blocked.at_mut(n) = false;
+            self.activate(n);
+        }
     }
 
     /// Each active NIC sends at most one flit this cycle.
@@ -130,6 +145,7 @@ impl Endpoints {
                 let (class, flow, first) = (msg.class.index(), msg.flow, msg.packetized == 0);
                 // The control agent may hold the message back (the queue waits behind it).
                 if first && !self.agents.may_start(n, flow, now) {
+                    self.held_back(net, n, flow, now);
                     break;
                 }
                 if at_limit && !self.nic_outranks(n, class as u8) {
@@ -351,8 +367,8 @@ impl Endpoints {
         }
         let pkt = net.packets.get_mut(flit.packet());
         pkt.received += 1;
-        let (m, size, received, class, pkt_flow, marked) =
-            (pkt.message, pkt.size, pkt.received, pkt.class, pkt.flow, pkt.marked);
+        let (m, size, received, class, pkt_flow, marked, pkt_src) =
+            (pkt.message, pkt.size, pkt.received, pkt.class, pkt.flow, pkt.marked, pkt.src);
         net.obs.flit_accepted(n, class, pkt_flow);
         if !flit.is_tail() {
             return;
@@ -365,8 +381,13 @@ impl Endpoints {
         if net.obs.trace.watch.is_some() {
             net.obs.hop(now, pkt_flow, flit.packet(), Hop::Ejected, n, 0, flit.vc() as usize);
         }
+        let becn = net.messages.get(m).becn;
         if marked {
             net.obs.packet_marked(pkt_flow);
+            // FECN → CNP (IBA CC, `congestion.rs`); a CNP itself is never answered.
+            if self.agents.answers_fecn() && becn == congestion::NO_BECN {
+                self.send_cnp::<NIC>(net, n, pkt_src, pkt_flow, now);
+            }
         }
         let msg = net.messages.get(m);
         let whole = msg.delivered + size as u32 == msg.size;
@@ -380,6 +401,11 @@ impl Endpoints {
         }
         let msg = *msg;
         net.messages.remove(m);
+        if becn != congestion::NO_BECN {
+            // A CNP reached the source of the flow it notifies: BECN.
+            self.agents.becn(becn, now);
+            return;
+        }
         match self.agents.delivered(msg.src.index(), msg.flow, now) {
             Reply::Nothing => {}
             Reply::Wake => self.wake(msg.src.index()),

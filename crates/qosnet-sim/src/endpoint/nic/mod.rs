@@ -306,6 +306,8 @@ impl Endpoints {
             let Some(pick) = self.nics[n].queues.pick(now) else { return };
             let msg = net.messages.get(MessageId(pick.message));
             if msg.packetized == 0 && !self.agents.may_start(n, msg.flow, now) {
+                let flow = msg.flow;
+                self.held_back(net, n, flow, now);
                 return;
             }
             let size = msg.packet_flits.min(msg.size - msg.packetized);
@@ -317,6 +319,8 @@ impl Endpoints {
             let m = self.nic_queue[q][i];
             let msg = net.messages.get(m);
             if msg.packetized == 0 && !self.agents.may_start(n, msg.flow, now) {
+                let flow = msg.flow;
+                self.held_back(net, n, flow, now);
                 return;
             }
             if msg.packetized + msg.packet_flits.min(msg.size - msg.packetized) == msg.size {
