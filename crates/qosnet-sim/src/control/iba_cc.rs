@@ -162,6 +162,7 @@ impl IbaCc {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn agent(increase: u16, limit: u16, min: u16, timer: Cycle) -> IbaCc {
         let setting =
@@ -214,5 +215,36 @@ mod tests {
         a.started(0, 1005);
         assert!(!a.may_start(0, 1024));
         assert_eq!(a.refused(0, 1024), Some(1025));
+    }
+
+    proptest! {
+        /// Whatever BECNs arrive when, the index stays in [CCTI_Min, CCTI_Limit], each BECN
+        /// raises it by at most CCTI_Increase, and between BECNs it only falls, one step
+        /// per timer expiry.
+        #[test]
+        fn the_index_stays_in_its_bounds(
+            increase in 0u16..4, min in 0u16..3, timer in 1u64..50,
+            events in prop::collection::vec((0u64..200, any::<bool>()), 1..60),
+        ) {
+            let mut a = agent(increase, 5, min, timer);
+            let mut now = 0;
+            let mut last = a.ccti_at(0, 0);
+            for (gap, becn) in events {
+                let before = a.ccti_at(0, now + gap);
+                prop_assert!(before <= last, "no BECN: it only falls");
+                prop_assert!((last - before) as u64 <= (now + gap) / timer - now / timer, "a step per expiry");
+                now += gap;
+                if becn {
+                    a.becn(0, now);
+                }
+                let after = a.ccti_at(0, now);
+                prop_assert!((min..=5).contains(&after));
+                prop_assert!(after <= before + increase);
+                if !becn {
+                    prop_assert_eq!(after, before);
+                }
+                last = after;
+            }
+        }
     }
 }
