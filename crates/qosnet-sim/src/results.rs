@@ -381,6 +381,10 @@ impl Simulation {
         if self.config.router.marking.is_some() {
             flows.push("marked_packets", Column::U64(fs.iter().map(|f| f.marked_packets).collect()));
         }
+        // Reordering where a flow's messages may take several paths.
+        if self.config.routing.multipath.is_some() {
+            flows.push("out_of_order", Column::U64(fs.iter().map(|f| f.out_of_order).collect()));
+        }
         // IBA CC's per-flow counters (`control/iba_cc.rs`), over the whole run: CNPs the
         // destination sent for the flow's FECN-marked packets, BECNs its source received,
         // cycles a ready message of the flow waited for its injection delay.

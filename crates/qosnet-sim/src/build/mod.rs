@@ -136,7 +136,8 @@ impl Simulation {
                 routing.paths(),
                 config.routing.multipath.as_ref().map(|m| m.selection).unwrap_or_default(),
                 traffic.sources.len() + 1,
-            ),
+            )
+            .with_drb(v.drb_timer, traffic.sources.len() + 1),
             attach_port,
             |lane| p.lane_depth(lane),
             nic_idt,

@@ -517,12 +517,16 @@ impl Default for TraceConfig {
 /// `[routing] multipath = { paths, selection }`: how many paths each destination has (as a
 /// subnet manager gives each port 2^LMC addresses, document 002 §2.1) and how a source
 /// spreads its messages over them.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MultipathConfig {
     pub paths: u32,
     #[serde(default)]
     pub selection: PathSelection,
+    /// DRB's contraction timer (`selection = "drb"`): each period without a congestion
+    /// notification closes the flow's last opened path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contraction_timer: Option<Duration>,
 }
 
 /// How a source picks the path of each message.
@@ -534,6 +538,11 @@ pub enum PathSelection {
     ByMessage,
     /// Flow f always takes path f mod paths (a static assignment, as LIDs per flow).
     ByFlow,
+    /// DRB (document 002 §2.1, §4): path 0 until congestion notifications (CNPs for
+    /// FECN-marked packets, `[router] marking`) open the others one by one; messages spread
+    /// over the open paths inversely to their notifications; each `contraction_timer`
+    /// without a notification closes the last opened path.
+    Drb,
 }
 
 /// The endpoints: the simple ideal endpoint, or a NIC model (document 003 §3.3, document

@@ -1,5 +1,5 @@
 //! The endpoints' side of InfiniBand congestion control (document 002 §3-4, IBA Annex
-//! A10): a destination answers each FECN-marked packet with a CNP — a real one-flit packet
+//! A10; DRB's notifications, document 002 §4): a destination answers each FECN-marked packet with a CNP — a real one-flit packet
 //! of the control class, carrying BECN for the marked packet's flow back to its source
 //! (document 002, Fig. 6) — and a source whose agent held a flow back sets itself a
 //! retry timer for when the injection delay runs out (`control/iba_cc.rs`).
@@ -16,8 +16,8 @@ use crate::units::Cycle;
 pub(crate) const NO_BECN: u32 = u32::MAX;
 
 impl Endpoints {
-    /// Destination `n` received a FECN-marked packet of `flow` from `src` at `now`: it
-    /// queues a CNP to `src`. CNPs are not measured as messages (their flits count as the
+    /// Destination `n` received a FECN-marked packet of `flow` from `src` (that took `path`)
+    /// at `now`: it queues a CNP to `src`. CNPs are not measured as messages (their flits count as the
     /// control class's accepted traffic: they use the network) and belong to the flow of
     /// traffic outside the sources (`flows`' last row).
     pub(crate) fn send_cnp<const NIC: bool>(
@@ -26,6 +26,7 @@ impl Endpoints {
         n: usize,
         src: NodeId,
         flow: u32,
+        path: u8,
         now: Cycle,
     ) {
         self.agents.cnp_sent(flow);
@@ -48,6 +49,7 @@ impl Endpoints {
             done: 0,
             path: 0,
             becn: flow,
+            becn_path: path,
         });
         if NIC {
             self.nic_post(net, n, m, now);

@@ -6,6 +6,7 @@
 //! link and returns its credit.
 
 mod congestion;
+mod drb;
 pub mod nic;
 mod path_choice;
 mod state;
@@ -69,8 +70,9 @@ impl Endpoints {
             phase: phase as u16,
             sent: 0,
             done: 0,
-            path: self.path_choice.choose(flow),
+            path: self.path_choice.choose(flow, now),
             becn: congestion::NO_BECN,
+            becn_path: 0,
         });
         if measured {
             net.progress.measured_outstanding += 1;
@@ -367,8 +369,8 @@ impl Endpoints {
         }
         let pkt = net.packets.get_mut(flit.packet());
         pkt.received += 1;
-        let (m, size, received, class, pkt_flow, marked, pkt_src) =
-            (pkt.message, pkt.size, pkt.received, pkt.class, pkt.flow, pkt.marked, pkt.src);
+        let (m, size, received, class, pkt_flow, marked, pkt_src, pkt_path) =
+            (pkt.message, pkt.size, pkt.received, pkt.class, pkt.flow, pkt.marked, pkt.src, pkt.path);
         net.obs.flit_accepted(n, class, pkt_flow);
         if !flit.is_tail() {
             return;
@@ -384,9 +386,10 @@ impl Endpoints {
         let becn = net.messages.get(m).becn;
         if marked {
             net.obs.packet_marked(pkt_flow);
-            // FECN → CNP (IBA CC, `congestion.rs`); a CNP itself is never answered.
-            if self.agents.answers_fecn() && becn == congestion::NO_BECN {
-                self.send_cnp::<NIC>(net, n, pkt_src, pkt_flow, now);
+            // FECN → CNP (IBA CC, DRB: `congestion.rs`); a CNP itself is never answered.
+            let answer = self.agents.answers_fecn() || self.path_choice.hears_notifications();
+            if answer && becn == congestion::NO_BECN {
+                self.send_cnp::<NIC>(net, n, pkt_src, pkt_flow, pkt_path, now);
             }
         }
         let msg = net.messages.get(m);
@@ -404,6 +407,7 @@ impl Endpoints {
         if becn != congestion::NO_BECN {
             // A CNP reached the source of the flow it notifies: BECN.
             self.agents.becn(becn, now);
+            self.path_choice.notified(becn, msg.becn_path, now);
             return;
         }
         match self.agents.delivered(msg.src.index(), msg.flow, now) {
