@@ -84,12 +84,11 @@ def test_bad_requests_name_the_field(line):
 
 
 def test_a_real_fabric_from_its_dump():
-    # shared/data/ib-topologies (SOURCES.md §2): avakas, 281 HCAs behind 25 switch ASICs,
+    # data/ib-topologies (data/SOURCES.md): avakas, 281 HCAs behind 25 switch ASICs,
     # routed by its own forwarding tables
-    base = Path(__file__).resolve().parents[2] / "shared" / "data" / "ib-topologies"
+    base = Path(__file__).resolve().parents[1] / "data" / "ib-topologies"
     fabric = base / "netloc-avakas"
-    if not fabric.is_dir():
-        pytest.skip("shared data not present")
+    assert fabric.is_dir(), "the repository ships it (data/SOURCES.md)"
     sub = "fe80_0000_0000_0000"
     a = qosnet.CallAdmission(
         f'[topology]\nkind = "ib_fabric"\nfile = "{fabric}/ib-subnet-{sub}.txt"\n'

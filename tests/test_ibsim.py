@@ -1,5 +1,5 @@
 """An ibsim net file as a cluster (crates/qosnet-sim/src/topology/ib_fabric/ibsim.rs):
-ibsim's own example (shared/data/ib-topologies, SOURCES.md §2), two switches and two HCAs,
+ibsim's own example (data/ib-topologies, data/SOURCES.md), two switches and two HCAs,
 read by the engine and reserved across, from `qosnet.CallAdmission` and the middleware."""
 
 from pathlib import Path
@@ -9,7 +9,7 @@ import pytest
 import qosnet
 from qosnet.middleware import Cluster
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ib-topologies"
+DATA = Path(__file__).resolve().parents[1] / "data" / "ib-topologies"
 
 # No `format`: the file's first record (`Switch 8 "Switch1"`) makes it an ibsim net file.
 CLUSTER = '[topology]\nkind = "ib_fabric"\nfile = "ibsim-net-example.net"\n'
@@ -17,8 +17,7 @@ CLUSTER = '[topology]\nkind = "ib_fabric"\nfile = "ibsim-net-example.net"\n'
 
 @pytest.fixture
 def base_dir() -> str:
-    if not (DATA / "ibsim-net-example.net").is_file():
-        pytest.skip("shared data not present")
+    assert (DATA / "ibsim-net-example.net").is_file(), "the repository ships it (data/SOURCES.md)"
     return str(DATA)
 
 

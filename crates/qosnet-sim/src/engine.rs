@@ -152,7 +152,7 @@ impl Simulation {
     /// One cycle.
     pub fn step(&mut self) -> Result<(), SimError> {
         let v = self.routers.variant();
-        let hooks = v.marking || self.net.obs.trace.per_flit();
+        let hooks = v.marking || v.release_on_send || self.net.obs.trace.per_flit();
         match (v.preemptive, v.age, hooks) {
             (false, true, false) => self.cycle::<false, true, false>(),
             (false, false, false) => self.cycle::<false, false, false>(),

@@ -138,6 +138,11 @@ impl LinkEnd {
     pub const fn index(self) -> usize {
         (self.0 & !Self::ENDPOINT) as usize
     }
+    /// The receiver kind: `TO_ROUTER` or `TO_ENDPOINT`.
+    #[inline(always)]
+    pub const fn kind(self) -> usize {
+        (self.0 >> 31) as usize
+    }
     /// The receiver kind (`TO_ROUTER` or `TO_ENDPOINT`) and its index (router port or node).
     #[inline(always)]
     pub const fn split(self) -> (usize, u32) {

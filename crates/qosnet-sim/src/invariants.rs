@@ -4,7 +4,7 @@
 
 use crate::engine::Simulation;
 use crate::error::SimError;
-use crate::flit::LOCAL;
+use crate::flit::{Flit, LOCAL};
 use crate::ids::{TO_ENDPOINT, TO_ROUTER};
 
 /// Flits and credits on the links (in the two timing wheels), by where they are bound.
@@ -144,13 +144,17 @@ impl Simulation {
         Ok(())
     }
 
-    /// Input VC `v` of port `ip` holds flits of one packet, in order (dummies aside), and
-    /// its occupancy bit matches.
+    /// Input VC `v` of port `ip` holds flits of one packet, in order (dummies aside), or
+    /// with `VcRelease::TailSent` whole packets one after another, and its occupancy bit
+    /// matches.
     fn check_buffer(&self, ip: usize, v: usize) -> Result<(), SimError> {
         let ivc = self.routers.p.lane_index(ip, v);
         let buf = &self.routers.in_vc[ivc].buf;
         let flits: Vec<_> = self.routers.inbuf.iter(buf, ivc).filter(|f| !f.is_dummy()).collect();
-        if flits.windows(2).any(|w| w[1].packet() != w[0].packet() || w[1].seq() != w[0].seq() + 1) {
+        // (with `VcRelease::TailSent` a whole packet may follow a tail)
+        let next_packet = |a: &Flit, b: &Flit| self.routers.p.release_on_send && a.is_tail() && b.is_head();
+        let in_order = |a: &Flit, b: &Flit| b.packet() == a.packet() && b.seq() == a.seq() + 1;
+        if flits.windows(2).any(|w| !in_order(w[0], w[1]) && !next_packet(w[0], w[1])) {
             return self.broken(format!("{}: flits interleaved or out of order", self.input_vc_name(ip, v)));
         }
         if (self.routers.ip_nonempty[ip] >> v & 1 == 1) == buf.is_empty() {

@@ -12,7 +12,7 @@ const TRAFFIC: &str = "[[traffic]]\nload = 0.1\n";
 /// A full pipeline table (every stage must be given once the table is present).
 const PIPELINE_OK: &str = "sync = 1\nrouting = 1\nvc_alloc = 1\noutput = 1\n";
 
-/// A valid ibsim net file (the shape of `shared/data/ib-topologies/ibsim-net-example.net`):
+/// A valid ibsim net file (the shape of `data/ib-topologies/ibsim-net-example.net`):
 /// line 1 is `Switch 8 "Switch1"`, line 7 `Switch 8 "Switch2"`, line 11 `Hca 2 "Hca1"`.
 const IBSIM_NET: &str = "Switch 8 \"Switch1\"
 [1] \"Hca1\"[1]
@@ -90,6 +90,11 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
         case("vc classes misspelt", with("[router]\nvc_classes = \"automatic\"\n"), "router.vc_classes", "must be \"auto\" or a table"),
         case("vc classes unknown class", with("[router]\nvc_classes = { video = 4 }\n"), "router.vc_classes.video", "unknown field `video`"),
         case("a class with traffic but no VC", format!("{MESH}[[traffic]]\nload = 0.1\nclass = \"control\"\n[[traffic]]\nload = 0.1\n[router]\nvcs = 2\nvc_classes = {{ control = 0, real_time = 1, best_effort = 1 }}\n"), "router.vc_classes", "class control has traffic but no VC"),
+        case("trace watch limit zero", with("[trace]\nwatch_flows = [0]\nwatch_limit = 0\n"), "trace.watch_limit", "must be >= 1"),
+        case("trace watch limit beyond memory", with("[simulation]\nmemory_limit = \"1 GB\"\n[trace]\nwatch_flows = [0]\nwatch_limit = 4000000000\n"), "trace.watch_limit", "more than the limit of 1"),
+        case("vc release tail_sent on the preemptive router", with("[router]\nkind = \"preemptive\"\nvc_release = \"tail_sent\"\n"), "router.vc_release", "the preemptive router needs \"tail_credit\""),
+        case("vc release misspelt", with("[router]\nvc_release = \"tail\"\n"), "router.vc_release", "expected `tail_credit` or `tail_sent`"),
+        case("endpoint link latency zero", with("[endpoint]\nlink_latency = 0\n"), "endpoint.link_latency", "must be in 1..=10000, got 0"),
         case("block size 0", with("[router]\nblock_size = 0\n"), "router.block_size", "must be in 1..=65535, got 0"),
         case("virtual clock counter too narrow", with("[router]\ncrossbar_scheduler = { kind = \"virtual_clock\", counter_bits = 2 }\n"), "router.crossbar_scheduler.counter_bits", "must be 0 (unbounded) or in 4..=63, got 2"),
         case("virtual clock unknown parameter", with("[router]\ncrossbar_scheduler = { kind = \"virtual_clock\", bits = 16 }\n"), "router.crossbar_scheduler.bits", "unknown field `bits`"),

@@ -1,4 +1,4 @@
-//! Real InfiniBand fabrics (`shared/data/ib-topologies`, SOURCES.md §2): the avakas fat
+//! Real InfiniBand fabrics (`data/ib-topologies`, `data/SOURCES.md`): the avakas fat
 //! tree (281 HCAs, 25 switch ASICs) and the heterogeneous plafrim fabric (125 HCAs, 9
 //! switches), with their own forwarding tables, simulated and used for admission; and
 //! ibsim's example net file (2 switches, 2 HCAs). Bad net files are in `bad_configs.rs`.
@@ -9,14 +9,11 @@ use qosnet_sim::topology::Peer;
 use qosnet_sim::{Config, Simulation};
 use std::path::PathBuf;
 
-fn fabric(name: &str) -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/ib-topologies").join(name);
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("skipping: {} not present", dir.display());
-        None
-    }
+/// The repository's copy of a fabric dump; a missing one fails the test (a clone has it).
+fn fabric(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/ib-topologies").join(name);
+    assert!(dir.exists(), "{} is missing: the repository ships it (data/SOURCES.md)", dir.display());
+    dir
 }
 
 fn config(dir: &std::path::Path, routes: bool, extra: &str) -> Config {
@@ -38,7 +35,7 @@ const RUN: &str = "[simulation]\nwarmup = 2000\nmeasure = 8000\n[router]\nvcs = 
 
 #[test]
 fn avakas_routes_by_its_forwarding_tables_leaf_spine_leaf() {
-    let Some(dir) = fabric("netloc-avakas") else { return };
+    let dir = fabric("netloc-avakas");
     let a = CallAdmission::from_config(&config(&dir, true, "")).unwrap();
     let t = a.topology();
     assert_eq!((t.nodes, t.routers), (281, 25));
@@ -58,7 +55,7 @@ fn avakas_routes_by_its_forwarding_tables_leaf_spine_leaf() {
 
 #[test]
 fn avakas_simulates_uniform_traffic_without_saturating() {
-    let Some(dir) = fabric("netloc-avakas") else { return };
+    let dir = fabric("netloc-avakas");
     let run = || {
         let mut s = Simulation::new(config(&dir, true, RUN)).unwrap();
         while !s.advance(500).unwrap() {
@@ -74,7 +71,7 @@ fn avakas_simulates_uniform_traffic_without_saturating() {
 
 #[test]
 fn minimal_routes_without_tables_spread_over_the_spines() {
-    let Some(dir) = fabric("netloc-avakas") else { return };
+    let dir = fabric("netloc-avakas");
     let mut s = Simulation::new(config(&dir, false, RUN)).unwrap();
     let r = s.run().unwrap();
     assert!(!r.summary.saturated, "minimal routes spread by destination: {:?}", r.summary);
@@ -82,7 +79,7 @@ fn minimal_routes_without_tables_spread_over_the_spines() {
 
 #[test]
 fn plafrim_every_pair_has_a_route() {
-    let Some(dir) = fabric("netloc-plafrim") else { return };
+    let dir = fabric("netloc-plafrim");
     for routes in [true, false] {
         let a = CallAdmission::from_config(&config(&dir, routes, "")).unwrap();
         let t = a.topology();
@@ -103,7 +100,7 @@ fn bad_fabric_inputs_name_the_field() {
         "[topology]\nkind = \"ib_fabric\"\nfile = \"/nonexistent/report.txt\"\n[[traffic]]\nload = 0.1\n",
     );
     assert!(e.contains("topology.file") && e.contains("cannot read"), "{e}");
-    let Some(dir) = fabric("netloc-avakas") else { return };
+    let dir = fabric("netloc-avakas");
     let toml = format!(
         "[topology]\nkind = \"ib_fabric\"\nfile = \"{}\"\nroutes = \"/nonexistent\"\n[[traffic]]\nload = 0.1\n",
         dir.join("ib-subnet-fe80_0000_0000_0000.txt").display()
@@ -116,20 +113,15 @@ fn bad_fabric_inputs_name_the_field() {
 
 /// ibsim's `net-examples/net`: Switch1 (8 ports) has Hca1 on port 1, Hca2 on port 2, and
 /// Switch2 (8 ports) on ports 3 and 4, two parallel links to Switch2's ports 3 and 4.
-fn ibsim_example(extra: &str) -> Option<Config> {
-    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/ib-topologies/ibsim-net-example.net");
-    if !file.is_file() {
-        eprintln!("skipping: {} not present", file.display());
-        return None;
-    }
+fn ibsim_example(extra: &str) -> Config {
+    let file = fabric("ibsim-net-example.net");
     let text = format!("[topology]\nkind = \"ib_fabric\"\nfile = '{}'\n{extra}", file.display());
-    Some(Config::from_toml_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}")))
+    Config::from_toml_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 
 #[test]
 fn ibsim_example_is_two_switches_with_parallel_links_and_two_hcas() {
-    let Some(cfg) = ibsim_example("") else { return };
+    let cfg = ibsim_example("");
     let a = CallAdmission::from_config(&cfg).unwrap();
     let t = a.topology();
     // the headers' 8 ports; nodes in file order, named by their ids
@@ -161,7 +153,7 @@ fn ibsim_example_is_two_switches_with_parallel_links_and_two_hcas() {
 
 #[test]
 fn ibsim_example_simulates_and_reserves() {
-    let Some(cfg) = ibsim_example(RUN) else { return };
+    let cfg = ibsim_example(RUN);
     let mut s = Simulation::new(cfg).unwrap();
     while !s.advance(500).unwrap() {
         s.check_invariants().unwrap();
@@ -170,7 +162,7 @@ fn ibsim_example_simulates_and_reserves() {
     assert!(!r.saturated && r.drain_complete, "{r:?}");
     assert!(r.flits_ejected > 0 && r.messages_delivered == r.messages_measured, "{r:?}");
     assert!((r.accepted_flits_per_node_cycle - 0.3).abs() < 0.02, "{r:?}");
-    let cfg = ibsim_example("").unwrap();
+    let cfg = ibsim_example("");
     let mut a = CallAdmission::from_config(&cfg).unwrap();
     let id = a.admit(0, 1, 6e9).unwrap();
     assert_eq!(a.port_reserved(0, 1), 6e9);
@@ -180,13 +172,13 @@ fn ibsim_example_simulates_and_reserves() {
 
 #[test]
 fn ibsim_format_is_inferred_and_an_explicit_format_wins() {
-    let Some(cfg) = ibsim_example("format = \"ibsim\"\n") else { return };
+    let cfg = ibsim_example("format = \"ibsim\"\n");
     assert_eq!(CallAdmission::from_config(&cfg).unwrap().topology().nodes, 2);
-    let cfg = ibsim_example("format = \"ibnetdiscover\"\n").unwrap();
+    let cfg = ibsim_example("format = \"ibnetdiscover\"\n");
     let Err(e) = CallAdmission::from_config(&cfg) else { panic!("read as a ports report") };
     let e = e.to_string();
     assert!(e.contains("topology.file") && e.contains("no switch-to-HCA links found"), "{e}");
-    let cfg = ibsim_example("routes = \"/nonexistent\"\n").unwrap();
+    let cfg = ibsim_example("routes = \"/nonexistent\"\n");
     let Err(e) = CallAdmission::from_config(&cfg) else { panic!("routes need LIDs") };
     let e = e.to_string();
     assert!(e.contains("topology.routes") && e.contains("inferred from its first record"), "{e}");
@@ -204,12 +196,12 @@ fn reservations_are_checked_at_the_simulated_rate_and_admitted_at_the_fabric_s()
              packet_flits = 64\nreserve = \"{rate}\"\n"
         )
     };
-    let Some(cluster) = ibsim_example("") else { return };
+    let cluster = ibsim_example("");
     let mut a = CallAdmission::from_config(&cluster).unwrap();
     assert!(a.admit(0, 1, 3e9).is_ok(), "8 Gb/s fabric links");
-    let Err(e) = Simulation::new(ibsim_example(&flow("3 Gb/s")).unwrap()) else {
+    let Err(e) = Simulation::new(ibsim_example(&flow("3 Gb/s"))) else {
         panic!("3 Gb/s reserved on 1.6 Gb/s simulated links")
     };
     assert!(e.to_string().contains("traffic[0].reserve"), "{e}");
-    Simulation::new(ibsim_example(&flow("1 Gb/s")).unwrap()).expect("1 Gb/s fits the simulated links");
+    Simulation::new(ibsim_example(&flow("1 Gb/s"))).expect("1 Gb/s fits the simulated links");
 }

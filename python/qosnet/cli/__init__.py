@@ -3,6 +3,8 @@
 - `simulate`: `run` and `validate` a configuration;
 - `bench`: the simulator's speed, beside BookSim2's, or admission decisions' speed;
 - `reproduce`: a document's experiments, tables, figures and report;
+- `report`: a run's or sweep's HTML page;
+- `sweep`: parameter sweeps on local processes or a Dask cluster, saturation search;
 - `service`: `serve` the QoS middleware's request handler, and its API `token`s;
 - `jobs`: `job`, the client of a running service;
 - `common`: options, error messages and exit statuses, progress bar, console.
@@ -16,14 +18,14 @@ from typing import Annotated
 import typer
 
 from qosnet import __version__
-from qosnet.cli import bench, jobs, reproduce, service, simulate
+from qosnet.cli import bench, jobs, report, reproduce, service, simulate, sweep
 
 __all__ = ["app"]
 
 app = typer.Typer(
     name="qosnet",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
 
@@ -53,6 +55,8 @@ app.command()(simulate.run)
 app.command()(simulate.validate)
 app.command()(bench.bench)
 app.command()(reproduce.reproduce)
+app.command()(sweep.sweep)
+app.command()(report.report)
 app.command()(service.serve)
 app.add_typer(service.token_app, name="token")
 app.add_typer(jobs.job_app, name="job")

@@ -96,13 +96,21 @@ def progress_bar(enabled: bool) -> Iterator[Any]:
     if not (enabled and console.is_terminal):
         yield None
         return
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     columns = (
         TextColumn("{task.description:<10}"),
         BarColumn(),
         TextColumn("{task.completed:>12,.0f} / {task.total:,.0f} cycles"),
         TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
     )
     with Progress(*columns, console=console, transient=True) as bar:
         tasks: list[Any] = []  # added on the first call, once the target is known

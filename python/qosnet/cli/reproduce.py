@@ -5,9 +5,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
-from qosnet.cli.common import SetOption, user_errors
+from qosnet.cli.common import SetOption, err, user_errors
+from qosnet.cli.sweep import SchedulerOption, pool_options, runs_progress
 
 __all__ = ["reproduce"]
 
@@ -44,12 +44,14 @@ def reproduce(
         ),
     ] = None,
     sets: SetOption = None,
+    scheduler: SchedulerOption = None,
 ) -> None:
     """Re-run a document's experiments and write tables, figures and a report."""
     import importlib
     from dataclasses import replace
 
     from qosnet.reproduce import SETS, run_experiments
+    from qosnet.reproduce.runner import RunFailed
 
     if name not in SETS:
         raise typer.BadParameter(
@@ -80,19 +82,21 @@ def reproduce(
                 e.runs = [replace(r, overrides=(*r.overrides, *sets)) for r in e.runs]
         if self_run:
             # the module runs its own experiments (document 001's fluid model, not the engine)
+            if scheduler:
+                raise typer.BadParameter(
+                    f"{name} runs no engine configurations", param_hint="--scheduler"
+                )
             results = module.run(experiments, quick=quick, jobs=jobs)
         else:
+            pool = pool_options(jobs, scheduler)
             total = sum(len(e.runs) for e in experiments)
-            console = Console(stderr=True)
-            if console.is_terminal:
-                from rich.progress import Progress
-
-                with Progress(console=console, transient=True) as bar:
-                    task = bar.add_task(f"{name}: {total} runs", total=total)
+            try:
+                with runs_progress(name, total) as bar:
                     results = run_experiments(
-                        experiments, jobs=jobs, on_done=lambda e, r: bar.advance(task)
+                        experiments, pool=pool, on_done=lambda e, r: bar.advance()
                     )
-            else:
-                results = run_experiments(experiments, jobs=jobs)
+            except RunFailed as e:
+                err(f"error: {e}")
+                raise typer.Exit(1) from None
         path = module.report(experiments, results, out, quick=quick)
     typer.echo(f"wrote {path}")

@@ -21,6 +21,7 @@ from qosnet.cli.common import (
 )
 from qosnet.config import estimate_memory
 from qosnet.config import validate as validate_config
+from qosnet.metrics import unit_of
 
 __all__ = ["run", "validate"]
 
@@ -83,22 +84,54 @@ def run(
     table = Table(title=escape(config.name), show_header=False)
     table.add_column("metric")
     table.add_column("value", justify="right")
+    table.add_column("unit")
     for key, value in _flatten(result.summary):
-        table.add_row(escape(key), _number(value))
-    table.add_row("wall time (s)", f"{result.wall_seconds:.3f}")
-    table.add_row("simulated cycles/s", f"{result.cycles_per_second:,.0f}")
+        table.add_row(escape(key), _number(value), unit_of(key))
+    table.add_row("wall time", f"{result.wall_seconds:.3f}", "s")
+    table.add_row("simulated", f"{result.cycles_per_second:,.0f}", "cycles/s")
     console.print(table)
     if len(result.classes) > 1 and "class" in result.classes:
         by_class = Table(title="per class")
         by_class.add_column("metric")
         for name in result.classes["class"].tolist():
             by_class.add_column(escape(str(name)), justify="right")
+        by_class.add_column("unit")
         for column in result.classes.columns:
             if column != "class":
-                by_class.add_row(column, *(_number(v) for v in result.classes[column].tolist()))
+                values = (_number(v) for v in result.classes[column].tolist())
+                by_class.add_row(column, *values, unit_of(column))
         console.print(by_class)
+    _warn(result.summary)
     if output is not None:
-        console.print(f"wrote {output}")
+        written = sorted(p.name for p in output.iterdir() if p.is_file())
+        console.print(f"wrote {escape(str(output))}/: {', '.join(written)}")
+
+
+def _warn(summary: dict[str, Any]) -> None:
+    """Loud, on stderr: a saturated run or an incomplete drain makes its latencies a function
+    of how long it ran, not of the network (README "Measurement")."""
+    from rich.console import Console
+    from rich.panel import Panel
+
+    lines = []
+    offered = summary.get("offered_flits_per_node_cycle", 0.0)
+    accepted = summary.get("accepted_flits_per_node_cycle", 0.0)
+    if summary.get("saturated"):
+        lines.append(
+            f"SATURATED: accepted {accepted:.4g} of the offered {offered:.4g} "
+            "flits/node/cycle (more than 5% short, or the drain did not complete): "
+            "latencies grow with the run's length; compare loads below saturation."
+        )
+    if not summary.get("drain_complete", True):
+        lines.append(
+            f"DRAIN INCOMPLETE: {summary.get('messages_delivered', 0):,} of "
+            f"{summary.get('messages_measured', 0):,} measured messages were delivered "
+            "before simulation.drain_limit; the latencies leave the others out."
+        )
+    if lines:
+        Console(stderr=True).print(
+            Panel("\n".join(lines), title="warning", border_style="bold red", style="bold")
+        )
 
 
 def validate(config: ConfigArg, sets: SetOption = None) -> None:

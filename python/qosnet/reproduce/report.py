@@ -29,5 +29,10 @@ def claim_section(e: Experiment, document: str) -> list[str]:
 
 
 def write_report(out: Path, lines: list[str]) -> Path:
-    """Write `out`/report.md, a line per item; return its path."""
-    return write_text(out / "report.md", "\n".join(lines) + "\n")
+    """Write `out`/report.md, a line per item, and the same as a self-contained
+    `report.html` (figures embedded); return the Markdown's path."""
+    from qosnet.report.page import markdown_page
+
+    path = write_text(out / "report.md", "\n".join(lines) + "\n")
+    markdown_page(path)
+    return path

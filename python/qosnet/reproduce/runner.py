@@ -1,22 +1,22 @@
-"""Run labelled configurations, in parallel processes, and gather their tables.
+"""Run labelled configurations, in parallel, and gather their tables.
 
 Each `Run` is a configuration file plus `path=value` overrides and a label (a dict such as
-`{"router": "P", "load": 0.8}`). Runs are independent, so they go to a process pool
-(one process per core by default); results come back as DataFrames with the label's keys as
-leading columns, in the order the runs were listed (not the order they finished), so the
-output does not depend on scheduling.
+`{"router": "P", "load": 0.8}`). Runs are independent, so they go to the pool `qosnet
+sweep` uses (`qosnet.pool`: local processes, one per core by default, or a Dask cluster);
+results come back as DataFrames with the label's keys as leading columns, in the order the
+runs were listed (not the order they finished), so the output does not depend on scheduling.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from qosnet.pool import Pool, map_unordered
 
 __all__ = ["Experiment", "Run", "configs_dir", "run_experiments"]
 
@@ -81,27 +81,33 @@ def _labelled(label: dict[str, Any], frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+class RunFailed(RuntimeError):
+    """Runs of a reproduction failed (each with its label and error)."""
+
+
 def run_experiments(
     experiments: Sequence[Experiment],
     jobs: int | None = None,
     on_done: Callable[[Experiment, Run], None] | None = None,
+    pool: Pool | None = None,
 ) -> dict[str, Gathered]:
-    """Run every experiment's runs on `jobs` processes (default: the number of cores)."""
-    jobs = jobs or os.cpu_count() or 1
+    """Run every experiment's runs on `pool` (default: `jobs` local processes, one per
+    core). Every run is attempted; if any failed, RunFailed names them all."""
+    pool = pool or Pool(jobs=jobs)
     flat = [(e, r) for e in experiments for r in e.runs]
-    results: list[tuple[dict[str, Any], dict[str, pd.DataFrame]]] = []
-    if jobs == 1:
-        for e, r in flat:
-            results.append(_one(r))
-            if on_done:
-                on_done(e, r)
-    else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(_one, r) for _, r in flat]
-            for (e, r), fut in zip(flat, futures, strict=True):
-                results.append(fut.result())
-                if on_done:
-                    on_done(e, r)
+    done: dict[int, tuple[dict[str, Any], dict[str, pd.DataFrame]]] = {}
+    failures = []
+    for i, outcome in map_unordered(_one, [r for _, r in flat], pool):
+        e, r = flat[i]
+        if outcome.ok:
+            done[i] = outcome.value
+        else:
+            failures.append(f"{e.name} {r.label}: {outcome.error}")
+        if on_done:
+            on_done(e, r)
+    if failures:
+        raise RunFailed(f"{len(failures)} of {len(flat)} runs failed: " + "; ".join(failures))
+    results = [done[i] for i in range(len(flat))]
     gathered: dict[str, Gathered] = {}
     i = 0
     for e in experiments:

@@ -7,7 +7,7 @@ mod validate;
 
 pub use validate::{validate, Validated};
 
-use crate::config::{Config, RouterKind, SourceQueues};
+use crate::config::{Config, RouterKind, SourceQueues, VcRelease};
 use crate::endpoint::{EndpointParams, Endpoints, PathChoice};
 use crate::engine::{RunParams, Simulation};
 use crate::error::ConfigErrors;
@@ -49,6 +49,7 @@ impl Simulation {
         };
         let preemptive = rc.kind == RouterKind::Preemptive;
         let lanes = if preemptive { 2 * vcs } else { vcs };
+        let endpoint_link = config.endpoint.link_latency.unwrap_or(rc.link_latency) as Cycle;
         let p = Params {
             vcs,
             lanes,
@@ -63,10 +64,11 @@ impl Simulation {
             d_vc_alloc: rc.pipeline.vc_alloc as Cycle,
             d_crossbar: rc.pipeline.crossbar as Cycle,
             d_output: rc.pipeline.output as Cycle,
-            link: rc.link_latency as Cycle,
+            link: [rc.link_latency as Cycle, endpoint_link],
             credit: rc.credit_latency as Cycle,
             speedup: rc.speedup,
             vc_selection: rc.vc_selection,
+            release_on_send: rc.vc_release == VcRelease::TailSent,
             kind: rc.kind,
             class_vcs: v.class_vcs,
             home_vcs: v.home_vcs,
@@ -80,10 +82,11 @@ impl Simulation {
             vc_selection: config.endpoint.vc_selection,
             per_class_queues: config.endpoint.queues == SourceQueues::PerClass,
             concurrent_packets: config.endpoint.concurrent_packets,
-            link: p.link,
+            release_on_send: p.release_on_send,
+            link: endpoint_link,
             credit: p.credit,
         };
-        let max_delay = (p.d_output + p.link).max(p.credit).max(p.link) as usize;
+        let max_delay = (p.d_output + p.link[0].max(p.link[1])).max(p.credit) as usize;
         let (xbar_cfg, out_cfg) = (rc.crossbar(), rc.output());
         let nic_cfg = config.endpoint.scheduler.clone().unwrap_or_else(|| xbar_cfg.clone());
         let nodes = topo.nodes;

@@ -281,11 +281,18 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         // The watchdog must outlast the longest single wait a flit can have with nothing
         // else moving, or a slow but healthy pipeline would be reported as a deadlock.
         let pl = &rc.pipeline;
-        let longest =
-            [pl.sync, pl.routing, pl.vc_alloc, pl.crossbar, pl.output + rc.link_latency, rc.credit_latency]
-                .into_iter()
-                .max()
-                .unwrap_or(0) as u64;
+        let link = rc.link_latency.max(cfg.endpoint.link_latency.unwrap_or(0));
+        let longest = [
+            pl.sync,
+            pl.routing,
+            pl.vc_alloc,
+            pl.crossbar,
+            pl.output.saturating_add(link),
+            rc.credit_latency,
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(0) as u64;
         let wd = clock.duration_cycles(sim.watchdog);
         if wd <= longest {
             errs.push(ConfigError::new(
@@ -310,6 +317,9 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
     // The preemptive router's NIC may also send into the VCs' extra buffers.
     let lanes = if rc.kind == RouterKind::Preemptive { 2 * rc.vcs } else { rc.vcs };
     range(&mut errs, "endpoint.concurrent_packets", cfg.endpoint.concurrent_packets, 1, lanes.max(1));
+    if let Some(l) = cfg.endpoint.link_latency {
+        range(&mut errs, "endpoint.link_latency", l, 1, 10_000);
+    }
     if rc.kind == RouterKind::Preemptive {
         range(
             &mut errs,
@@ -318,6 +328,13 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
             1,
             crate::ring::MAX_DEPTH,
         );
+        if rc.vc_release == crate::config::VcRelease::TailSent {
+            errs.push(ConfigError::new(
+                "router.vc_release",
+                "the preemptive router needs \"tail_credit\" (its preemption, dummy flits and history \
+                 stack work on VCs that hold one packet), got \"tail_sent\"",
+            ));
+        }
         if rc.vcs > 16 {
             errs.push(ConfigError::new(
                 "router.vcs",

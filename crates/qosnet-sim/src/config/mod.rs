@@ -336,6 +336,23 @@ impl Default for PreemptionConfig {
     }
 }
 
+/// When a router's output VC (and a NIC's injection lane) is free for another packet.
+///
+/// Document 003 §3.2.1 (footnote 2) has a VC buffer hold "a tail flit of another message"
+/// ahead of the next message's flits: its routers reallocate a VC once the tail has left,
+/// as BookSim2's routers do by default (`wait_for_tail_credit = 0`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VcRelease {
+    /// When the tail's credit comes back: the downstream buffer has drained the packet,
+    /// so a VC buffer only ever holds one packet (needed by the preemptive router, whose
+    /// preemption and history stack work per VC).
+    TailCredit,
+    /// When the tail has crossed the crossbar (a NIC: has been sent): the next packet
+    /// follows it into the same downstream VC buffer.
+    TailSent,
+}
+
 /// How a free output VC is picked among the allowed ones.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -376,6 +393,8 @@ pub struct RouterConfig {
     /// `block_size` flits (1 = flit-level).
     pub block_size: u32,
     pub vc_selection: VcSelection,
+    /// When an output VC may take the next packet (`VcRelease`). Default `tail_credit`.
+    pub vc_release: VcRelease,
     /// Preemptive router only.
     pub preemption: PreemptionConfig,
     /// Marking at the switch outputs (the switch side of explicit congestion notification):
@@ -426,6 +445,7 @@ impl Default for RouterConfig {
             output_scheduler: None,
             block_size: 1,
             vc_selection: VcSelection::LowestFree,
+            vc_release: VcRelease::TailCredit,
             preemption: PreemptionConfig::default(),
             marking: None,
         }
@@ -569,6 +589,11 @@ pub struct EndpointConfig {
     /// Packets in injection at once, each on its own VC, multiplexed flit by flit on the
     /// link (ideal endpoint; the NIC models inject from every VC buffer with a packet).
     pub concurrent_packets: u32,
+    /// Latency of the injection and ejection links, cycles. Default: the routers'
+    /// `link_latency` (BookSim2 keeps its endpoint channels at 1 cycle whatever the
+    /// network's channels take).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_latency: Option<u32>,
     /// Scheduler multiplexing the injection link among VCs (the QoS NIC's hardware
     /// VirtualClock, the HCA's VL arbitration). Default: the router's crossbar scheduler.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -665,6 +690,7 @@ impl Default for EndpointConfig {
             queues: SourceQueues::Fifo,
             skip_blocked: true,
             concurrent_packets: 1,
+            link_latency: None,
             scheduler: None,
             buffer: NicBuffer::PerVc,
             buffer_flits: None,

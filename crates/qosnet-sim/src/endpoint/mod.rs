@@ -232,6 +232,9 @@ impl Endpoints {
             *self.nic_sending.at_mut(n) &= !(1 << vc);
             self.nic_sending_class.at_mut(n)[*self.nic_class.at(ci) as usize] &= !(1 << vc);
             *self.nic_start_blocked.at_mut(n) = false;
+            if self.p.release_on_send {
+                self.free_lane(n, vc);
+            }
         } else {
             // The packet's age orders it (FCFS); the next flit may still be on its way in.
             let key = self.nic_keys.key(n, vc, cur.start, cur.start);
@@ -336,12 +339,19 @@ impl Endpoints {
         let bit = 1u32 << vc;
         *self.nic_credits.at_mut(n * self.p.lanes + vc as usize) += 1;
         *self.nic_credited.at_mut(n) |= bit;
-        if tail {
-            *self.nic_busy.at_mut(n) &= !bit;
-            *self.nic_start_blocked.at_mut(n) = false;
-            for held in self.nic_held.at_mut(n) {
-                *held &= !bit;
-            }
+        if tail && !self.p.release_on_send {
+            self.free_lane(n, vc as usize);
+        }
+    }
+
+    /// Lane `lane` of node `n` may take another packet: when its tail's credit returns, or
+    /// (`VcRelease::TailSent`) once the tail has been sent.
+    #[inline]
+    fn free_lane(&mut self, n: usize, lane: usize) {
+        *self.nic_busy.at_mut(n) &= !(1 << lane);
+        *self.nic_start_blocked.at_mut(n) = false;
+        for held in self.nic_held.at_mut(n) {
+            *held &= !(1 << lane);
         }
     }
 

@@ -30,6 +30,9 @@ pub(crate) struct EndpointParams {
     pub per_class_queues: bool,
     /// Packets the ideal endpoint injects at once.
     pub concurrent_packets: u32,
+    /// A lane is free once its packet's tail has been sent, not when its credit returns
+    /// (`config::VcRelease`).
+    pub release_on_send: bool,
     /// Delays of the injection link and of the credits sent back on ejection, cycles.
     pub link: Cycle,
     pub credit: Cycle,

@@ -12,7 +12,7 @@ use crate::units::{Clock, Cycle};
 
 /// Most rows a link series may have (intervals × links; about 100 bytes each in its table):
 /// beyond, ask for longer intervals.
-const MAX_SERIES_ROWS: u64 = 2_000_000;
+pub(crate) const MAX_SERIES_ROWS: u64 = 2_000_000;
 
 /// Flits per link per interval, from cumulative counter snapshots.
 #[derive(Clone, Debug)]
@@ -239,6 +239,12 @@ impl Tracing {
                 Some(LinkSeries::new(interval, start, end))
             }
         };
+        if cfg.watch_limit == 0 {
+            return Err(ConfigError::new(
+                "trace.watch_limit",
+                "must be >= 1 (events recorded for the watched flows), got 0",
+            ));
+        }
         if let Some(&f) = cfg.watch_flows.iter().find(|&&f| f as usize >= flows) {
             return Err(ConfigError::new(
                 "trace.watch_flows",

@@ -341,10 +341,16 @@ impl Routers {
         // (one borrow of each VC record: an index through `self` reloads the vector)
         let in_vc = self.in_vc.at_mut(ivc);
         let mut flit = self.inbuf.pop(&mut in_vc.buf, ivc);
+        // (`VcRelease::TailSent`: the next packet's header may wait behind this tail)
+        let next_packet = HOOK && !PRE && flit.is_tail() && !in_vc.buf.is_empty();
         if in_vc.buf.is_empty() {
             *self.ip_nonempty.at_mut(ip) &= !(1 << v);
         } else {
             let ready = in_vc.buf.front().ready;
+            if next_packet && !AGE && !self.in_keys.mode.is_age() {
+                let pkt = net.packets.get(in_vc.buf.front().packet());
+                self.in_keys.set_vtick(ip, v, pkt.vtick);
+            }
             let key = self.in_keys.key_in::<AGE>(ip, v, ready - self.p.d_sync, ready);
             // (a tail ends the lane's acceleration: `after_traverse`)
             let accelerated = PRE && *self.ip_accel.at(ip) >> v & 1 == 1 && !flit.is_tail();
@@ -410,11 +416,16 @@ impl Routers {
             if PRE {
                 // a header waiting to preempt this VC's holder may take it now
                 self.wake_vc_alloc(op);
+            } else if HOOK && self.p.release_on_send {
+                self.free_output_vc(op, ov);
             }
         }
         if !local {
             let up = *self.credit_return.at(ip);
             net.links.send_credit(now + self.p.credit, up, v as u8, tail);
+        }
+        if next_packet {
+            self.next_packet(net, ip, v, now);
         }
         if PRE {
             self.after_traverse(net, ip, v, &flit, local, now);

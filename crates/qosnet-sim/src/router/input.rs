@@ -30,8 +30,14 @@ impl Routers {
         if PRE && flit.is_tail() {
             *self.ip_open.at_mut(ip) &= !(1 << v);
         }
-        if flit.is_head() {
-            debug_assert!(self.in_vc.at(ivc).buf.is_empty(), "header into an occupied VC");
+        // A header behind another packet's flits (`VcRelease::TailSent` only) waits in the
+        // buffer and is routed when it reaches the front (`Routers::next_packet`).
+        let front_head = flit.is_head() && (!HOOK || self.in_vc.at(ivc).buf.is_empty());
+        debug_assert!(
+            !flit.is_head() || self.in_vc.at(ivc).buf.is_empty() || (HOOK && self.p.release_on_send && !PRE),
+            "header into an occupied VC"
+        );
+        if front_head {
             if PRE && !flit.is_tail() {
                 *self.ip_open.at_mut(ip) |= 1 << v;
             }
@@ -40,7 +46,7 @@ impl Routers {
             if PRE && v >= self.p.vcs {
                 self.preempt(net, ip, v - self.p.vcs, now);
             }
-        } else {
+        } else if !flit.is_head() {
             *self.r_xbar_ports.at_mut(r) |= 1 << port;
         }
         let in_vc = self.in_vc.at_mut(ivc);
@@ -54,12 +60,12 @@ impl Routers {
             in_vc.set_front(flit.ready, key, accelerated);
         }
         self.inbuf.push(&mut in_vc.buf, ivc, flit);
-        if flit.is_head() {
+        if front_head {
             self.route_header(net, ip, v, flit.ready);
-            if HOOK && !flit.is_dummy() {
-                let flow = net.packets.get(flit.packet()).flow;
-                net.obs.hop(now, flow, flit.packet(), Hop::Arrived, r, port, v);
-            }
+        }
+        if HOOK && flit.is_head() && !flit.is_dummy() {
+            let flow = net.packets.get(flit.packet()).flow;
+            net.obs.hop(now, flow, flit.packet(), Hop::Arrived, r, port, v);
         }
         *self.ip_nonempty.at_mut(ip) |= 1 << v;
         *self.work.at_mut(r) += 1;
@@ -78,12 +84,20 @@ impl Routers {
             out_vc.guard = PacketId::NONE;
         }
         *self.op_credited.at_mut(op) |= bit;
-        if tail {
-            *self.op_allocated.at_mut(op) &= !bit;
-            for held in self.op_held.at_mut(op) {
-                *held &= !bit;
-            }
-            self.wake_vc_alloc(op);
+        if tail && !self.p.release_on_send {
+            self.free_output_vc(op, vc as usize);
         }
+    }
+
+    /// Output VC `ov` of port `op` may be allocated to another packet: when its holder's
+    /// tail credit returns, or (`VcRelease::TailSent`) once the tail has crossed.
+    #[inline]
+    pub(crate) fn free_output_vc(&mut self, op: usize, ov: usize) {
+        let bit = 1u32 << ov;
+        *self.op_allocated.at_mut(op) &= !bit;
+        for held in self.op_held.at_mut(op) {
+            *held &= !bit;
+        }
+        self.wake_vc_alloc(op);
     }
 }

@@ -52,14 +52,18 @@ pub(crate) use crate::topology::MAX_PORTS;
 /// - `AGE`: the crossbar and output schedulers both order by age (FCFS, round robin, WRR,
 ///   VL arbitration): no rate keys (VirtualClock stamps, finish tags) are computed;
 /// - `HOOK` (chosen by the engine): the per-flit hooks are compiled in — the switch
-///   outputs' marking (`marking.rs`) and the per-flit recordings of `[trace]`
-///   (`metrics/trace.rs`); without them the run carries none of their code.
+///   outputs' marking (`marking.rs`), the per-flit recordings of `[trace]`
+///   (`metrics/trace.rs`) and VC release at the tail (`config::VcRelease::TailSent`: a
+///   VC buffer then holds packets one after another); without them the run carries none
+///   of their code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Variant {
     pub preemptive: bool,
     pub age: bool,
-    /// The switch outputs mark packets (one reason for `HOOK`).
+    /// The switch outputs mark packets, or VCs are released at the tail (reasons for
+    /// `HOOK`).
     pub marking: bool,
+    pub release_on_send: bool,
 }
 
 /// Pick a free VC among `free` (non-empty) by the configured policy.
@@ -174,6 +178,7 @@ impl Routers {
             preemptive: self.p.kind == RouterKind::Preemptive,
             age: self.in_keys.mode.is_age() && self.out_keys.mode.is_age(),
             marking: self.marking != Marking::None,
+            release_on_send: self.p.release_on_send,
         }
     }
 
@@ -185,7 +190,7 @@ impl Routers {
         r: usize,
         now: Cycle,
     ) {
-        self.vc_alloc_stage::<PRE>(net, r, now);
+        self.vc_alloc_stage::<PRE, HOOK>(net, r, now);
         self.output_stage::<AGE, HOOK>(net, r, now);
         self.crossbar_stage::<PRE, AGE, HOOK>(net, r, now);
     }

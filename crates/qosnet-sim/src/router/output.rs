@@ -41,6 +41,11 @@ impl Routers {
                 *self.op_nonempty.at_mut(op) &= !(1 << v);
             } else {
                 let ready = ovc.buf.front().ready;
+                if HOOK && flit.is_tail() && self.p.release_on_send && !AGE && !self.out_keys.mode.is_age() {
+                    // the next packet's header follows (`VcRelease::TailSent`): its Vtick
+                    let pkt = net.packets.get(ovc.buf.front().packet());
+                    self.out_keys.set_vtick(op, v, pkt.vtick);
+                }
                 ovc.key = self.out_keys.key_in::<AGE>(op, v, ready - self.p.d_crossbar, ready);
             }
             ovc.credits -= 1;
@@ -67,7 +72,7 @@ impl Routers {
                 net.obs.hop(now, flow, flit.packet(), Hop::Departed, r, port, v);
             }
             let to = *self.out_target.at(op);
-            net.links.send_flit(now + self.p.d_output + self.p.link, to, flit);
+            net.links.send_flit(now + self.p.d_output + self.p.link[to.kind()], to, flit);
             *self.work.at_mut(r) -= 1;
             net.progress.flit_hops += 1;
             net.obs.router_flit_sent(op);

@@ -39,4 +39,17 @@ impl Routers {
         *self.ip_vc_alloc.at_mut(ip) |= 1 << v;
         *self.r_alloc_ports.at_mut(r) |= 1 << port;
     }
+
+    /// The tail of the packet lane `v` of input port `ip` held has crossed at `now` and the
+    /// next packet's header is at the front of its buffer (`VcRelease::TailSent`, document
+    /// 003 §3.2.1's footnote 2: a VC buffer may hold the tail of one message and the header
+    /// of the next): the lane takes it up and routes it from the next cycle.
+    #[inline(never)]
+    pub(crate) fn next_packet(&mut self, net: &mut Net, ip: usize, v: usize, now: Cycle) {
+        let ivc = self.p.lane_index(ip, v);
+        let front = *self.in_vc.at(ivc).buf.front();
+        debug_assert!(front.is_head() && self.p.release_on_send);
+        self.in_vc.at_mut(ivc).packet = front.packet();
+        self.route_header(net, ip, v, front.ready.max(now + 1));
+    }
 }

@@ -33,10 +33,15 @@ pub(crate) struct Params {
     pub d_vc_alloc: Cycle,
     pub d_crossbar: Cycle,
     pub d_output: Cycle,
-    pub link: Cycle,
+    /// Link latency by the receiver kind at its end (`ids::TO_ROUTER`, `TO_ENDPOINT`): the
+    /// routers' links and the ejection links.
+    pub link: [Cycle; 2],
     pub credit: Cycle,
     pub speedup: u32,
     pub vc_selection: VcSelection,
+    /// Output VCs are free once their holder's tail has crossed (`VcRelease::TailSent`),
+    /// not when its credit returns.
+    pub release_on_send: bool,
     pub kind: RouterKind,
     /// Per traffic class (`TrafficClass::index`): the VCs it may be given.
     pub class_vcs: [u32; 3],

@@ -47,7 +47,12 @@ impl Requester {
 
 impl Routers {
     #[inline(always)]
-    pub(crate) fn vc_alloc_stage<const PRE: bool>(&mut self, net: &mut Net, r: usize, now: Cycle) {
+    pub(crate) fn vc_alloc_stage<const PRE: bool, const HOOK: bool>(
+        &mut self,
+        net: &mut Net,
+        r: usize,
+        now: Cycle,
+    ) {
         if *self.r_alloc_ports.at(r) == 0 {
             return;
         }
@@ -118,7 +123,12 @@ impl Routers {
             state.out_vc = ov as u8;
             state.gate = now + self.p.d_vc_alloc;
             state.front.ready = state.front.ready.max(state.gate);
-            self.out_vc.at_mut(self.p.lane_index(op, ov)).owner = InputLane::new(ip, v);
+            let out_vc = self.out_vc.at_mut(self.p.lane_index(op, ov));
+            out_vc.owner = InputLane::new(ip, v);
+            if HOOK && !PRE && out_vc.buf.len() >= self.p.output_depth {
+                // (`VcRelease::TailSent`: the previous holder's flits may still fill it)
+                *self.ip_blocked.at_mut(ip) |= 1 << v;
+            }
             if ov < self.p.vcs {
                 self.op_held.at_mut(op)[class as usize] |= 1 << ov;
                 if PRE {

@@ -1,7 +1,7 @@
 //! Real-time VBR video (document 003 §4.2): a stream sends one frame every 1/fps (30
 //! frames/s, so one per 33.3 ms); a frame is cut into messages of `message_flits` flits
 //! (40 in the document; the last may be shorter), every message carrying the stream's Vtick.
-//! Frame sizes come from real traces (`../shared/data/video-traces/`) or, without a trace,
+//! Frame sizes come from real traces (the repository's `data/video-traces/`) or, without a trace,
 //! from a synthetic MPEG model.
 //!
 //! Trace formats:
@@ -129,12 +129,12 @@ mod tests {
     use rand::SeedableRng;
 
     fn data(name: &str) -> std::path::PathBuf {
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/video-traces").join(name)
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/video-traces").join(name)
     }
 
     #[test]
     fn real_traces_parse_with_their_published_statistics() {
-        // frame counts and mean sizes from shared/data/SOURCES.md
+        // frame counts and mean sizes from data/SOURCES.md
         for (file, frames, mean) in [
             ("evalvid_st_BigBuckBunny_cif.st", 14_315, 5_945.0),
             ("evalvid_st_highway_cif.st", 2_000, 287.0),
@@ -143,11 +143,8 @@ mod tests {
             ("longmemo_videoVBR.txt", 1_000, f64::NAN),
         ] {
             let path = data(file);
-            if !path.exists() {
-                eprintln!("skipping {file}: shared data not present");
-                continue;
-            }
-            let t = read_trace(&path, TraceFormat::Auto).unwrap();
+            let t =
+                read_trace(&path, TraceFormat::Auto).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             assert_eq!(t.frame_bytes.len(), frames, "{file}");
             if mean.is_finite() {
                 // (SOURCES.md rounds to the byte)

@@ -267,13 +267,30 @@ pub(crate) fn estimate(cfg: &Config, shape: Shape, traffic: TrafficShape) -> Vec
         "sources (nodes x streams), nodes x ports, pattern tables".into(),
     );
 
+    // `[trace]`: the link series is capped in rows (`trace::MAX_SERIES_ROWS`, a u64 per link
+    // per interval, a list per interval), watched hops at `watch_limit` events, stall
+    // counters a record per VC.
+    if let Some(t) = &cfg.trace {
+        use crate::metrics::trace::{HopEvent, MAX_SERIES_ROWS};
+        let cap = MAX_SERIES_ROWS as u128;
+        let links = n_ports.saturating_add(n).max(1);
+        let series = if t.link_series.is_some() { cap * 8 + (cap / links + 1) * 32 } else { 0 };
+        let watch = if t.watch_flows.is_empty() { 0 } else { of::<HopEvent>(t.watch_limit as u128) };
+        let stalls = if t.stalls { n_vcs.saturating_mul(8 + 32) } else { 0 };
+        part(
+            "trace",
+            series.saturating_add(watch).saturating_add(stalls),
+            "trace.link_series (rows capped), trace.watch_limit, routers x ports x router.vcs".into(),
+        );
+    }
+
     // What a run adds as it goes, bounded: the links' timing wheels (a flit and a credit per
     // port and node per cycle of delay), a packet per node's lane and per VC holding one
     // (the worm spans many; one in 16 is plenty at any load a run completes at), a message
     // per packet and per node.
     let pl = &rc.pipeline;
-    let delay = ((pl.output + rc.link_latency).max(rc.credit_latency).max(rc.link_latency) as u128 + 1)
-        .next_power_of_two();
+    let link = rc.link_latency.max(cfg.endpoint.link_latency.unwrap_or(0));
+    let delay = ((pl.output.saturating_add(link)).max(rc.credit_latency) as u128 + 1).next_power_of_two();
     let links = delay
         .saturating_mul(n_ports.saturating_add(n))
         .saturating_mul((size_of::<crate::links::Arrival>() + size_of::<crate::links::CreditMsg>()) as u128);
@@ -404,6 +421,10 @@ fn culprit(cfg: &Config, e: &MemoryEstimate) -> String {
     match largest {
         "traffic and measurement" => return "traffic".into(),
         "topology and routing" => return "topology".into(),
+        "trace" => {
+            let watch = cfg.trace.as_ref().is_some_and(|t| !t.watch_flows.is_empty());
+            return if watch { "trace.watch_limit" } else { "trace" }.into();
+        }
         _ => {}
     }
     let rc = &cfg.router;

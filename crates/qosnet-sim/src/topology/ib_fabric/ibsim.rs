@@ -1,5 +1,5 @@
 //! The net file of linux-rdma's ibsim (`net-examples/net`, whose header comment defines
-//! the format; `shared/data/ib-topologies/ibsim-net-example.net`, SOURCES.md §2): records
+//! the format; `data/ib-topologies/ibsim-net-example.net`, data/SOURCES.md): records
 //! separated by blank lines, `#` comments,
 //!
 //! ```text

@@ -4,7 +4,7 @@
 //! - `"ibnetdiscover"`: the ports report of `ibnetdiscover -p`, optionally with the
 //!   switches' `ibroute` forwarding tables (`routes`), in `ibnetdiscover.rs`;
 //! - `"ibsim"`: the net file of linux-rdma's ibsim simulator (`net-examples/net` there;
-//!   `shared/data/ib-topologies/ibsim-net-example.net`), in `ibsim.rs`. It has no LIDs, so
+//!   `data/ib-topologies/ibsim-net-example.net`), in `ibsim.rs`. It has no LIDs, so
 //!   no forwarding tables: `routes` with it is an error.
 //!
 //! Without `format`, the file's first record decides: the first line opening with ibsim's
@@ -22,7 +22,7 @@
 //! `[physical] link_bandwidth`. Routes come from the forwarding tables (the fabric's real,
 //! deterministic routing) or, without them, are minimal-hop routes spread over equally short
 //! ports by destination (`routes.rs`; deadlock freedom then depends on the fabric: it holds
-//! for fat trees such as avakas in `shared/data/ib-topologies`, where every minimal route
+//! for fat trees such as avakas in `data/ib-topologies`, where every minimal route
 //! goes up, then down).
 
 mod ibnetdiscover;
