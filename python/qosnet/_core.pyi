@@ -4,14 +4,18 @@ from typing import Any, final
 
 __all__ = [
     "AdmissionRefused",
+    "Agent",
     "CallAdmission",
     "ConfigError",
     "DeadlockError",
+    "FlowNotAdmitted",
     "InternalError",
+    "NetError",
     "QosnetError",
     "Simulation",
     "SimulationError",
     "estimate_memory",
+    "parse_bandwidth",
     "validate",
     "__version__",
 ]
@@ -24,6 +28,12 @@ class ConfigError(QosnetError, ValueError):
     """A configuration is invalid; `.errors` lists (path, message) pairs."""
 
     errors: list[tuple[str, str]]
+
+class NetError(QosnetError):
+    """A data-plane error: a failed flow or peer, an unreachable endpoint, a socket error."""
+
+class FlowNotAdmitted(NetError):
+    """A send on a flow with no reservation, on an agent that is not open."""
 
 class SimulationError(QosnetError):
     """A valid configuration failed while running."""
@@ -99,3 +109,40 @@ def validate(
 def estimate_memory(
     text: str, fmt: str = "toml", base_dir: str | None = None
 ) -> dict[str, Any]: ...
+def parse_bandwidth(text: str) -> float: ...
+
+@final
+class Agent:
+    """A host's rate-control agent (document 004's NIC firmware, in user space or through the
+    kernel's socket pacing): reserved flows paced by IDT/NDT, others refused unless `open`."""
+
+    def __new__(
+        cls,
+        listen: str = "127.0.0.1:0",
+        backend: str = "agent",
+        packet_bytes: int = 4096,
+        open: bool = False,
+        max_message_bytes: int = ...,
+        queue_bytes: int = ...,
+        peer_timeout: float = 10.0,
+        echo: bool = False,
+        deliver: bool = True,
+        send_buffer: int = 0,
+    ) -> Agent: ...
+    @property
+    def endpoint(self) -> str: ...
+    def reserve(
+        self, dst: str, bits_per_second: float, priority: int = 0, lease: float | None = None
+    ) -> None: ...
+    def release(self, dst: str, priority: int = 0) -> bool: ...
+    def send(self, dst: str, data: bytes, priority: int = 0) -> None: ...
+    def send_many(self, dst: str, size: int, count: int, priority: int = 0) -> None: ...
+    def flush(self, dst: str, priority: int = 0, timeout: float = 60.0) -> None: ...
+    def recv(self, timeout: float | None = None) -> tuple[str, int, bytes]: ...
+    def ping_pong(
+        self, dst: str, size: int, count: int, priority: int = 0, timeout: float = 30.0
+    ) -> list[float]: ...
+    def stats(self) -> dict[str, Any]: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Agent: ...
+    def __exit__(self, t: object, v: object, tb: object) -> None: ...

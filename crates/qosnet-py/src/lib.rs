@@ -2,6 +2,7 @@
 
 mod admission;
 mod error;
+mod net;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -214,6 +215,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // (set, not added: not in `__all__`, not public API)
     m.setattr("_panic_for_tests", wrap_pyfunction!(_panic_for_tests, m)?)?;
     error::register(m)?;
+    net::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

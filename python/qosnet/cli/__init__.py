@@ -7,6 +7,7 @@
 - `sweep`: parameter sweeps on local processes or a Dask cluster, saturation search;
 - `service`: `serve` the QoS middleware's request handler, and its API `token`s;
 - `jobs`: `job`, the client of a running service;
+- `net`: `agent`, a host's rate-control agent, and `net send/recv/bench`, the data plane;
 - `common`: options, error messages and exit statuses, progress bar, console.
 
 Only typer, rich and the engine's bindings are imported to build the command; each command
@@ -18,7 +19,7 @@ from typing import Annotated
 import typer
 
 from qosnet import __version__
-from qosnet.cli import bench, jobs, report, reproduce, service, simulate, sweep
+from qosnet.cli import bench, jobs, net, report, reproduce, service, simulate, sweep
 
 __all__ = ["app"]
 
@@ -60,3 +61,5 @@ app.command()(report.report)
 app.command()(service.serve)
 app.add_typer(service.token_app, name="token")
 app.add_typer(jobs.job_app, name="job")
+app.command()(net.agent)
+app.add_typer(net.net_app, name="net")

@@ -16,7 +16,9 @@ def reproduce(
     name: Annotated[
         str,
         typer.Argument(
-            help="Experiment set: seed001, seed003, seed003-nic or seed004.", show_default=False
+            help="Experiment set: seed001, seed003, seed003-nic, seed004 or seed004-real "
+            "(document 004 on real sockets: namespaces, veth and tc; root for namespaces).",
+            show_default=False,
         ),
     ],
     output: Annotated[

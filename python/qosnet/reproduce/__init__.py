@@ -19,6 +19,8 @@ def _sets() -> dict[str, str]:
         "seed003": "qosnet.reproduce.seed003",
         "seed003-nic": "qosnet.reproduce.seed003_nic",
         "seed004": "qosnet.reproduce.seed004",
+        # document 004 on real sockets: the data plane's namespace cluster, not the engine
+        "seed004-real": "qosnet.dataplane.reproduce",
     }
 
 

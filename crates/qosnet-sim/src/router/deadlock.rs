@@ -171,7 +171,7 @@ mod tests {
 
     #[test]
     fn a_deadlocked_torus_has_one_and_each_vc_waits_for_the_next() {
-        let mut s = sim("kind = \"torus\"\nk = 4\nn = 2", "dor");
+        let mut s = sim("kind = \"torus\"\nk = 5\nn = 2", "dor");
         let e = s.run().expect_err("deadlocks");
         assert_cycle(&s, &e);
     }
@@ -193,7 +193,7 @@ mod tests {
             let mut s = Simulation::from_toml(
                 &format!(
                     "[simulation]\nseed = {seed}\nwarmup = 0\nmeasure = 20000\ndrain_limit = 0\nwatchdog = 300\n\
-                     [topology]\nkind = \"torus\"\nk = 4\nn = 2\n[routing]\nkind = \"dor\"\n\
+                     [topology]\nkind = \"torus\"\nk = 6\nn = 2\n[routing]\nkind = \"dor\"\n\
                      [router]\nkind = \"preemptive\"\nvcs = 3\ninput_buffer = 2\noutput_buffer = 2\n{classes}"
                 ),
                 None,

@@ -1,97 +1,74 @@
-//! NIC-based rate control (document 004 §3.3, §4.2): per flow an inter-dispatch time IDT and
-//! a next dispatch time NDT.
+//! NIC-based rate control (document 004 §3.3, §4.2) in simulated time.
 //!
-//! A flow is *valid* while it has sendable tokens (queued packets). When a token becomes a
-//! flow's first sendable one, NDT = max(now, NDT) (§4.2). Each time the NIC can dispatch a
-//! packet (at most once per T), it takes the valid flow with the least NDT; if that NDT <=
-//! now it sends one packet of the flow and adds IDT to its NDT, otherwise it sends nothing
-//! from the reserved flows. With every IDT >= T the flows are served in the ratio
-//! 1/idt_1 : 1/idt_2 : ... (§3.3, Table 1).
-//!
-//! The least NDT is kept ready in a min-heap of the valid flows, so the dispatch decision is
-//! a look at the heap's top, off the per-packet critical path (document 001 §2.1.2
-//! precomputes the least NDT the same way). Ties go to the lower flow index, which is what
-//! Table 1 shows at t = 0.
-//!
-//! Times are in ticks of 1/`TICKS_PER_CYCLE` cycle so that an IDT derived from a bandwidth
-//! (idt = T · Bpeak / Breq, §3.4) keeps its fraction and the long-run ratio is exact.
+//! The scheduler itself (per flow an IDT and an NDT, dispatch from the valid flow with the
+//! least NDT once it is due, then NDT += IDT) lives in the `qosnet-rate` crate, the one
+//! implementation shared with the real data plane's agents (`qosnet-net`). This module only
+//! fixes its tick for the simulator: 1/`TICKS_PER_CYCLE` cycle, so that an IDT derived from
+//! a bandwidth (idt = T · Bpeak / Breq, §3.4) keeps its fraction and the long-run ratio is
+//! exact; the NIC passes cycles and every conversion to ticks is here. Each method is a
+//! multiplication and a call, inlined: the NIC's dispatch stays allocation-free and
+//! statically dispatched.
 
 use crate::units::Cycle;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// Sub-cycle resolution of NDT and IDT.
 pub const TICKS_PER_CYCLE: u64 = 1024;
 
-#[derive(Clone, Copy, Debug, Default)]
-struct Flow {
-    idt: u64,
-    ndt: u64,
-    valid: bool,
-}
-
-/// The rate-control state of one NIC: its reserved flows.
+/// The rate-control state of one NIC: its reserved flows (IDTs and NDTs in ticks).
 #[derive(Clone, Debug, Default)]
-pub struct RateControl {
-    flows: Vec<Flow>,
-    /// Valid flows by (NDT, flow index); exactly one entry per valid flow.
-    heap: BinaryHeap<Reverse<(u64, u32)>>,
-}
+pub struct RateControl(qosnet_rate::RateControl);
 
 impl RateControl {
     /// Add a flow with inter-dispatch time `idt_ticks`; returns its index.
+    #[inline]
     pub fn add_flow(&mut self, idt_ticks: u64) -> u32 {
-        self.flows.push(Flow { idt: idt_ticks.max(1), ndt: 0, valid: false });
-        (self.flows.len() - 1) as u32
+        self.0.add_flow(idt_ticks)
     }
 
+    #[inline]
     pub fn len(&self) -> usize {
-        self.flows.len()
+        self.0.len()
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
-        self.flows.is_empty()
+        self.0.is_empty()
     }
 
     /// Flow `f` got its first sendable token at cycle `now` (it was not valid before).
+    #[inline]
     pub fn became_valid(&mut self, f: u32, now: Cycle) {
-        let flow = &mut self.flows[f as usize];
-        debug_assert!(!flow.valid, "flow {f} is already valid");
-        flow.valid = true;
-        flow.ndt = flow.ndt.max(now * TICKS_PER_CYCLE);
-        self.heap.push(Reverse((flow.ndt, f)));
+        self.0.became_valid(f, now * TICKS_PER_CYCLE)
     }
 
     /// The valid flow with the least NDT, and that NDT in ticks.
+    #[inline]
     pub fn least(&self) -> Option<(u32, u64)> {
-        self.heap.peek().map(|&Reverse((ndt, f))| (f, ndt))
+        self.0.least()
     }
 
     /// The flow that may send a packet at cycle `now`: the least NDT, if it is due.
+    #[inline]
     pub fn due(&self, now: Cycle) -> Option<u32> {
-        self.least().filter(|&(_, ndt)| ndt <= now * TICKS_PER_CYCLE).map(|(f, _)| f)
+        self.0.due(now * TICKS_PER_CYCLE)
     }
 
     /// The flow returned by `due` sent a packet: NDT += IDT; it stays valid while it still
     /// has sendable tokens.
+    #[inline]
     pub fn dispatched(&mut self, f: u32, still_valid: bool) {
-        let Reverse((_, top)) = self.heap.pop().expect("a dispatch without a valid flow");
-        debug_assert_eq!(top, f, "dispatched a flow other than the least NDT");
-        let flow = &mut self.flows[f as usize];
-        flow.ndt += flow.idt;
-        flow.valid = still_valid;
-        if still_valid {
-            self.heap.push(Reverse((flow.ndt, f)));
-        }
+        self.0.dispatched(f, still_valid)
     }
 
     /// NDT of flow `f`, in ticks.
+    #[inline]
     pub fn ndt(&self, f: u32) -> u64 {
-        self.flows[f as usize].ndt
+        self.0.ndt(f)
     }
 
+    #[inline]
     pub fn is_valid(&self, f: u32) -> bool {
-        self.flows[f as usize].valid
+        self.0.is_valid(f)
     }
 }
 

@@ -1,0 +1,144 @@
+//! The host's dispatch discipline (document 004 §3.3, §4.2; the simulator's `RateControl`
+//! send queues): reserved flows by least next dispatch time, through the one shared
+//! scheduler (`qosnet_rate::RateControl`, in nanosecond ticks); unregulated flows share what
+//! is left, interleaved a packet at a time (GM's fair interleaving, §2.2 Fig. 4b), served only
+//! when no reserved flow is due.
+//!
+//! Flows are the agent's flow slots (`u32`). A reservation may be removed or replaced while
+//! its flow is queued in the scheduler: the old entry is then stale and is dropped when it
+//! comes to the top (the caller sees `Pick::stale`), so removal never searches the heap.
+
+use qosnet_rate::{RateControl, Ticks};
+use std::collections::VecDeque;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pick {
+    /// Rate-control flow `rc` of flow slot `slot` is due.
+    Reserved { rc: u32, slot: u32 },
+    /// The head of the unregulated ring.
+    Unregulated { slot: u32 },
+}
+
+impl Pick {
+    pub fn slot(&self) -> u32 {
+        match *self {
+            Pick::Reserved { slot, .. } | Pick::Unregulated { slot } => slot,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Dispatch {
+    rate: RateControl,
+    /// Rate-control flow -> flow slot.
+    slots: Vec<u32>,
+    /// Unregulated flows with packets, head first.
+    ring: VecDeque<u32>,
+}
+
+impl Dispatch {
+    /// A new reservation for `slot` with inter-dispatch time `idt` ns; its rate-control index.
+    pub fn reserve(&mut self, slot: u32, idt: Ticks) -> u32 {
+        self.slots.push(slot);
+        self.rate.add_flow(idt)
+    }
+
+    /// Change a live reservation's IDT (document 001 §2.2.2: changeable while running).
+    pub fn set_idt(&mut self, rc: u32, idt: Ticks) {
+        self.rate.set_idt(rc, idt);
+    }
+
+    /// Flow `slot` got its first packet at `now`; `rc` if it is reserved.
+    pub fn became_sendable(&mut self, slot: u32, rc: Option<u32>, now: Ticks) {
+        match rc {
+            Some(rc) if !self.rate.is_valid(rc) => self.rate.became_valid(rc, now),
+            Some(_) => {}
+            None => self.ring.push_back(slot),
+        }
+    }
+
+    /// Take an unregulated flow out of the ring (it became reserved while queued).
+    pub fn unqueue(&mut self, slot: u32) {
+        self.ring.retain(|&s| s != slot);
+    }
+
+    /// The packet to dispatch at `now`: a due reserved flow first, then the ring's head.
+    pub fn pick(&self, now: Ticks) -> Option<Pick> {
+        if let Some(rc) = self.rate.due(now) {
+            return Some(Pick::Reserved { rc, slot: self.slots[rc as usize] });
+        }
+        self.ring.front().map(|&slot| Pick::Unregulated { slot })
+    }
+
+    /// The picked flow sent a packet (or was stale and sent nothing); it stays in the
+    /// discipline while `still_sendable`.
+    pub fn dispatched(&mut self, pick: Pick, still_sendable: bool) {
+        match pick {
+            Pick::Reserved { rc, .. } => self.rate.dispatched(rc, still_sendable),
+            Pick::Unregulated { slot } => {
+                let head = self.ring.pop_front();
+                debug_assert_eq!(head, Some(slot));
+                if still_sendable {
+                    self.ring.push_back(slot);
+                }
+            }
+        }
+    }
+
+    /// When the next reserved flow is due, if one is waiting.
+    pub fn next_due(&self) -> Option<Ticks> {
+        self.rate.least().map(|(_, ndt)| ndt)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reserved flows A (IDT 2) and B (IDT 3) as in document 004 Table 1, and an unregulated
+    /// flow C that gets the slots in which no reserved flow is due.
+    #[test]
+    fn reserved_flows_follow_table_1_and_the_ring_fills_the_gaps() {
+        let mut d = Dispatch::default();
+        let a = d.reserve(10, 2);
+        let b = d.reserve(11, 3);
+        d.became_sendable(10, Some(a), 0);
+        d.became_sendable(11, Some(b), 0);
+        d.became_sendable(12, None, 0);
+        let mut sent = vec![];
+        for now in 0..6 {
+            let p = d.pick(now).unwrap();
+            sent.push(p.slot());
+            d.dispatched(p, true);
+        }
+        assert_eq!(sent, [10, 11, 10, 11, 10, 12]);
+    }
+
+    #[test]
+    fn unregulated_flows_interleave_a_packet_at_a_time() {
+        let mut d = Dispatch::default();
+        d.became_sendable(1, None, 0);
+        d.became_sendable(2, None, 0);
+        let mut sent = vec![];
+        for i in 0..5 {
+            let p = d.pick(0).unwrap();
+            sent.push(p.slot());
+            d.dispatched(p, !(p.slot() == 2 && i >= 3));
+        }
+        assert_eq!(sent, [1, 2, 1, 2, 1]);
+        d.unqueue(1);
+        assert_eq!(d.pick(0), None);
+    }
+
+    #[test]
+    fn nothing_reserved_is_sent_before_its_ndt() {
+        let mut d = Dispatch::default();
+        let a = d.reserve(0, 100);
+        d.became_sendable(0, Some(a), 50);
+        let p = d.pick(50).unwrap();
+        d.dispatched(p, true);
+        assert_eq!(d.pick(149), None);
+        assert_eq!(d.next_due(), Some(150));
+        assert_eq!(d.pick(150), Some(Pick::Reserved { rc: a, slot: 0 }));
+    }
+}

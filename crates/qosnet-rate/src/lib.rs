@@ -1,0 +1,167 @@
+//! NIC-based rate control (document 004 §3.3, §4.2): per flow an inter-dispatch time IDT and
+//! a next dispatch time NDT.
+//!
+//! This crate is the one implementation of the scheduler: the simulator's NICs
+//! (`qosnet-sim`, `endpoint/nic/rate_control.rs`, in cycles) and the real data plane's
+//! agents (`qosnet-net`, in nanoseconds) both drive it. It has no notion of a clock: times
+//! are integer *ticks* whose length the caller chooses, so the same code serves a simulated
+//! cycle and a wall-clock nanosecond.
+//!
+//! A flow is *valid* while it has sendable tokens (queued packets). When a token becomes a
+//! flow's first sendable one, NDT = max(now, NDT) (§4.2). Each time the sender can dispatch a
+//! packet (at most once per T), it takes the valid flow with the least NDT; if that NDT <=
+//! now it sends one packet of the flow and adds IDT to its NDT, otherwise it sends nothing
+//! from the reserved flows. With every IDT >= T the flows are served in the ratio
+//! 1/idt_1 : 1/idt_2 : ... (§3.3, Table 1).
+//!
+//! The least NDT is kept ready in a min-heap of the valid flows, so the dispatch decision is
+//! a look at the heap's top, off the per-packet critical path (document 001 §2.1.2
+//! precomputes the least NDT the same way). Ties go to the lower flow index, which is what
+//! Table 1 shows at t = 0. The heap holds at most one entry per flow, so once it has grown
+//! to the number of flows no dispatch allocates.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// A point or span of time in the caller's ticks.
+pub type Ticks = u64;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Flow {
+    idt: Ticks,
+    ndt: Ticks,
+    valid: bool,
+}
+
+/// The rate-control state of one sender (a NIC, a host's agent): its reserved flows.
+#[derive(Clone, Debug, Default)]
+pub struct RateControl {
+    flows: Vec<Flow>,
+    /// Valid flows by (NDT, flow index); exactly one entry per valid flow.
+    heap: BinaryHeap<Reverse<(Ticks, u32)>>,
+}
+
+impl RateControl {
+    /// Add a flow with inter-dispatch time `idt` (at least one tick); returns its index.
+    pub fn add_flow(&mut self, idt: Ticks) -> u32 {
+        self.flows.push(Flow { idt: idt.max(1), ndt: 0, valid: false });
+        (self.flows.len() - 1) as u32
+    }
+
+    pub fn len(&self) -> usize {
+        self.flows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.flows.is_empty()
+    }
+
+    /// Flow `f` got its first sendable token at `now` (it was not valid before).
+    pub fn became_valid(&mut self, f: u32, now: Ticks) {
+        let flow = &mut self.flows[f as usize];
+        debug_assert!(!flow.valid, "flow {f} is already valid");
+        flow.valid = true;
+        flow.ndt = flow.ndt.max(now);
+        self.heap.push(Reverse((flow.ndt, f)));
+    }
+
+    /// The valid flow with the least NDT, and that NDT.
+    pub fn least(&self) -> Option<(u32, Ticks)> {
+        self.heap.peek().map(|&Reverse((ndt, f))| (f, ndt))
+    }
+
+    /// The flow that may send a packet at `now`: the least NDT, if it is due.
+    pub fn due(&self, now: Ticks) -> Option<u32> {
+        self.least().filter(|&(_, ndt)| ndt <= now).map(|(f, _)| f)
+    }
+
+    /// The flow returned by `due` sent a packet: NDT += IDT; it stays valid while it still
+    /// has sendable tokens.
+    pub fn dispatched(&mut self, f: u32, still_valid: bool) {
+        let Reverse((_, top)) = self.heap.pop().expect("a dispatch without a valid flow");
+        debug_assert_eq!(top, f, "dispatched a flow other than the least NDT");
+        let flow = &mut self.flows[f as usize];
+        flow.ndt += flow.idt;
+        flow.valid = still_valid;
+        if still_valid {
+            self.heap.push(Reverse((flow.ndt, f)));
+        }
+    }
+
+    /// Change flow `f`'s IDT (a reservation changed while running, document 001 §2.2.2);
+    /// the next dispatch after the current NDT is spaced by the new value.
+    pub fn set_idt(&mut self, f: u32, idt: Ticks) {
+        self.flows[f as usize].idt = idt.max(1);
+    }
+
+    /// IDT of flow `f`.
+    pub fn idt(&self, f: u32) -> Ticks {
+        self.flows[f as usize].idt
+    }
+
+    /// NDT of flow `f`.
+    pub fn ndt(&self, f: u32) -> Ticks {
+        self.flows[f as usize].ndt
+    }
+
+    pub fn is_valid(&self, f: u32) -> bool {
+        self.flows[f as usize].valid
+    }
+}
+
+/// The IDT of a reservation (document 004 §3.4): idt = T · Bpeak / Breq, where T is the time
+/// to dispatch one packet at the peak bandwidth. With T = packet_bits / Bpeak this is the
+/// time to send one packet at the reserved rate; `ticks_per_second` fixes the caller's tick.
+pub fn idt_ticks(packet_bytes: u64, reserved_bits_per_second: f64, ticks_per_second: f64) -> Ticks {
+    ((packet_bytes as f64 * 8.0 / reserved_bits_per_second) * ticks_per_second).round().max(1.0) as Ticks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Document 004 Table 1, tick by tick: flows A and B with IDTs 2 and 3 (T = 1), both
+    /// always backlogged from t = 0.
+    #[test]
+    fn table_1_tick_by_tick() {
+        let mut rc = RateControl::default();
+        let a = rc.add_flow(2);
+        let b = rc.add_flow(3);
+        rc.became_valid(a, 0);
+        rc.became_valid(b, 0);
+        let expect_ndt_a = [0, 2, 2, 4, 4, 6];
+        let expect_ndt_b = [0, 0, 3, 3, 6, 6];
+        let expect_sent = [Some(a), Some(b), Some(a), Some(b), Some(a), None];
+        for now in 0..6 {
+            assert_eq!(rc.ndt(a), expect_ndt_a[now as usize], "NDT(A) at t={now}");
+            assert_eq!(rc.ndt(b), expect_ndt_b[now as usize], "NDT(B) at t={now}");
+            let sent = rc.due(now);
+            assert_eq!(sent, expect_sent[now as usize], "packet dispatched at t={now}");
+            if let Some(f) = sent {
+                rc.dispatched(f, true);
+            }
+        }
+    }
+
+    #[test]
+    fn a_changed_idt_spaces_the_next_dispatches() {
+        let mut rc = RateControl::default();
+        let a = rc.add_flow(10);
+        rc.became_valid(a, 0);
+        rc.dispatched(a, true);
+        rc.set_idt(a, 4);
+        assert_eq!(rc.due(9), None, "the NDT already set by the old IDT holds");
+        assert_eq!(rc.due(10), Some(a));
+        rc.dispatched(a, true);
+        assert_eq!(rc.ndt(a), 14);
+        assert_eq!(rc.idt(a), 4);
+    }
+
+    #[test]
+    fn idt_is_the_packet_time_at_the_reserved_rate() {
+        // 4 KB at 1 Gb/s: 32.768 µs, in nanosecond ticks.
+        assert_eq!(idt_ticks(4096, 1e9, 1e9), 32_768);
+        // Never zero, so NDT always advances.
+        assert_eq!(idt_ticks(1, 1e18, 1.0), 1);
+    }
+}

@@ -1,0 +1,168 @@
+"""QoS for MPI programs through communicator attributes (document 001 §2.2.2).
+
+MPI identifies an attribute by an integer *keyval*; document 001 gives special keyvals a
+QoS meaning: setting the attribute requests (or changes, or with 0 releases) bandwidth to a
+peer, and getting it tells whether the request was accepted or denied. `QosComm` wraps an
+mpi4py communicator so that its `Set_attr` / `Get_attr` do that for `QOS_BANDWIDTH`:
+
+    qos = QosComm(MPI.COMM_WORLD, capacity="1 Gb/s")
+    qos.Set_attr(QOS_BANDWIDTH, {0: "40 Mb/s"})     # this rank -> rank 0
+    qos.Get_attr(QOS_BANDWIDTH)                      # {0: ("accepted", 40e6)}
+    qos.send(frame, dest=0)                          # paced by this host's agent
+
+Ranks become endpoints (each rank's agent, exchanged with `allgather`, as MPICH-GM turned
+process ids into GM node and port ids). A request is admitted by 004 §3.4's source
+criterion — the flows reserved from this rank stay within `capacity` — or by the
+`admit(src, dst, bps)` callable given (e.g. one asking the control plane), and an admitted
+one is reserved in the rank's agent (its IDT from the rate). Any other attribute passes to
+MPI untouched. The QoS state is also stored as an MPI attribute of the communicator, whose
+delete callback releases the reservations when the communicator is freed.
+
+`send`/`recv` move bytes through the agent: flows that asked for QoS are paced by their
+IDT; the others go through the same agent unregulated (it is open). Everything else
+(collectives, MPI's own point-to-point) stays MPI's.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from qosnet._core import Agent, parse_bandwidth
+
+__all__ = ["QOS_BANDWIDTH", "QosComm"]
+
+try:  # pragma: no branch - the module is usable (and documented) without MPI installed
+    from mpi4py import MPI
+except ImportError:  # pragma: no cover
+    MPI = None
+
+#: The QoS keyval: value {peer rank: bandwidth} (a string in physical units or bits/s).
+QOS_BANDWIDTH: int = (
+    MPI.Comm.Create_keyval(delete_fn=lambda comm, key, state: state.release_all())
+    if MPI is not None
+    else -1
+)
+
+
+class _State:
+    """What the QoS attribute holds: per peer (status, bits/s)."""
+
+    def __init__(self, agent: Agent, endpoints: list[str]) -> None:
+        self.agent = agent
+        self.endpoints = endpoints
+        self.status: dict[int, tuple[str, float]] = {}
+
+    def release_all(self) -> None:
+        for peer, (status, _) in list(self.status.items()):
+            if status == "accepted":
+                self.agent.release(self.endpoints[peer])
+        self.status.clear()
+
+
+class QosComm:
+    """`comm` with document 001 §2.2.2's QoS attributes and agent-paced send/recv."""
+
+    def __init__(
+        self,
+        comm: Any,
+        *,
+        capacity: str | float = "1 Gb/s",
+        admit: Callable[[int, int, float], bool] | None = None,
+        host: str = "127.0.0.1",
+        agent: Agent | None = None,
+    ) -> None:
+        if MPI is None:
+            raise RuntimeError("qosnet.dataplane.mpi needs mpi4py (pip install 'qosnet[mpi]')")
+        self.comm = comm
+        self.rank: int = comm.Get_rank()
+        self.capacity = parse_bandwidth(capacity) if isinstance(capacity, str) else capacity
+        self._admit = admit
+        self.agent = agent or Agent(listen=f"{host}:0", open=True)
+        endpoints: list[str] = comm.allgather(self.agent.endpoint)
+        self._rank_of = {e: r for r, e in enumerate(endpoints)}
+        self._state = _State(self.agent, endpoints)
+        comm.Set_attr(QOS_BANDWIDTH, self._state)
+        self._pending: dict[int, deque[bytes]] = {}
+
+    # --- attributes ---------------------------------------------------------------------
+
+    def Set_attr(self, keyval: int, value: Any) -> None:  # noqa: N802 - MPI's name
+        if keyval != QOS_BANDWIDTH:
+            self.comm.Set_attr(keyval, value)
+            return
+        for peer, bw in dict(value).items():
+            self._request(int(peer), bw)
+
+    def Get_attr(self, keyval: int) -> Any:  # noqa: N802 - MPI's name
+        if keyval != QOS_BANDWIDTH:
+            return self.comm.Get_attr(keyval)
+        return dict(self._state.status)
+
+    def _request(self, peer: int, bw: str | float) -> None:
+        if not 0 <= peer < self.comm.Get_size() or peer == self.rank:
+            raise ValueError(
+                f"QOS_BANDWIDTH: peer must be another rank in 0..{self.comm.Get_size() - 1}, "
+                f"got {peer}"
+            )
+        bps = parse_bandwidth(bw) if isinstance(bw, str) else float(bw)
+        dst = self._state.endpoints[peer]
+        if bps <= 0:  # a release
+            if self._state.status.pop(peer, ("", 0.0))[0] == "accepted":
+                self.agent.release(dst)
+            return
+        others = sum(r for p, (s, r) in self._state.status.items() if s == "accepted" and p != peer)
+        if self._admit is not None:
+            ok = self._admit(self.rank, peer, bps)
+        else:
+            # Document 004 §3.4 (a): the source's reserved sum within its capacity.
+            ok = others + bps <= self.capacity
+        if ok:
+            self.agent.reserve(dst, bps)
+            self._state.status[peer] = ("accepted", bps)
+        else:
+            # A denied change keeps the reservation it had (if any) as it was.
+            old = self._state.status.get(peer)
+            if old is None or old[0] != "accepted":
+                self._state.status[peer] = ("denied", bps)
+
+    # --- point to point through the agent ------------------------------------------------
+
+    def send(self, data: bytes, dest: int) -> None:
+        self.agent.send(self._state.endpoints[dest], data)
+
+    def flush(self, dest: int, timeout: float = 60.0) -> None:
+        """Wait until everything sent to `dest` has been handed to the network."""
+        self.agent.flush(self._state.endpoints[dest], timeout=timeout)
+
+    def recv(self, source: int, timeout: float | None = None) -> bytes:
+        """The next message from `source` (messages from other ranks are kept for later)."""
+        q = self._pending.get(source)
+        if q:
+            return q.popleft()
+        while True:
+            src, _, data = self.agent.recv(timeout)
+            rank = self._rank_of.get(src)
+            if rank == source:
+                return data
+            if rank is not None:
+                self._pending.setdefault(rank, deque()).append(data)
+
+    def recv_any(self, timeout: float | None = None) -> tuple[int, bytes]:
+        """The next message from any rank: (source rank, data)."""
+        for r, q in self._pending.items():
+            if q:
+                return r, q.popleft()
+        while True:
+            src, _, data = self.agent.recv(timeout)
+            if src in self._rank_of:
+                return self._rank_of[src], data
+
+    def stats(self) -> dict[str, Any]:
+        return self.agent.stats()
+
+    def free(self) -> None:
+        """Release the reservations and stop the agent."""
+        self.comm.Delete_attr(QOS_BANDWIDTH)
+        self.agent.close()
