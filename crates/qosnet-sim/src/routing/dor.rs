@@ -72,7 +72,8 @@ pub(super) fn route(grid: &Grid, router: usize, dst: usize, wrap: Wrap, vcs: u32
         };
         let half = vcs / 2;
         let continuing = in_port == plus_port(dim) || in_port == minus_port(dim);
-        let upper = if continuing { in_vc as u32 >= half } else { (plus && c > t) || (!plus && t < c) };
+        // (going +, "c > t" is a route that wraps; going -, one that does not: the same test)
+        let upper = if continuing { in_vc as u32 >= half } else { c > t };
         let lower = all_vcs(half);
         return Route { port, vcs: if upper { all_vcs(vcs) & !lower } else { lower } };
     }
