@@ -55,11 +55,13 @@ def small_toml(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def deadlocking() -> dict[str, Any]:
-    """A 4x4 torus under dimension order routing without dateline classes, one VC and
-    heavy load: the cyclic channel dependences close and the network deadlocks."""
+    """A 5x5 torus under dimension order routing without dateline classes, one VC and
+    heavy load: the cyclic channel dependences close and the network deadlocks. (Odd k:
+    no distance-k/2 ties, which split between the two directions and make an even torus
+    slow to deadlock.)"""
     return {
         "simulation": {"warmup": 1000, "measure": 5000, "watchdog": 500},
-        "topology": {"kind": "torus", "k": 4, "n": 2},
+        "topology": {"kind": "torus", "k": 5, "n": 2},
         "routing": {"kind": "dor"},
         "router": {"vcs": 1, "input_buffer": 2, "output_buffer": 2},
         "traffic": [{"load": 0.9, "message_flits": 16, "packet_flits": 16}],
