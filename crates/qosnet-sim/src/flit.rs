@@ -178,6 +178,11 @@ pub struct Message {
     pub path: u8,
     /// Admission control's signal, carried by its last packet (`Packet::signal`).
     pub signal: Signal,
+    /// For a CNP (IBA CC's congestion notification, `endpoint/congestion.rs`): the flow it
+    /// carries BECN for; `u32::MAX` for every other message.
+    pub becn: u32,
+    /// For a CNP: the path the notified packet took (DRB counts notifications per path).
+    pub becn_path: u8,
 }
 
 /// A slab of `T` named by ids of type `I`, with a free list: ids are reused, nothing is

@@ -39,6 +39,9 @@ pub(crate) enum Control {
     /// A real-time message of `flow` dropped for want of a credit is posted again
     /// (document 000 §4.2; the source to itself).
     CreditRetry { flow: u32 },
+    /// A node's own timer: a flow its agent held back may start now (IBA CC's injection
+    /// delay ran out, `control/iba_cc.rs`).
+    CcRetry,
 }
 
 /// A control message on its way to endpoint `to`.

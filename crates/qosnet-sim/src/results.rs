@@ -387,6 +387,19 @@ impl Simulation {
         if self.config.router.marking.is_some() {
             flows.push("marked_packets", Column::U64(fs.iter().map(|f| f.marked_packets).collect()));
         }
+        // Reordering where a flow's messages may take several paths.
+        if self.config.routing.multipath.is_some() {
+            flows.push("out_of_order", Column::U64(fs.iter().map(|f| f.out_of_order).collect()));
+        }
+        // IBA CC's per-flow counters (`control/iba_cc.rs`), over the whole run: CNPs the
+        // destination sent for the flow's FECN-marked packets, BECNs its source received,
+        // cycles a ready message of the flow waited for its injection delay.
+        if let Some(cc) = self.endpoints.agents.cc_counters() {
+            flows
+                .push("cnps_sent", Column::U64(cc.iter().map(|c| c.cnps_sent).collect()))
+                .push("becns_received", Column::U64(cc.iter().map(|c| c.becns).collect()))
+                .push("throttled_cycles", Column::U64(cc.iter().map(|c| c.throttled_cycles).collect()));
+        }
 
         // Video streams: deadlines per stream, per phase and overall.
         let ms = self.clock.cycle_seconds() * 1e3;

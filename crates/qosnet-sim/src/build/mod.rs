@@ -129,8 +129,9 @@ impl Simulation {
         let mut agents = v.agents;
         let reservations =
             agents::complete(&mut agents, &config, &traffic, &topo, &routing, &clock, v.class_vcs)?;
+        agents.size_flows(traffic.sources.len() + 1);
         let control_delay = agents.control_delay() as usize;
-        let endpoints = Endpoints::new(
+        let mut endpoints = Endpoints::new(
             ep,
             nodes,
             &nic_cfg,
@@ -141,11 +142,13 @@ impl Simulation {
                 routing.paths(),
                 config.routing.multipath.as_ref().map(|m| m.selection).unwrap_or_default(),
                 traffic.sources.len() + 1,
-            ),
+            )
+            .with_drb(v.drb_timer, traffic.sources.len() + 1),
             attach_port,
             |lane| p.lane_depth(lane),
             nic_idt,
         );
+        endpoints.cnp_flow = traffic.sources.len() as u32;
         let links = nodes + topo.peer.iter().filter(|p| !matches!(p, Peer::None)).count();
         let tracing = Tracing::build(
             config.trace.as_ref(),

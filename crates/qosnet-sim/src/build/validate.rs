@@ -31,6 +31,8 @@ pub struct Validated {
     pub class_vcs: [u32; 3],
     pub home_vcs: [u32; 3],
     pub nic: NicParams,
+    /// DRB's contraction timer, cycles (`[routing] multipath`; 0 without DRB).
+    pub(crate) drb_timer: crate::units::Cycle,
     /// The endpoints' control agents (`[endpoint] agent`).
     pub(crate) agents: Agents,
     /// The switch outputs' marking (`[router] marking`).
@@ -698,10 +700,12 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         errs.push(e);
         Marking::None
     });
-    let agents = Agents::build(cfg.endpoint.agent.as_ref(), nodes, &clock).unwrap_or_else(|e| {
-        errs.push(e);
-        Agents::NONE
-    });
+    let agents = Agents::build(cfg.endpoint.agent.as_ref(), nodes, &clock, |p| cfg.resolve_path(p))
+        .unwrap_or_else(|e| {
+            errs.push(e);
+            Agents::NONE
+        });
+    let drb_timer = check_drb(cfg, &clock, &mut errs);
     if let (Some(topo), Some(routing)) = (&topology, &routing) {
         check_reservations(cfg, &clock, &nic, topo, routing, &specs, &spec_nodes, &mut errs);
     }
@@ -745,6 +749,7 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         home_vcs: split,
         nic,
         agents,
+        drb_timer,
         marking,
         memory: estimate.unwrap_or_else(|| memory::assemble(Vec::new(), (u64::MAX, String::new()))),
     })
@@ -822,5 +827,44 @@ fn check_reservations(
                 }
             }
         }
+    }
+}
+
+/// DRB (`[routing] multipath` with `selection = "drb"`): its contraction timer (cycles), and
+/// the congestion detection it reacts to. Other selections take no timer.
+fn check_drb(cfg: &Config, clock: &Clock, errs: &mut Vec<ConfigError>) -> crate::units::Cycle {
+    let Some(m) = &cfg.routing.multipath else { return 0 };
+    match (m.selection, m.contraction_timer) {
+        (crate::config::PathSelection::Drb, None) => {
+            errs.push(ConfigError::new(
+                "routing.multipath.contraction_timer",
+                "required with selection = \"drb\" (e.g. \"20 us\")",
+            ));
+            0
+        }
+        (crate::config::PathSelection::Drb, Some(t)) => {
+            if cfg.router.marking.is_none() {
+                errs.push(ConfigError::new(
+                    "routing.multipath.selection",
+                    "\"drb\" reacts to congestion notifications: set [router] marking (e.g. { kind = \"iba_cc\", threshold = 10 })",
+                ));
+            }
+            let t = clock.duration_cycles(t);
+            if t == 0 {
+                errs.push(ConfigError::new(
+                    "routing.multipath.contraction_timer",
+                    "must be a positive duration, got 0",
+                ));
+            }
+            t
+        }
+        (_, Some(_)) => {
+            errs.push(ConfigError::new(
+                "routing.multipath.contraction_timer",
+                "only with selection = \"drb\"",
+            ));
+            0
+        }
+        (_, None) => 0,
     }
 }

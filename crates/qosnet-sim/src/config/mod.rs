@@ -414,6 +414,18 @@ tagged_enum! {
         /// at least `flits` flits (a fixed buffer threshold, as InfiniBand's switch congestion
         /// threshold and document 000's buffer-occupancy detectors use).
         Threshold { flits: u32 },
+        /// InfiniBand congestion control's switch side (IBA Annex A10, SwitchCongestionSetting;
+        /// OpenSM's `cc_sw_cong_setting_*`): a packet is eligible for a FECN mark when it finds
+        /// its output VL buffer above `threshold` (0: never mark, 1 loosest .. 15 most
+        /// restrictive) and is at least `packet_size` flits long; one in every
+        /// `marking_rate + 1` eligible packets per port is marked (`router/marking.rs`).
+        IbaCc {
+            threshold: u8,
+            #[serde(default)]
+            packet_size: u32,
+            #[serde(default)]
+            marking_rate: u16,
+        },
     }
 }
 
@@ -525,12 +537,16 @@ impl Default for TraceConfig {
 /// `[routing] multipath = { paths, selection }`: how many paths each destination has (as a
 /// subnet manager gives each port 2^LMC addresses, document 002 §2.1) and how a source
 /// spreads its messages over them.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MultipathConfig {
     pub paths: u32,
     #[serde(default)]
     pub selection: PathSelection,
+    /// DRB's contraction timer (`selection = "drb"`): each period without a congestion
+    /// notification closes the flow's last opened path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contraction_timer: Option<Duration>,
 }
 
 /// How a source picks the path of each message.
@@ -542,6 +558,11 @@ pub enum PathSelection {
     ByMessage,
     /// Flow f always takes path f mod paths (a static assignment, as LIDs per flow).
     ByFlow,
+    /// DRB (document 002 §2.1, §4): path 0 until congestion notifications (CNPs for
+    /// FECN-marked packets, `[router] marking`) open the others one by one; messages spread
+    /// over the open paths inversely to their notifications; each `contraction_timer`
+    /// without a notification closes the last opened path.
+    Drb,
 }
 
 /// The endpoints: the simple ideal endpoint, or a NIC model (document 003 §3.3, document
@@ -702,6 +723,43 @@ tagged_enum! {
             #[serde(default, skip_serializing_if = "Option::is_none")]
             tolerance: Option<f64>,
         },
+        /// InfiniBand congestion control's channel-adapter side (IBA Annex A10,
+        /// CACongestionSetting and CongestionControlTable; OpenSM's `cc_ca_cong_setting_*` and
+        /// `cc_cct`; `control/iba_cc.rs`): a FECN-marked packet makes its destination send a
+        /// CNP (a one-flit control-class packet) with BECN to the source; there the flow's CCT
+        /// index rises by `ccti_increase` up to `ccti_limit` (default: the table's last
+        /// entry), falls by one each `ccti_timer`, never below `ccti_min`, and the flow waits
+        /// the CCT entry's delay between messages.
+        IbaCc {
+            #[serde(default = "one_u16")]
+            ccti_increase: u16,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            ccti_limit: Option<u16>,
+            #[serde(default)]
+            ccti_min: u16,
+            ccti_timer: Duration,
+            cct: CctConfig,
+        },
+    }
+}
+
+fn one_u16() -> u16 {
+    1
+}
+
+tagged_enum! {
+    /// The congestion control table (`[endpoint] agent.cct`): injection delays by index.
+    #[derive(Clone, Debug, PartialEq, Serialize)]
+    #[serde(tag = "kind", rename_all = "snake_case")]
+    pub enum CctConfig {
+        /// Generated: `entries` entries, entry i delaying i x `step` (a linear table, the
+        /// usual starting point of an OpenSM `cc_cct`).
+        Linear { entries: u32, step: Duration },
+        /// Given entry by entry.
+        Delays { delays: Vec<Duration> },
+        /// Read from an OpenSM-style file: `cc_cct shift:multiplier,shift:multiplier,...`
+        /// (or the bare list); entry delay = multiplier x 2^shift x `unit`.
+        File { path: PathBuf, unit: Duration },
     }
 }
 

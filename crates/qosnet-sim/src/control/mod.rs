@@ -19,7 +19,9 @@
 //! congestion agent: a connection first needs its reservation, then its credits.
 
 mod alo;
+mod cct;
 mod credit_cc;
+mod iba_cc;
 mod probe_admission;
 mod reservations;
 mod self_tuned;
@@ -29,6 +31,8 @@ pub(crate) use alo::{Alo, Useful};
 pub(crate) use self_tuned::{SelfTuned, SelfTunedParams};
 
 pub(crate) use credit_cc::{Consumer, CreditCc};
+pub(crate) use iba_cc::CcCounters;
+use iba_cc::IbaCc;
 pub use probe_admission::AdmissionStats;
 pub(crate) use probe_admission::{AdmissionParams, ProbeAdmission};
 pub use reservations::Signal;
@@ -38,6 +42,7 @@ use crate::config::AgentConfig;
 use crate::error::ConfigError;
 use crate::links::Control;
 use crate::units::{Clock, Cycle};
+use std::path::{Path, PathBuf};
 use window::Window;
 
 /// Longest control-message delay, cycles (the control channel's timing wheel).
@@ -68,6 +73,8 @@ pub(crate) enum Congestion {
     Alo(Alo),
     /// Self-Tuned congestion control (document 000 §6.1, its reference [15]).
     SelfTuned(SelfTuned),
+    /// InfiniBand congestion control's CA side (document 002 §3-4, IBA Annex A10).
+    IbaCc(IbaCc),
 }
 
 /// The agents of a run: a congestion-control agent, and admission control if configured.
@@ -105,8 +112,13 @@ impl Agents {
 
     /// Check `cfg` (`[endpoint] agent`) and build its state for `nodes` nodes. The
     /// per-flow agents (credits, admission) are completed once the flows are known
-    /// (`build/agents.rs`).
-    pub fn build(cfg: Option<&AgentConfig>, nodes: usize, clock: &Clock) -> Result<Agents, ConfigError> {
+    /// (`build/agents.rs`). Files it names resolve by `resolve`.
+    pub fn build(
+        cfg: Option<&AgentConfig>,
+        nodes: usize,
+        clock: &Clock,
+        resolve: impl Fn(&Path) -> PathBuf,
+    ) -> Result<Agents, ConfigError> {
         let congestion = match cfg {
             // (built once the flows are known: `build/agents.rs`)
             None | Some(AgentConfig::Credit { .. } | AgentConfig::Alo | AgentConfig::SelfTuned { .. }) => {
@@ -122,8 +134,83 @@ impl Agents {
                 let delay = control_delay("endpoint.agent.ack_delay", *ack_delay, clock)?;
                 Congestion::Window(Window::new(*messages, nodes, delay))
             }
+            Some(AgentConfig::IbaCc { ccti_increase, ccti_limit, ccti_min, ccti_timer, cct }) => {
+                let cct = cct::Cct::build(cct, "endpoint.agent.cct", clock, MAX_CONTROL_DELAY, resolve)?;
+                let ccti_limit = ccti_limit.unwrap_or(cct.last());
+                if ccti_limit > cct.last() {
+                    return Err(ConfigError::new(
+                        "endpoint.agent.ccti_limit",
+                        format!("must be at most {} (the CCT's last index), got {ccti_limit}", cct.last()),
+                    ));
+                }
+                if *ccti_min > ccti_limit {
+                    return Err(ConfigError::new(
+                        "endpoint.agent.ccti_min",
+                        format!("must be at most ccti_limit ({ccti_limit}), got {ccti_min}"),
+                    ));
+                }
+                let ccti_timer = clock.duration_cycles(*ccti_timer);
+                if ccti_timer == 0 {
+                    return Err(ConfigError::new(
+                        "endpoint.agent.ccti_timer",
+                        "must be a positive duration, got 0",
+                    ));
+                }
+                let setting = iba_cc::CaSetting {
+                    ccti_increase: *ccti_increase,
+                    ccti_limit,
+                    ccti_min: *ccti_min,
+                    ccti_timer,
+                };
+                Congestion::IbaCc(IbaCc::new(setting, cct))
+            }
         };
         Ok(Agents { congestion, admission: None, timers: Vec::new(), sideband: 0 })
+    }
+
+    /// Per-flow state for `flows` flows (rows of the results' `flows` table).
+    pub fn size_flows(&mut self, flows: usize) {
+        if let Congestion::IbaCc(a) = &mut self.congestion {
+            a.size_flows(flows);
+        }
+    }
+
+    /// Whether destinations answer FECN-marked packets with CNPs (`endpoint/congestion.rs`).
+    #[inline(always)]
+    pub fn answers_fecn(&self) -> bool {
+        matches!(self.congestion, Congestion::IbaCc(_))
+    }
+
+    /// A destination sent a CNP for a marked packet of `flow`.
+    pub fn cnp_sent(&mut self, flow: u32) {
+        if let Congestion::IbaCc(a) = &mut self.congestion {
+            a.cnp_sent(flow);
+        }
+    }
+
+    /// A CNP with BECN for `flow` reached its source at `now`.
+    pub fn becn(&mut self, flow: u32, now: Cycle) {
+        if let Congestion::IbaCc(a) = &mut self.congestion {
+            a.becn(flow, now);
+        }
+    }
+
+    /// Per-flow congestion-control counters, where the agent keeps them.
+    pub fn cc_counters(&self) -> Option<&[CcCounters]> {
+        match &self.congestion {
+            Congestion::IbaCc(a) => Some(a.counters()),
+            _ => None,
+        }
+    }
+
+    /// `flow` at `node` was held back at `now`: when its node should look again (a
+    /// `Control::CcRetry` to send itself), if the agent's own events will not wake it.
+    pub fn refused(&mut self, node: usize, flow: u32, now: Cycle) -> Option<Cycle> {
+        let _ = node;
+        match &mut self.congestion {
+            Congestion::IbaCc(a) => a.refused(flow, now),
+            _ => None,
+        }
     }
 
     /// The longest delay of the control messages the agents send, cycles.
@@ -133,6 +220,7 @@ impl Agents {
             Congestion::Window(w) => w.ack_delay(),
             Congestion::Credit(c) => c.retry_after(),
             Congestion::Alo(_) | Congestion::SelfTuned(_) => 0,
+            Congestion::IbaCc(a) => a.max_delay(),
         };
         // A router's NACK trigger leaves a few cycles after the header it refuses arrived.
         c.max(self.admission.as_ref().map_or(0, |a| a.p.retry_after.max(64)))
@@ -179,6 +267,7 @@ impl Agents {
             }
             Congestion::Alo(a) => a.may_start(node, flow, dst),
             Congestion::SelfTuned(s) => s.may_start(flow),
+            Congestion::IbaCc(a) => a.may_start(flow, now),
         }
     }
 
@@ -218,6 +307,7 @@ impl Agents {
             Congestion::None | Congestion::Alo(_) | Congestion::SelfTuned(_) => {}
             Congestion::Window(w) => w.started(node),
             Congestion::Credit(c) => c.started(flow),
+            Congestion::IbaCc(a) => a.started(flow, now),
         }
         self.admission.as_mut().is_some_and(|a| a.started(flow))
     }
@@ -228,7 +318,11 @@ impl Agents {
     pub fn sent(&mut self, flow: u32) -> bool {
         match &mut self.congestion {
             Congestion::Credit(c) => c.completed(flow),
-            Congestion::None | Congestion::Window(_) | Congestion::Alo(_) | Congestion::SelfTuned(_) => false,
+            Congestion::None
+            | Congestion::Window(_)
+            | Congestion::Alo(_)
+            | Congestion::SelfTuned(_)
+            | Congestion::IbaCc(_) => false,
         }
     }
 
@@ -237,9 +331,11 @@ impl Agents {
     pub fn delivered(&mut self, src: usize, flow: u32, now: Cycle) -> Reply {
         let _ = now;
         match &mut self.congestion {
-            Congestion::None | Congestion::Credit(_) | Congestion::Alo(_) | Congestion::SelfTuned(_) => {
-                Reply::Nothing
-            }
+            Congestion::None
+            | Congestion::Credit(_)
+            | Congestion::Alo(_)
+            | Congestion::SelfTuned(_)
+            | Congestion::IbaCc(_) => Reply::Nothing,
             Congestion::Window(w) => w.delivered(src, flow),
         }
     }
@@ -251,6 +347,7 @@ impl Agents {
         match (&mut self.congestion, msg) {
             (Congestion::Window(w), Control::Ack { .. }) => w.acknowledged(node),
             (Congestion::Credit(c), Control::CreditRetry { flow }) => c.retry(flow),
+            (_, Control::CcRetry) => true,
             (_, Control::Nack { flow }) => {
                 if let Some(a) = &mut self.admission {
                     a.nack_from(node as u32, flow);
@@ -302,7 +399,7 @@ impl Agents {
     pub fn congestion_stats(&self) -> Option<CongestionStats> {
         let d = CongestionStats::default();
         match &self.congestion {
-            Congestion::None | Congestion::Window(_) => None,
+            Congestion::None | Congestion::Window(_) | Congestion::IbaCc(_) => None,
             Congestion::Credit(c) => {
                 let s = c.stats;
                 Some(CongestionStats { dropped: s.dropped, retried: s.retried, waited: s.waited, ..d })

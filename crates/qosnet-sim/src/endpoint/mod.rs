@@ -5,6 +5,8 @@
 //! scheduler (the same schedulers as the router's). A sink consumes one flit per cycle per
 //! link and returns its credit.
 
+mod congestion;
+mod drb;
 pub mod nic;
 mod path_choice;
 mod state;
@@ -76,22 +78,37 @@ impl Endpoints {
             phase: phase as u16,
             sent: 0,
             done: 0,
-            path: self.path_choice.choose(flow),
+            path: self.path_choice.choose(flow, now),
             signal: Signal::Data,
+            becn: congestion::NO_BECN,
+            becn_path: 0,
         });
         if measured {
             net.progress.measured_outstanding += 1;
             net.obs.message_offered(phase, class, src, size);
         }
-        if NIC {
-            self.nic_post(net, src.index(), m, now);
-        } else {
-            let q = self.source_queue(src.index(), class);
-            self.nic_queue.at_mut(q).push_back(m);
-            *self.nic_start_blocked.at_mut(src.index()) = false;
-            self.activate(src.index());
-        }
+        self.queue_message::<NIC>(net, src.index(), class, m, now);
         m
+    }
+
+    /// Queue message `m` of `class` at its source `n`'s NIC.
+    #[inline]
+    fn queue_message<const NIC: bool>(
+        &mut self,
+        net: &mut Net,
+        n: usize,
+        class: TrafficClass,
+        m: MessageId,
+        now: Cycle,
+    ) {
+        if NIC {
+            self.nic_post(net, n, m, now);
+        } else {
+            let q = self.source_queue(n, class);
+            self.nic_queue.at_mut(q).push_back(m);
+            *self.nic_start_blocked.at_mut(n) = false;
+            self.activate(n);
+        }
     }
 
     /// Each active NIC sends at most one flit this cycle.
@@ -158,6 +175,7 @@ impl Endpoints {
                         self.held.entry(flow).or_insert((q, Vec::new())).1.push(m);
                         continue;
                     }
+                    self.held_back(net, n, flow, now);
                     break;
                 }
                 if at_limit && !self.nic_outranks(n, class as u8) {
@@ -515,8 +533,17 @@ impl Endpoints {
         }
         let pkt = net.packets.get_mut(flit.packet());
         pkt.received += 1;
-        let (m, size, received, class, pkt_flow, marked, signal) =
-            (pkt.message, pkt.size, pkt.received, pkt.class, pkt.flow, pkt.marked, pkt.signal);
+        let (m, size, received, class, pkt_flow, marked, signal, pkt_src, pkt_path) = (
+            pkt.message,
+            pkt.size,
+            pkt.received,
+            pkt.class,
+            pkt.flow,
+            pkt.marked,
+            pkt.signal,
+            pkt.src,
+            pkt.path,
+        );
         net.obs.flit_accepted(n, class, pkt_flow);
         if !flit.is_tail() {
             return;
@@ -529,8 +556,14 @@ impl Endpoints {
         if net.obs.trace.watch.is_some() {
             net.obs.hop(now, pkt_flow, flit.packet(), Hop::Ejected, n, 0, flit.vc() as usize);
         }
+        let becn = net.messages.get(m).becn;
         if marked {
             net.obs.packet_marked(pkt_flow);
+            // FECN → CNP (IBA CC, DRB: `congestion.rs`); a CNP itself is never answered.
+            let answer = self.agents.answers_fecn() || self.path_choice.hears_notifications();
+            if answer && becn == congestion::NO_BECN {
+                self.send_cnp::<NIC>(net, n, pkt_src, pkt_flow, pkt_path, now);
+            }
         }
         let msg = net.messages.get(m);
         let whole = msg.delivered + size as u32 == msg.size;
@@ -551,6 +584,12 @@ impl Endpoints {
                 self.release_held(msg.flow);
                 self.wake(n);
             }
+            return;
+        }
+        if becn != congestion::NO_BECN {
+            // A CNP reached the source of the flow it notifies: BECN.
+            self.agents.becn(becn, now);
+            self.path_choice.notified(becn, msg.becn_path, now);
             return;
         }
         match self.agents.delivered(msg.src.index(), msg.flow, now) {

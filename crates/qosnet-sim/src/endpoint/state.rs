@@ -104,6 +104,8 @@ pub(crate) struct Endpoints {
     pub(crate) agents: Agents,
     /// Which of several paths each message takes.
     pub(crate) path_choice: PathChoice,
+    /// The flow CNPs belong to (traffic outside the sources: `flows`' last row).
+    pub(crate) cnp_flow: u32,
     /// Per source: its reserved flow's IDT in rate-control ticks (0: unreserved).
     pub(crate) nic_idt: Vec<u64>,
     /// Ideal endpoint, admission control: per flow whose connection is being set up, its
@@ -164,6 +166,7 @@ impl Endpoints {
             nic_p,
             agents,
             path_choice,
+            cnp_flow: 0,
             nic_active: Vec::with_capacity(nodes),
             nic_is_active: vec![false; nodes],
             attach_port,

@@ -88,6 +88,11 @@ pub struct FlowStats {
     pub send_cqes: u64,
     /// Packets a switch output marked (`[router] marking`).
     pub marked_packets: u64,
+    /// Messages delivered after a later-created message of the flow (multipath: messages
+    /// of one flow on different paths overtake each other).
+    pub out_of_order: u64,
+    /// The creation cycle of the flow's newest message delivered so far.
+    pub newest_created: Cycle,
 }
 
 impl Metrics {

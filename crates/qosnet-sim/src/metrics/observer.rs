@@ -133,6 +133,8 @@ impl Observers {
             let f = self.metrics.flows.at_mut(msg.flow as usize);
             f.messages += 1;
             f.latency_sum += done - msg.created;
+            f.out_of_order += (msg.created < f.newest_created) as u64;
+            f.newest_created = f.newest_created.max(msg.created);
         }
         if msg.frame != u32::MAX {
             let d = *self.deadline_of.at(msg.flow as usize) as usize;

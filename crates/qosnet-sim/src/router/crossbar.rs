@@ -385,7 +385,10 @@ impl Routers {
         // The switch output hook (`marking.rs`) and the recordings (`[trace]`), compiled out
         // of runs without them. A dummy flit carries no packet.
         if HOOK && !(PRE && flit.is_dummy()) {
-            if self.marking.marks(occupancy) {
+            let packets = &mut net.packets;
+            let size = || packets.get(flit.packet()).size as u32;
+            let tail = flit.is_tail();
+            if self.marking.mark(&mut self.iba_marks, op, ovc, flit.packet(), tail, size, occupancy) {
                 net.packets.get_mut(flit.packet()).marked = true;
             }
             if flit.is_head() {

@@ -163,6 +163,8 @@ pub(crate) struct Routers {
     pub routing: Routing,
     /// What an output VC does as a flit enters it (`marking.rs`).
     pub marking: super::Marking,
+    /// IBA CC's marking-rate counters (`marking.rs`; empty for other markings).
+    pub(crate) iba_marks: super::marking::IbaCounters,
     // --- input side (per input VC / per input port) ---
     pub(crate) inbuf: Rings,
     /// Per input VC: the routing and allocation state of the packet it holds.

@@ -310,6 +310,8 @@ impl Endpoints {
                 && msg.signal == Signal::Data
                 && !self.agents.may_start(n, msg.flow, msg.dst.0, now)
             {
+                let flow = msg.flow;
+                self.held_back(net, n, flow, now);
                 return;
             }
             let size = msg.packet_flits.min(msg.size - msg.packetized);
@@ -324,6 +326,8 @@ impl Endpoints {
                 && msg.signal == Signal::Data
                 && !self.agents.may_start(n, msg.flow, msg.dst.0, now)
             {
+                let flow = msg.flow;
+                self.held_back(net, n, flow, now);
                 return;
             }
             if msg.packetized + msg.packet_flits.min(msg.size - msg.packetized) == msg.size {
