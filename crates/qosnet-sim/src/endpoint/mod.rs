@@ -58,6 +58,7 @@ impl Endpoints {
     }
 
     /// `create_message` without telling the agents (their own signalling packets).
+    #[inline(always)]
     fn enqueue_message<const NIC: bool>(&mut self, net: &mut Net, m: NewMessage, now: Cycle) -> MessageId {
         let measured = net.obs.measuring;
         let NewMessage { src, dst, class, size, packet_flits, vtick, flow, frame, phase } = m;

@@ -48,11 +48,18 @@ impl PathChoice {
     }
 
     /// The path of the next message of `flow`, created at `now`.
-    #[inline]
+    #[inline(always)]
     pub fn choose(&mut self, flow: u32, now: Cycle) -> u8 {
         if self.paths == 1 {
-            return 0;
+            0
+        } else {
+            self.choose_among(flow, now)
         }
+    }
+
+    /// `choose` where there is a choice (kept out of the message-creation path).
+    #[inline(never)]
+    fn choose_among(&mut self, flow: u32, now: Cycle) -> u8 {
         if let Some(d) = &mut self.drb {
             return d.choose(flow, now);
         }

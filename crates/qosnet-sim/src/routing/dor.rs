@@ -61,10 +61,12 @@ pub(super) fn route(grid: &Grid, router: usize, dst: usize, wrap: Wrap, vcs: u32
         if c == t {
             continue;
         }
-        let forward = (t + k - c) % k;
         let plus = match wrap {
             Wrap::Mesh => t > c,
-            _ => forward < k - forward || (forward == k - forward && c % 2 == 0),
+            _ => {
+                let forward = (t + k - c) % k;
+                forward < k - forward || (forward == k - forward && c % 2 == 0)
+            }
         };
         let port = if plus { plus_port(dim) } else { minus_port(dim) } as u32;
         let Wrap::Dateline { in_port, in_vc } = wrap else {
