@@ -37,17 +37,7 @@ TABLES = (
 )
 #: Tables a run directory may lack: `messages` unless recorded, the `[trace]` tables unless
 #: asked for; the others in directories written before they existed.
-_OPTIONAL = (
-    "flows",
-    "phases",
-    "streams",
-    "messages",
-    "link_series",
-    "stalls",
-    "trace",
-    "admission",
-    "congestion",
-)
+_OPTIONAL = TABLES[TABLES.index("flows") :]
 
 
 @dataclass(frozen=True, eq=False)

@@ -74,27 +74,23 @@ pub trait SlabId: Copy {
     fn slot(self) -> usize;
 }
 
-impl SlabId for PacketId {
-    #[inline(always)]
-    fn from_index(i: u32) -> Self {
-        PacketId(i)
-    }
-    #[inline(always)]
-    fn slot(self) -> usize {
-        self.index()
-    }
+/// Slab ids: the id types the packet and message slabs hand out.
+macro_rules! slab_id {
+    ($($name:ident),*) => {$(
+        impl SlabId for $name {
+            #[inline(always)]
+            fn from_index(i: u32) -> Self {
+                $name(i)
+            }
+            #[inline(always)]
+            fn slot(self) -> usize {
+                self.index()
+            }
+        }
+    )*};
 }
 
-impl SlabId for MessageId {
-    #[inline(always)]
-    fn from_index(i: u32) -> Self {
-        MessageId(i)
-    }
-    #[inline(always)]
-    fn slot(self) -> usize {
-        self.index()
-    }
-}
+slab_id!(PacketId, MessageId);
 
 /// The receiver kinds at the end of a link: the timing wheels keep a list for each
 /// (`wheel.rs`).

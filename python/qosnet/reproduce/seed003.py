@@ -1,6 +1,6 @@
 """Document 003's experiments (an 8-port QoS router and a 2x2 mesh under integrated traffic).
 
-Each experiment names the document's claim (shared/seeds/INDEX.md) beside what the runs
+Each experiment names the document's claim (its section and figure) beside what the runs
 give; `report` writes the tables and figures. The configurations are `configs/seed003/*.toml`;
 experiments vary them with overrides only, so one file holds each setting. `quick=True`
 shrinks simulated time (and loads) for tests and smoke runs: the same code paths, numbers
