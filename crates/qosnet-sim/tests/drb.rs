@@ -8,7 +8,7 @@ use qosnet_sim::metrics::Column;
 use qosnet_sim::Simulation;
 
 const DRB: &str = "multipath = { paths = 4, selection = \"drb\", contraction_timer = \"20 us\" }";
-const MARK: &str = "marking = { kind = \"iba_cc\", threshold = 15 }";
+const MARK: &str = "marking = { kind = \"iba_cc\", threshold = 8 }";
 
 /// Up links out of leaf switch 0 that carried traffic, and the run, for `sources` sending
 /// to node 15 of a 4-ary 2-tree at `load` each.

@@ -696,10 +696,11 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
     let max_packet = specs.iter().map(|s| s.packet_flits.min(s.message_flits)).max().unwrap_or(1);
     let nic = NicParams::build(cfg, &clock, max_packet, &mut errs);
     let nodes = topology.as_ref().map_or(0, |t| t.nodes);
-    let marking = Marking::build(rc.marking.as_ref(), rc.output_buffer).unwrap_or_else(|e| {
-        errs.push(e);
-        Marking::None
-    });
+    let marking =
+        Marking::build(rc.marking.as_ref(), rc.input_buffer, rc.output_buffer).unwrap_or_else(|e| {
+            errs.push(e);
+            Marking::None
+        });
     let agents = Agents::build(cfg.endpoint.agent.as_ref(), nodes, &clock, |p| cfg.resolve_path(p))
         .unwrap_or_else(|e| {
             errs.push(e);
