@@ -404,7 +404,11 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
     }
     let routing = topology.as_ref().filter(|_| (1..=32).contains(&rc.vcs)).and_then(|t| {
         let paths = cfg.routing.multipath.as_ref().map_or(1, |m| m.paths);
-        match Routing::build(cfg.routing.kind, t, rc.vcs).and_then(|r| r.with_paths(paths)) {
+        let lids = |r: Routing| match cfg.routing.lmc {
+            Some(lmc) => r.with_lids(t, lmc, cfg.routing.slack, rc.vcs),
+            None => Ok(r),
+        };
+        match Routing::build(cfg.routing.kind, t, rc.vcs).and_then(lids).and_then(|r| r.with_paths(paths)) {
             Ok(r) => Some(r),
             Err(e) => {
                 errs.push(e);
