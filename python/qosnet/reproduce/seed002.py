@@ -288,7 +288,6 @@ def report(
         elif name == "fig10":
             table, series = _hot_spot(g)
             write(table, out / "fig10_links.csv")
-            write(series, out / "fig10_link_series.csv")
             schemes = list(table["scheme"])
             fig, axes = plt.subplots(
                 2, len(schemes), figsize=(4.2 * len(schemes), 7), dpi=110, squeeze=False

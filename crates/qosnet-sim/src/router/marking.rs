@@ -296,8 +296,8 @@ mod tests {
         rs.in_vc[held].out_vc = 0;
         rs.in_vc[other].out_vc = 0;
         let active = vec![0, 0b01, 0b10, 0];
-        let alloc = vec![0, 0, 0b01, 0];
-        let parked = vec![0, 0, 0, 0b10];
+        let alloc = [0u32, 0, 0b01, 0];
+        let parked = [0u32, 0, 0, 0b10];
         let queue = |out, ov| {
             let waiting = |ip: usize| alloc[ip] | parked[ip];
             port_queue(&rs.p, &rs.in_vc, 0..4, &active, waiting, (out, ov), 0)
