@@ -42,5 +42,5 @@ def test_lmc_errors_name_the_field():
         run(ROOT / "configs" / "seed002" / "mesh8x4.toml", ("routing.lmc=8",))
     assert "routing.lmc" in str(e.value) and "0..=7" in str(e.value)
     with pytest.raises(Exception) as e:
-        run(ROOT / "configs" / "seed002" / "torus8x8.toml", ("router.vcs=3",))
+        run(ROOT / "configs" / "seed002" / "torus8x8.toml", ("router.vcs=2",))
     assert "routing.lmc" in str(e.value) and "deadlock" in str(e.value)

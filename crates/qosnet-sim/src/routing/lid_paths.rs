@@ -20,20 +20,27 @@
 //!   the first switch it can (the pair then shares links between two LIDs;
 //!   `LidPaths::shared` counts them).
 //!
-//! Deadlock. Arbitrary paths on a mesh or torus can close cycles of channel dependencies;
-//! so the VCs are split into layers and each path — (source, destination, LID) — is put
-//! in the first layer whose channel dependency graph stays acyclic with it (links as
-//! channels), as OpenSM's DFSSSP gives each path a service level. A packet enters its
-//! path's layer at the first switch (the source's choice of SL, the switches' SL-to-VL
-//! mapping) and keeps it to the end, so layers never depend on each other, and acyclic
-//! dependency graphs per layer make the routing deadlock free (Dally & Seitz). A path set
-//! that needs more layers than there are VCs is refused with the reason: the first path
-//! that closes a cycle in every layer. On a torus this replaces the dateline classes: the
-//! wrap links' cycles are broken by the layers, which the check proves for each
-//! configuration.
+//! Deadlock. Arbitrary paths can close cycles of channel dependencies, so the path sets
+//! are built so that a channel dependency graph over (link, VC class) is acyclic, and
+//! that graph is checked (Dally & Seitz: acyclic means deadlock free); a path set that
+//! fails is refused with the reason.
+//! - On a 2-D mesh or torus (`Moves`), the dateline scheme generalised to every path: a
+//!   hop's VC class is the number of wrap-around links the path has crossed, that one
+//!   included, so a ring's cycle is cut where it wraps, as by Dally & Seitz's dateline
+//!   (document 002's switches have 3 VCs: classes 0, 1, 2, enough for the two wraps a
+//!   minimal 2-D path makes); the search takes no path with more wraps than classes. A
+//!   class's channels other than the wrap links (which only a lower class leads into)
+//!   form a mesh, where the search keeps to west-first turns (Glass & Ni's turn model: no
+//!   turn into -x after another direction), which leave that mesh no cycle. Dimension
+//!   order (LID 0) is west-first.
+//! - On a fabric (or other grids), the VCs are split into layers and each path — (source,
+//!   destination, LID) — goes in the first layer whose dependency graph stays acyclic with
+//!   it, as OpenSM's DFSSSP gives each path a service level; the packet enters its layer
+//!   at the source's switch and keeps it.
 
 use super::{Route, Routing, VcMask};
-use crate::topology::{Peer, Topology};
+use crate::topology::mesh::{coord, minus_port, plus_port};
+use crate::topology::{Peer, Shape, Topology};
 
 /// No entry in a LID's forwarding table.
 const NONE: u8 = u8::MAX;
@@ -46,14 +53,18 @@ pub struct LidPaths {
     nodes: usize,
     /// `next[(router * nodes + dst) * paths + lid]`: the output port.
     next: Vec<u8>,
-    /// `layer[(src * nodes + dst) * paths + lid]`: the path's VC layer.
+    /// `layer[(src * nodes + dst) * paths + lid]`: the path's VC layer (layer scheme;
+    /// empty on a grid).
     layer: Vec<u8>,
+    /// Per (router * ports + port): whether the link wraps around a torus ring (grid
+    /// scheme: the class rises by one on it; empty for the layer scheme).
+    wraps: Vec<bool>,
     /// Per (router * ports + port): the node attached there (`u32::MAX`: a switch or
     /// nothing), whose packets enter their path's layer at that port.
     source_at: Vec<u32>,
-    /// Per layer: its VCs (VC v is in layer v mod layers).
-    layer_vcs: Vec<VcMask>,
-    /// Layers used.
+    /// Per class (layer, or wraps crossed): its VCs (VC v is in class v mod classes).
+    class_vcs: Vec<VcMask>,
+    /// VC classes used.
     pub layers: u32,
     /// (source, destination, LID) paths that could not avoid the pair's lower LIDs' links.
     pub shared: usize,
@@ -69,6 +80,7 @@ impl LidPaths {
     pub fn build(topo: &Topology, base: &Routing, lmc: u8, slack: u32, vcs: u32) -> Result<LidPaths, String> {
         let paths = 1u32 << lmc;
         let (nodes, routers, ports) = (topo.nodes, topo.routers, topo.ports);
+        let moves = Moves::of(topo, vcs);
         let mut next = vec![NONE; routers * nodes * paths as usize];
         let mut shared = 0;
         let mut trees = Vec::with_capacity(nodes * paths as usize);
@@ -98,7 +110,15 @@ impl LidPaths {
                         .flat_map(|c| c[..c.len() - 1].to_vec())
                         .collect();
                     let budget = dist[rs] + slack as usize;
-                    let mut search = Search { topo, dist: &dist, tree: &t, used: &used, budget, steps: 0 };
+                    let mut search = Search {
+                        topo,
+                        moves: moves.as_ref(),
+                        dist: &dist,
+                        tree: &t,
+                        used: &used,
+                        budget,
+                        steps: 0,
+                    };
                     let found = match search.from(rs) {
                         Some(p) => Some(p),
                         None => {
@@ -110,7 +130,13 @@ impl LidPaths {
                         }
                     };
                     let Some(path) = found else {
-                        return Err(format!("no path from switch {rs} to node {d}"));
+                        return Err(format!(
+                            "no path of LID {} from switch {rs} to node {d} fits the deadlock-free \
+                             moves (at most {} wrap-around links, west-first turns); use more VCs \
+                             (router.vcs) or a smaller routing.lmc",
+                            lid_trees.len(),
+                            moves.as_ref().map_or(0, |m| m.classes - 1)
+                        ));
                     };
                     for link in path {
                         let (r, p) = (link / ports, link % ports);
@@ -128,20 +154,42 @@ impl LidPaths {
             }
             trees.extend(lid_trees);
         }
-        let (layer, layers) = layer(topo, &trees, paths as usize, vcs).map_err(|(src, d, l)| {
-            format!(
-                "the path sets can deadlock: the path of LID {l} from node {src} to node {d} closes \
-                 a cycle of channel dependencies in each of the {vcs} VC layers (router.vcs); use \
-                 more VCs, a smaller routing.lmc or routing.slack"
-            )
-        })?;
-        let layer_vcs =
+        let (layer, layers, wraps) = match &moves {
+            Some(m) => {
+                check_classes(topo, m, &trees, paths as usize).map_err(|(src, d, l, wraps)| {
+                    let why = if wraps {
+                        format!(
+                            "crosses more wrap-around links than the {} VC classes (router.vcs) \
+                             can tell apart (a torus needs 3 VCs)",
+                            m.classes
+                        )
+                    } else {
+                        format!("closes a cycle of channel dependencies over the {} VC classes", m.classes)
+                    };
+                    format!(
+                        "the path sets can deadlock: the path of LID {l} from node {src} to node {d} {why}"
+                    )
+                })?;
+                (Vec::new(), m.classes, m.hops.iter().map(|h| h.1).collect())
+            }
+            None => {
+                let (layer, layers) = layer(topo, &trees, paths as usize, vcs).map_err(|(src, d, l)| {
+                    format!(
+                        "the path sets can deadlock: the path of LID {l} from node {src} to node {d} \
+                         closes a cycle of channel dependencies in each of the {vcs} VC layers \
+                         (router.vcs); use more VCs, a smaller routing.lmc or routing.slack"
+                    )
+                })?;
+                (layer, layers, Vec::new())
+            }
+        };
+        let class_vcs =
             (0..layers).map(|k| (0..vcs).filter(|v| v % layers == k).fold(0, |m, v| m | 1 << v)).collect();
         let mut source_at = vec![u32::MAX; routers * ports];
         for (n, &(r, p)) in topo.attach.iter().enumerate() {
             source_at[r.index() * ports + p as usize] = n as u32;
         }
-        Ok(LidPaths { paths, nodes, next, layer, source_at, layer_vcs, layers, shared })
+        Ok(LidPaths { paths, nodes, next, layer, wraps, source_at, class_vcs, layers, shared })
     }
 
     /// Route a header at `router`, arrived by `in_port` on `in_vc`, toward `dst` on LID
@@ -161,12 +209,128 @@ impl LidPaths {
         let port = self.next[(router * self.nodes + dst) * paths + lid as usize];
         let port = if port == NONE { u32::MAX } else { port as u32 };
         let src = self.source_at[router * ports + in_port];
-        let k = if src != u32::MAX {
-            self.layer[(src as usize * self.nodes + dst) * paths + lid as usize] as usize
+        let classes = self.layers as usize;
+        let k = if self.wraps.is_empty() {
+            // the layer of the path, entered at the source's switch
+            if src != u32::MAX {
+                self.layer[(src as usize * self.nodes + dst) * paths + lid as usize] as usize
+            } else {
+                in_vc % classes
+            }
         } else {
-            in_vc % self.layers as usize
+            // wraps crossed so far, this hop's included
+            let before = if src != u32::MAX { 0 } else { in_vc % classes };
+            let here = port != u32::MAX && self.wraps[router * ports + port as usize];
+            (before + here as usize).min(classes - 1)
         };
-        Route { port, vcs: self.layer_vcs[k] }
+        Route { port, vcs: self.class_vcs[k] }
+    }
+}
+
+/// The deadlock-free moves on a 2-D mesh or torus (module comment): per link its
+/// direction and whether it wraps, and how many VC classes (wraps + 1) there are.
+struct Moves {
+    /// Per (router * ports + port): (dimension * 2 + 1 if going +, wraps), `NO_DIR` for a
+    /// link to a node or nothing.
+    hops: Vec<(u8, bool)>,
+    classes: u32,
+}
+
+const NO_DIR: u8 = u8::MAX;
+/// Going -x: the turn west-first allows only first.
+const WEST: u8 = 0;
+
+impl Moves {
+    /// The moves of a 2-D mesh or torus with `vcs` VCs (None for other shapes).
+    fn of(topo: &Topology, vcs: u32) -> Option<Moves> {
+        let (dims, torus) = match &topo.shape {
+            Shape::Mesh { dims } => (dims, false),
+            Shape::Torus { dims } => (dims, true),
+            _ => return None,
+        };
+        if dims.len() != 2 {
+            return None;
+        }
+        let mut hops = vec![(NO_DIR, false); topo.routers * topo.ports];
+        for r in 0..topo.routers {
+            for d in 0..2 {
+                let c = coord(dims, r, d);
+                let k = dims[d];
+                for (p, plus) in [(minus_port(d), false), (plus_port(d), true)] {
+                    if let Peer::Router { .. } = topo.peer(r, p) {
+                        let wraps = torus && if plus { c == k - 1 } else { c == 0 };
+                        hops[r * topo.ports + p] = ((d * 2 + plus as usize) as u8, wraps);
+                    }
+                }
+            }
+        }
+        // a mesh has one class; a 2-D torus's minimal paths wrap at most twice
+        let classes = if torus { vcs.min(3) } else { 1 };
+        Some(Moves { hops, classes })
+    }
+
+    /// The wraps after taking link `next` with `wraps` crossed and `last` the link taken
+    /// before (None at the source), or None where the move is not allowed.
+    fn step(&self, last: Option<usize>, next: usize, wraps: u32) -> Option<u32> {
+        let (dir, wrap) = self.hops[next];
+        if dir == NO_DIR {
+            return Some(wraps); // the ejection
+        }
+        let wraps = wraps + wrap as u32;
+        if wraps >= self.classes {
+            return None;
+        }
+        if let Some(l) = last {
+            let (ldir, lwrap) = self.hops[l];
+            // west-first between two links of one class's mesh
+            if !lwrap && !wrap && dir == WEST && ldir != WEST {
+                return None;
+            }
+        }
+        Some(wraps)
+    }
+}
+
+/// The grid scheme's check: every path's hops as (link, class) channels, their
+/// dependencies one graph, which must be acyclic; else the (source, destination, LID) of
+/// a path on a cycle's first closing.
+fn check_classes(
+    topo: &Topology,
+    m: &Moves,
+    trees: &[Vec<u8>],
+    paths: usize,
+) -> Result<(), (usize, usize, usize, bool)> {
+    let classes = m.classes as usize;
+    let mut g: Vec<Vec<usize>> = vec![Vec::new(); topo.routers * topo.ports * classes];
+    let mut owner = Vec::new();
+    for s in 0..topo.nodes {
+        let rs = topo.attach[s].0.index();
+        for d in (0..topo.nodes).filter(|&d| d != s) {
+            for l in 0..paths {
+                let path = chain(topo, &trees[d * paths + l], rs).ok_or((s, d, l, false))?;
+                let mut wraps = 0usize;
+                let mut prev: Option<usize> = None;
+                for &link in &path {
+                    wraps += m.hops[link].1 as usize;
+                    if wraps >= classes {
+                        return Err((s, d, l, true));
+                    }
+                    let ch = link * classes + wraps;
+                    if let Some(p) = prev {
+                        if !g[p].contains(&ch) {
+                            g[p].push(ch);
+                            owner.push((s, d, l, false));
+                        }
+                    }
+                    prev = Some(ch);
+                }
+            }
+        }
+    }
+    if acyclic(&g) {
+        Ok(())
+    } else {
+        Err(*owner.last().unwrap_or(&(0, 0, 0, false)))
     }
 }
 
@@ -209,6 +373,8 @@ fn chain(topo: &Topology, t: &[u8], mut r: usize) -> Option<Vec<usize>> {
 /// One depth-first search for a path to the destination of LID tree `tree`.
 struct Search<'a> {
     topo: &'a Topology,
+    /// The grid's deadlock-free moves (None: any move; the layers keep it safe).
+    moves: Option<&'a Moves>,
     dist: &'a [usize],
     tree: &'a [u8],
     /// Links the path may not use (the pair's lower LIDs'), sorted or not: few.
@@ -224,10 +390,18 @@ impl Search<'_> {
         let mut path = Vec::new();
         let mut on_path = vec![false; self.topo.routers];
         on_path[from] = true;
-        self.extend(from, &mut path, &mut on_path).then_some(path)
+        self.extend(from, &mut path, &mut on_path, 0).then_some(path)
     }
 
-    fn extend(&mut self, r: usize, path: &mut Vec<usize>, on_path: &mut [bool]) -> bool {
+    /// The move onto `next` after the path so far with `wraps` crossed (`Moves::step`).
+    fn step(&self, path: &[usize], next: usize, wraps: u32) -> Option<u32> {
+        match self.moves {
+            Some(m) => m.step(path.last().copied(), next, wraps),
+            None => Some(wraps),
+        }
+    }
+
+    fn extend(&mut self, r: usize, path: &mut Vec<usize>, on_path: &mut [bool], wraps: u32) -> bool {
         self.steps += 1;
         if self.steps > SEARCH_LIMIT {
             return false;
@@ -237,7 +411,17 @@ impl Search<'_> {
             // Switch r forwards this LID already: the rest of the way is its tree's.
             let Some(rest) = chain(self.topo, self.tree, r) else { return false };
             let hops = rest.len() - 1;
-            let fits = path.len() + hops <= self.budget
+            let mut w = Some(wraps);
+            let mut last = path.last().copied();
+            for &l in &rest {
+                w = w.and_then(|w| match self.moves {
+                    Some(m) => m.step(last, l, w),
+                    None => Some(w),
+                });
+                last = Some(l);
+            }
+            let fits = w.is_some()
+                && path.len() + hops <= self.budget
                 && rest.iter().all(|l| !self.used.contains(l))
                 && rest[..hops].iter().all(|&l| match self.topo.peer(l / ports, l % ports) {
                     Peer::Router { router, .. } => !on_path[router.index()],
@@ -263,9 +447,10 @@ impl Search<'_> {
             .collect();
         options.sort_unstable();
         for (_, p, n) in options {
+            let Some(w) = self.step(path, r * ports + p, wraps) else { continue };
             path.push(r * ports + p);
             on_path[n] = true;
-            if self.extend(n, path, on_path) {
+            if self.extend(n, path, on_path, w) {
                 return true;
             }
             on_path[n] = false;
@@ -336,6 +521,28 @@ fn layer(
         }
     }
     Ok((layer_of, graphs.len().max(1) as u32))
+}
+
+/// Whether a directed graph (adjacency lists) has no cycle (Kahn's algorithm).
+fn acyclic(g: &[Vec<usize>]) -> bool {
+    let mut indegree = vec![0u32; g.len()];
+    for outs in g {
+        for &b in outs {
+            indegree[b] += 1;
+        }
+    }
+    let mut ready: Vec<usize> = (0..g.len()).filter(|&v| indegree[v] == 0).collect();
+    let mut seen = 0;
+    while let Some(v) = ready.pop() {
+        seen += 1;
+        for &b in &g[v] {
+            indegree[b] -= 1;
+            if indegree[b] == 0 {
+                ready.push(b);
+            }
+        }
+    }
+    seen == g.len()
 }
 
 /// Whether `to` can be reached from `from` in `g` (`seen[v] == mark`: visited this time).
@@ -419,12 +626,22 @@ mod tests {
         let t = torus(4);
         let dor = Routing::build(RoutingKind::Dor, &t, 1).unwrap();
         let e = dor.with_lids(&t, 1, 2, 1).unwrap_err().to_string();
-        assert!(e.contains("routing.lmc") && e.contains("deadlock") && e.contains("1 VC layers"), "{e}");
-        // With VCs enough, every layer's channel dependency graph is acyclic.
-        let r = lids(&torus(4), 1, 2, 3).unwrap();
+        assert!(e.contains("routing.lmc") && e.contains("deadlock") && e.contains("wrap-around"), "{e}");
+        // With 3 VCs the classes (wraps crossed) make every path set of the 2-D torus safe:
+        // the document's 64-node torus with four LIDs.
+        let r = lids(&torus(8), 2, 2, 3).unwrap();
         let Routing::Lids { table, .. } = &r else { panic!() };
-        assert!(table.layers >= 2 && table.layers <= 3, "{}", table.layers);
-        // A mesh's dimension order and its disjoint alternatives.
+        assert_eq!(table.layers, 3);
+        // Other shapes (fabrics, 3-D grids) put each path in a VC layer: a 3x3x3 torus's
+        // rings close cycles in its one layer, and fit in three.
+        let t3 = Topology::build(&TopologyConfig::Torus { k: Some(3), n: Some(3), dims: None }).unwrap();
+        let dor = Routing::build(RoutingKind::Dor, &t3, 1).unwrap();
+        let e = dor.with_lids(&t3, 1, 1, 1).unwrap_err().to_string();
+        assert!(e.contains("deadlock") && e.contains("1 VC layers"), "{e}");
+        let r = lids(&t3, 1, 1, 4).unwrap();
+        let Routing::Lids { table, .. } = &r else { panic!() };
+        assert!((2..=4).contains(&table.layers), "{}", table.layers);
+        // A mesh's dimension order and its disjoint alternatives: one class.
         let mesh =
             Topology::build(&TopologyConfig::Mesh { k: None, n: None, dims: Some(vec![8, 4]) }).unwrap();
         assert!(lids(&mesh, 2, 2, 3).is_ok());
