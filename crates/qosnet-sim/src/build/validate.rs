@@ -441,7 +441,12 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
     }
     let routing = topology.as_ref().filter(|_| (1..=32).contains(&rc.vcs)).and_then(|t| {
         let paths = cfg.routing.multipath.as_ref().map_or(1, |m| m.paths);
-        let lids = |r: Routing| match cfg.routing.lmc {
+        // (a fabric dump's LMC, where it gives one above 0, unless the configuration sets it)
+        let dumped = match &t.shape {
+            crate::topology::Shape::Fabric { lmc: Some(l), .. } if *l > 0 => Some(*l),
+            _ => None,
+        };
+        let lids = |r: Routing| match cfg.routing.lmc.or(dumped) {
             Some(lmc) => r.with_lids(t, lmc, cfg.routing.slack, rc.vcs),
             None => Ok(r),
         };

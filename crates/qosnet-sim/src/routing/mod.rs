@@ -90,7 +90,7 @@ impl Routing {
                 Routing::DModK { k: *k, n: *n, paths: 1 }
             }
             (Shape::FatTree { .. }, _) => return Err(mismatch("\"d_mod_k\"")),
-            (Shape::Fabric { routes }, RoutingKind::Auto | RoutingKind::Lft) => {
+            (Shape::Fabric { routes, .. }, RoutingKind::Auto | RoutingKind::Lft) => {
                 Routing::Table { next: routes.clone(), nodes: topo.nodes }
             }
             (Shape::Fabric { .. }, _) => return Err(mismatch("\"lft\"")),
@@ -256,7 +256,7 @@ pub enum Misroute {
 /// Every node reaches every other along the table, without loops: walked pair by pair
 /// as the routing the simulator and admission use (`Routing::walk`).
 pub fn check_fabric_routes(t: &Topology, shown: &str) -> Result<(), ConfigError> {
-    let Shape::Fabric { routes } = &t.shape else { return Ok(()) };
+    let Shape::Fabric { routes, .. } = &t.shape else { return Ok(()) };
     let routing = Routing::Table { next: routes.clone(), nodes: t.nodes };
     for src in (0..t.nodes as u32).map(NodeId) {
         for dst in (0..t.nodes as u32).map(NodeId).filter(|&d| d != src) {
