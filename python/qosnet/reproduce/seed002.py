@@ -378,7 +378,7 @@ def report(
         "## Not reproduced",
         "",
         "- The mesh's matrix transpose: undefined for 32 nodes (not a square).",
-        "- The Avakas dump carries no LMC (each port one LID): LMC 2 is computed.",
+        "- The Avakas dump carries no LMC (its ports have no LIDs yet): LMC 2 is configured.",
         "",
     ]
     write_text(out / "FINDINGS.md", "\n".join(findings))
