@@ -170,7 +170,8 @@ def load_plan(directory: Path, select: Iterable[str] = ()) -> Plan:
             high = float(group.get("high", limits.high))
             if not 0 < low < high <= 1:
                 raise ValueError(
-                    f"{where}.low, {where}.high: must satisfy 0 < low < high <= 1, got {low}, {high}"
+                    f"{where}.low, {where}.high: must satisfy 0 < low < high <= 1, "
+                    f"got {low}, {high}"
                 )
             bracket = (low, high)
         for pattern in group.get("patterns", ["uniform"]):
