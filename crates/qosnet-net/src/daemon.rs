@@ -260,6 +260,11 @@ fn accept_loop(inner: Arc<Inner>, listener: UnixListener) {
                     inner.cfg.max_clients, inner.cfg.max_clients_per_uid
                 );
                 let _ = reply_err(&mut &sock, local::E_DENIED, &msg);
+                // Read what it sent first (briefly), so that closing does not reset the
+                // connection before the client reads why.
+                let _ = sock.shutdown(std::net::Shutdown::Write);
+                let _ = sock.set_read_timeout(Some(Duration::from_millis(20)));
+                let _ = io::Read::read(&mut &sock, &mut [0u8; 1024]);
                 continue;
             }
             c.total += 1;

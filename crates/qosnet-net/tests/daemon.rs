@@ -171,7 +171,8 @@ fn malformed_local_requests_are_refused_counted_and_bounded() {
 fn the_client_limit_refuses_connections_past_it() {
     let cfg = DaemonConfig { socket: socket_path(), max_clients_per_uid: 2, ..DaemonConfig::default() };
     let d = Daemon::start(AgentConfig::default(), cfg).unwrap();
-    // One application holds two connections (requests and receives): the second is refused.
+    // One application holds two connections (requests and receives): a second application
+    // is refused at its first.
     let _a = LocalAgent::connect(d.socket(), None).unwrap();
     let e = LocalAgent::connect(d.socket(), None).err().unwrap();
     assert!(e.to_string().contains("too many clients"), "{e}");
