@@ -1,6 +1,7 @@
 """A host of the data plane driven over a pipe: `python -m qosnet.dataplane.host [agent
-options as JSON]` starts an agent, prints `{"endpoint": ...}` on stdout, then answers one
-JSON command per stdin line with one JSON line:
+options as JSON]` starts an agent (or, with options `{"socket": PATH, "port": N}`, connects
+to the host's daemon as an application), prints `{"endpoint": ...}` on stdout, then answers
+one JSON command per stdin line with one JSON line:
 
 - `{"op": "reserve", "dst": E, "bps": R, "priority": P, "lease": S|null}`
 - `{"op": "release", "dst": E, "priority": P}`
@@ -69,7 +70,10 @@ def thread_cpu() -> dict[str, float]:
 
 def main() -> None:
     options: dict[str, Any] = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
-    agent = Agent(**options)
+    if "socket" in options:
+        agent = Agent.connect(options["socket"], options.get("port"))
+    else:
+        agent = Agent(**options)
     stop = threading.Event()
     streams: list[threading.Thread] = []
     errors: dict[str, str] = {}
