@@ -382,10 +382,17 @@ def bench(
         ),
     ] = "loopback",
     quick: Annotated[bool, typer.Option("--quick", help="Fewer repetitions.")] = False,
+    reps: Annotated[
+        int | None,
+        typer.Option("--reps", min=1, help="Repetitions of each configuration (default 15)."),
+    ] = None,
     json_out: JsonOption = False,
 ) -> None:
     """Rate control's overhead (document 004 §5.2): ping-pong round trips and streaming
-    bandwidth over message sizes, with and without rate control, on the same transport."""
+    bandwidth over message sizes, with and without rate control, on the same transport;
+    the two alternate, repeated, and each row gives medians and the quartiles of the paired
+    overheads, with a verdict against the 1% target that says "unresolved" when the spread
+    does not allow one."""
     from rich.table import Table
 
     from qosnet.dataplane import overhead
@@ -394,32 +401,37 @@ def bench(
         raise typer.BadParameter(f"must be loopback or veth, got {where!r}", param_hint="--where")
     with _errors():
         try:
-            rows = overhead.run(where, quick=quick, progress=None if json_out else err)
+            rows = overhead.run(where, quick=quick, progress=None if json_out else err, reps=reps)
         except RuntimeError as e:
             err(f"error: {e}")
             raise typer.Exit(1) from None
+    summary = overhead.verdicts(rows)
     if json_out:
-        typer.echo(json.dumps(rows))
+        typer.echo(json.dumps({"rows": rows, "verdicts": summary}))
         return
-    t = Table(title=f"rate control overhead, {where}")
+    t = Table(title=f"rate control overhead, {where} (medians of {rows[0]['reps']} runs)")
     for c in (
-        "test",
-        "size B",
-        "with RC",
-        "without RC",
-        "overhead",
-        "noise",
-        "dispatcher CPU/Gb/s",
-    ):
+        "test", "size B", "with RC", "without RC", "overhead", "quartiles", "noise",
+        "agent CPU s/Gb", "process CPU s/Gb with/without",
+    ):  # fmt: skip
         t.add_column(c, justify="left" if c == "test" else "right")
     for r in rows:
         cpu = r["dispatch_cpu_per_gbps"]
+        proc = (
+            f"{r['process_cpu_per_gbps_with']:.3f}/{r['process_cpu_per_gbps_without']:.3f}"
+            if cpu is not None
+            else "-"
+        )
         t.add_row(
             r["test"], str(r["size"]), f"{r['with']:.3f}", f"{r['without']:.3f}",
-            f"{r['overhead']:+.2%}", f"{r['noise']:.1%}", f"{cpu:.3f}" if cpu is not None else "-",
+            f"{r['overhead']:+.2%}", f"{r['overhead_p25']:+.2%}..{r['overhead_p75']:+.2%}",
+            f"{r['noise']:.1%}", f"{cpu:.3f}" if cpu is not None else "-", proc,
         )  # fmt: skip
-    for test in ("ping-pong RTT (us)", "bandwidth (Gb/s)"):
-        rs = [r["overhead"] for r in rows if r["test"] == test]
-        t.add_row(f"{test}: mean", "", "", "", f"{sum(rs) / len(rs):+.2%}", "", "")
-        t.add_row(f"{test}: worst", "", "", "", f"{max(rs):+.2%}", "", "")
+    for v in summary:
+        t.add_row(
+            f"{v['test']}: mean", "", "", "", f"{v['mean']:+.2%}",
+            f"{v['mean_p25']:+.2%}..{v['mean_p75']:+.2%}", "", "", v["verdict"],
+        )  # fmt: skip
+        t.add_row(f"{v['test']}: worst", str(v["worst_size"]), "", "", f"{v['worst']:+.2%}",
+                  "", "", "", "")  # fmt: skip
     stdout_console().print(t)

@@ -52,13 +52,19 @@ def _expect(agent: Agent, src: str, goal: int, timeout: float) -> float:
     return time.monotonic()
 
 
+#: The agent's scheduling threads: the dispatcher, and the drain thread that finishes the
+#: packets of full sockets (the rate control's own work, beside the application's sends).
+AGENT_THREADS = ("qosnet-dispatch", "qosnet-drain")
+
+
 def thread_cpu() -> dict[str, float]:
-    """CPU seconds (user + system) of this process's dispatcher threads and of the process."""
+    """CPU seconds (user + system) of this process's agent threads (`AGENT_THREADS`, under
+    "dispatch") and of the whole process."""
     tick = os.sysconf("SC_CLK_TCK")
     dispatch = 0.0
     for task in Path("/proc/self/task").iterdir():
         try:
-            if (task / "comm").read_text().strip() != "qosnet-dispatch":
+            if (task / "comm").read_text().strip() not in AGENT_THREADS:
                 continue
             fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
