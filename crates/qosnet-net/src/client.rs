@@ -65,6 +65,9 @@ struct Req<'a> {
 pub struct LocalAgent {
     requests: Mutex<Conn>,
     receives: Mutex<Conn>,
+    /// The two sockets again, to shut them without their locks (a thread may be blocked
+    /// in `recv` holding one).
+    shut: [UnixStream; 2],
     port: Port,
     endpoint: String,
 }
@@ -88,7 +91,14 @@ impl LocalAgent {
         let endpoint = b.str().map_err(bad)?.to_string();
         let mut receives = Conn::new(socket)?;
         receives.call(Writer::new(local::ATTACH).u32(port), &[], &Req::default())?;
-        Ok(LocalAgent { requests: Mutex::new(requests), receives: Mutex::new(receives), port, endpoint })
+        let shut = [requests.w.try_clone()?, receives.w.try_clone()?];
+        Ok(LocalAgent {
+            requests: Mutex::new(requests),
+            receives: Mutex::new(receives),
+            shut,
+            port,
+            endpoint,
+        })
     }
 
     /// This application's endpoint (its daemon's address and port).
@@ -149,10 +159,11 @@ impl LocalAgent {
         Ok(body.first() == Some(&1))
     }
 
-    /// Close both connections (the daemon closes the port).
+    /// Close both connections (the daemon closes the port; a `recv` blocked in another
+    /// thread returns an error).
     pub fn close(&self) {
-        for c in [&self.requests, &self.receives] {
-            let _ = lock(c).w.shutdown(std::net::Shutdown::Both);
+        for s in &self.shut {
+            let _ = s.shutdown(std::net::Shutdown::Both);
         }
     }
 }

@@ -11,7 +11,8 @@
 //! - who may connect is the socket file's permission (`mode`, set at bind); who connected is
 //!   the kernel's word (`SO_PEERCRED`): only a trusted uid (root, the daemon's own, or
 //!   `trusted_uids`) may install or remove reservations, which otherwise come from the
-//!   control plane; an application only sends, receives and reads counters;
+//!   control plane, or read every application's flows; an application only sends,
+//!   receives and reads its own flows' counters;
 //! - memory a client can make the daemon hold is bounded: at most `max_clients`
 //!   connections (`max_clients_per_uid` per user), a request is refused above
 //!   `max_request_bytes` before anything is allocated and read only as its bytes arrive,
@@ -27,7 +28,7 @@ use crate::local::{self, Reader, Writer};
 use std::collections::HashMap;
 use std::io::{self, BufReader, BufWriter, Write};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -226,7 +227,11 @@ impl Drop for Daemon {
 /// Bind the socket file: a stale one (nobody listening) is replaced, a live one refused.
 fn bind(path: &Path, mode: u32) -> Result<UnixListener, NetError> {
     let cfg = |m: String| NetError::Config(format!("socket: {m}"));
-    if path.exists() {
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        // Only a socket nobody listens on is ours to replace: never some other file.
+        if !meta.file_type().is_socket() {
+            return Err(cfg(format!("{} exists and is not a socket", path.display())));
+        }
         if UnixStream::connect(path).is_ok() {
             return Err(cfg(format!("{} is in use by a running daemon", path.display())));
         }
@@ -427,7 +432,12 @@ fn request(
         }
         local::STATS => {
             b.end().map_err(bad)?;
-            let json = serde_json::to_vec(&a.stats()).map_err(|e| (local::E_OTHER, e.to_string()))?;
+            let mut stats = a.stats();
+            // An application sees its own flows; the operator's users see the host's.
+            if !trusted(inner, cred.uid) {
+                stats.flows.retain(|f| f.port == port);
+            }
+            let json = serde_json::to_vec(&stats).map_err(|e| (local::E_OTHER, e.to_string()))?;
             let mut w = Writer::new(0);
             w.0.extend_from_slice(&json);
             Ok(w)

@@ -191,3 +191,26 @@ fn a_live_socket_is_not_taken_over_and_bad_settings_name_the_field() {
         "max_clients: must be >= 1, got 0"
     );
 }
+
+#[test]
+fn a_file_that_is_not_a_socket_is_never_replaced() {
+    let path = socket_path();
+    std::fs::write(&path, b"precious").unwrap();
+    let cfg = DaemonConfig { socket: path.clone(), ..DaemonConfig::default() };
+    let e = Daemon::start(AgentConfig::default(), cfg).err().unwrap();
+    assert!(e.to_string().ends_with("exists and is not a socket"), "{e}");
+    assert_eq!(std::fs::read(&path).unwrap(), b"precious");
+    std::fs::remove_file(path).unwrap();
+}
+
+#[test]
+fn closing_a_client_ends_a_receive_blocked_in_another_thread() {
+    let d = daemon(true);
+    let app = LocalAgent::connect(d.socket(), None).unwrap();
+    std::thread::scope(|sc| {
+        let r = sc.spawn(|| app.recv(None));
+        std::thread::sleep(Duration::from_millis(50));
+        app.close();
+        assert!(r.join().unwrap().is_err());
+    });
+}
