@@ -377,7 +377,9 @@ def _mpiexec() -> str | None:
 
 
 @pytest.mark.skipif(_mpiexec() is None, reason="mpi4py and an MPI (pip install 'qosnet[mpi]')")
-def test_the_mpi_example_requests_changes_and_is_denied_through_attributes() -> None:
+def test_the_mpi_example_requests_changes_and_is_denied_through_attributes(
+    tmp_path: Path,
+) -> None:
     import subprocess
 
     example = Path(__file__).parent.parent / "examples" / "mpi_qos_ray_tracing.py"
@@ -401,11 +403,24 @@ def test_the_mpi_example_requests_changes_and_is_denied_through_attributes() -> 
     out = run("--rate", "150 Mb/s", "--capacity", "200 Mb/s")
     assert "rank 1: asked 300 Mb/s to the master: denied" in out
     assert "rank 2: asked 150 Mb/s to the master: accepted" in out
+    # The ranks as applications of the host's daemon, each on its own port, paced by its
+    # one scheduler.
+    sock = tmp_path / "agent.sock"
+    with Daemon(sock, listen="127.0.0.1:0", open=True) as dm:
+        out = run("--rate", "20 Mb/s", "--capacity", "200 Mb/s", "--socket", str(sock))
+        assert "rank 1: asked 40 Mb/s to the master: accepted" in out
+        assert "rank 2: asked 20 Mb/s to the master: accepted" in out
+        ports = {f["port"] for f in dm.stats()["flows"]}
+        assert len(ports) >= 2, dm.stats()["flows"]
 
 
 def test_cli_errors_are_messages_not_tracebacks(tmp_path: Path) -> None:
-    r = CliRunner().invoke(app, ["agent", "--listen", "nowhere", "--duration", "0"])
+    sock = tmp_path / "agent.sock"
+    r = CliRunner().invoke(
+        app, ["agent", "--socket", str(sock), "--listen", "nowhere", "--duration", "0"]
+    )
     assert r.exit_code == 1 and "listen: cannot bind" in r.output
+    assert not sock.exists()
     hosts = tmp_path / "hosts"
     hosts.write_text("zero 127.0.0.1:1\n")
     r = CliRunner().invoke(

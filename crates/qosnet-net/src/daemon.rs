@@ -160,8 +160,9 @@ pub struct Daemon {
 impl Daemon {
     pub fn start(agent: AgentConfig, cfg: DaemonConfig) -> Result<Daemon, NetError> {
         cfg.validate()?;
-        let listener = bind(&cfg.socket, cfg.mode)?;
+        // The agent first: a bad agent setting must not leave a socket file behind.
         let agent = Agent::start(agent)?;
+        let listener = bind(&cfg.socket, cfg.mode)?;
         // Port 0 (the service's host-level reservations name it) is an application's to open.
         agent.close_port(0);
         // SAFETY: geteuid has no preconditions.
