@@ -8,6 +8,14 @@ request the source's capacity cannot hold is denied, and the worker's flow then 
 unregulated. The master prints what each worker's flow got.
 
     mpiexec -n 3 python examples/mpi_qos_ray_tracing.py [--capacity "200 Mb/s"]
+
+With `--socket`, the ranks go through the host's agent daemon instead of each running its
+own agent: all ranks' flows are then paced by the one scheduler of the host, as on
+document 004's NIC (the daemon must be `--open` for the denied worker's unregulated flow,
+and the ranks' user trusted to reserve through it, e.g. the daemon's own):
+
+    qosnet agent --open --socket /tmp/qosnet.sock --listen 127.0.0.1:7400 &
+    mpiexec -n 3 python examples/mpi_qos_ray_tracing.py --socket /tmp/qosnet.sock
 """
 
 from __future__ import annotations
@@ -45,9 +53,10 @@ def main() -> None:
     ap.add_argument("--rate", default="20 Mb/s", help="Worker 2's request; worker 1 asks twice.")
     ap.add_argument("--seconds", type=float, default=4.0)
     ap.add_argument("--size", type=int, default=1024)
+    ap.add_argument("--socket", default=None, help="The host's agent daemon (qosnet agent).")
     args = ap.parse_args()
     comm = MPI.COMM_WORLD
-    qos = QosComm(comm, capacity=args.capacity)
+    qos = QosComm(comm, capacity=args.capacity, socket=args.socket)
     rank, size = comm.Get_rank(), comm.Get_size()
     if rank != 0:
         from qosnet.dataplane import parse_bandwidth

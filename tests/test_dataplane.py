@@ -10,6 +10,7 @@ them; the window's edges are read within a millisecond); speeds and overheads ar
 from __future__ import annotations
 
 import json
+import os
 import socket
 import sys
 import time
@@ -20,9 +21,9 @@ import pytest
 from typer.testing import CliRunner
 
 from qosnet.cli import app
-from qosnet.dataplane import Agent, FlowNotAdmitted, NetError, parse_bandwidth
+from qosnet.dataplane import Agent, Daemon, FlowNotAdmitted, NetError, parse_bandwidth
 from qosnet.dataplane import experiments as sharing
-from qosnet.dataplane.cluster import Cluster, available
+from qosnet.dataplane.cluster import Cluster, HostProcess, available
 from qosnet.dataplane.control import ServiceLink, read_hosts
 
 NAMESPACES, WHY_NOT = available()
@@ -171,12 +172,130 @@ def test_net_send_checks_its_options() -> None:
     assert r.exit_code == 2
 
 
-def test_agent_command_runs_and_prints_its_tables() -> None:
+def test_agent_command_runs_the_daemon_and_prints_its_tables(tmp_path: Path) -> None:
+    sock = tmp_path / "agent.sock"
     r = CliRunner().invoke(
-        app, ["agent", "--listen", "127.0.0.1:0", "--duration", "0.3", "--interval", "0.1"]
-    )
+        app,
+        ["agent", "--socket", str(sock), "--listen", "127.0.0.1:0", "--duration", "0.3",
+         "--interval", "0.1"],
+    )  # fmt: skip
     assert r.exit_code == 0, r.output
     assert "received at 127.0.0.1:" in r.output
+    assert "mode 660" in r.output
+    assert not sock.exists()
+    r = CliRunner().invoke(app, ["agent", "--socket", str(sock), "--mode", "999"])
+    assert r.exit_code == 2
+    assert "octal permission bits" in r.output
+
+
+# --- the host's daemon: every application's sends through one trusted agent -----------------
+
+
+def _window_bytes(rx: Agent, srcs: list[str], warm: float, window: float) -> list[int]:
+    def now() -> list[int]:
+        got = {r["src"]: r["bytes"] for r in rx.stats()["received"]}
+        return [got.get(s, 0) for s in srcs]
+
+    time.sleep(warm)
+    b0 = now()
+    time.sleep(window)
+    return [b - a for a, b in zip(b0, now(), strict=True)]
+
+
+def test_two_applications_share_the_daemons_schedule_by_inverse_idt(tmp_path: Path) -> None:
+    """Two processes on one host, each with a reserved flow (20 and 40 Mb/s) to the same
+    destination: the daemon's one scheduler paces them against each other, 1:2, each at its
+    reservation (document 004's NIC, two GM ports)."""
+    sock = tmp_path / "agent.sock"
+    with Daemon(sock, listen="127.0.0.1:0") as d, Agent() as rx:
+        d.reserve(rx.endpoint, parse_bandwidth("20 Mb/s"), port=1)
+        d.reserve(rx.endpoint, parse_bandwidth("40 Mb/s"), port=2)
+        apps = [HostProcess.local({"socket": str(sock), "port": p}) for p in (1, 2)]
+        try:
+            assert [a.endpoint for a in apps] == [f"{d.endpoint}/1", f"{d.endpoint}/2"]
+            for a in apps:
+                a.call("stream", dst=rx.endpoint, size=65536)
+            got = _window_bytes(rx, [a.endpoint for a in apps], 0.5, 2.0)
+            assert got[1] / sum(got) == pytest.approx(2 / 3, rel=0.03), got
+            for b, mbps in zip(got, (20, 40), strict=True):
+                assert b * 8 / 2.0 / 1e6 == pytest.approx(mbps, rel=0.05), got
+            # An application cannot send past the daemon: it has no socket of its own, and
+            # a flow the daemon does not hold a reservation for is refused (closed daemon).
+            with Agent.connect(sock) as other, pytest.raises(FlowNotAdmitted):
+                other.send(rx.endpoint, b"unadmitted")
+        finally:
+            for a in apps:
+                a.close()
+
+
+def test_an_application_killed_mid_send_does_not_wedge_the_daemon(tmp_path: Path) -> None:
+    sock = tmp_path / "agent.sock"
+    with Daemon(sock, listen="127.0.0.1:0", open=True) as d, Agent() as rx:
+        # A slow reservation: the victim's sends queue in the daemon and wait.
+        d.reserve(rx.endpoint, parse_bandwidth("8 Mb/s"), port=1)
+        victim = HostProcess.local({"socket": str(sock), "port": 1})
+        victim.call("stream", dst=rx.endpoint, size=1 << 20)
+        wait_for(lambda: rx.stats()["received"], what="the victim's transfer to start")
+        victim.kill()
+        victim.close()
+        wait_for(lambda: 1 not in d.stats()["daemon"]["ports"], what="its port to close")
+        flow = next(f for f in d.stats()["flows"] if f["port"] == 1)
+        assert flow["queued_bytes"] == 0
+        # The daemon goes on: the port can be opened again, and other applications send.
+        with Agent.connect(sock, 1) as again, Agent.connect(sock) as other:
+            again.send(rx.endpoint, b"again")
+            other.send(rx.endpoint, b"other")
+            seen: set[bytes] = set()
+            while seen != {b"again", b"other"}:
+                data = rx.recv(timeout=20)[2]
+                if len(data) < 10:
+                    seen.add(data)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user")
+def test_only_trusted_users_may_reserve_through_the_daemon() -> None:
+    import subprocess
+    import tempfile
+
+    base = Path(tempfile.mkdtemp())
+    base.chmod(0o755)
+    sock = base / "agent.sock"
+    try:
+        with Daemon(sock, listen="127.0.0.1:0", mode=0o666) as d:
+            code = (
+                # Import as root (the files may not be readable to nobody), then drop.
+                "import os\n"
+                "from qosnet.dataplane import Agent\n"
+                "os.setgid(65534); os.setuid(65534)\n"
+                f"a = Agent.connect({str(sock)!r})\n"
+                "try:\n"
+                "    a.reserve('127.0.0.1:1', 1e6)\n"
+                "except Exception as e:\n"
+                "    print(e)\n"
+            )
+            r = subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+            )
+            assert "may not reserve or release" in r.stdout, r.stdout + r.stderr
+            assert d.stats()["daemon"]["denied_requests"] == 1
+            assert not d.stats()["flows"]
+    finally:
+        sock.unlink(missing_ok=True)
+        base.rmdir()
+
+
+def test_net_send_and_recv_go_through_the_daemon(tmp_path: Path) -> None:
+    sock = tmp_path / "agent.sock"
+    with Daemon(sock, listen="127.0.0.1:0", open=True), Agent() as rx:
+        r = CliRunner().invoke(
+            app,
+            ["net", "send", rx.endpoint, "--agent-socket", str(sock), "--size", "1000",
+             "--count", "5", "--json"],
+        )  # fmt: skip
+        assert r.exit_code == 0, r.output
+        out = json.loads(r.output)
+        assert [f["messages_sent"] for f in out["flows"]] == [5]
+        assert sum(m["messages"] for m in rx.stats()["received"]) == 5
 
 
 # --- document 004's sharing on a real bottleneck ------------------------------------------
@@ -258,7 +377,9 @@ def _mpiexec() -> str | None:
 
 
 @pytest.mark.skipif(_mpiexec() is None, reason="mpi4py and an MPI (pip install 'qosnet[mpi]')")
-def test_the_mpi_example_requests_changes_and_is_denied_through_attributes() -> None:
+def test_the_mpi_example_requests_changes_and_is_denied_through_attributes(
+    tmp_path: Path,
+) -> None:
     import subprocess
 
     example = Path(__file__).parent.parent / "examples" / "mpi_qos_ray_tracing.py"
@@ -282,11 +403,24 @@ def test_the_mpi_example_requests_changes_and_is_denied_through_attributes() -> 
     out = run("--rate", "150 Mb/s", "--capacity", "200 Mb/s")
     assert "rank 1: asked 300 Mb/s to the master: denied" in out
     assert "rank 2: asked 150 Mb/s to the master: accepted" in out
+    # The ranks as applications of the host's daemon, each on its own port, paced by its
+    # one scheduler.
+    sock = tmp_path / "agent.sock"
+    with Daemon(sock, listen="127.0.0.1:0", open=True) as dm:
+        out = run("--rate", "20 Mb/s", "--capacity", "200 Mb/s", "--socket", str(sock))
+        assert "rank 1: asked 40 Mb/s to the master: accepted" in out
+        assert "rank 2: asked 20 Mb/s to the master: accepted" in out
+        ports = {f["port"] for f in dm.stats()["flows"]}
+        assert len(ports) >= 2, dm.stats()["flows"]
 
 
 def test_cli_errors_are_messages_not_tracebacks(tmp_path: Path) -> None:
-    r = CliRunner().invoke(app, ["agent", "--listen", "nowhere", "--duration", "0"])
+    sock = tmp_path / "agent.sock"
+    r = CliRunner().invoke(
+        app, ["agent", "--socket", str(sock), "--listen", "nowhere", "--duration", "0"]
+    )
     assert r.exit_code == 1 and "listen: cannot bind" in r.output
+    assert not sock.exists()
     hosts = tmp_path / "hosts"
     hosts.write_text("zero 127.0.0.1:1\n")
     r = CliRunner().invoke(

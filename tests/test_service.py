@@ -492,7 +492,7 @@ def test_cluster(service: Service) -> None:
 
     job = _submit(alice, EXAMPLE)
     star = '[physical]\nlink_bandwidth = "800 Mb/s"\n[topology]\nkind = "star"\nports = 8\n'
-    with pytest.raises(Conflict, match="1 jobs hold reservations"):
+    with pytest.raises(Conflict, match="1 jobs or flows hold reservations"):
         root.set_cluster(star, "star8")
     alice.release(job.id)
     installed = root.set_cluster(star, "star8")

@@ -1,5 +1,6 @@
 """Type stubs for the Rust engine bindings (checked by `mypy.stubtest` in CI)."""
 
+import os
 from typing import Any, final
 
 __all__ = [
@@ -7,6 +8,7 @@ __all__ = [
     "Agent",
     "CallAdmission",
     "ConfigError",
+    "Daemon",
     "DeadlockError",
     "FlowNotAdmitted",
     "InternalError",
@@ -114,7 +116,10 @@ def parse_bandwidth(text: str) -> float: ...
 @final
 class Agent:
     """A host's rate-control agent (document 004's NIC firmware, in user space or through the
-    kernel's socket pacing): reserved flows paced by IDT/NDT, others refused unless `open`."""
+    kernel's socket pacing): reserved flows paced by IDT/NDT, others refused unless `open`.
+    `Agent(...)` runs one in this process (library mode); `Agent.connect(socket)` is an
+    application's handle on its host's daemon (`Daemon`, `qosnet agent`), with the same
+    methods."""
 
     def __new__(
         cls,
@@ -129,6 +134,8 @@ class Agent:
         deliver: bool = True,
         send_buffer: int = 0,
     ) -> Agent: ...
+    @staticmethod
+    def connect(socket: str | os.PathLike[str], port: int | None = None) -> Agent: ...
     @property
     def endpoint(self) -> str: ...
     def reserve(
@@ -145,4 +152,48 @@ class Agent:
     def stats(self) -> dict[str, Any]: ...
     def close(self) -> None: ...
     def __enter__(self) -> Agent: ...
+    def __exit__(self, t: object, v: object, tb: object) -> None: ...
+
+@final
+class Daemon:
+    """A host's agent as a daemon (document 004's trusted NIC firmware): it owns the host's
+    sockets to peers and its one scheduler, and local applications reach it through the Unix
+    socket `socket` (`Agent.connect`). Who may connect is the socket file's `mode`; only root,
+    the daemon's user and `trusted_uids` may reserve or release through it (the control
+    plane's reservations are installed with `reserve` here)."""
+
+    def __new__(
+        cls,
+        socket: str | os.PathLike[str],
+        listen: str = "0.0.0.0:7400",
+        backend: str = "agent",
+        packet_bytes: int = 4096,
+        open: bool = False,
+        max_message_bytes: int = ...,
+        queue_bytes: int = ...,
+        peer_timeout: float = 10.0,
+        send_buffer: int = 0,
+        inbox_bytes: int = ...,
+        mode: int = 0o660,
+        max_clients: int = 64,
+        max_clients_per_uid: int = 16,
+        max_request_bytes: int = ...,
+        trusted_uids: list[int] = ...,
+    ) -> Daemon: ...
+    @property
+    def endpoint(self) -> str: ...
+    @property
+    def socket(self) -> str: ...
+    def reserve(
+        self,
+        dst: str,
+        bits_per_second: float,
+        priority: int = 0,
+        lease: float | None = None,
+        port: int = 0,
+    ) -> None: ...
+    def release(self, dst: str, priority: int = 0, port: int = 0) -> bool: ...
+    def stats(self) -> dict[str, Any]: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Daemon: ...
     def __exit__(self, t: object, v: object, tb: object) -> None: ...

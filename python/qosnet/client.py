@@ -29,6 +29,8 @@ from qosnet.service.schemas import (
     ApplicationDetail,
     ApplicationSummary,
     ClusterOut,
+    FlowReservationList,
+    FlowReservationOut,
     Health,
     JobList,
     JobOut,
@@ -229,6 +231,46 @@ class Client:
         body = {} if lease_seconds is None else {"lease_seconds": lease_seconds}
         r = self.request("POST", f"/v1/jobs/{job_id}/renew", json=body)
         return JobOut.model_validate(r.json())
+
+    def reserve_flow(
+        self,
+        src: int,
+        dst: int,
+        bandwidth: float,
+        *,
+        src_port: int = 0,
+        dst_port: int = 0,
+        priority: int = 0,
+        lease_seconds: float | None = None,
+    ) -> FlowReservationOut:
+        """Reserve one flow, `bandwidth` bytes/s from node `src` to node `dst` (Refused, with
+        the reason, if it does not fit)."""
+        body: dict[str, Any] = {
+            "src": src, "dst": dst, "bandwidth": bandwidth, "src_port": src_port,
+            "dst_port": dst_port, "priority": priority,
+        }  # fmt: skip
+        if lease_seconds is not None:
+            body["lease_seconds"] = lease_seconds
+        r = self.request("POST", "/v1/flows", json=body)
+        return FlowReservationOut.model_validate(r.json())
+
+    def flow(self, flow_id: str) -> FlowReservationOut:
+        return FlowReservationOut.model_validate(self.request("GET", f"/v1/flows/{flow_id}").json())
+
+    def flows(
+        self, state: Literal["active", "released", "expired"] | None = None
+    ) -> list[FlowReservationOut]:
+        r = self.request("GET", "/v1/flows", params={"state": state})
+        return FlowReservationList.model_validate(r.json()).flows
+
+    def release_flow(self, flow_id: str) -> FlowReservationOut:
+        r = self.request("POST", f"/v1/flows/{flow_id}/release")
+        return FlowReservationOut.model_validate(r.json())
+
+    def renew_flow(self, flow_id: str, lease_seconds: float | None = None) -> FlowReservationOut:
+        body = {} if lease_seconds is None else {"lease_seconds": lease_seconds}
+        r = self.request("POST", f"/v1/flows/{flow_id}/renew", json=body)
+        return FlowReservationOut.model_validate(r.json())
 
     def reservations(self, node: int | None = None) -> list[ReservationOut]:
         r = self.request("GET", "/v1/reservations", params={"node": node})

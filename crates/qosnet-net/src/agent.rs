@@ -10,22 +10,28 @@
 //!
 //! - `agent` back end: one dispatcher thread writes every packet of every flow, in the order
 //!   `Dispatch` gives (least NDT among the due reserved flows, else the unregulated ring).
+//!   It never waits on a socket: a packet the socket does not take whole is finished by the
+//!   drain thread, which polls the full sockets, while the flow sits out of the discipline;
+//!   so a peer that stops reading stalls its own flows only, not the host's others.
 //! - `kernel` back end: one writer thread per flow writes as fast as the socket takes, and the
 //!   socket's `SO_MAX_PACING_RATE` is the reservation (see `pacing`).
 //!
-//! A flow is (source endpoint, destination endpoint, priority) (§4.2); the source endpoint is
-//! this agent's, so a flow is keyed here by destination and priority, and carried on its own
-//! TCP connection (in order per flow, like GM). A flow may send only when it is reserved
-//! (`reserve`, from the control plane), unless the agent is configured `open`, when
-//! unreserved flows are unregulated best effort.
+//! A flow is (source endpoint, destination endpoint, priority) (§4.2); endpoints are ports
+//! of agents (`endpoint`), so a flow is keyed here by (local port, destination, priority),
+//! and carried on its own TCP connection (in order per flow, like GM). A flow may send only
+//! when it is reserved (`reserve`, from the control plane), unless the agent is configured
+//! `open`, when unreserved flows are unregulated best effort. Port 0 is the agent's own
+//! (library mode); a daemon (`daemon`) opens a port per local application.
 
 use crate::dispatch::{Dispatch, Pick};
+use crate::endpoint::{self, Port};
 use crate::frame::{self, FrameError, Header, Kind, Reassembly, FLAG_LAST, HEADER_BYTES, MAX_PACKET_BYTES};
 use crate::pacing;
 use qosnet_rate::{idt_ticks, Ticks};
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -74,6 +80,9 @@ pub struct AgentConfig {
     pub deliver: bool,
     /// Socket send buffer of each flow (bytes; 0 leaves the kernel's autotuning).
     pub send_buffer: u32,
+    /// Bytes of received messages a port holds for its reader; past it, the connections
+    /// delivering to that port wait (TCP's flow control pushes back on their senders).
+    pub inbox_bytes: u64,
 }
 
 impl Default for AgentConfig {
@@ -89,6 +98,7 @@ impl Default for AgentConfig {
             echo: false,
             deliver: true,
             send_buffer: 0,
+            inbox_bytes: 64 << 20,
         }
     }
 }
@@ -110,6 +120,9 @@ impl AgentConfig {
         }
         if self.max_message_bytes == 0 {
             return bad("max_message_bytes: must be >= 1, got 0".into());
+        }
+        if self.inbox_bytes == 0 {
+            return bad("inbox_bytes: must be >= 1, got 0".into());
         }
         if self.peer_timeout.is_zero() {
             return bad("peer_timeout: must be > 0 s, got 0".into());
@@ -136,6 +149,13 @@ pub enum NetError {
     Shutdown,
     #[error("timed out")]
     Timeout,
+    #[error("port {0} is in use")]
+    PortInUse(Port),
+    #[error("port {0} is not open")]
+    PortClosed(Port),
+    /// An error the host's daemon reported (its message), for a client of the daemon.
+    #[error("{0}")]
+    Daemon(String),
     #[error("{0}")]
     Io(#[from] io::Error),
 }
@@ -143,15 +163,17 @@ pub enum NetError {
 /// A message received whole.
 #[derive(Debug)]
 pub struct Message {
-    /// The sender's endpoint (its agent's address).
+    /// The sender's endpoint (its agent's address, and `/N` for a port N other than 0).
     pub src: String,
     pub priority: u8,
     pub data: Vec<u8>,
 }
 
 /// What one outgoing flow has done.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct FlowStats {
+    /// The local port the flow is sent from.
+    pub port: Port,
     pub dst: String,
     pub priority: u8,
     /// Reserved rate (bits/s), if reserved.
@@ -162,11 +184,15 @@ pub struct FlowStats {
     pub packets_sent: u64,
     pub messages_sent: u64,
     pub queued_bytes: u64,
+    /// Times the flow's socket was full and the dispatcher went on without it.
+    pub stalls: u64,
+    /// Its socket is full now (the drain thread is finishing a packet).
+    pub blocked: bool,
     pub failed: Option<String>,
 }
 
 /// What arrived from one (source, priority).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ReceivedStats {
     pub src: String,
     pub priority: u8,
@@ -174,7 +200,7 @@ pub struct ReceivedStats {
     pub messages: u64,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Stats {
     pub endpoint: String,
     pub flows: Vec<FlowStats>,
@@ -187,6 +213,8 @@ pub struct Stats {
     pub refused_sends: u64,
     /// Reservations removed by their lease's expiry.
     pub expired_leases: u64,
+    /// Messages that arrived for a port nobody had open (dropped).
+    pub undeliverable: u64,
 }
 
 struct OutMessage {
@@ -203,7 +231,14 @@ struct Reservation {
     expires: Option<Instant>,
 }
 
+/// The rest of a packet its socket did not take (the socket was full).
+struct Blocked {
+    rest: Vec<u8>,
+    since: Instant,
+}
+
 struct Flow {
+    port: Port,
     dst: String,
     priority: u8,
     sock: Option<Arc<TcpStream>>,
@@ -215,21 +250,36 @@ struct Flow {
     bytes_sent: u64,
     packets_sent: u64,
     messages_sent: u64,
+    /// Agent back end: the socket was full; the drain thread finishes this packet, and
+    /// until then the flow is out of the dispatch discipline.
+    blocked: Option<Blocked>,
+    stalls: u64,
     /// Kernel back end: the flow's writer thread is running.
     writer: bool,
 }
 
+/// Messages received for one local port, waiting for its reader.
+#[derive(Default)]
+struct Inbox {
+    messages: VecDeque<Message>,
+    bytes: u64,
+}
+
+type FlowKey = (Port, String, u8);
+
 #[derive(Default)]
 struct State {
     flows: Vec<Flow>,
-    index: HashMap<(String, u8), u32>,
+    index: HashMap<FlowKey, u32>,
     dispatch: Dispatch,
-    inbox: VecDeque<Message>,
+    /// The open local ports and what arrived for each.
+    ports: HashMap<Port, Inbox>,
     received: HashMap<(String, u8), (u64, u64)>,
     peers: Vec<Arc<TcpStream>>,
     shutdown: bool,
     refused_sends: u64,
     expired_leases: u64,
+    undeliverable: u64,
     last_malformed: Option<String>,
 }
 
@@ -244,6 +294,8 @@ struct Shared {
     progress: Condvar,
     malformed: AtomicU64,
     stopping: AtomicBool,
+    /// Wakes the drain thread's poll (an eventfd): a flow blocked, or shutdown.
+    drain_wake: OwnedFd,
     /// Kernel back end: the flows' writer threads.
     writers: Mutex<Vec<JoinHandle<()>>>,
 }
@@ -256,6 +308,24 @@ impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panicking thread must not take the agent down with a poisoned lock.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn wake_drain(&self) {
+        let one: u64 = 1;
+        // SAFETY: writes 8 bytes from a valid local to the eventfd this struct owns.
+        unsafe { libc::write(self.drain_wake.as_raw_fd(), &one as *const u64 as *const libc::c_void, 8) };
+    }
+
+    fn wait<'a>(
+        &self,
+        cv: &Condvar,
+        st: MutexGuard<'a, State>,
+        left: Option<Duration>,
+    ) -> MutexGuard<'a, State> {
+        match left {
+            None => cv.wait(st).unwrap_or_else(|p| p.into_inner()),
+            Some(d) => cv.wait_timeout(st, d).unwrap_or_else(|p| p.into_inner()).0,
+        }
     }
 }
 
@@ -271,38 +341,82 @@ impl Agent {
         let listener = TcpListener::bind(&cfg.listen)
             .map_err(|e| NetError::Config(format!("listen: cannot bind {:?}: {e}", cfg.listen)))?;
         let endpoint = listener.local_addr()?.to_string();
+        // SAFETY: eventfd returns a new descriptor (owned below) or -1.
+        let efd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        if efd < 0 {
+            return Err(io::Error::last_os_error().into());
+        }
+        // SAFETY: `efd` is a fresh descriptor nothing else owns.
+        let drain_wake = unsafe { OwnedFd::from_raw_fd(efd) };
+        let mut state = State::default();
+        state.ports.insert(0, Inbox::default());
         let shared = Arc::new(Shared {
             cfg,
             endpoint,
             start: Instant::now(),
-            state: Mutex::new(State::default()),
+            state: Mutex::new(state),
             work: Condvar::new(),
             progress: Condvar::new(),
             malformed: AtomicU64::new(0),
             stopping: AtomicBool::new(false),
+            drain_wake,
             writers: Mutex::new(Vec::new()),
         });
         let mut threads = Vec::new();
+        let spawn = |name: &str, f: fn(Arc<Shared>), s: Arc<Shared>| {
+            std::thread::Builder::new().name(name.into()).spawn(move || f(s))
+        };
         let s = shared.clone();
         threads.push(
             std::thread::Builder::new()
                 .name("qosnet-accept".into())
                 .spawn(move || accept_loop(s, listener))?,
         );
-        let s = shared.clone();
-        threads.push(
-            std::thread::Builder::new().name("qosnet-dispatch".into()).spawn(move || dispatch_loop(s))?,
-        );
+        threads.push(spawn("qosnet-dispatch", dispatch_loop, shared.clone())?);
+        threads.push(spawn("qosnet-drain", drain_loop, shared.clone())?);
         Ok(Agent { shared, threads: Mutex::new(threads) })
     }
 
-    /// This agent's endpoint name (the address peers reach it at).
+    /// This agent's endpoint name (the address peers reach it at; its port 0).
     pub fn endpoint(&self) -> &str {
         &self.shared.endpoint
     }
 
     pub fn config(&self) -> &AgentConfig {
         &self.shared.cfg
+    }
+
+    /// Open local port `port` (None: the lowest free port from 1) for an application; its
+    /// messages are kept for `recv_at` until it is closed. Port 0 is open from the start.
+    pub fn open_port(&self, port: Option<Port>) -> Result<Port, NetError> {
+        let mut st = self.shared.lock();
+        let p = match port {
+            Some(p) if st.ports.contains_key(&p) => return Err(NetError::PortInUse(p)),
+            Some(p) => p,
+            None => (1..=Port::MAX).find(|p| !st.ports.contains_key(p)).ok_or(NetError::PortInUse(0))?,
+        };
+        st.ports.insert(p, Inbox::default());
+        // Flows a previous holder of the port left behind start afresh (reservations stay:
+        // they belong to the control plane, not to the application).
+        for f in st.flows.iter_mut().filter(|f| f.port == p) {
+            f.failed = None;
+        }
+        Ok(p)
+    }
+
+    /// Close local port `port` (its application went away): its undelivered messages are
+    /// dropped, its flows' queued messages too, and their connections closed.
+    pub fn close_port(&self, port: Port) {
+        let mut st = self.shared.lock();
+        st.ports.remove(&port);
+        let slots: Vec<u32> =
+            (0..st.flows.len() as u32).filter(|&s| st.flows[s as usize].port == port).collect();
+        for slot in slots {
+            fail_flow(&mut st, slot, format!("port {port} closed"));
+            st.flows[slot as usize].sock = None;
+        }
+        self.shared.progress.notify_all();
+        self.shared.work.notify_all();
     }
 
     /// Install (or change) the reservation of flow (this endpoint, `dst`, `priority`):
@@ -315,13 +429,26 @@ impl Agent {
         bits_per_second: f64,
         lease: Option<Duration>,
     ) -> Result<(), NetError> {
+        self.reserve_from(0, dst, priority, bits_per_second, lease)
+    }
+
+    /// `reserve` for the flow from local port `port`.
+    pub fn reserve_from(
+        &self,
+        port: Port,
+        dst: &str,
+        priority: u8,
+        bits_per_second: f64,
+        lease: Option<Duration>,
+    ) -> Result<(), NetError> {
         if !(bits_per_second.is_finite() && bits_per_second > 0.0) {
             return Err(NetError::Rate(bits_per_second));
         }
+        endpoint::split(dst)?;
         let idt = idt_ticks(self.shared.cfg.packet_bytes as u64, bits_per_second, 1e9);
         let expires = lease.map(|l| Instant::now() + l);
         let mut st = self.shared.lock();
-        let slot = flow_slot(&mut st, dst, priority);
+        let slot = flow_slot(&mut st, port, dst, priority);
         let now = self.shared.now();
         let st = &mut *st;
         let flow = &mut st.flows[slot as usize];
@@ -334,7 +461,7 @@ impl Agent {
             }
             (_, Backend::Agent) => {
                 let rc = st.dispatch.reserve(slot, idt);
-                if !flow.queue.is_empty() {
+                if !flow.queue.is_empty() && flow.blocked.is_none() {
                     // It was queued unregulated: it moves to rate control.
                     st.dispatch.unqueue(slot);
                     st.dispatch.became_sendable(slot, Some(rc), now);
@@ -355,8 +482,13 @@ impl Agent {
     /// Remove flow (`dst`, `priority`)'s reservation; true if it had one. Its queued messages
     /// go on unregulated if the agent is open, else they are dropped and the flow refused.
     pub fn release(&self, dst: &str, priority: u8) -> bool {
+        self.release_from(0, dst, priority)
+    }
+
+    /// `release` for the flow from local port `port`.
+    pub fn release_from(&self, port: Port, dst: &str, priority: u8) -> bool {
         let mut st = self.shared.lock();
-        let Some(&slot) = st.index.get(&(dst.to_string(), priority)) else { return false };
+        let Some(&slot) = st.index.get(&(port, dst.to_string(), priority)) else { return false };
         let had = remove_reservation(&self.shared, &mut st, slot);
         self.shared.work.notify_all();
         self.shared.progress.notify_all();
@@ -366,51 +498,71 @@ impl Agent {
     /// Queue a message on flow (`dst`, `priority`); waits while the flow has `queue_bytes`
     /// queued. Errors if the flow is not admitted or has failed.
     pub fn send(&self, dst: &str, priority: u8, data: Vec<u8>) -> Result<(), NetError> {
-        send(&self.shared, dst, priority, data)
+        send(&self.shared, 0, dst, priority, data)
+    }
+
+    /// `send` from local port `port`.
+    pub fn send_from(&self, port: Port, dst: &str, priority: u8, data: Vec<u8>) -> Result<(), NetError> {
+        send(&self.shared, port, dst, priority, data)
     }
 
     /// Wait until flow (`dst`, `priority`) has handed all its queued bytes to the network.
     pub fn flush(&self, dst: &str, priority: u8, timeout: Duration) -> Result<(), NetError> {
+        self.flush_from(0, dst, priority, timeout)
+    }
+
+    /// `flush` for the flow from local port `port`.
+    pub fn flush_from(&self, port: Port, dst: &str, priority: u8, timeout: Duration) -> Result<(), NetError> {
         let deadline = Instant::now() + timeout;
         let mut st = self.shared.lock();
-        let Some(&slot) = st.index.get(&(dst.to_string(), priority)) else { return Ok(()) };
+        let Some(&slot) = st.index.get(&(port, dst.to_string(), priority)) else { return Ok(()) };
         loop {
             let flow = &st.flows[slot as usize];
             if let Some(reason) = &flow.failed {
                 return Err(NetError::FlowFailed { dst: dst.into(), priority, reason: reason.clone() });
             }
-            if flow.queue.is_empty() {
+            if flow.queue.is_empty() && flow.blocked.is_none() {
                 return Ok(());
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Err(NetError::Timeout);
             }
-            st = self.shared.progress.wait_timeout(st, left).unwrap_or_else(|p| p.into_inner()).0;
+            st = self.shared.wait(&self.shared.progress, st, Some(left));
         }
     }
 
     /// The next message received whole, waiting up to `timeout` (None: wait forever).
     pub fn recv(&self, timeout: Option<Duration>) -> Result<Message, NetError> {
+        self.recv_at(0, timeout)
+    }
+
+    /// The next message received whole at local port `port`.
+    pub fn recv_at(&self, port: Port, timeout: Option<Duration>) -> Result<Message, NetError> {
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut st = self.shared.lock();
         loop {
-            if let Some(m) = st.inbox.pop_front() {
-                return Ok(m);
-            }
             if st.shutdown {
                 return Err(NetError::Shutdown);
             }
-            st = match deadline {
-                None => self.shared.progress.wait(st).unwrap_or_else(|p| p.into_inner()),
+            let Some(inbox) = st.ports.get_mut(&port) else { return Err(NetError::PortClosed(port)) };
+            if let Some(m) = inbox.messages.pop_front() {
+                inbox.bytes -= m.data.len() as u64;
+                // A reader waiting for room in this inbox may go on.
+                self.shared.progress.notify_all();
+                return Ok(m);
+            }
+            let left = match deadline {
+                None => None,
                 Some(d) => {
                     let left = d.saturating_duration_since(Instant::now());
                     if left.is_zero() {
                         return Err(NetError::Timeout);
                     }
-                    self.shared.progress.wait_timeout(st, left).unwrap_or_else(|p| p.into_inner()).0
+                    Some(left)
                 }
             };
+            st = self.shared.wait(&self.shared.progress, st, left);
         }
     }
 
@@ -433,6 +585,7 @@ impl Agent {
                 .flows
                 .iter()
                 .map(|f| FlowStats {
+                    port: f.port,
                     dst: f.dst.clone(),
                     priority: f.priority,
                     reserved_bps: f.reservation.as_ref().map(|r| r.bits_per_second),
@@ -441,6 +594,8 @@ impl Agent {
                     packets_sent: f.packets_sent,
                     messages_sent: f.messages_sent,
                     queued_bytes: f.queued_bytes,
+                    stalls: f.stalls,
+                    blocked: f.blocked.is_some(),
                     failed: f.failed.clone(),
                 })
                 .collect(),
@@ -449,6 +604,7 @@ impl Agent {
             last_malformed: st.last_malformed.clone(),
             refused_sends: st.refused_sends,
             expired_leases: st.expired_leases,
+            undeliverable: st.undeliverable,
         }
     }
 
@@ -471,6 +627,7 @@ impl Agent {
         }
         self.shared.work.notify_all();
         self.shared.progress.notify_all();
+        self.shared.wake_drain();
         // Wake the acceptor.
         let _ = TcpStream::connect_timeout(&self.wake_addr(), Duration::from_millis(200));
         let threads: Vec<_> = self.threads.lock().unwrap_or_else(|p| p.into_inner()).drain(..).collect();
@@ -499,11 +656,13 @@ impl Drop for Agent {
     }
 }
 
-fn flow_slot(st: &mut State, dst: &str, priority: u8) -> u32 {
-    if let Some(&s) = st.index.get(&(dst.to_string(), priority)) {
+fn flow_slot(st: &mut State, port: Port, dst: &str, priority: u8) -> u32 {
+    let key = (port, dst.to_string(), priority);
+    if let Some(&s) = st.index.get(&key) {
         return s;
     }
     st.flows.push(Flow {
+        port,
         dst: dst.into(),
         priority,
         sock: None,
@@ -515,16 +674,19 @@ fn flow_slot(st: &mut State, dst: &str, priority: u8) -> u32 {
         bytes_sent: 0,
         packets_sent: 0,
         messages_sent: 0,
+        blocked: None,
+        stalls: 0,
         writer: false,
     });
     let s = (st.flows.len() - 1) as u32;
-    st.index.insert((dst.to_string(), priority), s);
+    st.index.insert(key, s);
     s
 }
 
-fn connect(shared: &Shared, dst: &str, priority: u8) -> Result<TcpStream, NetError> {
+fn connect(shared: &Shared, port: Port, dst: &str, priority: u8) -> Result<TcpStream, NetError> {
     let err = |source: io::Error| NetError::Connect { dst: dst.into(), source };
-    let addr = dst
+    let (agent, dst_port) = endpoint::split(dst)?;
+    let addr = agent
         .to_socket_addrs()
         .map_err(err)?
         .next()
@@ -535,19 +697,22 @@ fn connect(shared: &Shared, dst: &str, priority: u8) -> Result<TcpStream, NetErr
     if shared.cfg.send_buffer > 0 {
         pacing::set_send_buffer(&sock, shared.cfg.send_buffer).map_err(err)?;
     }
-    let name = shared.endpoint.as_bytes();
+    let name = endpoint::join(&shared.endpoint, port);
     let mut hello = [0u8; HEADER_BYTES];
-    Header { kind: Kind::Hello, flags: 0, priority, length: name.len() as u32, message: 0 }
+    Header { kind: Kind::Hello, flags: 0, priority, length: name.len() as u32, message: dst_port }
         .encode(&mut hello);
-    (&sock).write_all(&hello).and_then(|_| (&sock).write_all(name)).map_err(err)?;
+    (&sock).write_all(&hello).and_then(|_| (&sock).write_all(name.as_bytes())).map_err(err)?;
     Ok(sock)
 }
 
-/// Queue a message on flow (`dst`, `priority`); waits while the flow has `queue_bytes`
-/// queued. Errors if the flow is not admitted or has failed.
-fn send(shared: &Arc<Shared>, dst: &str, priority: u8, data: Vec<u8>) -> Result<(), NetError> {
+/// Queue a message on flow (`port`, `dst`, `priority`); waits while the flow has
+/// `queue_bytes` queued. Errors if the flow is not admitted or has failed.
+fn send(shared: &Arc<Shared>, port: Port, dst: &str, priority: u8, data: Vec<u8>) -> Result<(), NetError> {
     let mut st = shared.lock();
-    let slot = flow_slot(&mut st, dst, priority);
+    if !st.ports.contains_key(&port) {
+        return Err(NetError::PortClosed(port));
+    }
+    let slot = flow_slot(&mut st, port, dst, priority);
     loop {
         if st.shutdown {
             return Err(NetError::Shutdown);
@@ -564,12 +729,12 @@ fn send(shared: &Arc<Shared>, dst: &str, priority: u8, data: Vec<u8>) -> Result<
         if flow.queued_bytes < shared.cfg.queue_bytes {
             break;
         }
-        st = shared.progress.wait(st).unwrap_or_else(|p| p.into_inner());
+        st = shared.wait(&shared.progress, st, None);
     }
     if st.flows[slot as usize].sock.is_none() {
         // Connect outside the lock: a slow peer must not hold up the other flows.
         drop(st);
-        let sock = connect(shared, dst, priority)?;
+        let sock = connect(shared, port, dst, priority)?;
         st = shared.lock();
         let flow = &mut st.flows[slot as usize];
         if flow.sock.is_none() {
@@ -588,10 +753,12 @@ fn send(shared: &Arc<Shared>, dst: &str, priority: u8, data: Vec<u8>) -> Result<
     flow.queue.push_back(OutMessage { data, offset: 0, id });
     if flow.queue.len() == 1 {
         match shared.cfg.backend {
-            Backend::Agent => {
+            // A blocked flow rejoins the discipline when the drain thread unblocks it.
+            Backend::Agent if flow.blocked.is_none() => {
                 let rc = flow.reservation.as_ref().and_then(|r| r.rc);
                 st.dispatch.became_sendable(slot, rc, now);
             }
+            Backend::Agent => {}
             Backend::Kernel if !flow.writer => {
                 flow.writer = true;
                 let s = Arc::clone(shared);
@@ -619,7 +786,7 @@ fn remove_reservation(shared: &Shared, st: &mut State, slot: u32) -> bool {
     // Its rate-control entry, if queued, is now stale and is dropped by the dispatcher.
     if !flow.queue.is_empty() {
         if shared.cfg.open {
-            if r.rc.is_some() {
+            if r.rc.is_some() && flow.blocked.is_none() {
                 st.dispatch.became_sendable(slot, None, now);
             }
         } else {
@@ -665,6 +832,7 @@ fn fail_flow(st: &mut State, slot: u32, reason: String) {
     }
     flow.queue.clear();
     flow.queued_bytes = 0;
+    flow.blocked = None;
     if let Some(s) = &flow.sock {
         let _ = s.shutdown(Shutdown::Both);
     }
@@ -686,6 +854,34 @@ fn expire_leases(shared: &Shared, st: &mut State) -> Option<Instant> {
         }
     }
     next
+}
+
+/// Write as much of `buf` as `sock` takes without waiting; the count written.
+fn write_now(sock: &TcpStream, buf: &[u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        // SAFETY: sends from a valid slice on a descriptor `sock` owns; MSG_DONTWAIT makes
+        // this one call non-blocking (the socket stays blocking for the kernel writers).
+        let rc = unsafe {
+            libc::send(
+                sock.as_raw_fd(),
+                buf[n..].as_ptr() as *const libc::c_void,
+                buf.len() - n,
+                libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+            )
+        };
+        if rc >= 0 {
+            n += rc as usize;
+            continue;
+        }
+        let e = io::Error::last_os_error();
+        match e.kind() {
+            io::ErrorKind::WouldBlock => break,
+            io::ErrorKind::Interrupted => {}
+            _ => return Err(e),
+        }
+    }
+    Ok(n)
 }
 
 /// Waits shorter than this are spun rather than slept (ns).
@@ -723,7 +919,7 @@ fn dispatch_loop(shared: Arc<Shared>) {
             if let Some(l) = next_lease {
                 wait = wait.min(l.saturating_duration_since(Instant::now()));
             }
-            st = shared.work.wait_timeout(st, wait).unwrap_or_else(|p| p.into_inner()).0;
+            st = shared.wait(&shared.work, st, Some(wait));
             continue;
         };
         let slot = pick.slot();
@@ -733,8 +929,9 @@ fn dispatch_loop(shared: Arc<Shared>) {
             Pick::Reserved { rc, .. } => flow.reservation.as_ref().and_then(|r| r.rc) == Some(rc),
             Pick::Unregulated { .. } => flow.reservation.is_none(),
         };
-        if !current || flow.queue.is_empty() {
-            // A stale entry (reservation removed or replaced, flow failed): drop it.
+        if !current || flow.queue.is_empty() || flow.blocked.is_some() {
+            // A stale entry (reservation removed or replaced, flow failed), or a flow whose
+            // socket is full (it rejoins when the drain thread has emptied it): drop it.
             st_ref.dispatch.dispatched(pick, false);
             continue;
         }
@@ -743,11 +940,97 @@ fn dispatch_loop(shared: Arc<Shared>) {
         let sock = flow.sock.clone().expect("a flow with messages is connected");
         drop(st);
         shared.progress.notify_all();
-        let res = (&*sock).write_all(&buf);
+        let res = write_now(&sock, &buf);
         st = shared.lock();
-        if let Err(e) = res {
-            fail_flow(&mut st, slot, format!("send: {e}"));
-            shared.progress.notify_all();
+        match res {
+            Err(e) => {
+                fail_flow(&mut st, slot, format!("send: {e}"));
+                shared.progress.notify_all();
+            }
+            Ok(n) if n < buf.len() => {
+                // The socket is full (its peer reads slowly, or not at all): the flow sits
+                // out, the others go on; the drain thread finishes the packet.
+                let flow = &mut st.flows[slot as usize];
+                if flow.failed.is_none() {
+                    flow.blocked = Some(Blocked { rest: buf[n..].to_vec(), since: Instant::now() });
+                    flow.stalls += 1;
+                    shared.wake_drain();
+                }
+            }
+            Ok(_) => {}
+        }
+    }
+}
+
+/// Finishes the packets of flows whose sockets were full, waiting for each socket to take
+/// more (poll), then returns the flow to the dispatch discipline. A flow blocked longer than
+/// `peer_timeout` fails (its peer is gone or stuck).
+fn drain_loop(shared: Arc<Shared>) {
+    let wake = shared.drain_wake.as_raw_fd();
+    let mut fds: Vec<libc::pollfd> = Vec::new();
+    let mut slots: Vec<u32> = Vec::new();
+    loop {
+        fds.clear();
+        slots.clear();
+        fds.push(libc::pollfd { fd: wake, events: libc::POLLIN, revents: 0 });
+        {
+            let mut st = shared.lock();
+            if st.shutdown {
+                return;
+            }
+            let timeout = shared.cfg.peer_timeout;
+            for slot in 0..st.flows.len() as u32 {
+                let f = &st.flows[slot as usize];
+                let (Some(b), Some(sock)) = (&f.blocked, &f.sock) else { continue };
+                if b.since.elapsed() > timeout {
+                    let reason = format!("send: the peer took nothing for {timeout:?}");
+                    fail_flow(&mut st, slot, reason);
+                    shared.progress.notify_all();
+                    continue;
+                }
+                fds.push(libc::pollfd { fd: sock.as_raw_fd(), events: libc::POLLOUT, revents: 0 });
+                slots.push(slot);
+            }
+        }
+        // With no flow blocked, sleep until woken; else re-check timeouts every 100 ms.
+        let ms = if slots.is_empty() { -1 } else { 100 };
+        // SAFETY: `fds` is a valid array of `fds.len()` pollfds.
+        let rc = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+        if rc < 0 {
+            continue;
+        }
+        if fds[0].revents != 0 {
+            let mut v = 0u64;
+            // SAFETY: reads 8 bytes into a valid local from the eventfd.
+            unsafe { libc::read(wake, &mut v as *mut u64 as *mut libc::c_void, 8) };
+        }
+        for (i, &slot) in slots.iter().enumerate() {
+            if fds[i + 1].revents == 0 {
+                continue;
+            }
+            let mut st = shared.lock();
+            let now = shared.now();
+            let st = &mut *st;
+            let flow = &mut st.flows[slot as usize];
+            let (Some(b), Some(sock)) = (&mut flow.blocked, &flow.sock) else { continue };
+            match write_now(sock, &b.rest) {
+                Err(e) => {
+                    fail_flow(st, slot, format!("send: {e}"));
+                    shared.progress.notify_all();
+                }
+                Ok(n) if n < b.rest.len() => {
+                    b.rest.drain(..n);
+                }
+                Ok(_) => {
+                    flow.blocked = None;
+                    if !flow.queue.is_empty() {
+                        let rc = flow.reservation.as_ref().and_then(|r| r.rc);
+                        st.dispatch.became_sendable(slot, rc, now);
+                        shared.work.notify_all();
+                    }
+                    shared.progress.notify_all();
+                }
+            }
         }
     }
 }
@@ -767,8 +1050,7 @@ fn writer_loop(shared: Arc<Shared>, slot: u32) {
             return;
         }
         if flow.queue.is_empty() || (flow.reservation.is_none() && !shared.cfg.open) {
-            st =
-                shared.work.wait_timeout(st, Duration::from_millis(100)).unwrap_or_else(|p| p.into_inner()).0;
+            st = shared.wait(&shared.work, st, Some(Duration::from_millis(100)));
             continue;
         }
         take_packet(flow, packet, &mut buf);
@@ -812,12 +1094,19 @@ fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
     }
 }
 
+/// The flow a connection carries, from its hello.
+struct Peer {
+    src: String,
+    priority: u8,
+    port: Port,
+}
+
 /// Read one connection: a hello, then data frames reassembled into messages. A refused frame
 /// ends the connection with its reason; I/O errors and a clean close end it quietly.
 fn read_loop(shared: &Arc<Shared>, sock: &TcpStream) -> Result<(), FrameError> {
     let cfg = &shared.cfg;
     let mut r = io::BufReader::with_capacity(256 << 10, sock);
-    let mut peer: Option<(String, u8)> = None;
+    let mut peer: Option<Peer> = None;
     let mut reasm = Reassembly::new(cfg.max_message_bytes);
     // Any packet up to the protocol's limit (a peer may use another packet size).
     let max_payload = MAX_PACKET_BYTES;
@@ -831,34 +1120,53 @@ fn read_loop(shared: &Arc<Shared>, sock: &TcpStream) -> Result<(), FrameError> {
                 if peer.is_some() {
                     return Err(FrameError::SecondHello);
                 }
-                let name = String::from_utf8(frame.payload).map_err(|_| FrameError::HelloName)?;
-                peer = Some((name, frame.header.priority));
+                let src = String::from_utf8(frame.payload).map_err(|_| FrameError::HelloName)?;
+                peer = Some(Peer { src, priority: frame.header.priority, port: frame.header.message });
             }
             Kind::Data => {
-                let Some((src, priority)) = &peer else { return Err(FrameError::DataBeforeHello) };
+                let Some(p) = &peer else { return Err(FrameError::DataBeforeHello) };
                 if let Some(msg) = reasm.push(&frame.header, &frame.payload)? {
-                    deliver(shared, src, *priority, msg);
+                    if !deliver(shared, p, msg) {
+                        return Ok(());
+                    }
                 }
             }
         }
     }
 }
 
-fn deliver(shared: &Arc<Shared>, src: &str, priority: u8, data: Vec<u8>) {
+/// Hand a message to its port's inbox (waiting while the inbox is full); false when the
+/// agent is shutting down.
+fn deliver(shared: &Arc<Shared>, p: &Peer, data: Vec<u8>) -> bool {
     let len = data.len() as u64;
     {
         let mut st = shared.lock();
-        let e = st.received.entry((src.to_string(), priority)).or_insert((0, 0));
+        let e = st.received.entry((p.src.clone(), p.priority)).or_insert((0, 0));
         e.0 += len;
         e.1 += 1;
         if shared.cfg.deliver && !shared.cfg.echo {
-            st.inbox.push_back(Message { src: src.to_string(), priority, data });
-            shared.progress.notify_all();
-            return;
+            loop {
+                if st.shutdown {
+                    return false;
+                }
+                let Some(inbox) = st.ports.get_mut(&p.port) else {
+                    st.undeliverable += 1;
+                    return true;
+                };
+                // Room for it, or an empty inbox (a message longer than the bound still goes).
+                if inbox.bytes + len <= shared.cfg.inbox_bytes || inbox.messages.is_empty() {
+                    inbox.bytes += len;
+                    inbox.messages.push_back(Message { src: p.src.clone(), priority: p.priority, data });
+                    shared.progress.notify_all();
+                    return true;
+                }
+                st = shared.wait(&shared.progress, st, Some(Duration::from_millis(100)));
+            }
         }
     }
     if shared.cfg.echo {
         // The far end of a ping-pong: the reply goes through this agent like any send.
-        let _ = send(shared, src, priority, data);
+        let _ = send(shared, p.port, &p.src, p.priority, data);
     }
+    true
 }

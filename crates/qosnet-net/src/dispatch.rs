@@ -53,6 +53,9 @@ impl Dispatch {
         match rc {
             Some(rc) if !self.rate.is_valid(rc) => self.rate.became_valid(rc, now),
             Some(_) => {}
+            // Once in the ring (a flow that blocked and came back may still be there; the
+            // ring is a host's handful of flows, so the check is short).
+            None if self.ring.contains(&slot) => {}
             None => self.ring.push_back(slot),
         }
     }

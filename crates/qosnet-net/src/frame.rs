@@ -3,8 +3,9 @@
 //! A message is cut into packets of at most the agent's packet size (4 KB by default, GM's
 //! packet size, document 004 §5.2: all packets but a message's last are full); each packet
 //! travels as one frame, a 16-byte header and its payload. The first frame on a connection
-//! is a `Hello` naming the flow (source endpoint, priority: document 004 §4.2's flow is the
-//! pair of ports and a priority, the destination being the connection's far end).
+//! is a `Hello` naming the flow (document 004 §4.2's flow is a pair of ports and a priority):
+//! its payload is the source endpoint (`host:port/N`, see `endpoint`), its `message` field
+//! the destination's local port, its `priority` the flow's.
 //!
 //! Header, little endian:
 //! `magic u16 = 0x4e51 ("QN") | version u8 = 1 | kind u8 | flags u8 | priority u8 |
@@ -32,7 +33,8 @@ pub const FLAG_LAST: u8 = 1;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Kind {
-    /// Opens a connection: the payload is the sender's endpoint name (UTF-8, host:port).
+    /// Opens a connection: the payload is the sender's endpoint name (UTF-8, host:port/N),
+    /// the header's `message` the destination port.
     Hello = 1,
     /// A packet of a message.
     Data = 2,

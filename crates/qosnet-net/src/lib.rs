@@ -1,14 +1,24 @@
 //! qosnet's data plane: per-flow rate-controlled messaging on real sockets.
 //!
 //! Document 004's NIC-based rate control, run by a per-host agent (`agent`) over TCP: flows
-//! (source endpoint, destination endpoint, priority) with an IDT and an NDT each, scheduled
-//! by the same code as the simulator's NICs (`qosnet_rate`), messages framed and cut into
-//! packets (`frame`), reserved flows first by least NDT and unregulated flows interleaved
-//! (`dispatch`), or Linux's socket pacing in the `kernel` back end (`pacing`).
+//! (source endpoint, destination endpoint, priority) between ports of agents (`endpoint`)
+//! with an IDT and an NDT each, scheduled by the same code as the simulator's NICs
+//! (`qosnet_rate`), messages framed and cut into packets (`frame`), reserved flows first by
+//! least NDT and unregulated flows interleaved (`dispatch`), or Linux's socket pacing in the
+//! `kernel` back end (`pacing`). On a host, the agent runs as a daemon (`daemon`) that every
+//! local application reaches through a Unix socket (`local`, `client`): the trusted rate
+//! controller of document 004 §3.2. A library-mode `Agent` in one process is the same agent
+//! without the daemon (tests, benchmarks, a single application).
 
 pub mod agent;
+pub mod client;
+pub mod daemon;
 pub mod dispatch;
+pub mod endpoint;
 pub mod frame;
+pub mod local;
 pub mod pacing;
 
 pub use agent::{Agent, AgentConfig, Backend, FlowStats, Message, NetError, ReceivedStats, Stats};
+pub use client::LocalAgent;
+pub use daemon::{Daemon, DaemonConfig, DaemonStats};

@@ -200,3 +200,49 @@ fn agents_with_different_packet_sizes_talk() {
     assert_eq!(rx.recv(WAIT).unwrap().data, vec![5; 200_000]);
     assert_eq!(tx.stats().flows[0].packets_sent, 4);
 }
+
+/// A peer that accepts and then reads nothing: its flow's socket fills, and the dispatcher
+/// goes on with the host's other flows instead of waiting up to `peer_timeout` on it.
+#[test]
+fn a_peer_that_stops_reading_does_not_stall_the_other_flows() {
+    let stuck = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let stuck_ep = stuck.local_addr().unwrap().to_string();
+    let held = std::thread::spawn(move || stuck.accept().map(|(s, _)| s));
+    let rx = agent(false);
+    let tx = Agent::start(AgentConfig {
+        open: true,
+        send_buffer: 16 << 10,
+        peer_timeout: Duration::from_secs(600),
+        ..AgentConfig::default()
+    })
+    .unwrap();
+    // Fill the stuck flow (its queue too, so this send waits: in its own thread).
+    std::thread::scope(|sc| {
+        sc.spawn(|| {
+            for _ in 0..64 {
+                if tx.send(&stuck_ep, 0, vec![0; 1 << 20]).is_err() {
+                    break;
+                }
+            }
+        });
+        let t0 = std::time::Instant::now();
+        while !tx.stats().flows.iter().any(|f| f.dst == stuck_ep && f.blocked) {
+            assert!(t0.elapsed() < Duration::from_secs(20), "the stuck flow never blocked");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // The other flow's messages all arrive while the stuck one is still blocked.
+        for i in 0..50u8 {
+            tx.send(rx.endpoint(), 0, vec![i; 100_000]).unwrap();
+        }
+        for i in 0..50u8 {
+            assert_eq!(rx.recv(WAIT).unwrap().data, vec![i; 100_000]);
+        }
+        let st = tx.stats();
+        let stuck_flow = st.flows.iter().find(|f| f.dst == stuck_ep).unwrap();
+        assert!(stuck_flow.blocked && stuck_flow.failed.is_none(), "{stuck_flow:?}");
+        assert!(stuck_flow.stalls >= 1);
+        // Shutting down ends the stuck send (and the scope's thread with it).
+        tx.shutdown();
+    });
+    drop(held);
+}

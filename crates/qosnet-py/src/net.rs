@@ -1,9 +1,15 @@
-//! Bindings of the data plane's agent (`qosnet-net`): convert, release the GIL, map errors.
+//! Bindings of the data plane (`qosnet-net`): an `Agent` handle that is either a
+//! library-mode agent in this process or an application's connection to its host's daemon
+//! (one Python API for both), and the `Daemon` itself; convert, release the GIL, map errors.
 
 use crate::error::QosnetError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
-use qosnet_net::{Agent as Inner, AgentConfig, Backend, NetError as Error};
+use qosnet_net::{
+    Agent as Lib, AgentConfig, Backend, Daemon as DaemonInner, DaemonConfig, LocalAgent, Message,
+    NetError as Error, Stats,
+};
+use std::path::PathBuf;
 use std::time::Duration;
 
 pyo3::create_exception!(
@@ -22,6 +28,7 @@ pyo3::create_exception!(
 fn net_error(e: Error) -> PyErr {
     match e {
         Error::Config(m) => pyo3::exceptions::PyValueError::new_err(m),
+        Error::PortInUse(_) => pyo3::exceptions::PyValueError::new_err(e.to_string()),
         Error::Rate(_) => pyo3::exceptions::PyValueError::new_err(e.to_string()),
         Error::NotAdmitted { .. } => FlowNotAdmitted::new_err(e.to_string()),
         Error::Timeout => pyo3::exceptions::PyTimeoutError::new_err(e.to_string()),
@@ -37,8 +44,64 @@ fn seconds(name: &str, s: f64) -> PyResult<Duration> {
     })
 }
 
+/// Where an `Agent` handle's operations go.
+enum Inner {
+    /// A library-mode agent in this process (its port 0).
+    Lib(Lib),
+    /// The host's daemon, through this application's port.
+    Local(LocalAgent),
+}
+
+impl Inner {
+    fn reserve(&self, dst: &str, priority: u8, bps: f64, lease: Option<Duration>) -> Result<(), Error> {
+        match self {
+            Inner::Lib(a) => a.reserve(dst, priority, bps, lease),
+            Inner::Local(c) => c.reserve(dst, priority, bps, lease),
+        }
+    }
+    fn release(&self, dst: &str, priority: u8) -> Result<bool, Error> {
+        match self {
+            Inner::Lib(a) => Ok(a.release(dst, priority)),
+            Inner::Local(c) => c.release(dst, priority),
+        }
+    }
+    fn send(&self, dst: &str, priority: u8, data: Vec<u8>) -> Result<(), Error> {
+        match self {
+            Inner::Lib(a) => a.send(dst, priority, data),
+            Inner::Local(c) => c.send(dst, priority, &data),
+        }
+    }
+    fn flush(&self, dst: &str, priority: u8, timeout: Duration) -> Result<(), Error> {
+        match self {
+            Inner::Lib(a) => a.flush(dst, priority, timeout),
+            Inner::Local(c) => c.flush(dst, priority, timeout),
+        }
+    }
+    fn recv(&self, timeout: Option<Duration>) -> Result<Message, Error> {
+        match self {
+            Inner::Lib(a) => a.recv(timeout),
+            Inner::Local(c) => c.recv(timeout),
+        }
+    }
+    fn stats(&self) -> Result<Stats, Error> {
+        match self {
+            Inner::Lib(a) => Ok(a.stats()),
+            Inner::Local(c) => c.stats(),
+        }
+    }
+    fn shutdown(&self) {
+        match self {
+            Inner::Lib(a) => a.shutdown(),
+            Inner::Local(c) => c.close(),
+        }
+    }
+}
+
 /// A host's rate-control agent (document 004's NIC firmware, in user space or through the
 /// kernel's socket pacing): reserved flows paced by IDT/NDT, others refused unless `open`.
+/// `Agent(...)` runs one in this process (library mode); `Agent.connect(socket)` is an
+/// application's handle on its host's daemon (`Daemon`, `qosnet agent`), with the same
+/// methods.
 #[pyclass(module = "qosnet._core", frozen)]
 pub struct Agent {
     inner: Inner,
@@ -91,10 +154,21 @@ impl Agent {
             echo,
             deliver,
             send_buffer,
+            ..AgentConfig::default()
         };
-        let inner = py.allow_threads(|| Inner::start(cfg)).map_err(net_error)?;
+        let inner = py.allow_threads(|| Lib::start(cfg)).map_err(net_error)?;
         let endpoint = inner.endpoint().to_string();
-        Ok(Agent { inner, endpoint })
+        Ok(Agent { inner: Inner::Lib(inner), endpoint })
+    }
+
+    /// An application's handle on its host's daemon at `socket` (a Unix socket path), on
+    /// local port `port` (None: any free one). Every send goes through the daemon.
+    #[staticmethod]
+    #[pyo3(signature = (socket, port = None))]
+    fn connect(py: Python<'_>, socket: PathBuf, port: Option<u32>) -> PyResult<Agent> {
+        let c = py.allow_threads(|| LocalAgent::connect(&socket, port)).map_err(net_error)?;
+        let endpoint = c.endpoint().to_string();
+        Ok(Agent { inner: Inner::Local(c), endpoint })
     }
 
     /// This agent's endpoint (host:port), the name peers send to.
@@ -121,7 +195,7 @@ impl Agent {
     /// Remove the flow's reservation; True if it had one.
     #[pyo3(signature = (dst, priority = 0))]
     fn release(&self, py: Python<'_>, dst: &str, priority: u8) -> PyResult<bool> {
-        self.with(py, |a| Ok(a.release(dst, priority)))
+        self.with(py, |a| a.release(dst, priority))
     }
 
     /// Queue a message; waits while the flow's queue is full.
@@ -189,39 +263,8 @@ impl Agent {
 
     /// Counters: flows sent (with reservations), bytes received per source, refusals.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s = self.with(py, |a| Ok(a.stats()))?;
-        let d = PyDict::new(py);
-        d.set_item("endpoint", s.endpoint)?;
-        let flows = PyList::empty(py);
-        for f in s.flows {
-            let fd = PyDict::new(py);
-            fd.set_item("dst", f.dst)?;
-            fd.set_item("priority", f.priority)?;
-            fd.set_item("reserved_bps", f.reserved_bps)?;
-            fd.set_item("idt_ns", f.idt_ns)?;
-            fd.set_item("bytes_sent", f.bytes_sent)?;
-            fd.set_item("packets_sent", f.packets_sent)?;
-            fd.set_item("messages_sent", f.messages_sent)?;
-            fd.set_item("queued_bytes", f.queued_bytes)?;
-            fd.set_item("failed", f.failed)?;
-            flows.append(fd)?;
-        }
-        d.set_item("flows", flows)?;
-        let rec = PyList::empty(py);
-        for r in s.received {
-            let rd = PyDict::new(py);
-            rd.set_item("src", r.src)?;
-            rd.set_item("priority", r.priority)?;
-            rd.set_item("bytes", r.bytes)?;
-            rd.set_item("messages", r.messages)?;
-            rec.append(rd)?;
-        }
-        d.set_item("received", rec)?;
-        d.set_item("malformed_frames", s.malformed_frames)?;
-        d.set_item("last_malformed", s.last_malformed)?;
-        d.set_item("refused_sends", s.refused_sends)?;
-        d.set_item("expired_leases", s.expired_leases)?;
-        Ok(d)
+        let s = self.with(py, |a| a.stats())?;
+        stats_dict(py, s)
     }
 
     /// Stop the agent's threads and close its connections (also on garbage collection).
@@ -242,6 +285,7 @@ impl Agent {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<Agent>()?;
+    m.add_class::<Daemon>()?;
     m.add_function(wrap_pyfunction!(parse_bandwidth, m)?)?;
     m.add("NetError", py.get_type::<NetError>())?;
     m.add("FlowNotAdmitted", py.get_type::<FlowNotAdmitted>())?;
@@ -255,4 +299,175 @@ pub fn parse_bandwidth(text: &str) -> PyResult<f64> {
     qosnet_sim::units::Bandwidth::parse(text)
         .map(|b| b.bits_per_second)
         .map_err(pyo3::exceptions::PyValueError::new_err)
+}
+
+fn stats_dict(py: Python<'_>, s: Stats) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("endpoint", s.endpoint)?;
+    let flows = PyList::empty(py);
+    for f in s.flows {
+        let fd = PyDict::new(py);
+        fd.set_item("port", f.port)?;
+        fd.set_item("dst", f.dst)?;
+        fd.set_item("priority", f.priority)?;
+        fd.set_item("reserved_bps", f.reserved_bps)?;
+        fd.set_item("idt_ns", f.idt_ns)?;
+        fd.set_item("bytes_sent", f.bytes_sent)?;
+        fd.set_item("packets_sent", f.packets_sent)?;
+        fd.set_item("messages_sent", f.messages_sent)?;
+        fd.set_item("queued_bytes", f.queued_bytes)?;
+        fd.set_item("stalls", f.stalls)?;
+        fd.set_item("blocked", f.blocked)?;
+        fd.set_item("failed", f.failed)?;
+        flows.append(fd)?;
+    }
+    d.set_item("flows", flows)?;
+    let rec = PyList::empty(py);
+    for r in s.received {
+        let rd = PyDict::new(py);
+        rd.set_item("src", r.src)?;
+        rd.set_item("priority", r.priority)?;
+        rd.set_item("bytes", r.bytes)?;
+        rd.set_item("messages", r.messages)?;
+        rec.append(rd)?;
+    }
+    d.set_item("received", rec)?;
+    d.set_item("malformed_frames", s.malformed_frames)?;
+    d.set_item("last_malformed", s.last_malformed)?;
+    d.set_item("refused_sends", s.refused_sends)?;
+    d.set_item("expired_leases", s.expired_leases)?;
+    d.set_item("undeliverable", s.undeliverable)?;
+    Ok(d)
+}
+
+/// A host's agent as a daemon (document 004's trusted NIC firmware): it owns the host's
+/// sockets to peers and its one scheduler, and local applications reach it through the Unix
+/// socket `socket` (`Agent.connect`). Who may connect is the socket file's `mode`; only root,
+/// the daemon's user and `trusted_uids` may reserve or release through it (the control
+/// plane's reservations are installed with `reserve` here).
+#[pyclass(module = "qosnet._core", frozen)]
+pub struct Daemon {
+    inner: DaemonInner,
+    endpoint: String,
+}
+
+#[pymethods]
+impl Daemon {
+    #[new]
+    #[pyo3(signature = (
+        socket, listen = "0.0.0.0:7400", backend = "agent", packet_bytes = 4096, open = false,
+        max_message_bytes = 1 << 30, queue_bytes = 4 << 20, peer_timeout = 10.0, send_buffer = 0,
+        inbox_bytes = 64 << 20, mode = 0o660, max_clients = 64, max_clients_per_uid = 16,
+        max_request_bytes = 64 << 20, trusted_uids = Vec::new()
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        socket: PathBuf,
+        listen: &str,
+        backend: &str,
+        packet_bytes: u32,
+        open: bool,
+        max_message_bytes: u64,
+        queue_bytes: u64,
+        peer_timeout: f64,
+        send_buffer: u32,
+        inbox_bytes: u64,
+        mode: u32,
+        max_clients: usize,
+        max_clients_per_uid: usize,
+        max_request_bytes: u64,
+        trusted_uids: Vec<u32>,
+    ) -> PyResult<Self> {
+        let agent = AgentConfig {
+            listen: listen.to_string(),
+            backend: backend.parse::<Backend>().map_err(net_error)?,
+            packet_bytes,
+            open,
+            max_message_bytes,
+            queue_bytes,
+            peer_timeout: seconds("peer_timeout", peer_timeout)?,
+            echo: false,
+            deliver: true,
+            send_buffer,
+            inbox_bytes,
+        };
+        let cfg = DaemonConfig {
+            socket,
+            mode,
+            max_clients,
+            max_clients_per_uid,
+            max_request_bytes,
+            trusted_uids,
+            ..DaemonConfig::default()
+        };
+        let inner = py.allow_threads(|| DaemonInner::start(agent, cfg)).map_err(net_error)?;
+        let endpoint = inner.agent().endpoint().to_string();
+        Ok(Daemon { inner, endpoint })
+    }
+
+    /// The agent's endpoint (host:port) peers reach it at.
+    #[getter]
+    fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// The Unix socket local applications connect to.
+    #[getter]
+    fn socket(&self) -> String {
+        self.inner.socket().display().to_string()
+    }
+
+    /// Install or change the reservation of the flow from local port `port` to `dst`
+    /// (the control plane's side; port 0 is the host-level flow the service admits).
+    #[pyo3(signature = (dst, bits_per_second, priority = 0, lease = None, port = 0))]
+    fn reserve(
+        &self,
+        py: Python<'_>,
+        dst: &str,
+        bits_per_second: f64,
+        priority: u8,
+        lease: Option<f64>,
+        port: u32,
+    ) -> PyResult<()> {
+        let lease = lease.map(|l| seconds("lease", l)).transpose()?;
+        let a = self.inner.agent();
+        py.allow_threads(|| a.reserve_from(port, dst, priority, bits_per_second, lease)).map_err(net_error)
+    }
+
+    /// Remove a reservation; True if there was one.
+    #[pyo3(signature = (dst, priority = 0, port = 0))]
+    fn release(&self, py: Python<'_>, dst: &str, priority: u8, port: u32) -> bool {
+        let a = self.inner.agent();
+        py.allow_threads(|| a.release_from(port, dst, priority))
+    }
+
+    /// The agent's counters (as `Agent.stats`) and the local side's under "daemon":
+    /// clients, open ports, refused clients, malformed and denied requests.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let (s, ds) = py.allow_threads(|| (self.inner.agent().stats(), self.inner.stats()));
+        let d = stats_dict(py, s)?;
+        let dd = PyDict::new(py);
+        dd.set_item("clients", ds.clients)?;
+        dd.set_item("ports", ds.ports)?;
+        dd.set_item("refused_clients", ds.refused_clients)?;
+        dd.set_item("malformed_requests", ds.malformed_requests)?;
+        dd.set_item("denied_requests", ds.denied_requests)?;
+        d.set_item("daemon", dd)?;
+        Ok(d)
+    }
+
+    /// Stop the daemon: its clients' connections end, its socket file is removed.
+    fn close(&self, py: Python<'_>) {
+        let inner = &self.inner;
+        py.allow_threads(|| inner.shutdown());
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __exit__(&self, py: Python<'_>, _t: PyObject, _v: PyObject, _tb: PyObject) {
+        self.close(py);
+    }
 }

@@ -96,14 +96,56 @@ def _recv_table(stats: dict[str, Any], elapsed: float | None = None) -> Any:
     return t
 
 
+AgentSocket = Annotated[
+    Path | None,
+    typer.Option(
+        "--agent-socket",
+        envvar="QOSNET_AGENT_SOCKET",
+        help="Go through this host's agent daemon (`qosnet agent`) at this Unix socket, as "
+        "an application on the host does; without it, run an agent in this process.",
+    ),
+]
+
+
+def _parse_mode(text: str) -> int:
+    try:
+        mode = int(text, 8)
+    except ValueError:
+        mode = -1
+    if not 0 <= mode <= 0o777:
+        raise typer.BadParameter(f"must be octal permission bits (e.g. 660), got {text!r}")
+    return mode
+
+
 def agent(
+    socket_path: Annotated[
+        Path,
+        typer.Option(
+            "--socket",
+            envvar="QOSNET_AGENT_SOCKET",
+            help="The Unix socket local applications reach the daemon at.",
+        ),
+    ] = Path("/run/qosnet/agent.sock"),
+    mode: Annotated[
+        str,
+        typer.Option(
+            "--mode", help="Permission bits of the socket (octal): who may send through it."
+        ),
+    ] = "660",
+    trusted_uid: Annotated[
+        list[int] | None,
+        typer.Option(
+            "--trusted-uid",
+            help="A user (besides root and the daemon's own) that may reserve and release "
+            "through the socket; repeatable.",
+        ),
+    ] = None,
     listen: Listen = "0.0.0.0:7400",
     backend: Backend = "agent",
     open_: Annotated[
         bool, typer.Option("--open", help="Let unreserved flows send (unregulated).")
     ] = False,
     packet_size: PacketSize = 4096,
-    echo: Annotated[bool, typer.Option("--echo", help="Send every message back.")] = False,
     service: Annotated[
         str | None,
         typer.Option("--service", help="URL of `qosnet serve`: install its admitted flows."),
@@ -125,29 +167,36 @@ def agent(
         float | None, typer.Option("--duration", min=0, help="Stop after this many seconds.")
     ] = None,
 ) -> None:
-    """Run this host's rate-control agent (document 004's NIC firmware) until interrupted.
+    """Run this host's rate-control agent daemon (document 004's NIC firmware) until
+    interrupted: it owns the host's connections to other agents and its one scheduler, and
+    local applications send and receive through it at --socket (`Agent.connect`,
+    `qosnet net send --agent-socket`), so none can pass its pacing by.
 
     With --service, --node and --hosts it follows the service: every admitted flow sourced
     at this node is reserved here (its IDT from the reserved bandwidth), and a flow released
     or whose lease expired is removed; flows the service did not admit are refused unless
     --open.
     """
-    from qosnet.dataplane import Agent
+    from qosnet.dataplane import Daemon
     from qosnet.dataplane.control import ServiceLink, read_hosts
 
     if (service is None) != (node is None) or (service is not None and hosts is None):
         raise typer.BadParameter(
             "--service, --node and --hosts go together", param_hint="--service"
         )
+    bits = _parse_mode(mode)
     with _errors():
-        a = Agent(
-            listen=listen, backend=backend, packet_bytes=packet_size, open=open_, echo=echo,
-            deliver=False,
+        a = Daemon(
+            socket_path, listen=listen, backend=backend, packet_bytes=packet_size, open=open_,
+            mode=bits, trusted_uids=trusted_uid or [],
         )  # fmt: skip
         link = None
         if service is not None and node is not None and hosts is not None:
             link = ServiceLink(a, service, node, read_hosts(hosts), token=token)
-        err(f"agent {a.endpoint} ({backend}{', open' if open_ else ''}) running; Ctrl-C stops")
+        err(
+            f"agent {a.endpoint} ({backend}{', open' if open_ else ''}) serving {a.socket} "
+            f"(mode {bits:o}); Ctrl-C stops"
+        )
         t0 = time.monotonic()
         last = t0
         try:
@@ -160,9 +209,11 @@ def agent(
                     s = a.stats()
                     sent = sum(f["bytes_sent"] for f in s["flows"])
                     got = sum(r["bytes"] for r in s["received"])
+                    d = s["daemon"]
                     err(
-                        f"{last - t0:8.1f} s  flows {len(s['flows'])}  sent {sent / 1e6:.1f} MB  "
-                        f"received {got / 1e6:.1f} MB  malformed {s['malformed_frames']}"
+                        f"{last - t0:8.1f} s  clients {d['clients']}  flows {len(s['flows'])}  "
+                        f"sent {sent / 1e6:.1f} MB  received {got / 1e6:.1f} MB  "
+                        f"malformed {s['malformed_frames']}+{d['malformed_requests']}"
                     )
         finally:
             s = a.stats()
@@ -170,6 +221,21 @@ def agent(
             console = stdout_console()
             console.print(_flow_table(s))
             console.print(_recv_table(s))
+
+
+def _mine(stats: dict[str, Any], endpoint: str) -> list[dict[str, Any]]:
+    """The flows of this handle's port (a daemon's counters list every application's)."""
+    port = int(endpoint.rsplit("/", 1)[1]) if "/" in endpoint else 0
+    return [f for f in stats["flows"] if f.get("port", 0) == port]
+
+
+def _handle(socket_path: Path | None, **options: Any) -> Any:
+    """This command's agent: the host's daemon if a socket is given, else one in-process."""
+    from qosnet.dataplane import Agent
+
+    if socket_path is not None:
+        return Agent.connect(socket_path)
+    return Agent(**options)
 
 
 @net_app.command()
@@ -190,15 +256,15 @@ def send(
     listen: Listen = "0.0.0.0:0",
     backend: Backend = "agent",
     packet_size: PacketSize = 4096,
+    agent_socket: AgentSocket = None,
     json_out: JsonOption = False,
 ) -> None:
     """Send COUNT messages of SIZE bytes on a flow to each DST, with a progress bar and a
-    summary table (Mb/s per flow)."""
+    summary table (Mb/s per flow). With --agent-socket the messages go through the host's
+    daemon (a --rate is then installed through it, which only a trusted user may do)."""
     import threading
 
     from rich.progress import Progress
-
-    from qosnet.dataplane import Agent
 
     rates = [_bps(r, "--rate") for r in rate or []]
     if rates and len(rates) != len(dst):
@@ -206,7 +272,10 @@ def send(
             f"give one --rate per DST ({len(dst)}), got {len(rates)}", param_hint="--rate"
         )
     with _errors():
-        a = Agent(listen=listen, backend=backend, packet_bytes=packet_size, open=not rates)
+        a = _handle(
+            agent_socket, listen=listen, backend=backend, packet_bytes=packet_size,
+            open=not rates,
+        )  # fmt: skip
         for d, r in zip(dst, rates, strict=False):
             a.reserve(d, r, priority)
         errors: list[str] = []
@@ -226,11 +295,12 @@ def send(
         with Progress(transient=True, disable=json_out) as bar:
             task = bar.add_task("sending", total=total or 1)
             while any(t.is_alive() for t in threads):
-                sent = sum(f["bytes_sent"] for f in a.stats()["flows"])
+                sent = sum(f["bytes_sent"] for f in _mine(a.stats(), a.endpoint))
                 bar.update(task, completed=sent)
                 time.sleep(0.1)
         elapsed = time.monotonic() - t0
         s = a.stats()
+        s["flows"] = _mine(s, a.endpoint)
         a.close()
     if json_out:
         typer.echo(json.dumps({"elapsed": elapsed, **s, "errors": errors}))
@@ -252,24 +322,50 @@ def recv(
         float | None, typer.Option("--duration", min=0, help="Stop after this many seconds.")
     ] = None,
     echo: Annotated[bool, typer.Option("--echo", help="Send every message back.")] = False,
+    agent_socket: AgentSocket = None,
     json_out: JsonOption = False,
 ) -> None:
     """Receive messages (counted, not kept) until COUNT messages, DURATION seconds or Ctrl-C,
-    then print what arrived from each source."""
+    then print what arrived from each source. With --agent-socket they arrive at a port of
+    the host's daemon (its endpoint is printed first)."""
     from qosnet.dataplane import Agent
 
     with _errors():
-        a = Agent(listen=listen, open=True, echo=echo, deliver=False)
+        if agent_socket is not None:
+            a = Agent.connect(agent_socket)
+        else:
+            a = Agent(listen=listen, open=True, echo=echo, deliver=False)
         err(f"receiving at {a.endpoint}")
+        got: dict[tuple[str, int], list[int]] = {}
         t0 = time.monotonic()
         try:
             while duration is None or time.monotonic() - t0 < duration:
-                if count is not None and sum(r["messages"] for r in a.stats()["received"]) >= count:
+                if agent_socket is None:
+                    n = sum(r["messages"] for r in a.stats()["received"])
+                    time.sleep(0.05)
+                else:
+                    # The daemon's counters are the host's: this port counts its own.
+                    try:
+                        src, prio, data = a.recv(timeout=0.05)
+                    except TimeoutError:
+                        continue
+                    if echo:
+                        a.send(src, data, prio)
+                    c = got.setdefault((src, prio), [0, 0])
+                    c[0] += len(data)
+                    c[1] += 1
+                    n = sum(m for _, m in got.values())
+                if count is not None and n >= count:
                     break
-                time.sleep(0.05)
         finally:
             elapsed = time.monotonic() - t0
             s = a.stats()
+            if agent_socket is not None:
+                s["endpoint"] = a.endpoint
+                s["received"] = [
+                    {"src": k[0], "priority": k[1], "bytes": v[0], "messages": v[1]}
+                    for k, v in sorted(got.items())
+                ]
             a.close()
             if json_out:
                 typer.echo(json.dumps({"elapsed": elapsed, **s}))
@@ -286,10 +382,17 @@ def bench(
         ),
     ] = "loopback",
     quick: Annotated[bool, typer.Option("--quick", help="Fewer repetitions.")] = False,
+    reps: Annotated[
+        int | None,
+        typer.Option("--reps", min=1, help="Repetitions of each configuration (default 15)."),
+    ] = None,
     json_out: JsonOption = False,
 ) -> None:
     """Rate control's overhead (document 004 §5.2): ping-pong round trips and streaming
-    bandwidth over message sizes, with and without rate control, on the same transport."""
+    bandwidth over message sizes, with and without rate control, on the same transport;
+    the two alternate, repeated, and each row gives medians and the quartiles of the paired
+    overheads, with a verdict against the 1% target that says "unresolved" when the spread
+    does not allow one."""
     from rich.table import Table
 
     from qosnet.dataplane import overhead
@@ -298,32 +401,37 @@ def bench(
         raise typer.BadParameter(f"must be loopback or veth, got {where!r}", param_hint="--where")
     with _errors():
         try:
-            rows = overhead.run(where, quick=quick, progress=None if json_out else err)
+            rows = overhead.run(where, quick=quick, progress=None if json_out else err, reps=reps)
         except RuntimeError as e:
             err(f"error: {e}")
             raise typer.Exit(1) from None
+    summary = overhead.verdicts(rows)
     if json_out:
-        typer.echo(json.dumps(rows))
+        typer.echo(json.dumps({"rows": rows, "verdicts": summary}))
         return
-    t = Table(title=f"rate control overhead, {where}")
+    t = Table(title=f"rate control overhead, {where} (medians of {rows[0]['reps']} runs)")
     for c in (
-        "test",
-        "size B",
-        "with RC",
-        "without RC",
-        "overhead",
-        "noise",
-        "dispatcher CPU/Gb/s",
-    ):
+        "test", "size B", "with RC", "without RC", "overhead", "quartiles", "noise",
+        "agent CPU s/Gb", "process CPU s/Gb with/without",
+    ):  # fmt: skip
         t.add_column(c, justify="left" if c == "test" else "right")
     for r in rows:
         cpu = r["dispatch_cpu_per_gbps"]
+        proc = (
+            f"{r['process_cpu_per_gbps_with']:.3f}/{r['process_cpu_per_gbps_without']:.3f}"
+            if cpu is not None
+            else "-"
+        )
         t.add_row(
             r["test"], str(r["size"]), f"{r['with']:.3f}", f"{r['without']:.3f}",
-            f"{r['overhead']:+.2%}", f"{r['noise']:.1%}", f"{cpu:.3f}" if cpu is not None else "-",
+            f"{r['overhead']:+.2%}", f"{r['overhead_p25']:+.2%}..{r['overhead_p75']:+.2%}",
+            f"{r['noise']:.1%}", f"{cpu:.3f}" if cpu is not None else "-", proc,
         )  # fmt: skip
-    for test in ("ping-pong RTT (us)", "bandwidth (Gb/s)"):
-        rs = [r["overhead"] for r in rows if r["test"] == test]
-        t.add_row(f"{test}: mean", "", "", "", f"{sum(rs) / len(rs):+.2%}", "", "")
-        t.add_row(f"{test}: worst", "", "", "", f"{max(rs):+.2%}", "", "")
+    for v in summary:
+        t.add_row(
+            f"{v['test']}: mean", "", "", "", f"{v['mean']:+.2%}",
+            f"{v['mean_p25']:+.2%}..{v['mean_p75']:+.2%}", "", "", v["verdict"],
+        )  # fmt: skip
+        t.add_row(f"{v['test']}: worst", str(v["worst_size"]), "", "", f"{v['worst']:+.2%}",
+                  "", "", "", "")  # fmt: skip
     stdout_console().print(t)

@@ -1,6 +1,7 @@
 """A host of the data plane driven over a pipe: `python -m qosnet.dataplane.host [agent
-options as JSON]` starts an agent, prints `{"endpoint": ...}` on stdout, then answers one
-JSON command per stdin line with one JSON line:
+options as JSON]` starts an agent (or, with options `{"socket": PATH, "port": N}`, connects
+to the host's daemon as an application), prints `{"endpoint": ...}` on stdout, then answers
+one JSON command per stdin line with one JSON line:
 
 - `{"op": "reserve", "dst": E, "bps": R, "priority": P, "lease": S|null}`
 - `{"op": "release", "dst": E, "priority": P}`
@@ -51,13 +52,19 @@ def _expect(agent: Agent, src: str, goal: int, timeout: float) -> float:
     return time.monotonic()
 
 
+#: The agent's scheduling threads: the dispatcher, and the drain thread that finishes the
+#: packets of full sockets (the rate control's own work, beside the application's sends).
+AGENT_THREADS = ("qosnet-dispatch", "qosnet-drain")
+
+
 def thread_cpu() -> dict[str, float]:
-    """CPU seconds (user + system) of this process's dispatcher threads and of the process."""
+    """CPU seconds (user + system) of this process's agent threads (`AGENT_THREADS`, under
+    "dispatch") and of the whole process."""
     tick = os.sysconf("SC_CLK_TCK")
     dispatch = 0.0
     for task in Path("/proc/self/task").iterdir():
         try:
-            if (task / "comm").read_text().strip() != "qosnet-dispatch":
+            if (task / "comm").read_text().strip() not in AGENT_THREADS:
                 continue
             fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
@@ -69,7 +76,10 @@ def thread_cpu() -> dict[str, float]:
 
 def main() -> None:
     options: dict[str, Any] = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
-    agent = Agent(**options)
+    if "socket" in options:
+        agent = Agent.connect(options["socket"], options.get("port"))
+    else:
+        agent = Agent(**options)
     stop = threading.Event()
     streams: list[threading.Thread] = []
     errors: dict[str, str] = {}

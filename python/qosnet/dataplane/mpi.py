@@ -20,7 +20,11 @@ delete callback releases the reservations when the communicator is freed.
 
 `send`/`recv` move bytes through the agent: flows that asked for QoS are paced by their
 IDT; the others go through the same agent unregulated (it is open). Everything else
-(collectives, MPI's own point-to-point) stays MPI's.
+(collectives, MPI's own point-to-point) stays MPI's. With `socket`, the ranks go through
+their host's agent daemon (`qosnet agent`) as applications, each on its own port, rather
+than each running an agent: ranks on one host are then paced by one scheduler (installing
+a reservation through the daemon takes a trusted user; otherwise the control plane, e.g.
+`admit` asking the service, installs it).
 """
 
 from __future__ import annotations
@@ -72,6 +76,7 @@ class QosComm:
         admit: Callable[[int, int, float], bool] | None = None,
         host: str = "127.0.0.1",
         agent: Agent | None = None,
+        socket: str | None = None,
     ) -> None:
         if MPI is None:
             raise RuntimeError("qosnet.dataplane.mpi needs mpi4py (pip install 'qosnet[mpi]')")
@@ -79,7 +84,9 @@ class QosComm:
         self.rank: int = comm.Get_rank()
         self.capacity = parse_bandwidth(capacity) if isinstance(capacity, str) else capacity
         self._admit = admit
-        self.agent = agent or Agent(listen=f"{host}:0", open=True)
+        if agent is None:
+            agent = Agent.connect(socket) if socket else Agent(listen=f"{host}:0", open=True)
+        self.agent = agent
         endpoints: list[str] = comm.allgather(self.agent.endpoint)
         self._rank_of = {e: r for r, e in enumerate(endpoints)}
         self._state = _State(self.agent, endpoints)

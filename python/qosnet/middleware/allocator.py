@@ -41,6 +41,13 @@ which the worked example of §3.4 needs (see `cluster`).
 Every public method holds one lock: the service calls from a thread pool, and `grantable`
 followed by `allocate` are two calls, so `allocate` checks everything again. `restore`
 reserves a persisted allocation on exactly its nodes (a restart), checked like a new one.
+
+Single flows. `reserve_flow` reserves one flow (source node, destination node, bandwidth)
+outside any job, as document 004's data plane asks for one (an application's flow to a
+peer): admitted by the same engine against the same capacities (its source, every switch
+port on its path, its destination), so jobs and flows never overbook each other. A flow
+takes no node: document 001's exclusive use is of a job's nodes, and a flow between busy
+nodes takes only bandwidth.
 """
 
 from __future__ import annotations
@@ -239,6 +246,7 @@ class ResourceAllocator:
             )
         self._lock = threading.Lock()
         self._jobs: dict[str, _Job] = {}
+        self._flows: dict[str, tuple[FlowReservation, tuple[int, ...]]] = {}
         self._busy: set[int] = set()
         self._paths: dict[tuple[int, int], tuple[Hop, ...]] = {}
         self._distance: npt.NDArray[np.int64] | None = None
@@ -284,18 +292,12 @@ class ResourceAllocator:
         nothing) if the job exists, the request is malformed, or it does not fit now."""
         pattern = _refuse_invalid(_pattern, pattern)
         _refuse_invalid(_check_nodes, nodes, pattern)
-        _refuse_invalid(_check_bandwidth, bandwidth)
         _refuse_invalid(_check_job, job)
         # The engine reserves whole bits per second; the allocation records what it holds.
-        bits = bandwidth * 8
-        bps = float(round(bits)) if math.isfinite(bits) else 0.0
-        if not 1 <= bps < 2**53:
-            raise AllocationRefused(
-                "invalid", f"bandwidth: must be 1 b/s to 2^53 b/s, got {bandwidth!r} B/s"
-            )
+        bps = self._bits(bandwidth)
         bandwidth = bps / 8
         with self._lock:
-            if job in self._jobs:
+            if job in self._jobs or job in self._flows:
                 raise AllocationRefused("duplicate_job", f"job {job!r} already has an allocation")
             free = self._cluster.nodes - len(self._busy)
             if nodes > free:
@@ -380,6 +382,83 @@ class ResourceAllocator:
                 self._engine.release(i)
             self._busy.difference_update(record.allocation.nodes)
             return True
+
+    # -- single flows --------------------------------------------------------------------
+
+    def reserve_flow(self, key: str, src: int, dst: int, bandwidth: float) -> FlowReservation:
+        """Reserve `bandwidth` bytes/s from node `src` to node `dst` under `key` (module
+        docstring); AllocationRefused, changing nothing, if the key exists, the request is
+        malformed, or the flow does not fit now (with the engine's reason)."""
+        _refuse_invalid(_check_job, key)
+        bps = self._bits(bandwidth)
+        with self._lock:
+            if key in self._flows or key in self._jobs:
+                raise AllocationRefused("duplicate_job", f"{key!r} already has a reservation")
+            self._check_pair(src, dst)
+            try:
+                ids = self._engine.admit_all([(src, dst, bps)])
+            except qosnet.AdmissionRefused as refused:
+                r = refused.refusal
+                raise AllocationRefused(
+                    "not_enough_bandwidth",
+                    f"{bps / 8 / MB:g} MB/s from node {src} to node {dst}: {r['message']}",
+                    r,
+                ) from None
+            flow = self._flow(src, dst, bps / 8)
+            self._flows[key] = (flow, tuple(ids))
+            return flow
+
+    def restore_flow(self, key: str, flow: FlowReservation) -> None:
+        """Reserve a persisted single flow again (a restart); AllocationRefused if it no
+        longer fits or is malformed."""
+        restored = self.reserve_flow(key, flow.src, flow.dst, flow.bandwidth)
+        if restored.bandwidth != flow.bandwidth:
+            self.release_flow(key)
+            raise AllocationRefused(
+                "invalid", f"bandwidth: {flow.bandwidth!r} B/s is not a whole bit rate"
+            )
+
+    def release_flow(self, key: str) -> bool:
+        """Return a single flow's bandwidth; False if there is no such flow."""
+        with self._lock:
+            record = self._flows.pop(key, None)
+            if record is None:
+                return False
+            for i in record[1]:
+                self._engine.release(i)
+            return True
+
+    def flows(self) -> dict[str, FlowReservation]:
+        """The single flows reserved now, by key."""
+        with self._lock:
+            return {k: f for k, (f, _) in self._flows.items()}
+
+    @staticmethod
+    def _bits(bandwidth: float) -> float:
+        """`bandwidth` bytes/s as the whole bits per second the engine reserves."""
+        _refuse_invalid(_check_bandwidth, bandwidth)
+        bits = bandwidth * 8
+        bps = float(round(bits)) if math.isfinite(bits) else 0.0
+        if not 1 <= bps < 2**53:
+            raise AllocationRefused(
+                "invalid", f"bandwidth: must be 1 b/s to 2^53 b/s, got {bandwidth!r} B/s"
+            )
+        return bps
+
+    def _check_pair(self, src: int, dst: int) -> None:
+        n = self._cluster.nodes
+        for name, v in (("src", src), ("dst", dst)):
+            if not (isinstance(v, int) and not isinstance(v, bool) and 0 <= v < n):
+                raise AllocationRefused(
+                    "invalid", f"{name}: must be a node in 0..{n - 1}, got {v!r}"
+                )
+        if src == dst:
+            raise AllocationRefused("invalid", f"dst: must differ from src, got {dst} twice")
+
+    def _flow(self, src: int, dst: int, bandwidth: float) -> FlowReservation:
+        # document 004 §3.4: idt = T x Bpeak / Breq, from the engine
+        idt = self._engine.idt(src, bandwidth * 8)
+        return FlowReservation(src, dst, bandwidth, idt, self._path(src, dst))
 
     # -- state ---------------------------------------------------------------------------
 
@@ -490,17 +569,7 @@ class ResourceAllocator:
     def _allocation(
         self, job: str, nodes: Sequence[int], pattern: Pattern, bandwidth: float
     ) -> Allocation:
-        flows = tuple(
-            FlowReservation(
-                src=s,
-                dst=d,
-                bandwidth=bandwidth,
-                # document 004 §3.4: idt = T x Bpeak / Breq, from the engine
-                idt=self._engine.idt(s, bandwidth * 8),
-                path=self._path(s, d),
-            )
-            for s, d in _flows(pattern, nodes)
-        )
+        flows = tuple(self._flow(s, d, bandwidth) for s, d in _flows(pattern, nodes))
         return Allocation(job, tuple(nodes), pattern, bandwidth, flows)
 
     def _record(self, allocation: Allocation, ids: Iterable[int]) -> None:

@@ -13,6 +13,9 @@ The database is the source of truth. Tables:
 - `jobs`: every admitted job, live or ended, with its request, the chosen alternative,
   the allocation (JSON, `Allocation.to_dict`), owner, lease and idempotency key (unique
   per owner).
+- `flows`: every single-flow reservation (document 004's data plane: one flow between two
+  nodes, outside any job), live or ended, with its ports, priority, the reserved flow
+  (JSON, `FlowReservation.to_dict`), owner and lease.
 - `tokens`: API tokens, stored as their SHA-256 only.
 
 SQLite runs in WAL mode with `synchronous=FULL` by default (`Settings.sqlite_synchronous`),
@@ -52,6 +55,7 @@ __all__ = [
     "WRITE_OPTION",
     "Base",
     "ClusterRow",
+    "FlowRow",
     "JobRow",
     "ProfilesRow",
     "ServiceState",
@@ -123,6 +127,30 @@ class JobRow(Base):
     allocation: Mapped[dict[str, Any]] = mapped_column(JSON)
     idempotency_key: Mapped[str | None] = mapped_column(String(255))
     request_hash: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[float] = mapped_column(Double)
+    lease_seconds: Mapped[float] = mapped_column(Double)
+    lease_expires: Mapped[float] = mapped_column(Double)
+    renewals: Mapped[int] = mapped_column(default=0)
+    ended_at: Mapped[float | None] = mapped_column(Double)
+    end_reason: Mapped[str | None] = mapped_column(String(200))
+
+
+class FlowRow(Base):
+    __tablename__ = "flows"
+    __table_args__ = (
+        Index("ix_flows_state_lease", "state", "lease_expires"),
+        Index("ix_flows_owner", "owner"),
+    )
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    owner: Mapped[str] = mapped_column(String(100))
+    state: Mapped[str] = mapped_column(String(16))  # active | released | expired
+    src: Mapped[int] = mapped_column(BigInteger)
+    dst: Mapped[int] = mapped_column(BigInteger)
+    src_port: Mapped[int] = mapped_column(BigInteger)
+    dst_port: Mapped[int] = mapped_column(BigInteger)
+    priority: Mapped[int] = mapped_column()
+    flow: Mapped[dict[str, Any]] = mapped_column(JSON)
     created_at: Mapped[float] = mapped_column(Double)
     lease_seconds: Mapped[float] = mapped_column(Double)
     lease_expires: Mapped[float] = mapped_column(Double)

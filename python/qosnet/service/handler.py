@@ -26,6 +26,12 @@ Translation and allocation see one state of the allocator, so what the translato
 grantable is still there when allocated, and the allocator itself refuses (never
 overbooks) if it is not.
 
+Single flows (`reserve_flow`): one flow between two nodes, for document 004's data plane,
+admitted by the same allocator (`ResourceAllocator.reserve_flow`) in the same critical
+section, committed as a `flows` row, restored with the jobs at every rebuild, listed with
+the jobs' flows in `reservations` (what the hosts' agents install), released, renewed and
+expired like a job.
+
 Leases: every job has `lease_expires`; `expire_due` ends the jobs whose lease has passed.
 It runs before every API request (lazily: a cheap indexed query, and a write only if
 something is due) and periodically in a background sweeper (`app`).
@@ -57,6 +63,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from qosnet.middleware.allocator import (
     Allocation,
     AllocationRefused,
+    FlowReservation,
     LinkUsage,
     ResourceAllocator,
 )
@@ -68,6 +75,7 @@ from qosnet.middleware.translator import Refusal, RefusalReason, Request, transl
 from qosnet.service.cluster_loader import LoadedCluster, Origin, load_cluster
 from qosnet.service.db import (
     ClusterRow,
+    FlowRow,
     JobRow,
     ProfilesRow,
     ServiceState,
@@ -85,7 +93,7 @@ from qosnet.service.errors import (
     ServiceError,
     Unauthorized,
 )
-from qosnet.service.job_view import job_out
+from qosnet.service.job_view import flow_out, job_out
 from qosnet.service.profile_edits import (
     from_upload_csv,
     from_upload_json,
@@ -95,8 +103,10 @@ from qosnet.service.profile_edits import (
 from qosnet.service.schemas import (
     PRINCIPAL_NAME,
     FieldError,
+    FlowReservationOut,
     JobOut,
     ReservationOut,
+    ReserveFlow,
     Role,
     SubmitJob,
     TokenOut,
@@ -144,6 +154,16 @@ def _request_hash(body: SubmitJob) -> str:
 
 def _new_job_id() -> str:
     return "job-" + secrets.token_hex(8)
+
+
+def _new_flow_id() -> str:
+    return "flow-" + secrets.token_hex(8)
+
+
+def _stored_flow(row: FlowRow) -> FlowReservation:
+    f = row.flow
+    path = tuple((int(r), int(p)) for r, p in f["path"])
+    return FlowReservation(row.src, row.dst, float(f["bandwidth"]), float(f["idt"]), path)
 
 
 @dataclass
@@ -366,10 +386,28 @@ class RequestHandler:
                 )
                 log.error("%s", self.cluster_error)
                 return
+        flows = session.scalars(
+            select(FlowRow).where(FlowRow.state == "active").order_by(FlowRow.created_at)
+        ).all()
+        for flow in flows:
+            try:
+                allocator.restore_flow(flow.id, _stored_flow(flow))
+            except Exception as e:
+                self._allocator = None
+                self.cluster_error = (
+                    f"flow {flow.id}: its committed reservation does not fit the cluster: {e}"
+                )
+                log.error("%s", self.cluster_error)
+                return
         self._allocator = allocator
         self.cluster_error = None
-        if live:
-            log.info("allocator rebuilt at revision %d: %d live jobs", revision, len(live))
+        if live or flows:
+            log.info(
+                "allocator rebuilt at revision %d: %d live jobs, %d flows",
+                revision,
+                len(live),
+                len(flows),
+            )
 
     def _ensure_fresh(self) -> None:
         """Sync the in-memory state if another process changed the database (reads)."""
@@ -609,14 +647,21 @@ class RequestHandler:
         return job_out(row)
 
     def expire_due(self) -> int:
-        """End every live job whose lease has passed; how many there were."""
+        """End every live job and single flow whose lease has passed; how many there were."""
         now = self.clock()
         with self.sessions() as s:
-            due = s.scalars(
-                select(JobRow.id)
-                .where(JobRow.state == "active", JobRow.lease_expires <= now)
-                .limit(1)
-            ).first()
+            due = (
+                s.scalars(
+                    select(JobRow.id)
+                    .where(JobRow.state == "active", JobRow.lease_expires <= now)
+                    .limit(1)
+                ).first()
+                or s.scalars(
+                    select(FlowRow.id)
+                    .where(FlowRow.state == "active", FlowRow.lease_expires <= now)
+                    .limit(1)
+                ).first()
+            )
         if due is None:
             return 0
         with self._write() as txn:
@@ -625,9 +670,15 @@ class RequestHandler:
             ).all()
             for row in rows:
                 self._end(txn, row, "expired", "lease expired")
-        if rows:
-            log.info("expired %d jobs: %s", len(rows), ", ".join(r.id for r in rows))
-        return len(rows)
+            flows = txn.session.scalars(
+                select(FlowRow).where(FlowRow.state == "active", FlowRow.lease_expires <= now)
+            ).all()
+            for flow in flows:
+                self._end_flow(txn, flow, "expired", "lease expired")
+        if rows or flows:
+            ended = ", ".join([r.id for r in rows] + [f.id for f in flows])
+            log.info("expired %d jobs and %d flows: %s", len(rows), len(flows), ended)
+        return len(rows) + len(flows)
 
     def job(self, who: Principal, job_id: str) -> JobOut:
         with self.sessions() as s:
@@ -656,14 +707,148 @@ class RequestHandler:
             return [job_out(r) for r in s.scalars(query)]
 
     def reservations(self, who: Principal, node: int | None = None) -> list[ReservationOut]:
-        """The flows of every live job (a tenant's own only), optionally only those sourced
-        at `node`: the rate-control table of that node's NIC."""
+        """The flows of every live job and every live single flow (a tenant's own only),
+        optionally only those sourced at `node`: the rate-control table of that node's NIC
+        (its host's agent)."""
         out: list[ReservationOut] = []
         for job in self.jobs(who, state="active", limit=1_000_000):
             for f in job.flows:
                 if node is None or f.src == node:
                     out.append(ReservationOut(job=job.id, owner=job.owner, **f.model_dump()))
+        for flow in self.flows(who, state="active", limit=1_000_000):
+            if node is None or flow.src == node:
+                out.append(
+                    ReservationOut(
+                        flow=flow.id,
+                        **flow.model_dump(
+                            include={"owner", "src", "dst", "bandwidth", "idt", "path",
+                                     "src_port", "dst_port", "priority"}
+                        ),
+                    )
+                )  # fmt: skip
         return out
+
+    # ---- single flows -------------------------------------------------------------------
+
+    def reserve_flow(self, who: Principal, body: ReserveFlow) -> FlowReservationOut:
+        """Reserve one flow (src, dst, bandwidth) against the jobs' capacities, or raise
+        Refused with the reason (409) or Invalid (a node outside the cluster)."""
+        lease = self._lease(body.lease_seconds)
+        with self._write() as txn:
+            n = self.cluster.nodes
+            for name, v in (("src", body.src), ("dst", body.dst)):
+                if v >= n:
+                    msg = f"must be a node in 0..{n - 1}, got {v}"
+                    raise Invalid(f"{name}: {msg}", [FieldError(field=name, message=msg)])
+            flow_id = _new_flow_id()
+            txn.dirty = True
+            try:
+                flow = self.allocator.reserve_flow(flow_id, body.src, body.dst, body.bandwidth)
+            except AllocationRefused as e:
+                retryable = e.reason == "not_enough_bandwidth"
+                raise Refused(e.reason, f"{e.reason}: {e.detail}", retryable) from None
+            allocator = self.allocator
+            txn.undo.append(lambda: allocator.release_flow(flow_id))
+            now = self.clock()
+            row = FlowRow(
+                id=flow_id,
+                owner=who.name,
+                state="active",
+                src=body.src,
+                dst=body.dst,
+                src_port=body.src_port,
+                dst_port=body.dst_port,
+                priority=body.priority,
+                flow=flow.to_dict(),
+                created_at=now,
+                lease_seconds=lease,
+                lease_expires=now + lease,
+                renewals=0,
+            )
+            txn.session.add(row)
+            txn.state.revision += 1
+        log.info(
+            "reserved %s for %s: node %d -> %d, %.6g B/s",
+            flow_id, who.name, body.src, body.dst, flow.bandwidth,
+        )  # fmt: skip
+        return flow_out(row)
+
+    def _get_flow(self, s: Session, who: Principal, flow_id: str) -> FlowRow:
+        row = s.get(FlowRow, flow_id) if _JOB_ID.fullmatch(flow_id) else None
+        if row is None:
+            raise NotFound(f"flow {flow_id!r} does not exist")
+        if not who.is_admin and row.owner != who.name:
+            raise Forbidden(f"flow {flow_id!r} belongs to another tenant")
+        return row
+
+    def _end_flow(
+        self, txn: _Txn, row: FlowRow, state: Literal["released", "expired"], why: str
+    ) -> None:
+        now = self.clock()
+        row.state = state
+        row.ended_at = min(now, row.lease_expires) if state == "expired" else now
+        row.end_reason = why
+        txn.dirty = True
+        if self._allocator is not None:
+            self._allocator.release_flow(row.id)
+        txn.state.revision += 1
+
+    def release_flow(self, who: Principal, flow_id: str) -> FlowReservationOut:
+        error: ServiceError | None = None
+        with self._write() as txn:
+            row = self._get_flow(txn.session, who, flow_id)
+            if row.state != "active":
+                raise Conflict(f"flow {flow_id!r} is already {row.state} ({row.end_reason})")
+            if row.lease_expires <= self.clock():
+                self._end_flow(txn, row, "expired", "lease expired")
+                error = Conflict(f"flow {flow_id!r} is already expired (lease expired)")
+            else:
+                by = "owner" if row.owner == who.name else f"admin {who.name}"
+                self._end_flow(txn, row, "released", f"released by {by}")
+        if error is not None:
+            raise error
+        log.info("released %s (%s)", flow_id, who.name)
+        return flow_out(row)
+
+    def renew_flow(
+        self, who: Principal, flow_id: str, lease_seconds: float | None = None
+    ) -> FlowReservationOut:
+        lease = self._lease(lease_seconds)
+        error: ServiceError | None = None
+        with self._write() as txn:
+            row = self._get_flow(txn.session, who, flow_id)
+            if row.state != "active":
+                raise Conflict(
+                    f"flow {flow_id!r} is {row.state} ({row.end_reason}); reserve it again"
+                )
+            now = self.clock()
+            if row.lease_expires <= now:
+                self._end_flow(txn, row, "expired", "lease expired")
+                error = Conflict(f"flow {flow_id!r} is expired (lease expired); reserve it again")
+            else:
+                row.lease_expires = now + lease
+                row.lease_seconds = lease
+                row.renewals += 1
+        if error is not None:
+            raise error
+        return flow_out(row)
+
+    def flow(self, who: Principal, flow_id: str) -> FlowReservationOut:
+        with self.sessions() as s:
+            return flow_out(self._get_flow(s, who, flow_id))
+
+    def flows(
+        self, who: Principal, state: str | None = None, limit: int = 1000
+    ) -> list[FlowReservationOut]:
+        """Single flows, newest first: a tenant's own, or everyone's for an admin."""
+        query = select(FlowRow)
+        if not who.is_admin:
+            query = query.where(FlowRow.owner == who.name)
+        if state is not None:
+            query = query.where(FlowRow.state == state)
+        query = query.order_by(FlowRow.created_at.desc(), FlowRow.id).limit(limit)
+        with self.sessions() as s:
+            return [flow_out(r) for r in s.scalars(query)]
 
     def utilisation(self) -> tuple[list[LinkUsage], list[Any], frozenset[int], int, Cluster]:
         """Switch ports, NICs (`NodeUsage`), free nodes, live jobs and the cluster, all
@@ -682,9 +867,10 @@ class RequestHandler:
 
     @staticmethod
     def _active_count(s: Session) -> int:
-        return (
-            s.scalar(select(func.count()).select_from(JobRow).where(JobRow.state == "active")) or 0
-        )
+        """Live jobs and single flows: reservations a new cluster would strand."""
+        jobs = s.scalar(select(func.count()).select_from(JobRow).where(JobRow.state == "active"))
+        flows = s.scalar(select(func.count()).select_from(FlowRow).where(FlowRow.state == "active"))
+        return (jobs or 0) + (flows or 0)
 
     # ---- profiles -----------------------------------------------------------------------
 
@@ -740,8 +926,8 @@ class RequestHandler:
             active = self._active_count(txn.session)
             if active:
                 raise Conflict(
-                    f"{active} jobs hold reservations on the current cluster; release them "
-                    "or let their leases expire first"
+                    f"{active} jobs or flows hold reservations on the current cluster; "
+                    "release them or let their leases expire first"
                 )
             row = txn.session.get(ClusterRow, 1)
             assert row is not None

@@ -1,15 +1,16 @@
 """A stored job as the API shows it (`JobOut`): the row, its allocation unpacked into
-nodes and flows (each with the IDT the NIC's rate control needs), instants as UTC."""
+nodes and flows (each with the IDT the NIC's rate control needs), instants as UTC; and a
+stored single-flow reservation (`FlowReservationOut`) the same way."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
 from qosnet.middleware.allocator import Allocation
-from qosnet.service.db import JobRow
-from qosnet.service.schemas import FlowOut, JobOut
+from qosnet.service.db import FlowRow, JobRow
+from qosnet.service.schemas import FlowOut, FlowReservationOut, JobOut
 
-__all__ = ["job_out"]
+__all__ = ["flow_out", "job_out"]
 
 
 def _instant(t: float) -> datetime:
@@ -42,6 +43,30 @@ def job_out(row: JobRow) -> JobOut:
             for f in a.flows
         ],
         idempotency_key=row.idempotency_key,
+        created_at=_instant(row.created_at),
+        lease_seconds=row.lease_seconds,
+        lease_expires=_instant(row.lease_expires),
+        renewals=row.renewals,
+        ended_at=_instant(row.ended_at) if row.ended_at is not None else None,
+        end_reason=row.end_reason,
+    )
+
+
+def flow_out(row: FlowRow) -> FlowReservationOut:
+    """A single-flow reservation as the API shows it."""
+    f = row.flow
+    return FlowReservationOut(
+        id=row.id,
+        owner=row.owner,
+        state=row.state,  # type: ignore[arg-type]
+        src=row.src,
+        dst=row.dst,
+        src_port=row.src_port,
+        dst_port=row.dst_port,
+        priority=row.priority,
+        bandwidth=f["bandwidth"],
+        idt=f["idt"],
+        path=[(int(r), int(p)) for r, p in f["path"]],
         created_at=_instant(row.created_at),
         lease_seconds=row.lease_seconds,
         lease_expires=_instant(row.lease_expires),

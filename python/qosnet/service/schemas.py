@@ -29,6 +29,8 @@ __all__ = [
     "ErrorOut",
     "FieldError",
     "FlowOut",
+    "FlowReservationList",
+    "FlowReservationOut",
     "Health",
     "JobList",
     "JobOut",
@@ -38,6 +40,7 @@ __all__ = [
     "PointOut",
     "Problem",
     "RenewJob",
+    "ReserveFlow",
     "ReservationList",
     "ReservationOut",
     "Role",
@@ -156,9 +159,62 @@ class JobList(BaseModel):
     jobs: list[JobOut]
 
 
-class ReservationOut(FlowOut):
-    job: str
+#: A local port of a host's agent (document 004 §4.2: a flow joins two ports).
+PORT_MAX = 2**31 - 1
+
+
+class ReserveFlow(_In):
+    """One flow's reservation outside any job (document 004's data plane): `bandwidth`
+    bytes/s from node `src` (its agent's local port `src_port`) to node `dst` (port
+    `dst_port`) at `priority`, admitted against the same capacities as jobs' flows."""
+
+    src: int = Field(ge=0, le=2**31 - 1, description="Source node.")
+    dst: int = Field(ge=0, le=2**31 - 1, description="Destination node.")
+    bandwidth: float = Field(gt=0, description="Bytes/s.", examples=[5_000_000])
+    src_port: int = Field(default=0, ge=0, le=PORT_MAX, description="Source agent's port.")
+    dst_port: int = Field(default=0, ge=0, le=PORT_MAX, description="Destination's port.")
+    priority: int = Field(default=0, ge=0, le=255)
+    lease_seconds: float | None = Field(
+        default=None, gt=0, description="Lease to ask for (default: the service's)."
+    )
+
+    @field_validator("dst")
+    @classmethod
+    def _dst_not_src(cls, dst: int, info: ValidationInfo) -> int:
+        if info.data.get("src") == dst:
+            raise ValueError(f"must differ from src, got {dst} for both")
+        return dst
+
+
+class FlowReservationOut(FlowOut):
+    id: str
     owner: str
+    state: JobState
+    src_port: int
+    dst_port: int
+    priority: int
+    created_at: datetime
+    lease_seconds: float
+    lease_expires: datetime
+    renewals: int = 0
+    ended_at: datetime | None = None
+    end_reason: str | None = None
+
+
+class FlowReservationList(BaseModel):
+    flows: list[FlowReservationOut]
+
+
+class ReservationOut(FlowOut):
+    """A reserved flow of a live job (`job`) or a single-flow reservation (`flow`), with
+    the agents' ports and priority it is installed for (0 for jobs' flows)."""
+
+    job: str | None = None
+    flow: str | None = None
+    owner: str
+    src_port: int = 0
+    dst_port: int = 0
+    priority: int = 0
 
 
 class ReservationList(BaseModel):

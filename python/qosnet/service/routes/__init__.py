@@ -2,6 +2,7 @@
 (each needs a token).
 
 - `jobs`: submit (admission), list, show, renew, release;
+- `flows`: single-flow reservations: reserve (admission), list, show, renew, release;
 - `reservations`: reserved flows and utilisation;
 - `profiles`: profiles and applications;
 - `cluster`: the network;
@@ -14,18 +15,18 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Request
 
-from qosnet.service.routes import cluster, jobs, profiles, reservations, tokens
+from qosnet.service.routes import cluster, flows, jobs, profiles, reservations, tokens
 
 __all__ = ["api_router"]
 
 
 def _lazy_expiry(request: Request) -> None:
-    """Every API request first ends the jobs whose lease has passed."""
+    """Every API request first ends the jobs and flows whose lease has passed."""
     request.app.state.handler.expire_due()
 
 
 def api_router() -> APIRouter:
     api = APIRouter(prefix="/v1", dependencies=[Depends(_lazy_expiry)])
-    for module in (jobs, reservations, profiles, cluster, tokens):
+    for module in (jobs, flows, reservations, profiles, cluster, tokens):
         api.include_router(module.router)
     return api

@@ -27,6 +27,7 @@ from qosnet.service.tokens import MAX_TOKEN_ID
 __all__ = [
     "ApplicationName",
     "ClusterName",
+    "FlowId",
     "Handler",
     "JobId",
     "Metrics",
@@ -58,6 +59,10 @@ Metrics = Annotated[ServiceMetrics, Depends(_metrics)]
 JobId = Annotated[
     str,
     Path(min_length=1, max_length=40, pattern=PRINTABLE, description="A job's id."),
+]
+FlowId = Annotated[
+    str,
+    Path(min_length=1, max_length=40, pattern=PRINTABLE, description="A flow reservation's id."),
 ]
 TokenId = Annotated[int, Path(ge=1, le=MAX_TOKEN_ID, description="A token's id (a 32-bit column).")]
 ApplicationName = Annotated[

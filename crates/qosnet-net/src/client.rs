@@ -1,0 +1,175 @@
+//! An application's handle on its host's daemon (`daemon`), over the local protocol
+//! (`local`): the same operations as a library-mode `Agent`, on the application's own port.
+//!
+//! Two connections, both the port's: requests (send, flush, stats, reserve) on one, receives
+//! on the other, so a thread blocked in `recv` does not hold up a thread sending (the second
+//! is attached to the port, which the daemon allows only to the same process).
+
+use crate::agent::{Message, NetError, Stats};
+use crate::endpoint::Port;
+use crate::local::{self, Reader, Writer};
+use std::io::{BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+/// Replies are at most a message and its header.
+const MAX_REPLY: u64 = (1 << 30) + 1024;
+
+struct Conn {
+    r: BufReader<UnixStream>,
+    w: UnixStream,
+}
+
+impl Conn {
+    fn new(path: &Path) -> Result<Conn, NetError> {
+        let s = UnixStream::connect(path).map_err(|e| {
+            NetError::Config(format!("socket: cannot reach the agent daemon at {}: {e}", path.display()))
+        })?;
+        Ok(Conn { r: BufReader::with_capacity(64 << 10, s.try_clone()?), w: s })
+    }
+
+    /// Send a request (`tail` after its body) and read the reply body.
+    fn call(&mut self, req: Writer, tail: &[u8], what: &Req) -> Result<Vec<u8>, NetError> {
+        req.send(&mut self.w, tail)?;
+        self.w.flush()?;
+        let (status, body) = local::read_frame(&mut self.r, MAX_REPLY)?.ok_or(NetError::Shutdown)?;
+        if status == 0 {
+            return Ok(body);
+        }
+        let msg = String::from_utf8_lossy(&body).into_owned();
+        Err(match status {
+            local::E_NOT_ADMITTED => NetError::NotAdmitted { dst: what.dst.into(), priority: what.priority },
+            local::E_FLOW_FAILED => NetError::FlowFailed {
+                dst: what.dst.into(),
+                priority: what.priority,
+                reason: msg.rsplit_once("failed: ").map_or(msg.clone(), |(_, r)| r.to_string()),
+            },
+            local::E_TIMEOUT => NetError::Timeout,
+            local::E_SHUTDOWN => NetError::Shutdown,
+            local::E_INVALID | local::E_MALFORMED => NetError::Config(msg),
+            _ => NetError::Daemon(msg),
+        })
+    }
+}
+
+/// What a request was about (to rebuild the error).
+#[derive(Default)]
+struct Req<'a> {
+    dst: &'a str,
+    priority: u8,
+}
+
+/// A local application's connection to its host's daemon.
+pub struct LocalAgent {
+    requests: Mutex<Conn>,
+    receives: Mutex<Conn>,
+    /// The two sockets again, to shut them without their locks (a thread may be blocked
+    /// in `recv` holding one).
+    shut: [UnixStream; 2],
+    port: Port,
+    endpoint: String,
+}
+
+fn lock(m: &Mutex<Conn>) -> MutexGuard<'_, Conn> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl LocalAgent {
+    /// Connect to the daemon at `socket` and open `port` (None: any free port).
+    pub fn connect(socket: &Path, port: Option<Port>) -> Result<LocalAgent, NetError> {
+        let mut requests = Conn::new(socket)?;
+        let body = requests.call(
+            Writer::new(local::OPEN).u32(port.unwrap_or(local::ANY_PORT)),
+            &[],
+            &Req::default(),
+        )?;
+        let mut b = Reader::new(&body);
+        let bad = |_| NetError::Daemon("the daemon's reply to open is malformed".into());
+        let port = b.u32().map_err(bad)?;
+        let endpoint = b.str().map_err(bad)?.to_string();
+        let mut receives = Conn::new(socket)?;
+        receives.call(Writer::new(local::ATTACH).u32(port), &[], &Req::default())?;
+        let shut = [requests.w.try_clone()?, receives.w.try_clone()?];
+        Ok(LocalAgent {
+            requests: Mutex::new(requests),
+            receives: Mutex::new(receives),
+            shut,
+            port,
+            endpoint,
+        })
+    }
+
+    /// This application's endpoint (its daemon's address and port).
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    pub fn port(&self) -> Port {
+        self.port
+    }
+
+    pub fn send(&self, dst: &str, priority: u8, data: &[u8]) -> Result<(), NetError> {
+        let req = Writer::new(local::SEND).u8(priority).str(dst);
+        lock(&self.requests).call(req, data, &Req { dst, priority }).map(drop)
+    }
+
+    pub fn flush(&self, dst: &str, priority: u8, timeout: Duration) -> Result<(), NetError> {
+        let req = Writer::new(local::FLUSH).u8(priority).u64(local::to_millis(Some(timeout))).str(dst);
+        lock(&self.requests).call(req, &[], &Req { dst, priority }).map(drop)
+    }
+
+    pub fn recv(&self, timeout: Option<Duration>) -> Result<Message, NetError> {
+        let req = Writer::new(local::RECV).u64(local::to_millis(timeout));
+        let body = lock(&self.receives).call(req, &[], &Req::default())?;
+        let mut b = Reader::new(&body);
+        let bad = |_| NetError::Daemon("the daemon's reply to recv is malformed".into());
+        let priority = b.u8().map_err(bad)?;
+        let src = b.str().map_err(bad)?.to_string();
+        Ok(Message { src, priority, data: b.rest().to_vec() })
+    }
+
+    pub fn stats(&self) -> Result<Stats, NetError> {
+        let body = lock(&self.requests).call(Writer::new(local::STATS), &[], &Req::default())?;
+        serde_json::from_slice(&body)
+            .map_err(|e| NetError::Daemon(format!("the daemon's stats are malformed: {e}")))
+    }
+
+    /// Reserve the flow from this port (a trusted user only: the daemon refuses others).
+    pub fn reserve(
+        &self,
+        dst: &str,
+        priority: u8,
+        bits_per_second: f64,
+        lease: Option<Duration>,
+    ) -> Result<(), NetError> {
+        let req = Writer::new(local::RESERVE)
+            .u8(priority)
+            .f64(bits_per_second)
+            .u64(local::to_millis(lease))
+            .u32(local::ANY_PORT)
+            .str(dst);
+        lock(&self.requests).call(req, &[], &Req { dst, priority }).map(drop)
+    }
+
+    pub fn release(&self, dst: &str, priority: u8) -> Result<bool, NetError> {
+        let req = Writer::new(local::RELEASE).u8(priority).u32(local::ANY_PORT).str(dst);
+        let body = lock(&self.requests).call(req, &[], &Req { dst, priority })?;
+        Ok(body.first() == Some(&1))
+    }
+
+    /// Close both connections (the daemon closes the port; a `recv` blocked in another
+    /// thread returns an error).
+    pub fn close(&self) {
+        for s in &self.shut {
+            let _ = s.shutdown(std::net::Shutdown::Both);
+        }
+    }
+}
+
+impl Drop for LocalAgent {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
