@@ -111,6 +111,12 @@ impl Reservations {
         self.weights[link as usize]
     }
 
+    /// The link's (real-time, best-effort) shares of an arbitration round, or `None` when
+    /// nothing is reserved on it (its arbiter then uses the configured table).
+    pub fn shares(&self, link: u32) -> Option<[u32; 2]> {
+        (self.reserved[link as usize] > 0).then(|| self.weights[link as usize])
+    }
+
     /// The router (or `HCA`) that refused flow `flow`'s last probe.
     #[cfg(test)]
     pub fn refuser(&self, flow: u32) -> u32 {

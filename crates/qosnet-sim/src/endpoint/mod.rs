@@ -114,13 +114,13 @@ impl Endpoints {
 
     /// Each active NIC sends at most one flit this cycle.
     #[inline(always)]
-    pub(crate) fn inject<const NIC: bool>(&mut self, net: &mut Net, now: Cycle) {
+    pub(crate) fn inject<const NIC: bool, const HOOK: bool>(&mut self, net: &mut Net, now: Cycle) {
         if self.agents.has_outgoing() {
             self.send_signals::<NIC>(net, now);
         }
         let mut active = std::mem::take(&mut self.nic_active);
         for &n in &active {
-            self.inject_one::<NIC>(net, n as usize, now);
+            self.inject_one::<NIC, HOOK>(net, n as usize, now);
         }
         active.retain(|&n| {
             let keep = self.nic_has_work::<NIC>(n as usize);
@@ -173,7 +173,7 @@ impl Endpoints {
                         // other connections of the class go on (each has its own QP in
                         // the document's HCA; one not yet admitted posts nothing).
                         self.nic_queue.at_mut(q).pop_front();
-                        self.held.entry(flow).or_insert((q, Vec::new())).1.push(m);
+                        self.held.entry(flow).or_insert((q, class, Vec::new())).2.push(m);
                         continue;
                     }
                     self.held_back(net, n, flow, now);
@@ -215,7 +215,7 @@ impl Endpoints {
     }
 
     #[inline(always)]
-    fn inject_one<const NIC: bool>(&mut self, net: &mut Net, n: usize, now: Cycle) {
+    fn inject_one<const NIC: bool, const HOOK: bool>(&mut self, net: &mut Net, n: usize, now: Cycle) {
         let vcs = self.p.lanes;
         let nic = NIC;
         if nic {
@@ -230,14 +230,14 @@ impl Endpoints {
         if nic && self.nic_p.message_level {
             // One packet at a time: the one being sent finishes even if a preemptor has
             // since taken its VC's extra buffer (which then goes next).
-            sending = self.message_level_lanes(n, sending, now);
+            sending = self.message_level_lanes::<HOOK>(n, sending, now);
         } else {
             // A VC whose extra buffer is being sent a preempting message waits (§3.2.1).
             sending &= !(sending >> self.p.vcs);
         }
         // The injection link is multiplexed flit by flit among the packets in progress
         // whose next flit is in the NIC.
-        let Some(vc) = self.select_lane::<NIC>(n, sending, now) else {
+        let Some(vc) = self.select_lane::<NIC, HOOK>(n, sending, now) else {
             return;
         };
         let ci = n * vcs + vc;
@@ -253,7 +253,9 @@ impl Endpoints {
             let pkt = net.packets.get(cur.packet);
             if pkt.signal == Signal::Teardown {
                 // The last data packet gives the HCA's own link back as it leaves (§4.1).
-                net.reservations.release_at_hca(n, pkt.flow);
+                if net.reservations.release_at_hca(n, pkt.flow) == HopAction::Released {
+                    self.hca_link_changed(net, n);
+                }
             }
             let m = pkt.message;
             let msg = net.messages.get_mut(m);
@@ -297,7 +299,12 @@ impl Endpoints {
     /// The injection scheduler's choice among `lanes` of node `n`: a lane with a credit
     /// for the router's input buffer whose next flit is in the NIC.
     #[inline]
-    pub(crate) fn select_lane<const NIC: bool>(&mut self, n: usize, lanes: u32, now: Cycle) -> Option<usize> {
+    pub(crate) fn select_lane<const NIC: bool, const HOOK: bool>(
+        &mut self,
+        n: usize,
+        lanes: u32,
+        now: Cycle,
+    ) -> Option<usize> {
         let vcs = self.p.lanes;
         let pkts = self.nic_pkt.span(n * vcs, vcs);
         let mut offered = lanes & *self.nic_credited.at(n);
@@ -310,7 +317,12 @@ impl Endpoints {
                 }
             }
         }
-        self.nic_tables.select(self.nic_sched.at_mut(n), offered, |v| pkts.at(v).key, |_| true)
+        // (admission control's per-link tables, document 000 §4.1: `HOOK` runs only)
+        let tables = match &self.nic_port_tables {
+            Some(t) if HOOK => t.get(n),
+            _ => &self.nic_tables,
+        };
+        tables.select(self.nic_sched.at_mut(n), offered, |v| pkts.at(v).key, |_| true)
     }
 
     /// Whether a message of `class` outranks a packet node `n` is sending.
@@ -379,7 +391,7 @@ impl Endpoints {
     }
 
     /// Drop message `m`, held back at its source by an agent (a connection that gave up).
-    fn drop_message(&mut self, net: &mut Net, m: MessageId) {
+    pub(crate) fn drop_message(&mut self, net: &mut Net, m: MessageId) {
         let measured = net.messages.get(m).measured;
         net.messages.remove(m);
         if measured {
@@ -400,14 +412,17 @@ impl Endpoints {
         let flits = a.p.signal_flits;
         for o in std::mem::take(&mut a.outbox) {
             match o.signal {
-                Signal::Probe
-                    if net.reservations.probe_at_hca(o.from as usize, o.flow) == HopAction::Refused =>
-                {
-                    self.agents.refused_at_source(o.flow, now);
-                    continue;
+                Signal::Probe => {
+                    if net.reservations.probe_at_hca(o.from as usize, o.flow) == HopAction::Refused {
+                        self.agents.refused_at_source(o.flow, now);
+                        continue;
+                    }
+                    self.hca_link_changed(net, o.from as usize);
                 }
                 Signal::Release => {
-                    net.reservations.release_at_hca(o.from as usize, o.flow);
+                    if net.reservations.release_at_hca(o.from as usize, o.flow) == HopAction::Released {
+                        self.hca_link_changed(net, o.from as usize);
+                    }
                 }
                 _ => {}
             }
@@ -474,10 +489,14 @@ impl Endpoints {
     /// Put the messages set aside for `flow`'s set-up back at the head of their queue, in
     /// their order (they are older than anything behind them).
     fn release_held(&mut self, flow: u32) {
-        if let Some((q, ms)) = self.held.remove(&flow) {
+        if let Some((q, class, ms)) = self.held.remove(&flow) {
             let queue = self.nic_queue.at_mut(q);
             for &m in ms.iter().rev() {
                 queue.push_front(m);
+            }
+            if let Some(nic) = self.nics.get_mut(q / 3) {
+                // (the HCA model's doorbells, rung again)
+                nic.doorbells[class] += ms.len() as u32;
             }
         }
     }

@@ -30,7 +30,12 @@ impl Routers {
             let key = |v: usize| ovcs.at(v).key;
             let ready = |v: usize| ovcs.at(v).buf.front().ready <= now;
             let offered = waiting & *self.op_credited.at(op);
-            let Some(v) = self.out_tables.select(self.out_sched.at_mut(op), offered, key, ready) else {
+            // (admission control's per-link tables, document 000 §4.1: `HOOK` runs only)
+            let tables = match &self.out_port_tables {
+                Some(t) if HOOK => t.get(op),
+                _ => &self.out_tables,
+            };
+            let Some(v) = tables.select(self.out_sched.at_mut(op), offered, key, ready) else {
                 continue;
             };
             let ovc = self.out_vc.at_mut(base + v);

@@ -319,17 +319,36 @@ impl Endpoints {
             let Some(vc) = self.nic_buffer_for(n, msg.class.index(), size) else { return };
             (MessageId(pick.message), vc, Some(pick))
         } else {
-            let Some((q, i, vc)) = self.doorbell_pick(net, n) else { return };
-            let m = self.nic_queue[q][i];
-            let msg = net.messages.get(m);
-            if msg.packetized == 0
-                && msg.signal == Signal::Data
-                && !self.agents.may_start(n, msg.flow, msg.dst.0, now)
-            {
-                let flow = msg.flow;
+            let (q, i, vc, m, msg) = loop {
+                let Some((q, i, vc)) = self.doorbell_pick(net, n) else { return };
+                let m = self.nic_queue[q][i];
+                let msg = net.messages.get(m);
+                if msg.packetized > 0
+                    || msg.signal != Signal::Data
+                    || self.agents.may_start(n, msg.flow, msg.dst.0, now)
+                {
+                    break (q, i, vc, m, msg);
+                }
+                let (flow, class) = (msg.flow, msg.class.index());
+                if self.agents.drops(flow) {
+                    // Its connection gave up: the message is dropped at the source.
+                    self.nics[n].doorbells[class] -= 1;
+                    self.nic_queue[q].remove(i);
+                    self.drop_message(net, m);
+                    continue;
+                }
+                if self.agents.awaits_admission(flow) {
+                    // Its connection is being set up (document 000 §4.1): its QP has
+                    // nothing the firmware may take yet, so the class's other QPs go on
+                    // (the doorbell is rung again on the ACK, `release_held`).
+                    self.nics[n].doorbells[class] -= 1;
+                    self.nic_queue[q].remove(i);
+                    self.held.entry(flow).or_insert((q, class, Vec::new())).2.push(m);
+                    continue;
+                }
                 self.held_back(net, n, flow, now);
                 return;
-            }
+            };
             if msg.packetized + msg.packet_flits.min(msg.size - msg.packetized) == msg.size {
                 self.nics[n].doorbells[msg.class.index()] -= 1;
                 self.nic_queue[q].remove(i);
@@ -485,7 +504,12 @@ impl Endpoints {
     /// Message-level injection (document 003 §3.3.1): only one packet goes at a time; when
     /// none is going, the scheduler picks one and the send DMA's set-up is paid. Returns
     /// the lanes that may send this cycle.
-    pub(crate) fn message_level_lanes(&mut self, n: usize, sending: u32, now: Cycle) -> u32 {
+    pub(crate) fn message_level_lanes<const HOOK: bool>(
+        &mut self,
+        n: usize,
+        sending: u32,
+        now: Cycle,
+    ) -> u32 {
         let lane = self.nics[n].sending_lane;
         if lane != NO_VC {
             return sending & (1 << lane);
@@ -494,7 +518,7 @@ impl Endpoints {
         let sending = sending & !(sending >> self.p.vcs);
         let vcs = self.p.lanes;
         // Pick among packets whose header is in the NIC; the DMA set-up follows the choice.
-        let Some(v) = self.select_lane::<true>(n, sending, now) else {
+        let Some(v) = self.select_lane::<true, HOOK>(n, sending, now) else {
             return 0;
         };
         self.nics[n].sending_lane = v as u8;
