@@ -134,13 +134,13 @@ impl Simulation {
     /// (document 000 §4.1).
     pub fn output_tables(&self, r: usize, p: usize) -> &crate::sched::SchedTables {
         let op = r * self.topology().ports + p;
-        self.routers.out_port_tables.as_ref().map_or(&self.routers.out_tables, |t| t.get(op))
+        self.net.reservations.out_tables.as_ref().map_or(&self.routers.out_tables, |t| t.get(op))
     }
 
     /// The arbitration tables node `n`'s HCA serves its injection link by now (as
     /// `output_tables`).
     pub fn injection_tables(&self, n: usize) -> &crate::sched::SchedTables {
-        self.endpoints.nic_port_tables.as_ref().map_or(&self.endpoints.nic_tables, |t| t.get(n))
+        self.net.reservations.hca_tables.as_ref().map_or(&self.endpoints.nic_tables, |t| t.get(n))
     }
 
     /// Send and receive CQEs posted so far at `node` (the HCA's completion queue; the

@@ -189,6 +189,8 @@ pub(super) fn complete(
                 }
                 v
             };
+            // (defaults: our unverified reading of Thottethodi et al., HPCA 2001; see
+            // `control/self_tuned.rs` for what was searched)
             let p = SelfTunedParams {
                 gather: clock.duration_cycles(gather.unwrap_or(crate::units::Duration::Cycles(32))),
                 tune_every: tune_every.unwrap_or(3),

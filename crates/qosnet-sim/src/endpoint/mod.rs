@@ -162,18 +162,7 @@ impl Endpoints {
                 // the agents' own signalling packets go unasked.
                 let asks = first && msg.signal == Signal::Data;
                 if asks && !self.agents.may_start(n, flow, dst.0, now) {
-                    if self.agents.drops(flow) {
-                        // Its connection gave up: the message is dropped at the source.
-                        self.nic_queue.at_mut(q).pop_front();
-                        self.drop_message(net, m);
-                        continue;
-                    }
-                    if self.agents.awaits_admission(flow) {
-                        // Its connection is being set up: set aside until the answer, so
-                        // other connections of the class go on (each has its own QP in
-                        // the document's HCA; one not yet admitted posts nothing).
-                        self.nic_queue.at_mut(q).pop_front();
-                        self.held.entry(flow).or_insert((q, class, Vec::new())).2.push(m);
+                    if self.set_aside(net, q, 0, class, m) {
                         continue;
                     }
                     self.held_back(net, n, flow, now);
@@ -230,14 +219,14 @@ impl Endpoints {
         if nic && self.nic_p.message_level {
             // One packet at a time: the one being sent finishes even if a preemptor has
             // since taken its VC's extra buffer (which then goes next).
-            sending = self.message_level_lanes::<HOOK>(n, sending, now);
+            sending = self.message_level_lanes::<HOOK>(n, sending, now, &net.reservations);
         } else {
             // A VC whose extra buffer is being sent a preempting message waits (§3.2.1).
             sending &= !(sending >> self.p.vcs);
         }
         // The injection link is multiplexed flit by flit among the packets in progress
         // whose next flit is in the NIC.
-        let Some(vc) = self.select_lane::<NIC, HOOK>(n, sending, now) else {
+        let Some(vc) = self.select_lane::<NIC, HOOK>(n, sending, now, &net.reservations) else {
             return;
         };
         let ci = n * vcs + vc;
@@ -253,9 +242,7 @@ impl Endpoints {
             let pkt = net.packets.get(cur.packet);
             if pkt.signal == Signal::Teardown {
                 // The last data packet gives the HCA's own link back as it leaves (§4.1).
-                if net.reservations.release_at_hca(n, pkt.flow) == HopAction::Released {
-                    self.hca_link_changed(net, n);
-                }
+                net.reservations.release_at_hca(n, pkt.flow);
             }
             let m = pkt.message;
             let msg = net.messages.get_mut(m);
@@ -299,11 +286,14 @@ impl Endpoints {
     /// The injection scheduler's choice among `lanes` of node `n`: a lane with a credit
     /// for the router's input buffer whose next flit is in the NIC.
     #[inline]
+    /// (`res`: where admission control keeps the HCAs' rewritten tables, read in `HOOK`
+    /// runs only.)
     pub(crate) fn select_lane<const NIC: bool, const HOOK: bool>(
         &mut self,
         n: usize,
         lanes: u32,
         now: Cycle,
+        res: &crate::control::Reservations,
     ) -> Option<usize> {
         let vcs = self.p.lanes;
         let pkts = self.nic_pkt.span(n * vcs, vcs);
@@ -318,9 +308,10 @@ impl Endpoints {
             }
         }
         // (admission control's per-link tables, document 000 §4.1: `HOOK` runs only)
-        let tables = match &self.nic_port_tables {
-            Some(t) if HOOK => t.get(n),
-            _ => &self.nic_tables,
+        let tables = if HOOK {
+            res.hca_tables.as_ref().map_or(&self.nic_tables, |t| t.get(n))
+        } else {
+            &self.nic_tables
         };
         tables.select(self.nic_sched.at_mut(n), offered, |v| pkts.at(v).key, |_| true)
     }
@@ -391,7 +382,7 @@ impl Endpoints {
     }
 
     /// Drop message `m`, held back at its source by an agent (a connection that gave up).
-    pub(crate) fn drop_message(&mut self, net: &mut Net, m: MessageId) {
+    fn drop_message(&mut self, net: &mut Net, m: MessageId) {
         let measured = net.messages.get(m).measured;
         net.messages.remove(m);
         if measured {
@@ -412,17 +403,14 @@ impl Endpoints {
         let flits = a.p.signal_flits;
         for o in std::mem::take(&mut a.outbox) {
             match o.signal {
-                Signal::Probe => {
-                    if net.reservations.probe_at_hca(o.from as usize, o.flow) == HopAction::Refused {
-                        self.agents.refused_at_source(o.flow, now);
-                        continue;
-                    }
-                    self.hca_link_changed(net, o.from as usize);
+                Signal::Probe
+                    if net.reservations.probe_at_hca(o.from as usize, o.flow) == HopAction::Refused =>
+                {
+                    self.agents.refused_at_source(o.flow, now);
+                    continue;
                 }
                 Signal::Release => {
-                    if net.reservations.release_at_hca(o.from as usize, o.flow) == HopAction::Released {
-                        self.hca_link_changed(net, o.from as usize);
-                    }
+                    net.reservations.release_at_hca(o.from as usize, o.flow);
                 }
                 _ => {}
             }
@@ -484,6 +472,39 @@ impl Endpoints {
             }
             self.wake(n);
         }
+    }
+
+    /// Message `m` (of `class`, at position `i` of source queue `q`) was held back by
+    /// admission control: taken out of the queue and dropped if its connection gave up, or
+    /// set aside until the answer if its connection is being set up, so other connections
+    /// of the class go on (each has its own QP in the document's HCA, and one not yet
+    /// admitted posts nothing). Returns whether it was taken out.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn set_aside(
+        &mut self,
+        net: &mut Net,
+        q: usize,
+        i: usize,
+        class: usize,
+        m: MessageId,
+    ) -> bool {
+        let flow = net.messages.get(m).flow;
+        let drop = self.agents.drops(flow);
+        if !drop && !self.agents.awaits_admission(flow) {
+            return false;
+        }
+        self.nic_queue.at_mut(q).remove(i);
+        if let Some(nic) = self.nics.get_mut(q / 3) {
+            // (the HCA model's doorbells; rung again by `release_held`)
+            nic.doorbells[class] -= 1;
+        }
+        if drop {
+            self.drop_message(net, m);
+        } else {
+            self.held.entry(flow).or_insert((q, class, Vec::new())).2.push(m);
+        }
+        true
     }
 
     /// Put the messages set aside for `flow`'s set-up back at the head of their queue, in

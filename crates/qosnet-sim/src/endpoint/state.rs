@@ -93,10 +93,6 @@ pub(crate) struct Endpoints {
     pub(crate) nic_start_blocked: Vec<bool>,
     pub(crate) nic_sched: Vec<Scheduler>,
     pub(crate) nic_tables: SchedTables,
-    /// Per node: its injection link's tables rewritten from the link's reservations
-    /// (document 000 §4.1: the HCA arbitrates its port's VLs by WRR too), when admission
-    /// control runs and the injection scheduler has weights; read in `HOOK` runs only.
-    pub(crate) nic_port_tables: Option<Box<crate::sched::PortTables>>,
     pub(crate) nic_keys: RateKeys,
     pub(crate) nic_active: Vec<u32>,
     pub(crate) nic_is_active: Vec<bool>,
@@ -122,29 +118,22 @@ pub(crate) struct Endpoints {
 }
 
 impl Endpoints {
-    /// Admission control runs (document 000 §4.1): each node's injection tables follow its
-    /// link's reservations from now on, if the injection scheduler (`sched_cfg`) has
-    /// weights. `lanes`: the (real-time, best-effort) VCs.
+    /// Admission control runs (document 000 §4.1): each node's injection tables follow
+    /// its link's reservations from now on, if the injection scheduler (`sched_cfg`) has
+    /// weights. `lanes`: the (real-time, best-effort) VCs. The tables live with the
+    /// reservations (`Reservations::hca_tables`), which change them.
     pub(crate) fn follow_reservations(
-        &mut self,
+        &self,
         sched_cfg: &SchedulerConfig,
         clock: &Clock,
         lanes: [u32; 2],
-    ) {
+    ) -> Option<Box<crate::sched::PortTables>> {
         let weighted =
             matches!(sched_cfg, SchedulerConfig::Wrr { .. } | SchedulerConfig::VlArbitration { .. });
         let unit = clock.bytes_to_flits(64.0);
         let nodes = self.nic_sched.len();
-        self.nic_port_tables =
-            crate::sched::PortTables::new(&self.nic_tables, weighted, lanes, unit, self.p.vcs, nodes)
-                .map(Box::new);
-    }
-
-    /// Node `n`'s injection link changed its reservation: its tables follow.
-    pub(crate) fn hca_link_changed(&mut self, net: &crate::net::Net, n: usize) {
-        if let Some(t) = &mut self.nic_port_tables {
-            t.apply(n, net.reservations.shares(net.reservations.injection_link(n)));
-        }
+        crate::sched::PortTables::new(&self.nic_tables, weighted, lanes, unit, self.p.vcs, nodes)
+            .map(Box::new)
     }
 
     /// This run's endpoint model.
@@ -189,7 +178,6 @@ impl Endpoints {
             // The simple endpoint keeps no injection block: its link is its own.
             nic_sched: vec![Scheduler::build(sched_cfg, 1); nodes],
             nic_tables: SchedTables::build(sched_cfg, clock, vcs, p.preemptive, 1),
-            nic_port_tables: None,
             nic_keys: RateKeys::new(KeyMode::of(sched_cfg), nodes, lanes),
             nics: if nic_p.is_nic() { vec![Nic::new(&nic_p, vcs); nodes] } else { Vec::new() },
             nic_idt,

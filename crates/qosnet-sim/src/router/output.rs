@@ -31,9 +31,10 @@ impl Routers {
             let ready = |v: usize| ovcs.at(v).buf.front().ready <= now;
             let offered = waiting & *self.op_credited.at(op);
             // (admission control's per-link tables, document 000 §4.1: `HOOK` runs only)
-            let tables = match &self.out_port_tables {
-                Some(t) if HOOK => t.get(op),
-                _ => &self.out_tables,
+            let tables = if HOOK {
+                net.reservations.out_tables.as_ref().map_or(&self.out_tables, |t| t.get(op))
+            } else {
+                &self.out_tables
             };
             let Some(v) = tables.select(self.out_sched.at_mut(op), offered, key, ready) else {
                 continue;

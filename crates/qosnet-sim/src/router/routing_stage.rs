@@ -33,7 +33,7 @@ impl Routers {
         let vc = if v >= vcs { v - vcs } else { v };
         let route = self.routing.route(&self.topo, r, port, vc, dst, path, vcs as u32);
         if signal != Signal::Data {
-            self.reservation_hop(net, r, route.port as usize, packet, ready);
+            reservation_hop(net, r, route.port as usize, packet, ready);
         }
         let gate = ready + self.p.d_routing;
         let state = self.in_vc.at_mut(ivc);
@@ -62,32 +62,22 @@ impl Routers {
     }
 }
 
-impl Routers {
-    /// Admission control at a router (document 000 §4.1): as a probe, release or last data
-    /// packet is routed, the router checks or gives back the output link toward the
-    /// destination, and on a change recomputes that output's arbitration weights, in the
-    /// same cycle (the document's router does both as it routes the header). A refused
-    /// probe travels on spent while the router's NACK, naming it, leaves from its own node
-    /// port; a release stops at the refuser.
-    #[cold]
-    #[inline(never)]
-    fn reservation_hop(&mut self, net: &mut Net, r: usize, out_port: usize, packet: PacketId, ready: Cycle) {
-        let pkt = net.packets.get(packet);
-        let (flow, signal) = (pkt.flow, pkt.signal);
-        match net.reservations.at_router(r, out_port, flow, signal) {
-            HopAction::Refused => {
-                net.packets.get_mut(packet).signal = Signal::Spent;
-                let node = net.reservations.router_node[r];
-                net.links.send_control(ready + 1, NodeId::new(node), Control::Nack { flow });
-            }
-            HopAction::Stop => net.packets.get_mut(packet).signal = Signal::Spent,
-            HopAction::Reserved | HopAction::Released => {
-                if let Some(t) = &mut self.out_port_tables {
-                    let op = r * self.p.ports + out_port;
-                    t.apply(op, net.reservations.shares(net.reservations.output_link(r, out_port)));
-                }
-            }
-            HopAction::Pass => {}
+/// Admission control at a router (document 000 §4.1): as a probe, release or last data
+/// packet is routed, the router checks or gives back the output link toward the
+/// destination. A refused probe travels on spent while the router's NACK, naming it, leaves
+/// from its own node port; a release stops at the refuser.
+#[cold]
+#[inline(never)]
+fn reservation_hop(net: &mut Net, r: usize, out_port: usize, packet: PacketId, ready: Cycle) {
+    let pkt = net.packets.get(packet);
+    let (flow, signal) = (pkt.flow, pkt.signal);
+    match net.reservations.at_router(r, out_port, flow, signal) {
+        HopAction::Refused => {
+            net.packets.get_mut(packet).signal = Signal::Spent;
+            let node = net.reservations.router_node[r];
+            net.links.send_control(ready + 1, NodeId::new(node), Control::Nack { flow });
         }
+        HopAction::Stop => net.packets.get_mut(packet).signal = Signal::Spent,
+        HopAction::Pass | HopAction::Reserved | HopAction::Released => {}
     }
 }

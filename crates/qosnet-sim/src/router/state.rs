@@ -217,12 +217,9 @@ pub(crate) struct Routers {
     pub(crate) op_held: Vec<[u32; 3]>,
     pub(crate) out_sched: Vec<Scheduler>,
     pub(crate) out_tables: SchedTables,
-    /// Per output port: its tables rewritten from its link's reservations (document 000
-    /// §4.1), when admission control runs and the output scheduler has weights; read
-    /// instead of `out_tables` in the `HOOK` variant only.
-    pub(crate) out_port_tables: Option<Box<crate::sched::PortTables>>,
-    /// Some arbiter (here or at the endpoints) follows the reservations: the run takes
-    /// the `HOOK` variant (`Variant::reweighted`).
+    /// Arbitration tables follow admission control's reservations (the routers' outputs'
+    /// and the HCAs', kept with the reservations): the run takes the `HOOK` variant
+    /// (`Variant::reweighted`).
     pub(crate) reweighted: bool,
     pub(crate) out_keys: RateKeys,
     /// Per output port: where its link leads, a router input port or an endpoint.

@@ -329,21 +329,10 @@ impl Endpoints {
                 {
                     break (q, i, vc, m, msg);
                 }
+                // A connection being set up (document 000 §4.1) has its own QP with nothing
+                // the firmware may take yet: the class's other QPs go on.
                 let (flow, class) = (msg.flow, msg.class.index());
-                if self.agents.drops(flow) {
-                    // Its connection gave up: the message is dropped at the source.
-                    self.nics[n].doorbells[class] -= 1;
-                    self.nic_queue[q].remove(i);
-                    self.drop_message(net, m);
-                    continue;
-                }
-                if self.agents.awaits_admission(flow) {
-                    // Its connection is being set up (document 000 §4.1): its QP has
-                    // nothing the firmware may take yet, so the class's other QPs go on
-                    // (the doorbell is rung again on the ACK, `release_held`).
-                    self.nics[n].doorbells[class] -= 1;
-                    self.nic_queue[q].remove(i);
-                    self.held.entry(flow).or_insert((q, class, Vec::new())).2.push(m);
+                if self.set_aside(net, q, i, class, m) {
                     continue;
                 }
                 self.held_back(net, n, flow, now);
@@ -509,6 +498,7 @@ impl Endpoints {
         n: usize,
         sending: u32,
         now: Cycle,
+        res: &crate::control::Reservations,
     ) -> u32 {
         let lane = self.nics[n].sending_lane;
         if lane != NO_VC {
@@ -518,7 +508,7 @@ impl Endpoints {
         let sending = sending & !(sending >> self.p.vcs);
         let vcs = self.p.lanes;
         // Pick among packets whose header is in the NIC; the DMA set-up follows the choice.
-        let Some(v) = self.select_lane::<true, HOOK>(n, sending, now) else {
+        let Some(v) = self.select_lane::<true, HOOK>(n, sending, now, res) else {
             return 0;
         };
         self.nics[n].sending_lane = v as u8;
