@@ -319,25 +319,22 @@ impl Endpoints {
             let Some(vc) = self.nic_buffer_for(n, msg.class.index(), size) else { return };
             (MessageId(pick.message), vc, Some(pick))
         } else {
-            let (q, i, vc, m, msg) = loop {
-                let Some((q, i, vc)) = self.doorbell_pick(net, n) else { return };
-                let m = self.nic_queue[q][i];
-                let msg = net.messages.get(m);
-                if msg.packetized > 0
-                    || msg.signal != Signal::Data
-                    || self.agents.may_start(n, msg.flow, msg.dst.0, now)
-                {
-                    break (q, i, vc, m, msg);
-                }
+            let Some((q, i, vc)) = self.doorbell_pick(net, n) else { return };
+            let m = self.nic_queue[q][i];
+            let msg = net.messages.get(m);
+            if msg.packetized == 0
+                && msg.signal == Signal::Data
+                && !self.agents.may_start(n, msg.flow, msg.dst.0, now)
+            {
                 // A connection being set up (document 000 §4.1) has its own QP with nothing
-                // the firmware may take yet: the class's other QPs go on.
+                // the firmware may take yet: it is set aside, and the class's other QPs go
+                // on from the next pick.
                 let (flow, class) = (msg.flow, msg.class.index());
-                if self.set_aside(net, q, i, class, m) {
-                    continue;
+                if !self.set_aside(net, q, i, class, m) {
+                    self.held_back(net, n, flow, now);
                 }
-                self.held_back(net, n, flow, now);
                 return;
-            };
+            }
             if msg.packetized + msg.packet_flits.min(msg.size - msg.packetized) == msg.size {
                 self.nics[n].doorbells[msg.class.index()] -= 1;
                 self.nic_queue[q].remove(i);
