@@ -665,6 +665,8 @@ fn shipped() -> &'static Vec<(PathBuf, Value)> {
         files.sort();
         files
             .into_iter()
+            // (`qosnet crosscheck`'s list of cases is not a simulation configuration)
+            .filter(|p| !p.ends_with("validation/cases.toml"))
             .filter_map(|p| {
                 let tree = value::from_toml(&std::fs::read_to_string(&p).ok()?).ok()?;
                 // short runs: the fuzzer looks for panics
