@@ -657,7 +657,10 @@ fn shipped() -> &'static Vec<(PathBuf, Value)> {
                 let p = e.path();
                 if p.is_dir() {
                     dirs.push(p);
-                } else if p.extension().is_some_and(|x| x == "toml") {
+                } else if p.extension().is_some_and(|x| x == "toml")
+                    // (the crosscheck's list of cases, not a simulation's configuration)
+                    && !p.ends_with("validation/cases.toml")
+                {
                     files.push(p);
                 }
             }
@@ -665,8 +668,6 @@ fn shipped() -> &'static Vec<(PathBuf, Value)> {
         files.sort();
         files
             .into_iter()
-            // (`qosnet crosscheck`'s list of cases is not a simulation configuration)
-            .filter(|p| !p.ends_with("validation/cases.toml"))
             .filter_map(|p| {
                 let tree = value::from_toml(&std::fs::read_to_string(&p).ok()?).ok()?;
                 // short runs: the fuzzer looks for panics
