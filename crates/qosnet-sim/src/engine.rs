@@ -114,7 +114,8 @@ impl Simulation {
     /// Admission control's reservation invariant: every link's reserved bandwidth is the
     /// sum over the connections holding it, never over its limit (`Ok` when it is off).
     pub fn check_reservations(&self) -> Result<(), String> {
-        self.net.reservations.check()
+        self.net.reservations.check()?;
+        self.endpoints.agents.check_credits()
     }
 
     /// Bandwidth reserved on router `r`'s output port `p` (flits per cycle), and the link's
@@ -126,6 +127,20 @@ impl Simulation {
         }
         let l = res.output_link(r, p);
         (res.reserved(l) as f64 / crate::control::LINK as f64, res.weights(l))
+    }
+
+    /// The arbitration tables router `r`'s output port `p` serves its link by now: the
+    /// configured ones, or those admission control rewrote from the link's reservations
+    /// (document 000 §4.1).
+    pub fn output_tables(&self, r: usize, p: usize) -> &crate::sched::SchedTables {
+        let op = r * self.topology().ports + p;
+        self.net.reservations.out_tables.as_ref().map_or(&self.routers.out_tables, |t| t.get(op))
+    }
+
+    /// The arbitration tables node `n`'s HCA serves its injection link by now (as
+    /// `output_tables`).
+    pub fn injection_tables(&self, n: usize) -> &crate::sched::SchedTables {
+        self.net.reservations.hca_tables.as_ref().map_or(&self.endpoints.nic_tables, |t| t.get(n))
     }
 
     /// Send and receive CQEs posted so far at `node` (the HCA's completion queue; the
@@ -181,7 +196,7 @@ impl Simulation {
     /// One cycle.
     pub fn step(&mut self) -> Result<(), SimError> {
         let v = self.routers.variant();
-        let hooks = v.marking || v.release_on_send || self.net.obs.trace.per_flit();
+        let hooks = v.marking || v.release_on_send || v.reweighted || self.net.obs.trace.per_flit();
         match (v.preemptive, v.age, hooks) {
             (false, true, false) => self.cycle::<false, true, false>(),
             (false, false, false) => self.cycle::<false, false, false>(),
@@ -212,8 +227,8 @@ impl Simulation {
             }
         }
         match self.endpoints.model() {
-            EndpointModel::Ideal => self.endpoints.inject::<false>(&mut self.net, now),
-            EndpointModel::Nic => self.endpoints.inject::<true>(&mut self.net, now),
+            EndpointModel::Ideal => self.endpoints.inject::<false, HOOK>(&mut self.net, now),
+            EndpointModel::Nic => self.endpoints.inject::<true, HOOK>(&mut self.net, now),
         }
         let sideband = self.endpoints.agents.sideband;
         if sideband != 0 && now % sideband == 0 {

@@ -122,7 +122,10 @@ fn bad_admission_and_credit_settings_name_their_field() {
         ("admission = { limit = 1.5 }", "endpoint.admission.limit"),
         ("admission = { effective_factor = -1 }", "endpoint.admission.effective_factor"),
         ("admission = { signal_flits = 0 }", "endpoint.admission.signal_flits"),
-        ("model = \"hca\"\nadmission = { attempts = 3 }", "endpoint.admission.attempts"),
+        (
+            "model = \"hca\"\nqueues = \"round_robin\"\nadmission = { attempts = 3 }",
+            "endpoint.admission.attempts",
+        ),
     ] {
         let toml = format!("[topology]\nkind = \"mesh\"\nk = 4\nn = 1\n[endpoint]\n{endpoint}\n{rt}");
         let e = Simulation::from_toml(&toml, None).err().unwrap_or_else(|| panic!("accepted: {endpoint}"));
@@ -208,4 +211,114 @@ fn admission_and_credits_work_through_the_hca_model_too() {
         let (send, _) = s.completions(n);
         assert!(send > 0, "node {n} completed sends");
     }
+}
+
+/// The line of `line`, 4 VCs (control VC 0 also the management VL, real time VC 1, best
+/// effort VCs 2-3) arbitrated by IBA VL arbitration at the outputs and the HCAs.
+fn vl_line(endpoint: &str, traffic: &str) -> Simulation {
+    let arb = "{ kind = \"vl_arbitration\", low = [[1, 8], [2, 8], [3, 8]], management_vl = 0 }";
+    let toml = format!(
+        "[simulation]\nwarmup = 1000\nmeasure = 20000\n\
+         [topology]\nkind = \"mesh\"\nk = 4\nn = 1\n\
+         [router]\nvcs = 4\nvc_classes = {{ control = 1, real_time = 1, best_effort = 2 }}\n\
+         output_scheduler = {arb}\n\
+         [endpoint]\nscheduler = {arb}\n{endpoint}\n{traffic}"
+    );
+    Simulation::from_toml(&toml, None).unwrap_or_else(|e| panic!("{e}\n{toml}"))
+}
+
+/// The real-time share of a VL-arbitration table's round (VL 1 against VLs 1-3).
+fn rt_share(t: &qosnet_sim::sched::SchedTables) -> f64 {
+    let w = |vl: u8| t.vl.low.iter().filter(|e| e.0 == vl).map(|e| e.1 as f64).sum::<f64>();
+    w(1) / (w(1) + w(2) + w(3))
+}
+
+#[test]
+fn each_accept_and_release_rewrites_the_links_arbitration_and_a_release_restores_it_exactly() {
+    // A connection (0.3 of a link) torn down every 3 messages and set up again, beside
+    // best effort: the links on its path switch between the configured table and one
+    // giving real time its share, at the routers' outputs and at node 0's HCA.
+    let be = "[[traffic]]\nload = 0.3\nmessage_flits = 40\npacket_flits = 40\n";
+    let mut s = vl_line("admission = { connection_messages = 3 }", &(connection(0, 3, 200) + be));
+    let base = s.output_tables(0, 1).clone();
+    assert!((rt_share(&base) - 1.0 / 3.0).abs() < 1e-9, "configured 1 : 1 : 1");
+    let hca_base = s.injection_tables(0).clone();
+    let (mut reserved_seen, mut free_seen, mut hca_changed) = (0, 0, 0);
+    let t = s.topology().clone();
+    for _ in 0..20_000 / 10 {
+        s.advance(10).unwrap();
+        for r in 0..t.routers {
+            for p in 0..t.ports {
+                let (bw, _) = s.port_reservation(r, p);
+                let tables = s.output_tables(r, p);
+                if bw == 0.0 {
+                    assert_eq!(tables, &base, "router {r} port {p}: nothing reserved, configured table");
+                    free_seen += 1;
+                } else {
+                    // 0.3 of a 255-unit round: 77 units to VL 1, 178 split over VLs 2-3.
+                    assert!((rt_share(tables) - bw).abs() < 0.01, "router {r} port {p}: {bw} {tables:?}");
+                    reserved_seen += 1;
+                }
+            }
+        }
+        for n in 1..4 {
+            assert_eq!(s.injection_tables(n), &hca_base, "node {n} has no connection");
+        }
+        if s.injection_tables(0) != &hca_base {
+            assert!((rt_share(s.injection_tables(0)) - 0.3).abs() < 0.01);
+            hca_changed += 1;
+        }
+    }
+    let rt = s.admission_stats().unwrap()[1];
+    assert!(rt.admitted >= 10 && rt.teardowns >= 10, "{rt:?}");
+    assert!(reserved_seen > 100 && free_seen > 100 && hca_changed > 10);
+    s.check_reservations().unwrap();
+}
+
+#[test]
+fn an_hca_queue_head_whose_connection_is_being_set_up_does_not_hold_the_class_back() {
+    // Node 2's connection to node 3 (0.6) is set up first (its probe has one hop to go);
+    // node 0's to node 3 (0.6) is then refused at router 2 again and again. Node 0's other
+    // connection, to node 1 (0.3), shares its real-time queue: it must flow all the same.
+    let traffic = connection(2, 3, 100) + &connection(0, 3, 100) + &connection(0, 1, 200);
+    let endpoint = "model = \"hca\"\nqueues = \"per_class\"\nadmission = { retry_after = 3000 }";
+    let mut s = line(endpoint, &traffic);
+    run_checked(&mut s, 20_000);
+    let rt = s.admission_stats().unwrap()[1];
+    assert_eq!(rt.admitted, 2, "{rt:?}");
+    assert!(rt.refused >= 5, "{rt:?}");
+    // Node 1 receives node 0's messages (60 flits every 200 cycles) and one probe.
+    let (_, received) = s.completions(1);
+    assert!(received > 80, "node 1 received {received} messages");
+}
+
+#[test]
+fn credits_are_given_to_admitted_connections_only_and_return_at_teardown() {
+    // Credit-based congestion control beside admission control (document 000 §4.2 with
+    // §4.1): node 0's two connections (0.6 each: C_j = 2 of M = 4) cannot both hold
+    // credits, nor both be admitted on its link; they take turns, each torn down after 5
+    // messages, and best effort's credits shrink from 3 to M - C_j = 2 while one is
+    // admitted.
+    // The credit invariants (`check_reservations`) hold throughout.
+    let connections = connection(0, 3, 100) + &connection(0, 2, 100);
+    let be = "[[traffic]]\nload = 0.9\nmessage_flits = 40\npacket_flits = 40\n";
+    let credit = "agent = { kind = \"credit\", hca_messages = 4, best_effort = 3 }";
+    let endpoint =
+        format!("admission = {{ connection_messages = 5, limit = 0.8, retry_after = 1000 }}\n{credit}");
+    let mut s = vl_line(&endpoint, &(connections.clone() + be));
+    run_checked(&mut s, 20_000);
+    let rt = s.admission_stats().unwrap()[1];
+    assert!(rt.admitted >= 5 && rt.teardowns >= 5 && rt.refused > 0, "{rt:?}");
+    // Best effort has two VCs, so it never reaches C_b = 3 messages posted: it waits only
+    // while an admitted connection's C_j has shrunk its credits to 2.
+    let c = s.congestion_stats().unwrap();
+    assert!(c.waited > 0, "{c:?}");
+    // Without admission both connections hold their C_j from the start: 2 + 2 + 3 > M.
+    let e = Simulation::from_toml(
+        &format!("[topology]\nkind = \"mesh\"\nk = 4\nn = 1\n[endpoint]\n{credit}\n{connections}"),
+        None,
+    )
+    .err()
+    .expect("sum C_i > M accepted");
+    assert!(e.to_string().contains("endpoint.agent.best_effort"), "{e}");
 }

@@ -109,6 +109,7 @@ pub(super) fn complete(
         .max(1);
         let mut consumer = vec![Consumer::Free; flows];
         let mut initial: Vec<u32> = vec![*best_effort; topo.nodes];
+        let mut node_of: Vec<u32> = (0..topo.nodes as u32).collect();
         let mut per_node: Vec<u64> = vec![*best_effort as u64; topo.nodes];
         for s in 0..traffic.sources.len() {
             let node = traffic.sources[s].node as usize;
@@ -136,18 +137,33 @@ pub(super) fn complete(
                     }
                     per_node[node] += c;
                     initial.push(c.min(u32::MAX as u64) as u32);
+                    node_of.push(node as u32);
                     Consumer::RealTime(initial.len() as u32 - 1)
                 }
             };
         }
-        if let Some((node, &sum)) = per_node.iter().enumerate().find(|(_, &c)| c > m as u64) {
+        // With admission control a connection holds its C_j only while admitted, and best
+        // effort's credits shrink to what the admitted ones leave of M (`CreditCc`): only
+        // C_b itself must fit. Without it every configured connection holds its C_j.
+        let admission = cfg.endpoint.admission.is_some();
+        if admission && *best_effort > m {
             errs.push(ConfigError::new(
                 "endpoint.agent.best_effort",
-                format!("C_b + sum of C_j = {sum} at node {node} exceeds M = {m} (endpoint.agent.hca_messages): sum C_i <= M"),
+                format!(
+                    "C_b = {best_effort} exceeds M = {m} (endpoint.agent.hca_messages): C_b <= M - sum C_j"
+                ),
+            ));
+        } else if let Some((node, &sum)) =
+            per_node.iter().enumerate().find(|(_, &c)| c > m as u64 && !admission)
+        {
+            errs.push(ConfigError::new(
+                "endpoint.agent.best_effort",
+                format!("C_b + sum of C_j = {sum} at node {node} exceeds M = {m} (endpoint.agent.hca_messages): sum C_i <= M (with endpoint.admission, only the admitted connections count)"),
             ));
         }
         if errs.is_empty() {
-            agents.congestion = Congestion::Credit(CreditCc::new(consumer, initial, retry));
+            agents.congestion =
+                Congestion::Credit(CreditCc::new(consumer, initial, node_of, m, !admission, retry));
         }
     }
 
@@ -173,6 +189,8 @@ pub(super) fn complete(
                 }
                 v
             };
+            // (defaults: our unverified reading of Thottethodi et al., HPCA 2001; see
+            // `control/self_tuned.rs` for what was searched)
             let p = SelfTunedParams {
                 gather: clock.duration_cycles(gather.unwrap_or(crate::units::Duration::Cycles(32))),
                 tune_every: tune_every.unwrap_or(3),
@@ -211,10 +229,10 @@ pub(super) fn complete(
                 format!("must be in (0, 1] (a share of a link's bandwidth), got {}", a.limit),
             ));
         }
-        if a.attempts > 0 && cfg.endpoint.model != crate::config::NicModel::Ideal {
+        if a.attempts > 0 && cfg.endpoint.model != crate::config::NicModel::Ideal && nic_flow_queues(cfg) {
             errs.push(ConfigError::new(
                 "endpoint.admission.attempts",
-                "giving up (dropping a refused connection's messages at the source) is modelled with the ideal endpoint only: use 0 (retry until admitted) with a NIC model",
+                "giving up (dropping a refused connection's messages at the source) is modelled with doorbell queues only (endpoint.queues = \"fifo\" or \"per_class\"): use 0 (retry until admitted) with flow send queues",
             ));
         }
         if a.signal_flits == 0 {
@@ -292,6 +310,15 @@ pub(super) fn complete(
     } else {
         Err(ConfigErrors(errs))
     }
+}
+
+/// Whether the NIC uses GM-style send queues per flow rather than doorbell queues.
+fn nic_flow_queues(cfg: &Config) -> bool {
+    use crate::config::SourceQueues;
+    matches!(
+        cfg.endpoint.queues,
+        SourceQueues::RoundRobin | SourceQueues::Interleaved | SourceQueues::RateControl
+    )
 }
 
 /// Most nodes ALO's first-hop table (nodes² entries) is built for.

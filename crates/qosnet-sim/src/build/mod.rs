@@ -161,7 +161,18 @@ impl Simulation {
             n_ports * p.lane_stride,
         )
         .map_err(|e| ConfigErrors(vec![e]))?;
-        let routers = Routers::new(p, topo, routing, &xbar_cfg, &out_cfg, &clock, rc.block_size, v.marking);
+        let mut routers =
+            Routers::new(p, topo, routing, &xbar_cfg, &out_cfg, &clock, rc.block_size, v.marking);
+        let mut reservations = reservations;
+        if reservations.is_on() {
+            // Admission control rewrites each link's arbitration weights (document 000
+            // §4.1): the lanes only real time, and only best effort, may use.
+            let h = v.home_vcs;
+            let lanes = [h[1] & !h[0] & !h[2], h[2] & !h[0] & !h[1]];
+            reservations.out_tables = routers.follow_reservations(&out_cfg, &clock, lanes);
+            reservations.hca_tables = endpoints.follow_reservations(&nic_cfg, &clock, lanes);
+            routers.reweighted = reservations.out_tables.is_some() || reservations.hca_tables.is_some();
+        }
         Ok(Simulation {
             routers,
             endpoints,

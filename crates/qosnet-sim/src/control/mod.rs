@@ -302,14 +302,20 @@ impl Agents {
 
     #[inline(never)]
     fn started_agents(&mut self, node: usize, flow: u32, now: Cycle) -> bool {
-        let _ = now;
+        let last = self.admission.as_mut().is_some_and(|a| a.started(flow));
         match &mut self.congestion {
             Congestion::None | Congestion::Alo(_) | Congestion::SelfTuned(_) => {}
             Congestion::Window(w) => w.started(node),
-            Congestion::Credit(c) => c.started(flow),
+            Congestion::Credit(c) => {
+                c.started(flow);
+                if last {
+                    // The connection's last message: its credits go back (§4.2 with §4.1).
+                    c.closed(flow);
+                }
+            }
             Congestion::IbaCc(a) => a.started(flow, now),
         }
-        self.admission.as_mut().is_some_and(|a| a.started(flow))
+        last
     }
 
     /// The HCA at `node` injected a message of `flow` whole (its send CQE). Returns
@@ -365,6 +371,13 @@ impl Agents {
         let Some(a) = &mut self.admission else { return false };
         let (retry, wake) = a.arrived(node, flow, signal, now);
         self.timers.extend(retry);
+        if wake {
+            // Admitted (its ACK): the connection gets its credits (§4.2: C_j per admitted
+            // real-time connection).
+            if let Congestion::Credit(c) = &mut self.congestion {
+                c.admitted(flow);
+            }
+        }
         wake
     }
 
@@ -395,6 +408,14 @@ pub struct CongestionStats {
 }
 
 impl Agents {
+    /// The credit-based congestion control's invariants (`CreditCc::check`; `Ok` without it).
+    pub fn check_credits(&self) -> Result<(), String> {
+        match &self.congestion {
+            Congestion::Credit(c) => c.check(),
+            _ => Ok(()),
+        }
+    }
+
     /// What the congestion-control agent did (`None`: none, or a window).
     pub fn congestion_stats(&self) -> Option<CongestionStats> {
         let d = CongestionStats::default();

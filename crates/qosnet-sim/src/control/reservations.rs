@@ -66,6 +66,12 @@ pub(crate) struct Reservations {
     conns: Vec<Connection>,
     /// Per router: the node port it sends its NACKs from (its first attached node).
     pub router_node: Vec<u32>,
+    /// The routers' output ports' and the HCAs' injection arbitration tables, rewritten
+    /// here as their links' weights change (when that scheduler has weights): the one
+    /// place an accept or release takes effect, read by stage 5 and the injection
+    /// scheduler in the `HOOK` variant only.
+    pub out_tables: Option<Box<crate::sched::PortTables>>,
+    pub hca_tables: Option<Box<crate::sched::PortTables>>,
 }
 
 impl Reservations {
@@ -84,6 +90,8 @@ impl Reservations {
             recomputed: 0,
             conns,
             router_node: Vec::new(),
+            out_tables: None,
+            hca_tables: None,
         }
     }
 
@@ -209,6 +217,15 @@ impl Reservations {
         let rt = if r == 0 { 0 } else { rt.clamp(1, ROUND - 1) };
         self.weights[link as usize] = [rt, ROUND - rt];
         self.recomputed += 1;
+        // The link's arbiter follows (the configured table when nothing is reserved on it
+        // any more): a router's output port, or the HCA's port.
+        let shares = (r > 0).then_some([rt, ROUND - rt]);
+        let l = link as usize;
+        let (tables, i) =
+            if l < self.nodes { (&mut self.hca_tables, l) } else { (&mut self.out_tables, l - self.nodes) };
+        if let Some(t) = tables {
+            t.apply(i, shares);
+        }
     }
 
     /// The reservation invariant: every link's reservation is the sum of the bandwidths of

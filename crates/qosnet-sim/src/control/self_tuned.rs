@@ -11,10 +11,17 @@
 //! full; the HCA's own condition (a free lane) is the endpoint's start condition. Control
 //! traffic is never throttled.
 //!
-//! Parameters (`[endpoint.agent] kind = "self_tuned"`): the defaults are our reading of
-//! the paper (a 96-cycle tuning period of three 32-cycle gathers, threshold steps of +1%
-//! and -4% of the network's buffers); the search corpus available to us held the paper's
-//! abstract only, so they are not checked against its text and are configurable.
+//! Parameters (`[endpoint.agent] kind = "self_tuned"`): the defaults (a 96-cycle tuning
+//! period of three 32-cycle gathers, threshold steps of +1% and -4% of the network's
+//! buffers, a start at 4%) are our reading of the paper and are NOT verified against its
+//! text. Looked for (session of issue 23) and not found: the reference corpora we can
+//! search hold only the abstracts of the HPCA 2001 paper (Duke Scholars record, pp.
+//! 107-118; DTIC ADA439780) and of its journal version (M. Thottethodi, A. R. Lebeck, S. S.
+//! Mukherjee, "Exploiting Global Knowledge to Achieve Self-Tuned Congestion Control for
+//! k-ary n-cube Networks", IEEE TPDS 15(3), March 2004), none of their parameter values;
+//! no public simulator in the code corpus implements this scheme (a "self-tuned"
+//! controller found there is a different throttle with its own settings). Every value is
+//! configurable; document 000 only says it used "the same parameters given in [15]".
 
 use crate::config::TrafficClass;
 use crate::units::Cycle;

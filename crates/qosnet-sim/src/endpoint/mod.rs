@@ -114,13 +114,13 @@ impl Endpoints {
 
     /// Each active NIC sends at most one flit this cycle.
     #[inline(always)]
-    pub(crate) fn inject<const NIC: bool>(&mut self, net: &mut Net, now: Cycle) {
+    pub(crate) fn inject<const NIC: bool, const HOOK: bool>(&mut self, net: &mut Net, now: Cycle) {
         if self.agents.has_outgoing() {
             self.send_signals::<NIC>(net, now);
         }
         let mut active = std::mem::take(&mut self.nic_active);
         for &n in &active {
-            self.inject_one::<NIC>(net, n as usize, now);
+            self.inject_one::<NIC, HOOK>(net, n as usize, now);
         }
         active.retain(|&n| {
             let keep = self.nic_has_work::<NIC>(n as usize);
@@ -162,18 +162,7 @@ impl Endpoints {
                 // the agents' own signalling packets go unasked.
                 let asks = first && msg.signal == Signal::Data;
                 if asks && !self.agents.may_start(n, flow, dst.0, now) {
-                    if self.agents.drops(flow) {
-                        // Its connection gave up: the message is dropped at the source.
-                        self.nic_queue.at_mut(q).pop_front();
-                        self.drop_message(net, m);
-                        continue;
-                    }
-                    if self.agents.awaits_admission(flow) {
-                        // Its connection is being set up: set aside until the answer, so
-                        // other connections of the class go on (each has its own QP in
-                        // the document's HCA; one not yet admitted posts nothing).
-                        self.nic_queue.at_mut(q).pop_front();
-                        self.held.entry(flow).or_insert((q, Vec::new())).1.push(m);
+                    if self.set_aside(net, q, 0, class, m) {
                         continue;
                     }
                     self.held_back(net, n, flow, now);
@@ -215,7 +204,7 @@ impl Endpoints {
     }
 
     #[inline(always)]
-    fn inject_one<const NIC: bool>(&mut self, net: &mut Net, n: usize, now: Cycle) {
+    fn inject_one<const NIC: bool, const HOOK: bool>(&mut self, net: &mut Net, n: usize, now: Cycle) {
         let vcs = self.p.lanes;
         let nic = NIC;
         if nic {
@@ -230,14 +219,14 @@ impl Endpoints {
         if nic && self.nic_p.message_level {
             // One packet at a time: the one being sent finishes even if a preemptor has
             // since taken its VC's extra buffer (which then goes next).
-            sending = self.message_level_lanes(n, sending, now);
+            sending = self.message_level_lanes::<HOOK>(n, sending, now, &net.reservations);
         } else {
             // A VC whose extra buffer is being sent a preempting message waits (§3.2.1).
             sending &= !(sending >> self.p.vcs);
         }
         // The injection link is multiplexed flit by flit among the packets in progress
         // whose next flit is in the NIC.
-        let Some(vc) = self.select_lane::<NIC>(n, sending, now) else {
+        let Some(vc) = self.select_lane::<NIC, HOOK>(n, sending, now, &net.reservations) else {
             return;
         };
         let ci = n * vcs + vc;
@@ -297,7 +286,15 @@ impl Endpoints {
     /// The injection scheduler's choice among `lanes` of node `n`: a lane with a credit
     /// for the router's input buffer whose next flit is in the NIC.
     #[inline]
-    pub(crate) fn select_lane<const NIC: bool>(&mut self, n: usize, lanes: u32, now: Cycle) -> Option<usize> {
+    /// (`res`: where admission control keeps the HCAs' rewritten tables, read in `HOOK`
+    /// runs only.)
+    pub(crate) fn select_lane<const NIC: bool, const HOOK: bool>(
+        &mut self,
+        n: usize,
+        lanes: u32,
+        now: Cycle,
+        res: &crate::control::Reservations,
+    ) -> Option<usize> {
         let vcs = self.p.lanes;
         let pkts = self.nic_pkt.span(n * vcs, vcs);
         let mut offered = lanes & *self.nic_credited.at(n);
@@ -310,7 +307,13 @@ impl Endpoints {
                 }
             }
         }
-        self.nic_tables.select(self.nic_sched.at_mut(n), offered, |v| pkts.at(v).key, |_| true)
+        // (admission control's per-link tables, document 000 §4.1: `HOOK` runs only)
+        let tables = if HOOK {
+            res.hca_tables.as_ref().map_or(&self.nic_tables, |t| t.get(n))
+        } else {
+            &self.nic_tables
+        };
+        tables.select(self.nic_sched.at_mut(n), offered, |v| pkts.at(v).key, |_| true)
     }
 
     /// Whether a message of `class` outranks a packet node `n` is sending.
@@ -471,13 +474,50 @@ impl Endpoints {
         }
     }
 
+    /// Message `m` (of `class`, at position `i` of source queue `q`) was held back by
+    /// admission control: taken out of the queue and dropped if its connection gave up, or
+    /// set aside until the answer if its connection is being set up, so other connections
+    /// of the class go on (each has its own QP in the document's HCA, and one not yet
+    /// admitted posts nothing). Returns whether it was taken out.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn set_aside(
+        &mut self,
+        net: &mut Net,
+        q: usize,
+        i: usize,
+        class: usize,
+        m: MessageId,
+    ) -> bool {
+        let flow = net.messages.get(m).flow;
+        let drop = self.agents.drops(flow);
+        if !drop && !self.agents.awaits_admission(flow) {
+            return false;
+        }
+        self.nic_queue.at_mut(q).remove(i);
+        if let Some(nic) = self.nics.get_mut(q / 3) {
+            // (the HCA model's doorbells; rung again by `release_held`)
+            nic.doorbells[class] -= 1;
+        }
+        if drop {
+            self.drop_message(net, m);
+        } else {
+            self.held.entry(flow).or_insert((q, class, Vec::new())).2.push(m);
+        }
+        true
+    }
+
     /// Put the messages set aside for `flow`'s set-up back at the head of their queue, in
     /// their order (they are older than anything behind them).
     fn release_held(&mut self, flow: u32) {
-        if let Some((q, ms)) = self.held.remove(&flow) {
+        if let Some((q, class, ms)) = self.held.remove(&flow) {
             let queue = self.nic_queue.at_mut(q);
             for &m in ms.iter().rev() {
                 queue.push_front(m);
+            }
+            if let Some(nic) = self.nics.get_mut(q / 3) {
+                // (the HCA model's doorbells, rung again)
+                nic.doorbells[class] += ms.len() as u32;
             }
         }
     }

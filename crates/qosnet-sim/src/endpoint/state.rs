@@ -108,9 +108,9 @@ pub(crate) struct Endpoints {
     pub(crate) cnp_flow: u32,
     /// Per source: its reserved flow's IDT in rate-control ticks (0: unreserved).
     pub(crate) nic_idt: Vec<u64>,
-    /// Ideal endpoint, admission control: per flow whose connection is being set up, its
-    /// source queue and the messages set aside from it until the ACK (or the give-up).
-    pub(crate) held: std::collections::HashMap<u32, (usize, Vec<crate::ids::MessageId>)>,
+    /// Admission control: per flow whose connection is being set up, its source queue,
+    /// class and the messages set aside from it until the ACK (or the give-up).
+    pub(crate) held: std::collections::HashMap<u32, (usize, usize, Vec<crate::ids::MessageId>)>,
     /// Per node: the router port (router * ports + port) it attaches to. Its input side
     /// receives the node's injected flits; its output side ejects to the node and gets the
     /// node's credits.
@@ -118,6 +118,24 @@ pub(crate) struct Endpoints {
 }
 
 impl Endpoints {
+    /// Admission control runs (document 000 §4.1): each node's injection tables follow
+    /// its link's reservations from now on, if the injection scheduler (`sched_cfg`) has
+    /// weights. `lanes`: the (real-time, best-effort) VCs. The tables live with the
+    /// reservations (`Reservations::hca_tables`), which change them.
+    pub(crate) fn follow_reservations(
+        &self,
+        sched_cfg: &SchedulerConfig,
+        clock: &Clock,
+        lanes: [u32; 2],
+    ) -> Option<Box<crate::sched::PortTables>> {
+        let weighted =
+            matches!(sched_cfg, SchedulerConfig::Wrr { .. } | SchedulerConfig::VlArbitration { .. });
+        let unit = clock.bytes_to_flits(64.0);
+        let nodes = self.nic_sched.len();
+        crate::sched::PortTables::new(&self.nic_tables, weighted, lanes, unit, self.p.vcs, nodes)
+            .map(Box::new)
+    }
+
     /// This run's endpoint model.
     #[inline]
     pub(crate) fn model(&self) -> EndpointModel {

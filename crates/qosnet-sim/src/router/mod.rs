@@ -67,6 +67,9 @@ pub(crate) struct Variant {
     /// `HOOK`).
     pub marking: bool,
     pub release_on_send: bool,
+    /// Arbitration tables follow admission control's reservations (the routers' outputs'
+    /// and the HCAs', kept with the reservations): a reason for `HOOK` too.
+    pub reweighted: bool,
 }
 
 /// Pick a free VC among `free` (non-empty) by the configured policy.
@@ -153,6 +156,7 @@ impl Routers {
             op_held: vec![[0; 3]; n_ports],
             out_sched: vec![Scheduler::build(out_cfg, block); n_ports],
             out_tables: SchedTables::build(out_cfg, clock, vcs, preemptive, block),
+            reweighted: false,
             out_keys: RateKeys::new(KeyMode::of(out_cfg), n_ports, lanes),
             out_target,
             vc_rr: vec![RoundRobin::default(); n_ports],
@@ -184,7 +188,25 @@ impl Routers {
             age: self.in_keys.mode.is_age() && self.out_keys.mode.is_age(),
             marking: self.marking != Marking::None,
             release_on_send: self.p.release_on_send,
+            reweighted: self.reweighted,
         }
+    }
+
+    /// Admission control runs (document 000 §4.1): each output port's arbitration tables
+    /// follow its link's reservations from now on, if the output scheduler (`out_cfg`) has
+    /// weights (WRR, VL arbitration). `lanes`: the (real-time, best-effort) VCs. The
+    /// tables live with the reservations (`Reservations::out_tables`), which change them.
+    pub(crate) fn follow_reservations(
+        &self,
+        out_cfg: &SchedulerConfig,
+        clock: &Clock,
+        lanes: [u32; 2],
+    ) -> Option<Box<crate::sched::PortTables>> {
+        let weighted = matches!(out_cfg, SchedulerConfig::Wrr { .. } | SchedulerConfig::VlArbitration { .. });
+        let ports = self.out_sched.len();
+        let unit = clock.bytes_to_flits(64.0);
+        crate::sched::PortTables::new(&self.out_tables, weighted, lanes, unit, self.p.vcs, ports)
+            .map(Box::new)
     }
 
     /// Stages 3, 5 and 4 of router `r` (see the module comment for the order).

@@ -30,7 +30,13 @@ impl Routers {
             let key = |v: usize| ovcs.at(v).key;
             let ready = |v: usize| ovcs.at(v).buf.front().ready <= now;
             let offered = waiting & *self.op_credited.at(op);
-            let Some(v) = self.out_tables.select(self.out_sched.at_mut(op), offered, key, ready) else {
+            // (admission control's per-link tables, document 000 §4.1: `HOOK` runs only)
+            let tables = if HOOK {
+                net.reservations.out_tables.as_ref().map_or(&self.out_tables, |t| t.get(op))
+            } else {
+                &self.out_tables
+            };
+            let Some(v) = tables.select(self.out_sched.at_mut(op), offered, key, ready) else {
                 continue;
             };
             let ovc = self.out_vc.at_mut(base + v);

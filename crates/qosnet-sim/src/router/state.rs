@@ -220,6 +220,10 @@ pub(crate) struct Routers {
     pub(crate) op_held: Vec<[u32; 3]>,
     pub(crate) out_sched: Vec<Scheduler>,
     pub(crate) out_tables: SchedTables,
+    /// Arbitration tables follow admission control's reservations (the routers' outputs'
+    /// and the HCAs', kept with the reservations): the run takes the `HOOK` variant
+    /// (`Variant::reweighted`).
+    pub(crate) reweighted: bool,
     pub(crate) out_keys: RateKeys,
     /// Per output port: where its link leads, a router input port or an endpoint.
     pub(crate) out_target: Vec<LinkEnd>,

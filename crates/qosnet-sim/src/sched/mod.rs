@@ -10,6 +10,7 @@
 mod fair_queueing;
 mod fcfs;
 mod rate_keys;
+mod reweight;
 mod round_robin;
 mod virtual_clock;
 mod vl_arbitration;
@@ -20,6 +21,7 @@ use crate::routing::VcMask;
 pub use fair_queueing::{FqFlow, FqPort};
 pub use fcfs::Fcfs;
 pub use rate_keys::{RateKeys, UNRESERVED};
+pub use reweight::PortTables;
 pub use round_robin::RoundRobin;
 pub use virtual_clock::{CounterMode, VcClock};
 pub use vl_arbitration::{VlArb, VlArbTable};
@@ -69,7 +71,7 @@ impl KeyMode {
 
 /// Configuration a policy reads but never changes, shared by all ports of one scheduling
 /// point (crossbar inputs, output multiplexers, NIC injection).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SchedTables {
     /// WRR weights, flits per round per VC.
     pub wrr: [u16; 32],

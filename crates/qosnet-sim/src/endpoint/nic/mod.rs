@@ -326,8 +326,13 @@ impl Endpoints {
                 && msg.signal == Signal::Data
                 && !self.agents.may_start(n, msg.flow, msg.dst.0, now)
             {
-                let flow = msg.flow;
-                self.held_back(net, n, flow, now);
+                // A connection being set up (document 000 §4.1) has its own QP with nothing
+                // the firmware may take yet: it is set aside, and the class's other QPs go
+                // on from the next pick.
+                let (flow, class) = (msg.flow, msg.class.index());
+                if !self.set_aside(net, q, i, class, m) {
+                    self.held_back(net, n, flow, now);
+                }
                 return;
             }
             if msg.packetized + msg.packet_flits.min(msg.size - msg.packetized) == msg.size {
@@ -485,7 +490,13 @@ impl Endpoints {
     /// Message-level injection (document 003 §3.3.1): only one packet goes at a time; when
     /// none is going, the scheduler picks one and the send DMA's set-up is paid. Returns
     /// the lanes that may send this cycle.
-    pub(crate) fn message_level_lanes(&mut self, n: usize, sending: u32, now: Cycle) -> u32 {
+    pub(crate) fn message_level_lanes<const HOOK: bool>(
+        &mut self,
+        n: usize,
+        sending: u32,
+        now: Cycle,
+        res: &crate::control::Reservations,
+    ) -> u32 {
         let lane = self.nics[n].sending_lane;
         if lane != NO_VC {
             return sending & (1 << lane);
@@ -494,7 +505,7 @@ impl Endpoints {
         let sending = sending & !(sending >> self.p.vcs);
         let vcs = self.p.lanes;
         // Pick among packets whose header is in the NIC; the DMA set-up follows the choice.
-        let Some(v) = self.select_lane::<true>(n, sending, now) else {
+        let Some(v) = self.select_lane::<true, HOOK>(n, sending, now, res) else {
             return 0;
         };
         self.nics[n].sending_lane = v as u8;
