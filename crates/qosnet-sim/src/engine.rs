@@ -140,7 +140,11 @@ impl Simulation {
     pub fn advance(&mut self, max_cycles: u64) -> Result<bool, SimError> {
         let stop = self.now.saturating_add(max_cycles);
         while !self.finished && self.now < stop {
-            if self.now >= self.run.window_end && self.net.progress.measured_outstanding == 0 {
+            // (a run with application models ends when its last job completes: `generate`)
+            if self.now >= self.run.window_end
+                && self.net.progress.measured_outstanding == 0
+                && self.traffic.apps.is_none()
+            {
                 self.finished = true;
                 break;
             }
@@ -176,6 +180,7 @@ impl Simulation {
             && self.routers.is_idle()
             && self.net.links.credits.is_empty()
             && self.net.links.control.is_empty()
+            && self.net.app_deliveries.list.is_empty()
     }
 
     /// One cycle.
@@ -229,6 +234,9 @@ impl Simulation {
     /// The traffic born now, queued at its sources.
     #[inline(always)]
     fn generate(&mut self, now: Cycle) {
+        if let Some(apps) = &mut self.traffic.apps {
+            apps.delivered(&mut self.net.app_deliveries.list);
+        }
         let (endpoints, net) = (&mut self.endpoints, &mut self.net);
         let nic = endpoints.model() == EndpointModel::Nic;
         self.traffic.generate(now, self.clock.flit_bits, |b| {
@@ -255,6 +263,11 @@ impl Simulation {
                 }
             }
         });
+        // A run with application models ends when its last job completes (document 001
+        // §4.2 measures each job's completion time).
+        if self.traffic.apps.as_ref().is_some_and(|a| a.all_done()) {
+            self.finished = true;
+        }
     }
 
     /// The credits arriving now: at routers' output ports, then at endpoints. (Each list

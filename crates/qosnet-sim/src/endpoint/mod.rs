@@ -601,6 +601,9 @@ impl Endpoints {
         if msg.measured {
             net.progress.measured_outstanding -= 1;
         }
+        if net.app_deliveries.watches(msg.flow) {
+            net.app_deliveries.list.push((msg.flow, msg.created, msg.done));
+        }
         net.obs.message_delivered(&msg, msg.done);
     }
 }
