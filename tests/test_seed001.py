@@ -172,7 +172,10 @@ def test_admitted_jobs_meet_their_promise_on_the_engine(qualitative):
     assert (a["qos_vs_expected_pct"].abs() <= 5).all(), a["qos_vs_expected_pct"].describe()
     assert (qualitative["t_noqos"] > 0).all()
     summary = seed001.summarise(qualitative).set_index(["application", "max_interarrival"])
-    heavy, light = summary.loc[("polygon_rendering", 10.0)], summary.loc[("polygon_rendering", 50.0)]
+    heavy, light = (
+        summary.loc[("polygon_rendering", 10.0)],
+        summary.loc[("polygon_rendering", 50.0)],
+    )
     assert light["admission_rate_pct"] >= heavy["admission_rate_pct"]
 
 
@@ -191,3 +194,23 @@ def test_report_writes_tables_and_figures(qualitative, tmp_path: Path):
         assert (tmp_path / name).stat().st_size > 0
     t42 = pd.read_csv(tmp_path / "table_4_2_polygon_rendering.csv")
     assert set(t42["doc_avg_improvement_pct"].dropna()) >= {43.06}
+
+
+def test_quick_reproduction_runs_on_the_engine(tmp_path: Path):
+    # what CI runs: the whole set, shortened (about a minute)
+    from typer.testing import CliRunner
+
+    from qosnet.cli import app
+
+    out = tmp_path / "seed001"
+    r = CliRunner().invoke(app, ["reproduce", "seed001", "--quick", "-j", "2", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    text = (out / "report.md").read_text()
+    assert "Runtime:" in text and "Figs. 4.6-4.7" in text
+    multiple = pd.read_csv(out / "multiple_jobs.csv")
+    # Figs. 4.6-4.7: each job as alone at its reservation, within 5%
+    assert (multiple["deviation"].abs() <= 0.05).all()
+    sweep = pd.read_csv(out / "rate_control.csv")
+    for _, g in sweep.groupby(["application", "nodes"]):
+        times = g.sort_values("mb_s")["time_s"].to_numpy()
+        assert (times[1:] <= times[:-1]).all()

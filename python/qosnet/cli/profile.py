@@ -44,22 +44,30 @@ def profile(
     nodes: Annotated[
         list[int] | None,
         typer.Option(
-            "--nodes", min=1, help="Node counts (repeatable; default: the model's).", show_default=False
+            "--nodes",
+            min=1,
+            help="Node counts (repeatable; default: the model's).",
+            show_default=False,
         ),
     ] = None,
     jobs: Annotated[
         int | None,
-        typer.Option("--jobs", "-j", min=1, help="Parallel runs (default: one per core).", show_default=False),
+        typer.Option(
+            "--jobs", "-j", min=1, help="Parallel runs (default: one per core).", show_default=False
+        ),
     ] = None,
 ) -> None:
     """Profile application models on the engine: execution time against bandwidth per flow,
     one curve per parameter combination and node count (knee points: 5%, §3.3)."""
     from qosnet.middleware.profile_io import to_csv, to_json
     from qosnet.middleware.profiles import knee
-    from qosnet.profiler import BANDWIDTHS, BANDWIDTHS_QUICK, profile as run_profile
+    from qosnet.profiler import BANDWIDTHS, BANDWIDTHS_QUICK
+    from qosnet.profiler import profile as run_profile
 
     if output.suffix not in (".json", ".csv"):
-        raise typer.BadParameter(f"must end in .json or .csv, got {output.name!r}", param_hint="--output")
+        raise typer.BadParameter(
+            f"must end in .json or .csv, got {output.name!r}", param_hint="--output"
+        )
     with user_errors(cluster):
         kwargs = {}
         if cluster is not None:
@@ -76,8 +84,12 @@ def profile(
             err(str(e))
             raise typer.Exit(1) from None
         output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(to_json(store) if output.suffix == ".json" else to_csv(store), encoding="utf-8")
+        output.write_text(
+            to_json(store) if output.suffix == ".json" else to_csv(store), encoding="utf-8"
+        )
     for c in store.curves:
         k = knee(c)
-        typer.echo(f"{c.label}: {len(c.points)} points, knee {k.bandwidth / 1e6:g} MB/s ({k.time:.3g} s)")
+        typer.echo(
+            f"{c.label}: {len(c.points)} points, knee {k.bandwidth / 1e6:g} MB/s ({k.time:.3g} s)"
+        )
     typer.echo(f"wrote {output}")

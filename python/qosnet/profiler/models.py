@@ -165,4 +165,3 @@ def model(name: str) -> AppModel:
         raise ValueError(
             f"application: must be one of {', '.join(sorted(MODELS))}, got {name!r}"
         ) from None
-

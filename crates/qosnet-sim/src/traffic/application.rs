@@ -261,6 +261,9 @@ pub fn build_jobs(cfg: &Config, clock: &Clock, nodes: usize) -> Result<Vec<JobSp
 const COMPUTE_END: u32 = 0;
 const RECEIVED: u32 = 1;
 
+/// A rank's event: (cycle, what, job, rank, phase); the heap orders by cycle first.
+type Event = (Cycle, u32, u32, u32, u32);
+
 /// One job's run state.
 #[derive(Clone, Debug)]
 struct Job {
@@ -303,7 +306,7 @@ pub(crate) struct Applications {
     /// Per application flow: its messages not yet delivered (created, job phase).
     in_flight: Vec<VecDeque<(Cycle, u32)>>,
     /// (cycle, what, job, rank, phase), earliest first.
-    events: BinaryHeap<Reverse<(Cycle, u32, u32, u32, u32)>>,
+    events: BinaryHeap<Reverse<Event>>,
     unfinished: u32,
     messages: Vec<u64>,
     flits: Vec<u64>,

@@ -36,7 +36,9 @@ from qosnet.reproduce.seed001.workload import Subtask, generate
 __all__ = ["run_setting"]
 
 
-def _app(curve: Curve, nodes: Sequence[int], start: float, bandwidth: float | None, job: str) -> dict[str, Any]:
+def _app(
+    curve: Curve, nodes: Sequence[int], start: float, bandwidth: float | None, job: str
+) -> dict[str, Any]:
     values = {k: int(v) for k, v in curve.parameters.items()}
     app = model(curve.application).application(values, curve.nodes)
     app.update(name=job, nodes=list(nodes), start=f"{start!r} s")
@@ -62,7 +64,9 @@ def _noqos_placement(
             for _, ns in busy:
                 for n in ns:
                     load[n] += 1
-            chosen = tuple(sorted(sorted(range(nodes), key=lambda n: (load[n], n))[: curves[i].nodes]))
+            chosen = tuple(
+                sorted(sorted(range(nodes), key=lambda n: (load[n], n))[: curves[i].nodes])
+            )
         busy.append((s.arrival + curves[i].points[-1].time, chosen))
         out[i] = chosen
     return out
@@ -76,17 +80,27 @@ def run_setting(
     cluster = Cluster.from_toml(cluster_text, name="document 001 testbed")
     subtasks = generate(setting.workload, store, seed)
     qos = run_qos(subtasks, store, cluster)
-    curves = [q.curve if q.curve is not None else idle_choice(store, cluster, s).curve for s, q in zip(subtasks, qos, strict=True)]
+    curves = [
+        q.curve if q.curve is not None else idle_choice(store, cluster, s).curve
+        for s, q in zip(subtasks, qos, strict=True)
+    ]
     placement = _noqos_placement(subtasks, curves, qos, cluster.nodes)
     admitted = [i for i, q in enumerate(qos) if q.admitted]
     t_qos = [math.nan] * len(subtasks)
     if admitted:
-        apps = [_app(curves[i], qos[i].nodes, subtasks[i].arrival, qos[i].bandwidth, subtasks[i].job) for i in admitted]
-        for i, t in zip(admitted, run_job(engine_config(apps, cluster_text, seed=seed)), strict=True):
+        apps = [
+            _app(curves[i], qos[i].nodes, subtasks[i].arrival, qos[i].bandwidth, subtasks[i].job)
+            for i in admitted
+        ]
+        for i, t in zip(
+            admitted, run_job(engine_config(apps, cluster_text, seed=seed)), strict=True
+        ):
             t_qos[i] = t
     t_noqos = [math.nan] * len(subtasks)
     if subtasks:
-        apps = [_app(curves[i], placement[i], s.arrival, None, s.job) for i, s in enumerate(subtasks)]
+        apps = [
+            _app(curves[i], placement[i], s.arrival, None, s.job) for i, s in enumerate(subtasks)
+        ]
         t_noqos = run_job(engine_config(apps, cluster_text, rate_control=False, seed=seed))
     rows = []
     for i, (s, q) in enumerate(zip(subtasks, qos, strict=True)):

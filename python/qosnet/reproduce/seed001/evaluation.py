@@ -26,7 +26,6 @@ import pandas as pd
 from qosnet.middleware.cluster import DOCUMENT_001_TESTBED, Cluster
 from qosnet.middleware.profile_io import load_profiled
 from qosnet.middleware.profiles import ProfileStore
-from qosnet.middleware.units import MB
 from qosnet.reproduce.report import claim_section, report_head, write_report
 from qosnet.reproduce.runner import Experiment
 from qosnet.reproduce.seed001 import engine_eval, rate_control
@@ -159,7 +158,11 @@ def experiments(quick: bool = False) -> list[Experiment]:
     """The set's experiments. They carry no engine runs (`runs` is empty): `run` executes
     them itself (`rate_control`, and `settings` through `engine_eval`)."""
     return [
-        Experiment("rate_control", "Execution time against reservation (Figs. 4.1-4.2)", CLAIMS["rate_control"]),
+        Experiment(
+            "rate_control",
+            "Execution time against reservation (Figs. 4.1-4.2)",
+            CLAIMS["rate_control"],
+        ),
         Experiment(
             "background",
             "Guaranteed response time with background flows (Fig. 4.4)",
@@ -425,7 +428,10 @@ def report(
     cfg = WorkloadConfig(tasks=TASKS_QUICK if quick else TASKS_FULL)
     runtime = results.get("_runtime")
     if runtime is not None:
-        lines += [f"Runtime: {float(runtime['seconds'].iloc[0]):.0f} s (wall clock, this machine).", ""]
+        lines += [
+            f"Runtime: {float(runtime['seconds'].iloc[0]):.0f} s (wall clock, this machine).",
+            "",
+        ]
     lines += [
         "Everything here runs on the engine: application models (`qosnet.profiler.models`: "
         "compute phases and binary-swap or all-to-all communication phases, parameters "

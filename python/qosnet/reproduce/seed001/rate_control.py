@@ -80,7 +80,9 @@ def _times(args: tuple[list[dict[str, Any]], list[dict[str, Any]], bool]) -> lis
     return run_job(engine_config(apps, TESTBED_8, traffic=traffic, rate_control=rate_control))
 
 
-def _map(work: list[tuple[list[dict[str, Any]], list[dict[str, Any]], bool]], jobs: int | None) -> list[list[float]]:
+def _map(
+    work: list[tuple[list[dict[str, Any]], list[dict[str, Any]], bool]], jobs: int | None
+) -> list[list[float]]:
     jobs = jobs or os.cpu_count() or 1
     if jobs == 1 or len(work) == 1:
         return [_times(w) for w in work]
@@ -218,12 +220,15 @@ def verdicts(name: str, t: pd.DataFrame) -> list[tuple[str, str, str]]:
             g = g.sort_values("mb_s")
             times = g["time_s"].to_numpy()
             falls = bool((times[1:] <= times[:-1] * (1 + 1e-9)).all())
-            ours = f"{_f(times[0])} s at {g['mb_s'].iloc[0]:g} MB/s -> {_f(times[-1])} s at {g['mb_s'].iloc[-1]:g}"
+            lo, hi = g["mb_s"].iloc[0], g["mb_s"].iloc[-1]
+            ours = f"{_f(times[0])} s at {lo:g} MB/s -> {_f(times[-1])} s at {hi:g}"
             out.append(
                 (
                     f"{a} on {n} nodes: time falls as the reservation rises",
                     ours,
-                    "reproduced (falls at every step)" if falls else "not reproduced: rises somewhere",
+                    "reproduced (falls at every step)"
+                    if falls
+                    else "not reproduced: rises somewhere",
                 )
             )
         g = t[(t["application"] == "is") & (t["nodes"] == 4)].set_index("mb_s")["time_s"]
@@ -248,7 +253,8 @@ def verdicts(name: str, t: pd.DataFrame) -> list[tuple[str, str, str]]:
                 worst = float((gq["time_s"] / alone - 1).max())
                 out.append(
                     (
-                        f"{a}, QoS at {mb:g} MB/s per flow: predictable with 2 and 3 background flows",
+                        f"{a}, QoS at {mb:g} MB/s per flow: predictable with 2 and 3 "
+                        "background flows",
                         f"alone {_f(alone)} s, at most {100 * worst:+.1f}% with background",
                         "reproduced" if worst <= TOLERANCE else f"not within {100 * TOLERANCE:g}%",
                     )
@@ -271,8 +277,11 @@ def verdicts(name: str, t: pd.DataFrame) -> list[tuple[str, str, str]]:
             out.append(
                 (
                     f"{a}, {k} jobs at once on {n} nodes: each as alone at its reservation",
-                    f"sets {', '.join(dict.fromkeys(g['set']))}: at most {100 * worst:.2f}% from alone",
-                    f"reproduced within {100 * TOLERANCE:g}%" if worst <= TOLERANCE else "not reproduced",
+                    f"sets {', '.join(dict.fromkeys(g['set']))}: "
+                    f"at most {100 * worst:.2f}% from alone",
+                    f"reproduced within {100 * TOLERANCE:g}%"
+                    if worst <= TOLERANCE
+                    else "not reproduced",
                 )
             )
     return out
