@@ -50,6 +50,22 @@ pub struct Simulation {
     pub(crate) reverse_visits: bool,
 }
 
+/// Message `k` of what a source created.
+#[inline(always)]
+fn new_message(b: &crate::traffic::driver::Birth, k: u32) -> NewMessage {
+    NewMessage {
+        src: b.node,
+        dst: b.dst,
+        class: b.class,
+        size: b.size(k),
+        packet_flits: b.packet_flits,
+        vtick: b.vtick,
+        flow: b.flow,
+        frame: b.frame,
+        phase: b.phase,
+    }
+}
+
 impl Simulation {
     pub fn now(&self) -> Cycle {
         self.now
@@ -234,9 +250,6 @@ impl Simulation {
     /// The traffic born now, queued at its sources.
     #[inline(always)]
     fn generate(&mut self, now: Cycle) {
-        if let Some(apps) = &mut self.traffic.apps {
-            apps.delivered(&mut self.net.app_deliveries.list);
-        }
         let (endpoints, net) = (&mut self.endpoints, &mut self.net);
         let nic = endpoints.model() == EndpointModel::Nic;
         self.traffic.generate(now, self.clock.flit_bits, |b| {
@@ -245,27 +258,38 @@ impl Simulation {
                 net.obs.frame_expected(b.flow as usize, b.frame as u64, now, messages, b.phase);
             }
             for k in 0..messages {
-                let m = NewMessage {
-                    src: b.node,
-                    dst: b.dst,
-                    class: b.class,
-                    size: b.size(k),
-                    packet_flits: b.packet_flits,
-                    vtick: b.vtick,
-                    flow: b.flow,
-                    frame: b.frame,
-                    phase: b.phase,
-                };
                 if nic {
-                    endpoints.create_message::<true>(net, m, now);
+                    endpoints.create_message::<true>(net, new_message(&b, k), now);
                 } else {
-                    endpoints.create_message::<false>(net, m, now);
+                    endpoints.create_message::<false>(net, new_message(&b, k), now);
+                }
+            }
+        });
+        if self.traffic.apps.is_some() {
+            self.applications(now);
+        }
+    }
+
+    /// Application models (document 001 §4.2): the messages delivered to them, then what
+    /// their ranks send now. Out of line, so that a run without them pays one branch.
+    #[inline(never)]
+    fn applications(&mut self, now: Cycle) {
+        let Some(apps) = &mut self.traffic.apps else { return };
+        apps.delivered(&mut self.net.app_deliveries.list);
+        let (endpoints, net) = (&mut self.endpoints, &mut self.net);
+        let nic = endpoints.model() == EndpointModel::Nic;
+        apps.due(now, self.traffic.phase, |b| {
+            for k in 0..b.messages() {
+                if nic {
+                    endpoints.create_message::<true>(net, new_message(&b, k), now);
+                } else {
+                    endpoints.create_message::<false>(net, new_message(&b, k), now);
                 }
             }
         });
         // A run with application models ends when its last job completes (document 001
         // §4.2 measures each job's completion time).
-        if self.traffic.apps.as_ref().is_some_and(|a| a.all_done()) {
+        if apps.all_done() {
             self.finished = true;
         }
     }

@@ -338,7 +338,7 @@ impl Traffic {
                 rate_by_phase: vec![0.0],
                 message_flits: spec.packet_flits,
                 packet_flits: spec.packet_flits,
-                pattern: Pattern::Uniform { nodes: n },
+                pattern: Pattern::Uniform { nodes: n, with_self: false },
                 vtick: match (spec.class, spec.reserve) {
                     (TrafficClass::BestEffort, _) => 0,
                     (_, Some(r)) => (1.0 / r).round().clamp(1.0, u32::MAX as f64) as u32,

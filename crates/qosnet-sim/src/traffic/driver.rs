@@ -115,9 +115,6 @@ impl Traffic {
             let next = source.advance(self.specs.at(source.spec as usize), self.phase, now);
             self.events.push(Reverse((next, s, source.epoch)));
         }
-        if let Some(apps) = &mut self.apps {
-            apps.due(now, self.phase, born);
-        }
     }
 
     /// Source `s` is due: a message, or for a video stream a frame to be cut into messages
