@@ -39,6 +39,14 @@ impl AppDeliveries {
     pub fn watches(&self, flow: u32) -> bool {
         flow.wrapping_sub(self.first) < self.count
     }
+
+    /// Message `msg` of an application flow was delivered whole (out of line: the
+    /// endpoints' ejection stays as it was without applications).
+    #[cold]
+    #[inline(never)]
+    pub fn record(&mut self, msg: &Message) {
+        self.list.push((msg.flow, msg.created, msg.done));
+    }
 }
 
 impl Net {

@@ -602,7 +602,7 @@ impl Endpoints {
             net.progress.measured_outstanding -= 1;
         }
         if net.app_deliveries.watches(msg.flow) {
-            net.app_deliveries.list.push((msg.flow, msg.created, msg.done));
+            net.app_deliveries.record(&msg);
         }
         net.obs.message_delivered(&msg, msg.done);
     }
