@@ -100,7 +100,8 @@ def worked_example(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path
     from qosnet.middleware import DOCUMENT_001_TESTBED, load_examples, to_json
 
     d = tmp_path_factory.mktemp("worked_example")
-    cluster = d / "testbed.toml"
+    # (named as the built-in testbed is: the cluster's name is its file's stem)
+    cluster = d / "document-001.toml"
     cluster.write_text(DOCUMENT_001_TESTBED.replace('"840 Mb/s"', '"1680 Mb/s"'))
     profiles = d / "profiles.json"
     profiles.write_text(to_json(load_examples()))
