@@ -160,6 +160,13 @@ def test_bad_plan_names_the_field(tmp_path: Path):
     (tmp_path / "cases.toml").write_text("[measure]\nlow = 0.5\nhigh = 0.2\n")
     with pytest.raises(ValueError, match="measure.low, measure.high"):
         load_plan(tmp_path)
+    (tmp_path / "a.toml").write_text("")
+    (tmp_path / "booksim2").mkdir()
+    (tmp_path / "booksim2" / "a.cfg").write_text("")
+    (tmp_path / "cases.toml").write_text('[[group]]\nbase = "a"\nlow = 0.3\nhigh = 0.2\n')
+    with pytest.raises(ValueError, match=r"group\[0\]\.low, .*group\[0\]\.high: must satisfy"):
+        load_plan(tmp_path)
+    (tmp_path / "cases.toml").write_text("[measure]\nlow = 0.5\nhigh = 0.2\n")
     result = CliRunner().invoke(app, ["crosscheck", "--dir", str(tmp_path), "-c", "x"])
     assert result.exit_code == 1 and "measure.low" in result.output
 

@@ -100,6 +100,9 @@ class Case:
     packet_flits: int
     pattern: str
     directory: Path
+    #: The saturation search's (low, high) when the group sets its own (`[[group]]`'s
+    #: `low`, `high`), else `[measure]`'s.
+    bracket: tuple[float, float] | None = None
 
     @property
     def name(self) -> str:
@@ -161,6 +164,16 @@ def load_plan(directory: Path, select: Iterable[str] = ()) -> Plan:
         for needed in (directory / f"{base}.toml", directory / "booksim2" / f"{base}.cfg"):
             if not needed.is_file():
                 raise ValueError(f"{where}.base: no {needed}")
+        bracket = None
+        if "low" in group or "high" in group:
+            low = float(group.get("low", limits.low))
+            high = float(group.get("high", limits.high))
+            if not 0 < low < high <= 1:
+                raise ValueError(
+                    f"{where}.low, {where}.high: must satisfy 0 < low < high <= 1, "
+                    f"got {low}, {high}"
+                )
+            bracket = (low, high)
         for pattern in group.get("patterns", ["uniform"]):
             if pattern not in BOOKSIM_TRAFFIC:
                 raise ValueError(
@@ -168,7 +181,7 @@ def load_plan(directory: Path, select: Iterable[str] = ()) -> Plan:
                 )
             for vcs in group.get("vcs", [16]):
                 for flits in group.get("packet_flits", [1]):
-                    cases.append(Case(base, int(vcs), int(flits), pattern, directory))
+                    cases.append(Case(base, int(vcs), int(flits), pattern, directory, bracket))
     wanted = list(select)
     if wanted:
         cases = [c for c in cases if any(w in c.name for w in wanted)]
@@ -267,7 +280,7 @@ def search(case: Case, limits: Limits, measure: Callable[[float], Point], simula
         return p
 
     s.zero_load_latency = at(limits.zero_load).latency
-    low, high = limits.low, limits.high
+    low, high = case.bracket or (limits.low, limits.high)
     if at(low).saturated:
         s.status = "saturated at low"
         return s
@@ -360,6 +373,10 @@ def summarise(searches: list[Search], limits: Limits) -> pd.DataFrame:
                 row.get(f"qosnet_{metric}", math.nan), row.get(f"booksim2_{metric}", math.nan)
             )
     frame = pd.DataFrame(rows)
+    if not frame.empty:
+        # (in the cases' order whatever order the searches ended in)
+        keys = ["base", "pattern", "vcs", "packet_flits"]
+        frame = frame.sort_values(keys, ascending=[True, True, False, True], ignore_index=True)
     frame.attrs["tolerance"] = limits.tolerance
     return frame
 

@@ -657,10 +657,10 @@ fn shipped() -> &'static Vec<(PathBuf, Value)> {
                 let p = e.path();
                 if p.is_dir() {
                     dirs.push(p);
-                } else if p.extension().is_some_and(|x| x == "toml") && !p.ends_with("validation/cases.toml")
+                } else if p.extension().is_some_and(|x| x == "toml")
+                    // (the crosscheck's list of cases, not a simulation's configuration)
+                    && !p.ends_with("validation/cases.toml")
                 {
-                    // (configs/validation/cases.toml lists `qosnet crosscheck`'s cases: no
-                    // simulation configuration)
                     files.push(p);
                 }
             }

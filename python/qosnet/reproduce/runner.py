@@ -21,7 +21,7 @@ from qosnet.pool import Pool, map_unordered
 __all__ = ["Experiment", "Run", "configs_dir", "run_experiments"]
 
 #: Tables gathered from every run.
-GATHERED = ("classes", "phases", "streams", "flows", "admission", "congestion")
+GATHERED = ("classes", "phases", "streams", "flows", "admission", "congestion", "link_series")
 
 
 def configs_dir(name: str) -> Path:

@@ -441,7 +441,16 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
     }
     let routing = topology.as_ref().filter(|_| (1..=32).contains(&rc.vcs)).and_then(|t| {
         let paths = cfg.routing.multipath.as_ref().map_or(1, |m| m.paths);
-        match Routing::build(cfg.routing.kind, t, rc.vcs).and_then(|r| r.with_paths(paths)) {
+        // (a fabric dump's LMC, where it gives one above 0, unless the configuration sets it)
+        let dumped = match &t.shape {
+            crate::topology::Shape::Fabric { lmc: Some(l), .. } if *l > 0 => Some(*l),
+            _ => None,
+        };
+        let lids = |r: Routing| match cfg.routing.lmc.or(dumped) {
+            Some(lmc) => r.with_lids(t, lmc, cfg.routing.slack, rc.vcs),
+            None => Ok(r),
+        };
+        match Routing::build(cfg.routing.kind, t, rc.vcs).and_then(lids).and_then(|r| r.with_paths(paths)) {
             Ok(r) => Some(r),
             Err(e) => {
                 errs.push(e);
@@ -740,10 +749,11 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         specs.iter().map(|s| s.packet_flits.min(s.message_flits)).max().unwrap_or(1).max(app_packet);
     let nic = NicParams::build(cfg, &clock, max_packet, &mut errs);
     let nodes = topology.as_ref().map_or(0, |t| t.nodes);
-    let marking = Marking::build(rc.marking.as_ref(), rc.output_buffer).unwrap_or_else(|e| {
-        errs.push(e);
-        Marking::None
-    });
+    let marking =
+        Marking::build(rc.marking.as_ref(), rc.input_buffer, rc.output_buffer).unwrap_or_else(|e| {
+            errs.push(e);
+            Marking::None
+        });
     let agents = Agents::build(cfg.endpoint.agent.as_ref(), nodes, &clock, |p| cfg.resolve_path(p))
         .unwrap_or_else(|e| {
             errs.push(e);

@@ -555,13 +555,27 @@ impl RoutingKind {
     }
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RoutingConfig {
     pub kind: RoutingKind,
     /// Several paths per destination, chosen at the source per message (none: one path).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub multipath: Option<MultipathConfig>,
+    /// The subnet manager's LID mask control (IBA, document 002 §3-4) on a mesh, torus or
+    /// `ib_fabric`: each CA port gets 2^lmc LIDs (0..=7), LID 0 along `kind`'s routing and
+    /// the others disjoint paths found by depth-first search (`routing/lid_paths.rs`);
+    /// `multipath.paths` of them are used. None: one path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lmc: Option<u8>,
+    /// With `lmc`: how many hops longer than the shortest a DFS path may be.
+    pub slack: u32,
+}
+
+impl Default for RoutingConfig {
+    fn default() -> Self {
+        Self { kind: RoutingKind::default(), multipath: None, lmc: None, slack: 2 }
+    }
 }
 
 /// `[trace]`: recordings for looking inside a run, as BookSim users watch packets and plot

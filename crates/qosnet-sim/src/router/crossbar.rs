@@ -457,7 +457,13 @@ impl Routers {
             let packets = &mut net.packets;
             let size = || packets.get(flit.packet()).size as u32;
             let tail = flit.is_tail();
-            if self.marking.mark(&mut self.iba_marks, op, ovc, flit.packet(), tail, size, occupancy) {
+            // (IBA CC counts all that queues for the port: `marking::port_queue`)
+            let (p, in_vc, active) = (&self.p, &self.in_vc, &self.ip_active);
+            let (alloc, parked) = (&self.ip_vc_alloc, &self.ip_parked);
+            let ips = r * ports..(r + 1) * ports;
+            let waiting = |ip: usize| *alloc.at(ip) | *parked.at(ip);
+            let queued = || super::marking::port_queue(p, in_vc, ips, active, waiting, (out, ov), occupancy);
+            if self.marking.mark(&mut self.iba_marks, op, ovc, flit.packet(), tail, size, occupancy, queued) {
                 net.packets.get_mut(flit.packet()).marked = true;
             }
             if flit.is_head() {

@@ -2,14 +2,31 @@
 //! §3's stage 5). Congestion detection lives here — a switch marks the packets that find an
 //! output buffer filling up (explicit congestion notification's switch side: InfiniBand
 //! CC's FECN, document 002; the buffer counts of document 000's ALO and Self-Tuned) — and
-//! the endpoints' agents react to the marks. An output VC buffer fills when the buffer
-//! downstream has no room for its flits (no credits): with packets no longer than the
-//! input buffers, wormhole back-pressure acts through VC allocation instead, and buffers
-//! stay nearly empty. Unused, the hook costs one predictable branch per flit.
+//! the endpoints' agents react to the marks. Unused, the hook is compiled out of the
+//! cycle loop (`HOOK`), and where it is compiled in for tracing alone it costs one
+//! predictable branch per flit.
+//!
+//! What "port VL in congestion" counts (IBA Annex A10.2.1: a switch port's VL is in
+//! congestion when its buffered data for that VL is above the threshold). An output VC
+//! buffer here fills only when the buffer downstream has no room (no credits); contention
+//! among inputs for one output port waits in the input buffers, where our switch, like
+//! most InfiniBand switches, keeps its buffering. Reading the annex's "buffer" as the
+//! output VC buffer alone, a 4-ary 3-tree under bit reversal was never marked while its
+//! inputs queued for the same port. So for IBA CC the congestion state of (output port p,
+//! VL v) is everything queued for it in this switch: the flits of v's output buffer, plus
+//! the flits in input VCs whose packet is routed to p and either holds v or is waiting
+//! for a VC of p its route allows v among (`port_queue`); the threshold is relative to
+//! the buffering one VL has through the switch, an input VL buffer plus an output one.
+//! (The flits of a waiting header count against each VL it may take: before VC
+//! allocation it has none yet, and any of them may be the one it is stuck behind.)
+//! `Threshold` (document 000's fixed buffer threshold) keeps the output buffer alone.
 
+use super::state::{InVc, Params};
 use crate::config::MarkingConfig;
 use crate::error::ConfigError;
 use crate::ids::PacketId;
+use crate::sched::bits;
+use crate::unchecked::At;
 
 /// The marking of a run's switch outputs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,8 +35,8 @@ pub(crate) enum Marking {
     /// Mark when the output VC buffer holds at least this many flits after the flit enters.
     Threshold(u32),
     /// InfiniBand CC's switch (IBA Annex A10's SwitchCongestionSetting, document 002 §4,
-    /// Fig. 5): a packet of at least `packet_size` flits that finds its output VL buffer
-    /// holding more than `above` flits is eligible; one in every `marking_rate + 1`
+    /// Fig. 5): a packet of at least `packet_size` flits that finds more than `above`
+    /// flits queued for its output port and VL (`port_queue`) is eligible; one in every `marking_rate + 1`
     /// eligible packets of a port is marked FECN (`IbaCounters`).
     IbaCc {
         above: u32,
@@ -59,8 +76,13 @@ pub(crate) fn iba_threshold_flits(t: u8, depth: u32) -> u32 {
 }
 
 impl Marking {
-    /// Check `cfg` (`[router] marking`) against output buffers of `output_depth` flits.
-    pub fn build(cfg: Option<&MarkingConfig>, output_depth: u32) -> Result<Marking, ConfigError> {
+    /// Check `cfg` (`[router] marking`) against input and output VC buffers of
+    /// `input_depth` and `output_depth` flits.
+    pub fn build(
+        cfg: Option<&MarkingConfig>,
+        input_depth: u32,
+        output_depth: u32,
+    ) -> Result<Marking, ConfigError> {
         Ok(match cfg {
             None => Marking::None,
             Some(&MarkingConfig::Threshold { flits }) => {
@@ -82,7 +104,8 @@ impl Marking {
                 if threshold == 0 {
                     return Ok(Marking::None);
                 }
-                let above = iba_threshold_flits(threshold, output_depth);
+                // (relative to the VL's buffering through the switch: module comment)
+                let above = iba_threshold_flits(threshold, input_depth + output_depth);
                 Marking::IbaCc { above, packet_size, marking_rate }
             }
         })
@@ -90,7 +113,9 @@ impl Marking {
 
     /// Whether the flit of `packet` (`size` flits; `tail`: its last) entering output VL
     /// `lane` (of port `port`), which then holds `occupancy` flits, marks its packet. For
-    /// IBA CC this counts the packet's eligibility against the port's marking rate.
+    /// IBA CC this counts the packet's eligibility against the port's marking rate, and
+    /// the occupancy that matters is `queued()`, all that waits for the port and VL
+    /// (`port_queue`), counted only while the packet is not yet eligible.
     #[allow(clippy::too_many_arguments)] // the flit's place, packet and buffer
     #[inline(always)]
     pub fn mark(
@@ -102,11 +127,14 @@ impl Marking {
         tail: bool,
         size: impl FnOnce() -> u32,
         occupancy: u32,
+        queued: impl FnOnce() -> u32,
     ) -> bool {
         let Marking::IbaCc { above, packet_size, marking_rate } = self else {
             return self.marks(occupancy);
         };
-        let eligible = occupancy > above && counters.counted[lane] != packet && size() >= packet_size;
+        let eligible = counters.counted[lane] != packet
+            && (occupancy > above || queued() > above)
+            && size() >= packet_size;
         // (a packet id is a slab slot, reused once the packet is delivered: forget it at its tail)
         counters.counted[lane] = if tail {
             PacketId::NONE
@@ -141,26 +169,61 @@ impl Marking {
     }
 }
 
+/// The flits queued at one router for VL `ov` of its output port `out`, beside the
+/// `occupancy` flits of that VL's output buffer (module comment): those of the input VCs
+/// (`in_vc`, laid out by `p`) of the router's ports `ips` whose packet is routed to `out`
+/// and holds `ov` (`active`: the lanes holding an output VC) or waits for one of `out`'s
+/// VCs among which its route allows `ov` (`waiting`: lanes in VC allocation or parked).
+/// Work for IBA CC's marking only: a look at each input VC of the router.
+#[inline(never)]
+pub(crate) fn port_queue(
+    p: &Params,
+    in_vc: &[InVc],
+    ips: std::ops::Range<usize>,
+    active: &[u32],
+    waiting: impl Fn(usize) -> u32,
+    (out, ov): (usize, usize),
+    occupancy: u32,
+) -> u32 {
+    let mut queued = occupancy;
+    for ip in ips {
+        let (act, wait) = (*active.at(ip), waiting(ip));
+        for v in bits(act | wait) {
+            let s = in_vc.at(p.lane_index(ip, v));
+            if s.out_port as usize != out {
+                continue;
+            }
+            let holds = act >> v & 1 == 1 && s.out_vc as usize == ov;
+            let may = wait >> v & 1 == 1 && s.route_vcs >> ov & 1 == 1;
+            if holds || may {
+                queued += s.buf.len();
+            }
+        }
+    }
+    queued
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn a_threshold_marks_from_its_occupancy_on() {
-        let m = Marking::build(Some(&MarkingConfig::Threshold { flits: 3 }), 8).unwrap();
+        let m = Marking::build(Some(&MarkingConfig::Threshold { flits: 3 }), 8, 8).unwrap();
         assert!(!m.marks(2) && m.marks(3) && m.marks(8));
         assert!(!Marking::None.marks(u32::MAX));
-        let e = Marking::build(Some(&MarkingConfig::Threshold { flits: 9 }), 8).unwrap_err();
+        let e = Marking::build(Some(&MarkingConfig::Threshold { flits: 9 }), 8, 8).unwrap_err();
         assert!(e.to_string().contains("router.marking.flits") && e.to_string().contains("1..=8"), "{e}");
     }
 
     fn iba(threshold: u8, packet_size: u32, marking_rate: u16) -> Result<Marking, ConfigError> {
-        Marking::build(Some(&MarkingConfig::IbaCc { threshold, packet_size, marking_rate }), 16)
+        Marking::build(Some(&MarkingConfig::IbaCc { threshold, packet_size, marking_rate }), 8, 8)
     }
 
     #[test]
     fn iba_thresholds_spread_over_the_buffer() {
-        // 16-flit VL buffers: threshold t marks above 16 - t flits.
+        // 8-flit input and output VL buffers (16 through the switch): threshold t marks
+        // above 16 - t flits.
         assert_eq!(iba_threshold_flits(15, 16), 1);
         assert_eq!(iba_threshold_flits(8, 16), 8);
         assert_eq!(iba_threshold_flits(1, 16), 15);
@@ -177,11 +240,11 @@ mod tests {
         let m = iba(8, 0, 0).unwrap();
         let mut c = IbaCounters::new(m, 2, 8);
         let p = |i| PacketId(i);
-        assert!(!m.mark(&mut c, 0, 1, p(1), false, || 4, 8), "at the threshold: not above it");
-        assert!(m.mark(&mut c, 0, 1, p(1), false, || 4, 9), "one flit above it");
-        assert!(!m.mark(&mut c, 0, 1, p(1), true, || 4, 10), "the packet was counted already");
-        assert!(m.mark(&mut c, 0, 1, p(1), false, || 4, 16), "after its tail the id is a new packet's");
-        assert!(m.mark(&mut c, 0, 1, p(2), false, || 4, 16));
+        assert!(!m.mark(&mut c, 0, 1, p(1), false, || 4, 8, || 0), "at the threshold: not above it");
+        assert!(m.mark(&mut c, 0, 1, p(1), false, || 4, 9, || 0), "one flit above it");
+        assert!(!m.mark(&mut c, 0, 1, p(1), true, || 4, 10, || 0), "the packet was counted already");
+        assert!(m.mark(&mut c, 0, 1, p(1), false, || 4, 16, || 0), "after its tail the id is a new packet's");
+        assert!(m.mark(&mut c, 0, 1, p(2), false, || 4, 16, || 0));
     }
 
     #[test]
@@ -189,12 +252,77 @@ mod tests {
         // Marking rate 2: one in every three eligible packets of a port, the first marked.
         let m = iba(15, 3, 2).unwrap();
         let mut c = IbaCounters::new(m, 2, 8);
-        let marks: Vec<bool> = (0..7).map(|i| m.mark(&mut c, 1, 5, PacketId(i), false, || 3, 2)).collect();
+        let marks: Vec<bool> =
+            (0..7).map(|i| m.mark(&mut c, 1, 5, PacketId(i), false, || 3, 2, || 0)).collect();
         assert_eq!(marks, [true, false, false, true, false, false, true]);
-        assert!(m.mark(&mut c, 0, 0, PacketId(9), false, || 3, 2), "ports count apart");
+        assert!(m.mark(&mut c, 0, 0, PacketId(9), false, || 3, 2, || 0), "ports count apart");
         assert!(
-            !m.mark(&mut c, 0, 1, PacketId(10), false, || 2, 16),
+            !m.mark(&mut c, 0, 1, PacketId(10), false, || 2, 16, || 0),
             "shorter than packet_size: never eligible"
         );
+    }
+
+    /// A switch whose output buffer is empty (the next hop always has room) but whose
+    /// inputs queue for one output port: IBA CC marks once the queue for the port's VL is
+    /// above the threshold, counting exactly the input VCs routed to that port and VL.
+    #[test]
+    fn contention_only_at_the_port_marks_exactly_above_the_threshold() {
+        use crate::flit::Flit;
+        // One 4-port router, 2 VCs, 4-flit input and output buffers.
+        let toml = "[topology]\nkind = \"star\"\nports = 4\n\
+                    [router]\nvcs = 2\ninput_buffer = 4\noutput_buffer = 4\n\
+                    [[traffic]]\nload = 0.1\n";
+        let mut sim = crate::Simulation::from_toml(toml, None).unwrap();
+        let rs = &mut sim.routers;
+        // Queue `flits` flits in lane `v` of input port `ip`, its packet routed to `out`
+        // and allowed `route_vcs`.
+        let mut fill = |ip: usize, v: usize, flits: u32, out: u16, route_vcs: u32| {
+            let i = rs.p.lane_index(ip, v);
+            let s = &mut rs.in_vc[i];
+            for _ in 0..flits {
+                rs.inbuf.push(&mut s.buf, i, Flit::default());
+            }
+            (s.out_port, s.route_vcs) = (out, route_vcs);
+            i
+        };
+        // Port 1 VC 0 holds output VC 0 of port 0 (3 flits queued).
+        let held = fill(1, 0, 3, 0, 0b11);
+        // Port 2 VC 0 waits for a VC of port 0, either VC (4 flits).
+        fill(2, 0, 4, 0, 0b11);
+        // Port 3 VC 1 waits for port 0 but may take VC 1 only (2 flits): not VL 0's.
+        fill(3, 1, 2, 0, 0b10);
+        // Port 2 VC 1 holds output VC 0 of port 3 (4 flits): another port's queue.
+        let other = fill(2, 1, 4, 3, 0b11);
+        rs.in_vc[held].out_vc = 0;
+        rs.in_vc[other].out_vc = 0;
+        let active = vec![0, 0b01, 0b10, 0];
+        let alloc = [0u32, 0, 0b01, 0];
+        let parked = [0u32, 0, 0, 0b10];
+        let queue = |out, ov| {
+            let waiting = |ip: usize| alloc[ip] | parked[ip];
+            port_queue(&rs.p, &rs.in_vc, 0..4, &active, waiting, (out, ov), 0)
+        };
+        assert_eq!(queue(0, 0), 3 + 4, "the holder of VL 0 and the header that may take it");
+        assert_eq!(queue(0, 1), 4 + 2, "the two headers that may take VL 1");
+        assert_eq!(queue(3, 0), 4);
+        assert_eq!(queue(1, 0), 0);
+        // Through the switch a VL has 4 + 4 flits of buffer. Threshold 4 marks above
+        // 8 * 12/16 = 6 flits, threshold 2 above 7: the 7 queued for (port 0, VL 0) are
+        // one above the first and at the second, with the output buffer itself empty.
+        let q = queue(0, 0);
+        for (threshold, marks) in [(4, true), (2, false)] {
+            let m = Marking::build(
+                Some(&MarkingConfig::IbaCc { threshold, packet_size: 0, marking_rate: 0 }),
+                4,
+                4,
+            )
+            .unwrap();
+            let mut c = IbaCounters::new(m, 4, 8);
+            assert_eq!(
+                m.mark(&mut c, 0, 0, PacketId(1), false, || 4, 0, || q),
+                marks,
+                "threshold {threshold}"
+            );
+        }
     }
 }

@@ -4,6 +4,9 @@
 
 mod dor;
 mod fat_tree;
+mod lid_paths;
+
+pub use lid_paths::LidPaths;
 
 use dor::{Grid, Wrap};
 
@@ -45,6 +48,9 @@ pub enum Routing {
     DModK { k: u32, n: u32, paths: u32 },
     /// Table lookup: `next[router * nodes + node]` (a real fabric's forwarding tables).
     Table { next: Vec<u8>, nodes: usize },
+    /// 2^LMC LIDs per destination, each a forwarding table of its own built by depth-first
+    /// search (`lid_paths.rs`, document 002 §4); sources use the first `paths` of them.
+    Lids { paths: u32, table: Box<LidPaths> },
 }
 
 impl Routing {
@@ -84,18 +90,58 @@ impl Routing {
                 Routing::DModK { k: *k, n: *n, paths: 1 }
             }
             (Shape::FatTree { .. }, _) => return Err(mismatch("\"d_mod_k\"")),
-            (Shape::Fabric { routes }, RoutingKind::Auto | RoutingKind::Lft) => {
+            (Shape::Fabric { routes, .. }, RoutingKind::Auto | RoutingKind::Lft) => {
                 Routing::Table { next: routes.clone(), nodes: topo.nodes }
             }
             (Shape::Fabric { .. }, _) => return Err(mismatch("\"lft\"")),
         })
     }
 
-    /// This routing with `paths` paths per destination (`[routing] multipath`): only the
-    /// fat tree's up/down routing has several here; 1 is every routing's own.
+    /// This routing on a mesh, torus or fabric with 2^`lmc` LIDs per destination
+    /// (`[routing] lmc`), LID 0 its own paths and the others found by depth-first search
+    /// within `slack` hops of the shortest (`lid_paths.rs`); refused where the path sets
+    /// could deadlock with `vcs` VCs.
+    pub fn with_lids(self, topo: &Topology, lmc: u8, slack: u32, vcs: u32) -> Result<Routing, ConfigError> {
+        if lmc > 7 {
+            return Err(ConfigError::new(
+                "routing.lmc",
+                format!("must be a whole number in 0..=7 (each port gets 2^LMC LIDs), got {lmc}"),
+            ));
+        }
+        if !matches!(topo.shape, Shape::Mesh { .. } | Shape::Torus { .. } | Shape::Fabric { .. }) {
+            return Err(ConfigError::new(
+                "routing.lmc",
+                format!(
+                    "DFS path sets apply to a mesh, torus or ib_fabric, not a {}; a fat tree's \
+                     up/down routing has its own disjoint paths ([routing] multipath)",
+                    topo.shape.name()
+                ),
+            ));
+        }
+        if slack > 64 {
+            return Err(ConfigError::new(
+                "routing.slack",
+                format!("must be a whole number in 0..=64, got {slack}"),
+            ));
+        }
+        let table =
+            LidPaths::build(topo, &self, lmc, slack, vcs).map_err(|e| ConfigError::new("routing.lmc", e))?;
+        Ok(Routing::Lids { paths: 1, table: Box::new(table) })
+    }
+
+    /// This routing with `paths` paths per destination (`[routing] multipath`): the fat
+    /// tree's up/down routing and the LIDs of `[routing] lmc` have several here; 1 is
+    /// every routing's own.
     pub fn with_paths(self, paths: u32) -> Result<Routing, ConfigError> {
         match self {
             _ if paths == 1 => Ok(self),
+            Routing::Lids { table, .. } if (1..=table.paths).contains(&paths) => {
+                Ok(Routing::Lids { paths, table })
+            }
+            Routing::Lids { table, .. } => Err(ConfigError::new(
+                "routing.multipath.paths",
+                format!("must be a whole number in 1..={} (2^routing.lmc LIDs), got {paths}", table.paths),
+            )),
             Routing::DModK { k, n, .. } if (1..=k).contains(&paths) => Ok(Routing::DModK { k, n, paths }),
             Routing::DModK { k, .. } => Err(ConfigError::new(
                 "routing.multipath.paths",
@@ -103,8 +149,8 @@ impl Routing {
             )),
             _ => Err(ConfigError::new(
                 "routing.multipath",
-                "several paths per destination need a fat tree's up/down routing (\"d_mod_k\"); \
-                 other routings here have one",
+                "several paths per destination need a fat tree's up/down routing (\"d_mod_k\") \
+                 or LIDs per port on a mesh, torus or fabric ([routing] lmc); other routings have one",
             )),
         }
     }
@@ -113,7 +159,7 @@ impl Routing {
     #[inline]
     pub fn paths(&self) -> u32 {
         match self {
-            Routing::DModK { paths, .. } => *paths,
+            Routing::DModK { paths, .. } | Routing::Lids { paths, .. } => *paths,
             _ => 1,
         }
     }
@@ -145,6 +191,7 @@ impl Routing {
             Routing::Table { next, nodes } => {
                 Route { port: next[router * nodes + dst] as u32, vcs: all_vcs(vcs) }
             }
+            Routing::Lids { table, .. } => table.route(router, topo.ports, in_port, in_vc, dst, path),
         }
     }
 
@@ -209,7 +256,7 @@ pub enum Misroute {
 /// Every node reaches every other along the table, without loops: walked pair by pair
 /// as the routing the simulator and admission use (`Routing::walk`).
 pub fn check_fabric_routes(t: &Topology, shown: &str) -> Result<(), ConfigError> {
-    let Shape::Fabric { routes } = &t.shape else { return Ok(()) };
+    let Shape::Fabric { routes, .. } = &t.shape else { return Ok(()) };
     let routing = Routing::Table { next: routes.clone(), nodes: t.nodes };
     for src in (0..t.nodes as u32).map(NodeId) {
         for dst in (0..t.nodes as u32).map(NodeId).filter(|&d| d != src) {

@@ -46,6 +46,9 @@ pub enum Shape {
     /// toward `node` (its forwarding tables, or minimal-hop routes).
     Fabric {
         routes: Vec<u8>,
+        /// The HCA ports' LMC where the dump gives their LID ranges (`[routing] lmc`
+        /// defaults to it).
+        lmc: Option<u8>,
     },
 }
 

@@ -3,6 +3,10 @@
 //! 'desc' )`; and the switches' linear forwarding tables as printed by `ibroute` (one file
 //! per switch: `0xLID port : (...)` per destination LID).
 //!
+//! The discovery lines before the report (`DR path ... -> new Channel Adapter ... lid A-B`)
+//! give each HCA port's LID range, 2^LMC LIDs from A (document 002 §3: the subnet manager's
+//! LID mask control); where they do, the LMC is kept for `[routing]` (`Shape::Fabric`).
+//!
 //! Keys are LIDs: switches and HCA ports are numbered in LID order. A node's name is its
 //! HCA's description (`'desc'`), as the report gives it. Each link's rate is its width
 //! times [`lane_rate`] of its speed.
@@ -26,8 +30,15 @@ fn parse_end(kind: &str, lid: &str, port: &str, guid: &str) -> Option<End> {
 /// skipped.
 pub(super) fn parse_report(text: &str, shown: &str) -> Result<Dump, ConfigError> {
     let mut out = Vec::new();
+    let mut lmc = None;
     for (i, raw) in text.lines().enumerate() {
         let t: Vec<&str> = raw.split_whitespace().collect();
+        if raw.contains("Channel Adapter") {
+            if let Some(l) = lid_range_lmc(&t) {
+                lmc = lmc.max(Some(l));
+            }
+            continue;
+        }
         if !(t.first() == Some(&"CA") || t.first() == Some(&"SW")) || t.get(6) != Some(&"-") {
             continue;
         }
@@ -47,7 +58,17 @@ pub(super) fn parse_report(text: &str, shown: &str) -> Result<Dump, ConfigError>
         let local_name = raw.split('\'').nth(1).unwrap_or("").to_string();
         out.push(HalfLink { local, remote, bits_per_second: width * rate, local_name, line: i + 1 });
     }
-    Ok(Dump { links: out, declared_ports: 0 })
+    Ok(Dump { links: out, declared_ports: 0, lmc })
+}
+
+/// The LMC of a discovery line's `lid A-B` (B - A + 1 = 2^LMC LIDs), if it has one; a
+/// port without a LID yet (`lid 0-0`) or a range not a power of two says nothing.
+fn lid_range_lmc(tokens: &[&str]) -> Option<u8> {
+    let at = tokens.iter().position(|&t| t == "lid")?;
+    let (a, b) = tokens.get(at + 1)?.split_once('-')?;
+    let (a, b): (u32, u32) = (a.parse().ok()?, b.parse().ok()?);
+    let count = b.checked_sub(a)? + 1;
+    (a > 0 && count.is_power_of_two()).then(|| count.trailing_zeros() as u8)
 }
 
 /// Linear forwarding tables: switch LID -> (destination LID -> output port as in the dump).
@@ -164,7 +185,7 @@ SW     2  2 0x0000000000000002 4x QDR - SW     1  2 0x0000000000000001 ( 's2' - 
     #[test]
     fn minimal_routes_reach_every_node() {
         let t = two_switches();
-        let Shape::Fabric { routes } = &t.shape else { panic!() };
+        let Shape::Fabric { routes, .. } = &t.shape else { panic!() };
         // switch 0: node 0 on port 0, node 1 through port 1; switch 1 likewise
         assert_eq!(routes, &vec![0, 1, 1, 0]);
     }
@@ -193,5 +214,22 @@ SW     2  2 0x0000000000000002 4x QDR - SW     1  2 0x0000000000000001 ( 's2' - 
     fn malformed_lines_name_the_line() {
         let e = parse_report("CA 3 1 0x3 4x XDR - SW 1 1 0x1 ( 'a' - 'b' )\n", "r.txt").unwrap_err();
         assert!(e.message.contains("r.txt line 1") && e.message.contains("speed must be"), "{e}");
+    }
+
+    /// The discovery lines' LID ranges give the HCA ports' LMC (4-7: four LIDs, LMC 2);
+    /// ports without LIDs (`lid 0-0`, as in the Avakas dump) say nothing.
+    #[test]
+    fn lid_ranges_give_the_lmc() {
+        let line = |range: &str| {
+            format!(
+                "DR path slid 0; dlid 0; 0,1 -> new Channel Adapter {{0011}} portnum 1 lid {range} \"\"\n"
+            )
+        };
+        let lmc = |text: &str| parse_report(text, "r.txt").unwrap().lmc;
+        assert_eq!(lmc(&format!("{}{}{REPORT}", line("4-7"), line("8-11"))), Some(2));
+        assert_eq!(lmc(&format!("{}{REPORT}", line("3-3"))), Some(0));
+        assert_eq!(lmc(&format!("{}{REPORT}", line("0-0"))), None);
+        assert_eq!(lmc(REPORT), None);
+        assert_eq!(lid_range_lmc(&["lid", "4-6"]), None, "three LIDs are no LMC's range");
     }
 }

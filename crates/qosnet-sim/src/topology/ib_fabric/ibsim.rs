@@ -210,7 +210,7 @@ fn resolve(records: &[Record], shown: &str) -> Result<Dump, ConfigError> {
         }
     }
     let declared_ports = records.iter().filter(|r| r.switch).map(|r| r.ports).max().unwrap_or(0);
-    Ok(Dump { links, declared_ports })
+    Ok(Dump { links, declared_ports, lmc: None })
 }
 
 /// The record `l` leads to, if its line for that port lists `l` back with the same width.

@@ -68,6 +68,9 @@ struct Dump {
     /// The most ports a switch declares (0 when the file does not say: then the highest
     /// connected port).
     declared_ports: u32,
+    /// The LID mask control of the HCA ports, where the file gives their LID ranges (the
+    /// largest: a range of 2^LMC LIDs per port).
+    lmc: Option<u8>,
 }
 
 /// The keys of the routers and of the nodes, in their order.
@@ -141,7 +144,7 @@ pub(super) fn build(
         Some(dir) => ibnetdiscover::forwarding_tables(dir, shown, &keys, t.ports)?,
         None => routes::minimal_routes(&t),
     };
-    t.shape = Shape::Fabric { routes: table };
+    t.shape = Shape::Fabric { routes: table, lmc: dump.lmc };
     Ok(t)
 }
 
@@ -213,7 +216,12 @@ fn assemble(dump: &Dump, shown: &str, format: IbFabricFormat) -> Result<(Topolog
             return Err(err(l.line, "the switch side of this link is missing or differs".into()));
         }
     }
-    let mut t = Topology::from_parts(Shape::Fabric { routes: Vec::new() }, keys.switches.len(), ports, peer);
+    let mut t = Topology::from_parts(
+        Shape::Fabric { routes: Vec::new(), lmc: None },
+        keys.switches.len(),
+        ports,
+        peer,
+    );
     if t.nodes != cas.len() {
         return Err(ConfigError::new("topology.file", format!("{shown}: an HCA port is attached twice")));
     }

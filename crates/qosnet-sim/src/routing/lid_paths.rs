@@ -1,0 +1,663 @@
+//! Several paths per destination from the subnet manager's LIDs (document 002 §3-4, what
+//! DRB builds on): with an LMC, the subnet manager gives each CA port 2^LMC LIDs — "permite
+//! asignar hasta 2^LMC identificadores locales a cada puerto. Esta multiplicidad de nombres
+//! proporciona la manera de establecer múltiples trayectorias" (§3) — and, since the
+//! specification gives no algorithm for the paths, the document's subnet manager "genera
+//! caminos múltiples y selecciona los disjuntos, para cada par de nodos de la red" by a
+//! depth-first search (§4). Switches forward by destination LID (a linear forwarding table
+//! per switch), so each LID of a destination is one tree of next hops toward it, and path
+//! l of a pair is where LID l's tree leads from the source's switch.
+//!
+//! The trees, per destination d:
+//! - LID 0 is the topology's own deterministic routing (dimension order, the fabric's
+//!   tables): the "trayectoria original" of minimal length DRB falls back to (§4).
+//! - LID l >= 1: for each source in turn, a depth-first search from its switch toward d,
+//!   trying neighbours nearest to d first ("las trayectorias ... deben ser lo más cortas
+//!   posible", §4), within `slack` hops of the shortest; it avoids every link the pair's
+//!   paths of LIDs below l use (disjoint), and where it reaches a switch that LID l's tree
+//!   already routes it follows that entry (one forwarding table per LID). When no disjoint
+//!   path fits, the search runs again without disjointness and merges into the tree at
+//!   the first switch it can (the pair then shares links between two LIDs;
+//!   `LidPaths::shared` counts them).
+//!
+//! Deadlock. Arbitrary paths can close cycles of channel dependencies, so the path sets
+//! are built so that a channel dependency graph over (link, VC class) is acyclic, and
+//! that graph is checked (Dally & Seitz: acyclic means deadlock free); a path set that
+//! fails is refused with the reason.
+//! - On a 2-D mesh or torus (`Moves`), the dateline scheme generalised to every path: a
+//!   hop's VC class is the number of wrap-around links the path has crossed, that one
+//!   included, so a ring's cycle is cut where it wraps, as by Dally & Seitz's dateline
+//!   (document 002's switches have 3 VCs: classes 0, 1, 2, enough for the two wraps a
+//!   minimal 2-D path makes); the search takes no path with more wraps than classes. A
+//!   class's channels other than the wrap links (which only a lower class leads into)
+//!   form a mesh, where the search keeps to west-first turns (Glass & Ni's turn model: no
+//!   turn into -x after another direction), which leave that mesh no cycle. Dimension
+//!   order (LID 0) is west-first.
+//! - On a fabric (or other grids), the VCs are split into layers and each path — (source,
+//!   destination, LID) — goes in the first layer whose dependency graph stays acyclic with
+//!   it, as OpenSM's DFSSSP gives each path a service level; the packet enters its layer
+//!   at the source's switch and keeps it.
+
+use super::{Route, Routing, VcMask};
+use crate::topology::mesh::{coord, minus_port, plus_port};
+use crate::topology::{Peer, Shape, Topology};
+
+/// No entry in a LID's forwarding table.
+const NONE: u8 = u8::MAX;
+
+/// The forwarding tables of every LID and the VC layer of each.
+#[derive(Clone, Debug)]
+pub struct LidPaths {
+    /// LIDs per destination (2^LMC).
+    pub paths: u32,
+    nodes: usize,
+    /// `next[(router * nodes + dst) * paths + lid]`: the output port.
+    next: Vec<u8>,
+    /// `layer[(src * nodes + dst) * paths + lid]`: the path's VC layer (layer scheme;
+    /// empty on a grid).
+    layer: Vec<u8>,
+    /// Per (router * ports + port): whether the link wraps around a torus ring (grid
+    /// scheme: the class rises by one on it; empty for the layer scheme).
+    wraps: Vec<bool>,
+    /// Per (router * ports + port): the node attached there (`u32::MAX`: a switch or
+    /// nothing), whose packets enter their path's layer at that port.
+    source_at: Vec<u32>,
+    /// Per class (layer, or wraps crossed): its VCs (VC v is in class v mod classes).
+    class_vcs: Vec<VcMask>,
+    /// VC classes used.
+    pub layers: u32,
+    /// (source, destination, LID) paths that could not avoid the pair's lower LIDs' links.
+    pub shared: usize,
+}
+
+/// Largest number of switches a search visits for one path before giving up on
+/// disjointness (the search is exponential in the slack at worst).
+const SEARCH_LIMIT: usize = 200_000;
+
+impl LidPaths {
+    /// Path sets of 2^`lmc` LIDs per destination, LID 0 along `base`, the others by DFS
+    /// within `slack` hops of the shortest, split over at most `vcs` VC layers.
+    pub fn build(topo: &Topology, base: &Routing, lmc: u8, slack: u32, vcs: u32) -> Result<LidPaths, String> {
+        let paths = 1u32 << lmc;
+        let (nodes, routers, ports) = (topo.nodes, topo.routers, topo.ports);
+        let moves = Moves::of(topo, vcs);
+        let mut next = vec![NONE; routers * nodes * paths as usize];
+        let mut shared = 0;
+        let mut trees = Vec::with_capacity(nodes * paths as usize);
+        for d in 0..nodes {
+            let (rd, pd) = topo.attach[d];
+            let dist = distances(topo, rd.index());
+            let mut lid_trees: Vec<Vec<u8>> = Vec::with_capacity(paths as usize);
+            // LID 0: the topology's own routing, from every switch.
+            let mut t0 = vec![NONE; routers];
+            for (r, e) in t0.iter_mut().enumerate() {
+                *e = base.route(topo, r, 0, 0, d, 0, vcs).port as u8;
+            }
+            t0[rd.index()] = pd as u8;
+            lid_trees.push(t0);
+            for _ in 1..paths {
+                let mut t = vec![NONE; routers];
+                t[rd.index()] = pd as u8;
+                for s in 0..nodes {
+                    let rs = topo.attach[s].0.index();
+                    if rs == rd.index() {
+                        continue;
+                    }
+                    // (the ejection link is every path's last: not a link to avoid)
+                    let used: Vec<usize> = lid_trees
+                        .iter()
+                        .filter_map(|lt| chain(topo, lt, rs))
+                        .flat_map(|c| c[..c.len() - 1].to_vec())
+                        .collect();
+                    let budget = dist[rs] + slack as usize;
+                    let mut search = Search {
+                        topo,
+                        moves: moves.as_ref(),
+                        dist: &dist,
+                        tree: &t,
+                        used: &used,
+                        budget,
+                        steps: 0,
+                    };
+                    let found = match search.from(rs) {
+                        Some(p) => Some(p),
+                        None => {
+                            shared += 1;
+                            search.used = &[];
+                            search.budget = usize::MAX;
+                            search.steps = 0;
+                            search.from(rs)
+                        }
+                    };
+                    let Some(path) = found else {
+                        return Err(format!(
+                            "no path of LID {} from switch {rs} to node {d} fits the deadlock-free \
+                             moves (at most {} wrap-around links, west-first turns); use more VCs \
+                             (router.vcs) or a smaller routing.lmc",
+                            lid_trees.len(),
+                            moves.as_ref().map_or(0, |m| m.classes - 1)
+                        ));
+                    };
+                    for link in path {
+                        let (r, p) = (link / ports, link % ports);
+                        if t[r] == NONE {
+                            t[r] = p as u8;
+                        }
+                    }
+                }
+                lid_trees.push(t);
+            }
+            for (l, t) in lid_trees.iter().enumerate() {
+                for (r, &p) in t.iter().enumerate() {
+                    next[(r * nodes + d) * paths as usize + l] = p;
+                }
+            }
+            trees.extend(lid_trees);
+        }
+        let (layer, layers, wraps) = match &moves {
+            Some(m) => {
+                check_classes(topo, m, &trees, paths as usize).map_err(|(src, d, l, wraps)| {
+                    let why = if wraps {
+                        format!(
+                            "crosses more wrap-around links than the {} VC classes (router.vcs) \
+                             can tell apart (a torus needs 3 VCs)",
+                            m.classes
+                        )
+                    } else {
+                        format!("closes a cycle of channel dependencies over the {} VC classes", m.classes)
+                    };
+                    format!(
+                        "the path sets can deadlock: the path of LID {l} from node {src} to node {d} {why}"
+                    )
+                })?;
+                (Vec::new(), m.classes, m.hops.iter().map(|h| h.1).collect())
+            }
+            None => {
+                let (layer, layers) = layer(topo, &trees, paths as usize, vcs).map_err(|(src, d, l)| {
+                    format!(
+                        "the path sets can deadlock: the path of LID {l} from node {src} to node {d} \
+                         closes a cycle of channel dependencies in each of the {vcs} VC layers \
+                         (router.vcs); use more VCs, a smaller routing.lmc or routing.slack"
+                    )
+                })?;
+                (layer, layers, Vec::new())
+            }
+        };
+        let class_vcs =
+            (0..layers).map(|k| (0..vcs).filter(|v| v % layers == k).fold(0, |m, v| m | 1 << v)).collect();
+        let mut source_at = vec![u32::MAX; routers * ports];
+        for (n, &(r, p)) in topo.attach.iter().enumerate() {
+            source_at[r.index() * ports + p as usize] = n as u32;
+        }
+        Ok(LidPaths { paths, nodes, next, layer, wraps, source_at, class_vcs, layers, shared })
+    }
+
+    /// Route a header at `router`, arrived by `in_port` on `in_vc`, toward `dst` on LID
+    /// `lid`: the port of the LID's table, and the VCs of the path's layer (entered at the
+    /// source's switch, kept from then on).
+    #[inline]
+    pub fn route(
+        &self,
+        router: usize,
+        ports: usize,
+        in_port: usize,
+        in_vc: usize,
+        dst: usize,
+        lid: u32,
+    ) -> Route {
+        let paths = self.paths as usize;
+        let port = self.next[(router * self.nodes + dst) * paths + lid as usize];
+        let port = if port == NONE { u32::MAX } else { port as u32 };
+        let src = self.source_at[router * ports + in_port];
+        let classes = self.layers as usize;
+        let k = if self.wraps.is_empty() {
+            // the layer of the path, entered at the source's switch
+            if src != u32::MAX {
+                self.layer[(src as usize * self.nodes + dst) * paths + lid as usize] as usize
+            } else {
+                in_vc % classes
+            }
+        } else {
+            // wraps crossed so far, this hop's included
+            let before = if src != u32::MAX { 0 } else { in_vc % classes };
+            let here = port != u32::MAX && self.wraps[router * ports + port as usize];
+            (before + here as usize).min(classes - 1)
+        };
+        Route { port, vcs: self.class_vcs[k] }
+    }
+}
+
+/// The deadlock-free moves on a 2-D mesh or torus (module comment): per link its
+/// direction and whether it wraps, and how many VC classes (wraps + 1) there are.
+struct Moves {
+    /// Per (router * ports + port): (dimension * 2 + 1 if going +, wraps), `NO_DIR` for a
+    /// link to a node or nothing.
+    hops: Vec<(u8, bool)>,
+    classes: u32,
+}
+
+const NO_DIR: u8 = u8::MAX;
+/// Going -x: the turn west-first allows only first.
+const WEST: u8 = 0;
+
+impl Moves {
+    /// The moves of a 2-D mesh or torus with `vcs` VCs (None for other shapes).
+    fn of(topo: &Topology, vcs: u32) -> Option<Moves> {
+        let (dims, torus) = match &topo.shape {
+            Shape::Mesh { dims } => (dims, false),
+            Shape::Torus { dims } => (dims, true),
+            _ => return None,
+        };
+        if dims.len() != 2 {
+            return None;
+        }
+        let mut hops = vec![(NO_DIR, false); topo.routers * topo.ports];
+        for r in 0..topo.routers {
+            for d in 0..2 {
+                let c = coord(dims, r, d);
+                let k = dims[d];
+                for (p, plus) in [(minus_port(d), false), (plus_port(d), true)] {
+                    if let Peer::Router { .. } = topo.peer(r, p) {
+                        let wraps = torus && if plus { c == k - 1 } else { c == 0 };
+                        hops[r * topo.ports + p] = ((d * 2 + plus as usize) as u8, wraps);
+                    }
+                }
+            }
+        }
+        // a mesh has one class; a 2-D torus's minimal paths wrap at most twice
+        let classes = if torus { vcs.min(3) } else { 1 };
+        Some(Moves { hops, classes })
+    }
+
+    /// The wraps after taking link `next` with `wraps` crossed and `last` the link taken
+    /// before (None at the source), or None where the move is not allowed.
+    fn step(&self, last: Option<usize>, next: usize, wraps: u32) -> Option<u32> {
+        let (dir, wrap) = self.hops[next];
+        if dir == NO_DIR {
+            return Some(wraps); // the ejection
+        }
+        let wraps = wraps + wrap as u32;
+        if wraps >= self.classes {
+            return None;
+        }
+        if let Some(l) = last {
+            let (ldir, lwrap) = self.hops[l];
+            // west-first between two links of one class's mesh
+            if !lwrap && !wrap && dir == WEST && ldir != WEST {
+                return None;
+            }
+        }
+        Some(wraps)
+    }
+}
+
+/// The grid scheme's check: every path's hops as (link, class) channels, their
+/// dependencies one graph, which must be acyclic; else the (source, destination, LID) of
+/// a path on a cycle's first closing.
+fn check_classes(
+    topo: &Topology,
+    m: &Moves,
+    trees: &[Vec<u8>],
+    paths: usize,
+) -> Result<(), (usize, usize, usize, bool)> {
+    let classes = m.classes as usize;
+    let mut g: Vec<Vec<usize>> = vec![Vec::new(); topo.routers * topo.ports * classes];
+    let mut owner = Vec::new();
+    for s in 0..topo.nodes {
+        let rs = topo.attach[s].0.index();
+        for d in (0..topo.nodes).filter(|&d| d != s) {
+            for l in 0..paths {
+                let path = chain(topo, &trees[d * paths + l], rs).ok_or((s, d, l, false))?;
+                let mut wraps = 0usize;
+                let mut prev: Option<usize> = None;
+                for &link in &path {
+                    wraps += m.hops[link].1 as usize;
+                    if wraps >= classes {
+                        return Err((s, d, l, true));
+                    }
+                    let ch = link * classes + wraps;
+                    if let Some(p) = prev {
+                        if !g[p].contains(&ch) {
+                            g[p].push(ch);
+                            owner.push((s, d, l, false));
+                        }
+                    }
+                    prev = Some(ch);
+                }
+            }
+        }
+    }
+    if acyclic(&g) {
+        Ok(())
+    } else {
+        Err(*owner.last().unwrap_or(&(0, 0, 0, false)))
+    }
+}
+
+/// Hops from every switch to switch `to` (breadth first over the links between switches).
+fn distances(topo: &Topology, to: usize) -> Vec<usize> {
+    let mut dist = vec![usize::MAX; topo.routers];
+    dist[to] = 0;
+    let mut queue = std::collections::VecDeque::from([to]);
+    while let Some(r) = queue.pop_front() {
+        for p in 0..topo.ports {
+            if let Peer::Router { router, .. } = topo.peer(r, p) {
+                if dist[router.index()] == usize::MAX {
+                    dist[router.index()] = dist[r] + 1;
+                    queue.push_back(router.index());
+                }
+            }
+        }
+    }
+    dist
+}
+
+/// The links (`router * ports + port`) LID tree `t` leads through from switch `r` to its
+/// destination, or `None` where it has no entry or loops.
+fn chain(topo: &Topology, t: &[u8], mut r: usize) -> Option<Vec<usize>> {
+    let mut links = Vec::new();
+    loop {
+        let p = t[r];
+        if p == NONE || links.len() > topo.routers {
+            return None;
+        }
+        links.push(r * topo.ports + p as usize);
+        match topo.peer(r, p as usize) {
+            Peer::Router { router, .. } => r = router.index(),
+            Peer::Endpoint { .. } => return Some(links),
+            Peer::None => return None,
+        }
+    }
+}
+
+/// One depth-first search for a path to the destination of LID tree `tree`.
+struct Search<'a> {
+    topo: &'a Topology,
+    /// The grid's deadlock-free moves (None: any move; the layers keep it safe).
+    moves: Option<&'a Moves>,
+    dist: &'a [usize],
+    tree: &'a [u8],
+    /// Links the path may not use (the pair's lower LIDs'), sorted or not: few.
+    used: &'a [usize],
+    /// Most links between switches the path may take.
+    budget: usize,
+    steps: usize,
+}
+
+impl Search<'_> {
+    /// A path from switch `from`: its links, the last one into the destination node.
+    fn from(&mut self, from: usize) -> Option<Vec<usize>> {
+        let mut path = Vec::new();
+        let mut on_path = vec![false; self.topo.routers];
+        on_path[from] = true;
+        self.extend(from, &mut path, &mut on_path, 0).then_some(path)
+    }
+
+    /// The move onto `next` after the path so far with `wraps` crossed (`Moves::step`).
+    fn step(&self, path: &[usize], next: usize, wraps: u32) -> Option<u32> {
+        match self.moves {
+            Some(m) => m.step(path.last().copied(), next, wraps),
+            None => Some(wraps),
+        }
+    }
+
+    fn extend(&mut self, r: usize, path: &mut Vec<usize>, on_path: &mut [bool], wraps: u32) -> bool {
+        self.steps += 1;
+        if self.steps > SEARCH_LIMIT {
+            return false;
+        }
+        let ports = self.topo.ports;
+        if self.tree[r] != NONE {
+            // Switch r forwards this LID already: the rest of the way is its tree's.
+            let Some(rest) = chain(self.topo, self.tree, r) else { return false };
+            let hops = rest.len() - 1;
+            let mut w = Some(wraps);
+            let mut last = path.last().copied();
+            for &l in &rest {
+                w = w.and_then(|w| match self.moves {
+                    Some(m) => m.step(last, l, w),
+                    None => Some(w),
+                });
+                last = Some(l);
+            }
+            let fits = w.is_some()
+                && path.len() + hops <= self.budget
+                && rest.iter().all(|l| !self.used.contains(l))
+                && rest[..hops].iter().all(|&l| match self.topo.peer(l / ports, l % ports) {
+                    Peer::Router { router, .. } => !on_path[router.index()],
+                    _ => true,
+                });
+            if fits {
+                path.extend(rest);
+            }
+            return fits;
+        }
+        // Nearest to the destination first; ties by port number.
+        let mut options: Vec<(usize, usize, usize)> = (0..ports)
+            .filter_map(|p| match self.topo.peer(r, p) {
+                Peer::Router { router, .. } => Some((self.dist[router.index()], p, router.index())),
+                _ => None,
+            })
+            .filter(|&(d, p, n)| {
+                d != usize::MAX
+                    && !on_path[n]
+                    && !self.used.contains(&(r * ports + p))
+                    && path.len() + 1 + d <= self.budget
+            })
+            .collect();
+        options.sort_unstable();
+        for (_, p, n) in options {
+            let Some(w) = self.step(path, r * ports + p, wraps) else { continue };
+            path.push(r * ports + p);
+            on_path[n] = true;
+            if self.extend(n, path, on_path, w) {
+                return true;
+            }
+            on_path[n] = false;
+            path.pop();
+        }
+        false
+    }
+}
+
+/// Each path's VC layer (`[(src * nodes + dst) * paths + lid]`), the first whose channel
+/// dependency graph stays acyclic with it, and the layers used; or the (source,
+/// destination, LID) of a path no layer takes. `trees[d * paths + l]` is LID l's table
+/// toward node d.
+fn layer(
+    topo: &Topology,
+    trees: &[Vec<u8>],
+    paths: usize,
+    vcs: u32,
+) -> Result<(Vec<u8>, u32), (usize, usize, usize)> {
+    let (nodes, links) = (topo.nodes, topo.routers * topo.ports);
+    let mut graphs: Vec<Vec<Vec<usize>>> = Vec::new();
+    let mut layer_of = vec![0u8; nodes * nodes * paths];
+    let mut seen = vec![0u32; links];
+    let mut mark = 0u32;
+    // (LID by LID: every pair's original path first, so the alternatives fit around them)
+    for l in 0..paths {
+        for s in 0..nodes {
+            let rs = topo.attach[s].0.index();
+            for d in (0..nodes).filter(|&d| d != s) {
+                let Some(path) = chain(topo, &trees[d * paths + l], rs) else {
+                    return Err((s, d, l));
+                };
+                let mut placed = None;
+                for k in 0..vcs as usize {
+                    if k == graphs.len() {
+                        graphs.push(vec![Vec::new(); links]);
+                    }
+                    let g = &mut graphs[k];
+                    let mut added = Vec::new();
+                    let mut cycle = false;
+                    for w in path.windows(2) {
+                        let (a, b) = (w[0], w[1]);
+                        if g[a].contains(&b) {
+                            continue;
+                        }
+                        // (a -> b closes a cycle when b already reaches a)
+                        mark += 1;
+                        if reaches(g, b, a, &mut seen, mark) {
+                            cycle = true;
+                            break;
+                        }
+                        g[a].push(b);
+                        added.push(a);
+                    }
+                    if !cycle {
+                        placed = Some(k as u8);
+                        break;
+                    }
+                    for &a in added.iter().rev() {
+                        g[a].pop();
+                    }
+                }
+                match placed {
+                    Some(k) => layer_of[(s * nodes + d) * paths + l] = k,
+                    None => return Err((s, d, l)),
+                }
+            }
+        }
+    }
+    Ok((layer_of, graphs.len().max(1) as u32))
+}
+
+/// Whether a directed graph (adjacency lists) has no cycle (Kahn's algorithm).
+fn acyclic(g: &[Vec<usize>]) -> bool {
+    let mut indegree = vec![0u32; g.len()];
+    for outs in g {
+        for &b in outs {
+            indegree[b] += 1;
+        }
+    }
+    let mut ready: Vec<usize> = (0..g.len()).filter(|&v| indegree[v] == 0).collect();
+    let mut seen = 0;
+    while let Some(v) = ready.pop() {
+        seen += 1;
+        for &b in &g[v] {
+            indegree[b] -= 1;
+            if indegree[b] == 0 {
+                ready.push(b);
+            }
+        }
+    }
+    seen == g.len()
+}
+
+/// Whether `to` can be reached from `from` in `g` (`seen[v] == mark`: visited this time).
+fn reaches(g: &[Vec<usize>], from: usize, to: usize, seen: &mut [u32], mark: u32) -> bool {
+    let mut stack = vec![from];
+    seen[from] = mark;
+    while let Some(v) = stack.pop() {
+        if v == to {
+            return true;
+        }
+        for &b in &g[v] {
+            if seen[b] != mark {
+                seen[b] = mark;
+                stack.push(b);
+            }
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{RoutingKind, TopologyConfig};
+    use crate::ids::{NodeId, RouterId};
+    use crate::topology::mesh::{minus_port, plus_port, EJECT_PORT};
+
+    fn torus(k: u32) -> Topology {
+        Topology::build(&TopologyConfig::Torus { k: Some(k), n: Some(2), dims: None }).unwrap()
+    }
+
+    fn lids(topo: &Topology, lmc: u8, slack: u32, vcs: u32) -> Result<Routing, crate::error::ConfigError> {
+        Routing::build(RoutingKind::Auto, topo, vcs)?.with_lids(topo, lmc, slack, vcs)?.with_paths(1 << lmc)
+    }
+
+    fn hops(r: &Routing, topo: &Topology, s: u32, d: u32, lid: u32) -> Vec<(RouterId, u32)> {
+        r.walk(topo, 3, NodeId(s), NodeId(d), lid).unwrap()
+    }
+
+    /// On a 4x4 torus (router x + 4y), the two LIDs of a pair worked by hand: LID 0 is
+    /// dimension order; the search for LID 1 may not reuse LID 0's links and tries the
+    /// neighbours nearest the destination first.
+    #[test]
+    fn dfs_finds_disjoint_paths_on_a_4x4_torus() {
+        let t = torus(4);
+        let r = lids(&t, 1, 2, 3).unwrap();
+        let (px, mx, py) = (plus_port(0) as u32, minus_port(0) as u32, plus_port(1) as u32);
+        let e = EJECT_PORT as u32;
+        // (0,0) -> (1,1): x first, then y; LID 1 may not leave by +x, so +y (as near as
+        // +x: one hop from (1,1)) and then +x.
+        assert_eq!(hops(&r, &t, 0, 5, 0), [(RouterId(0), px), (RouterId(1), py), (RouterId(5), e)]);
+        assert_eq!(hops(&r, &t, 0, 5, 1), [(RouterId(0), py), (RouterId(4), px), (RouterId(5), e)]);
+        // (0,0) -> (2,0), half the ring: dimension order goes + from an even x; LID 1 the
+        // other way round, through (3,0).
+        assert_eq!(hops(&r, &t, 0, 2, 0), [(RouterId(0), px), (RouterId(1), px), (RouterId(2), e)]);
+        assert_eq!(hops(&r, &t, 0, 2, 1), [(RouterId(0), mx), (RouterId(3), mx), (RouterId(2), e)]);
+        // Every LID of every pair arrives. One table per LID means a pair's path merges
+        // into the LID's tree where another source's path made it already, so some pairs
+        // cannot have disjoint paths; those are counted (`shared`), and every other pair's
+        // LID 1 path is disjoint from its LID 0 path and within the slack.
+        let Routing::Lids { table, .. } = &r else { panic!() };
+        let mut overlapping = 0;
+        for s in 0..16 {
+            for d in (0..16).filter(|&d| d != s) {
+                let (a, b) = (hops(&r, &t, s, d, 0), hops(&r, &t, s, d, 1));
+                let inner = |h: &[(RouterId, u32)]| h[..h.len() - 1].to_vec();
+                if inner(&a).iter().any(|l| inner(&b).contains(l)) {
+                    overlapping += 1;
+                } else {
+                    assert!(b.len() <= a.len() + 2, "{s}->{d}: {a:?} {b:?}");
+                }
+            }
+        }
+        assert!(overlapping <= table.shared, "{overlapping} pairs overlap, {} counted", table.shared);
+        assert!(table.shared * 3 < 240, "most of the 240 pairs have disjoint paths: {}", table.shared);
+    }
+
+    #[test]
+    fn path_sets_that_could_deadlock_are_refused() {
+        // One VC: a torus ring's channels close a cycle whatever the LIDs do.
+        let t = torus(4);
+        let dor = Routing::build(RoutingKind::Dor, &t, 1).unwrap();
+        let e = dor.with_lids(&t, 1, 2, 1).unwrap_err().to_string();
+        assert!(e.contains("routing.lmc") && e.contains("deadlock") && e.contains("wrap-around"), "{e}");
+        // With 3 VCs the classes (wraps crossed) make every path set of the 2-D torus safe:
+        // the document's 64-node torus with four LIDs.
+        let r = lids(&torus(8), 2, 2, 3).unwrap();
+        let Routing::Lids { table, .. } = &r else { panic!() };
+        assert_eq!(table.layers, 3);
+        // Other shapes (fabrics, 3-D grids) put each path in a VC layer: a 3x3x3 torus's
+        // rings close cycles in its one layer, and fit in three.
+        let t3 = Topology::build(&TopologyConfig::Torus { k: Some(3), n: Some(3), dims: None }).unwrap();
+        let dor = Routing::build(RoutingKind::Dor, &t3, 1).unwrap();
+        let e = dor.with_lids(&t3, 1, 1, 1).unwrap_err().to_string();
+        assert!(e.contains("deadlock") && e.contains("1 VC layers"), "{e}");
+        let r = lids(&t3, 1, 1, 4).unwrap();
+        let Routing::Lids { table, .. } = &r else { panic!() };
+        assert!((2..=4).contains(&table.layers), "{}", table.layers);
+        // A mesh's dimension order and its disjoint alternatives: one class.
+        let mesh =
+            Topology::build(&TopologyConfig::Mesh { k: None, n: None, dims: Some(vec![8, 4]) }).unwrap();
+        assert!(lids(&mesh, 2, 2, 3).is_ok());
+    }
+
+    #[test]
+    fn bad_lmc_and_slack_are_named() {
+        let t = torus(4);
+        let e = lids(&t, 8, 2, 3).unwrap_err().to_string();
+        assert!(e.contains("routing.lmc") && e.contains("0..=7") && e.contains("got 8"), "{e}");
+        let e = lids(&t, 1, 65, 3).unwrap_err().to_string();
+        assert!(e.contains("routing.slack") && e.contains("got 65"), "{e}");
+        let tree = Topology::build(&TopologyConfig::FatTree { k: 4, n: 2 }).unwrap();
+        let e = lids(&tree, 1, 2, 3).unwrap_err().to_string();
+        assert!(e.contains("routing.lmc") && e.contains("fat_tree"), "{e}");
+        let e = lids(&t, 1, 2, 3).unwrap().with_paths(3).unwrap_err().to_string();
+        assert!(e.contains("routing.multipath.paths") && e.contains("1..=2"), "{e}");
+    }
+}
