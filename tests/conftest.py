@@ -92,14 +92,38 @@ def sqlite_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path}/qosnet.db"
 
 
+@pytest.fixture(scope="session")
+def worked_example(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Document 001's worked example (§3.3-3.4) as service files: the testbed with 210 MB/s
+    each way (the example's 40 MB/s per flow on 16 hypercube nodes needs it) and the
+    hand-written profiles written to agree with it (the fixture of `middleware/data`)."""
+    from qosnet.middleware import DOCUMENT_001_TESTBED, load_examples, to_json
+
+    d = tmp_path_factory.mktemp("worked_example")
+    # (named as the built-in testbed is: the cluster's name is its file's stem)
+    cluster = d / "document-001.toml"
+    cluster.write_text(DOCUMENT_001_TESTBED.replace('"840 Mb/s"', '"1680 Mb/s"'))
+    profiles = d / "profiles.json"
+    profiles.write_text(to_json(load_examples()))
+    return cluster, profiles
+
+
 @pytest.fixture
-def make_service() -> Iterator[Callable[..., Any]]:
-    """Start services (`qosnet.service.testing.start_service`); all stopped afterwards."""
+def make_service(worked_example: tuple[Path, Path]) -> Iterator[Callable[..., Any]]:
+    """Start services (`qosnet.service.testing.start_service`); all stopped afterwards.
+    Unless told otherwise the first on a database installs document 001's worked example
+    (`worked_example`)."""
     from qosnet.service.testing import start_service
 
     running: list[Any] = []
+    databases: set[str] = set()
 
     def make(*args: Any, **kw: Any) -> Any:
+        # (only the first service on a database: a later one keeps what is stored there)
+        if args and args[0] not in databases:
+            databases.add(args[0])
+            kw.setdefault("cluster_file", worked_example[0])
+            kw.setdefault("profiles_file", worked_example[1])
         service = start_service(*args, **kw)
         running.append(service)
         return service

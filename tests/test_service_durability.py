@@ -84,10 +84,13 @@ class Served:
 
 
 @pytest.fixture
-def serve(tmp_path: Path) -> Iterator[Any]:
+def serve(tmp_path: Path, worked_example: tuple[Path, Path]) -> Iterator[Any]:
     started: list[Served] = []
 
     def start(*args: str, port: int | None = None) -> Served:
+        if not started:  # the first start installs document 001's worked example
+            cluster, profiles = worked_example
+            args = (*args, "--cluster", str(cluster), "--profiles", str(profiles))
         served = Served(tmp_path / "qosnet.db", port or free_port(), *args)
         started.append(served)
         return served

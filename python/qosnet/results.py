@@ -34,6 +34,7 @@ TABLES = (
     "trace",
     "admission",
     "congestion",
+    "jobs",
 )
 #: Tables a run directory may lack: `messages` unless recorded, the `[trace]` tables unless
 #: asked for; the others in directories written before they existed.
@@ -64,6 +65,8 @@ class RunResult:
     #: congestion-control agent's counts (None when off).
     admission: pd.DataFrame | None
     congestion: pd.DataFrame | None
+    #: Document 001: per `[[application]]` job, its start and completion (None without).
+    jobs: pd.DataFrame | None
     #: The configuration with every default filled in, as the engine resolved it (TOML).
     config_toml: str
     wall_seconds: float

@@ -50,6 +50,22 @@ pub struct Simulation {
     pub(crate) reverse_visits: bool,
 }
 
+/// Message `k` of what a source created.
+#[inline(always)]
+fn new_message(b: &crate::traffic::driver::Birth, k: u32) -> NewMessage {
+    NewMessage {
+        src: b.node,
+        dst: b.dst,
+        class: b.class,
+        size: b.size(k),
+        packet_flits: b.packet_flits,
+        vtick: b.vtick,
+        flow: b.flow,
+        frame: b.frame,
+        phase: b.phase,
+    }
+}
+
 impl Simulation {
     pub fn now(&self) -> Cycle {
         self.now
@@ -155,7 +171,11 @@ impl Simulation {
     pub fn advance(&mut self, max_cycles: u64) -> Result<bool, SimError> {
         let stop = self.now.saturating_add(max_cycles);
         while !self.finished && self.now < stop {
-            if self.now >= self.run.window_end && self.net.progress.measured_outstanding == 0 {
+            // (a run with application models ends when its last job completes: `generate`)
+            if self.now >= self.run.window_end
+                && self.net.progress.measured_outstanding == 0
+                && self.traffic.apps.is_none()
+            {
                 self.finished = true;
                 break;
             }
@@ -191,6 +211,7 @@ impl Simulation {
             && self.routers.is_idle()
             && self.net.links.credits.is_empty()
             && self.net.links.control.is_empty()
+            && self.net.app_deliveries.list.is_empty()
     }
 
     /// One cycle.
@@ -252,24 +273,40 @@ impl Simulation {
                 net.obs.frame_expected(b.flow as usize, b.frame as u64, now, messages, b.phase);
             }
             for k in 0..messages {
-                let m = NewMessage {
-                    src: b.node,
-                    dst: b.dst,
-                    class: b.class,
-                    size: b.size(k),
-                    packet_flits: b.packet_flits,
-                    vtick: b.vtick,
-                    flow: b.flow,
-                    frame: b.frame,
-                    phase: b.phase,
-                };
                 if nic {
-                    endpoints.create_message::<true>(net, m, now);
+                    endpoints.create_message::<true>(net, new_message(&b, k), now);
                 } else {
-                    endpoints.create_message::<false>(net, m, now);
+                    endpoints.create_message::<false>(net, new_message(&b, k), now);
                 }
             }
         });
+        if self.traffic.apps.is_some() {
+            self.applications(now);
+        }
+    }
+
+    /// Application models (document 001 §4.2): the messages delivered to them, then what
+    /// their ranks send now. Out of line, so that a run without them pays one branch.
+    #[inline(never)]
+    fn applications(&mut self, now: Cycle) {
+        let Some(apps) = &mut self.traffic.apps else { return };
+        apps.delivered(&mut self.net.app_deliveries.list);
+        let (endpoints, net) = (&mut self.endpoints, &mut self.net);
+        let nic = endpoints.model() == EndpointModel::Nic;
+        apps.due(now, self.traffic.phase, |b| {
+            for k in 0..b.messages() {
+                if nic {
+                    endpoints.create_message::<true>(net, new_message(&b, k), now);
+                } else {
+                    endpoints.create_message::<false>(net, new_message(&b, k), now);
+                }
+            }
+        });
+        // A run with application models ends when its last job completes (document 001
+        // §4.2 measures each job's completion time).
+        if apps.all_done() {
+            self.finished = true;
+        }
     }
 
     /// The credits arriving now: at routers' output ports, then at endpoints. (Each list

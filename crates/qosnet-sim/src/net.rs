@@ -19,6 +19,34 @@ pub(crate) struct Net {
     /// Admission control's link reservations (document 000 §4.1; empty when off).
     pub reservations: Reservations,
     pub obs: Observers,
+    /// Whole messages of application flows delivered (document 001 §4.2).
+    pub app_deliveries: AppDeliveries,
+}
+
+/// What application models (`traffic::application`) wait for: the whole messages of their
+/// flows delivered, as (flow, created, done). The endpoints push only messages of flows in
+/// `first..end`; without applications the range is empty and nothing is ever pushed.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct AppDeliveries {
+    pub first: u32,
+    pub count: u32,
+    pub list: Vec<(u32, Cycle, Cycle)>,
+}
+
+impl AppDeliveries {
+    /// Whether `flow` is an application's.
+    #[inline(always)]
+    pub fn watches(&self, flow: u32) -> bool {
+        flow.wrapping_sub(self.first) < self.count
+    }
+
+    /// Message `msg` of an application flow was delivered whole (out of line: the
+    /// endpoints' ejection stays as it was without applications).
+    #[cold]
+    #[inline(never)]
+    pub fn record(&mut self, msg: &Message) {
+        self.list.push((msg.flow, msg.created, msg.done));
+    }
 }
 
 impl Net {

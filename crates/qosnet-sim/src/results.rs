@@ -78,6 +78,8 @@ pub struct RunResult {
     pub admission: Option<Table>,
     /// The congestion-control agent's counts (§4.2, §6.1), one row.
     pub congestion: Option<Table>,
+    /// Per application job (document 001 §4.2): when it started and completed.
+    pub jobs: Option<Table>,
 }
 
 impl RunResult {
@@ -98,6 +100,7 @@ impl RunResult {
             ("trace", &self.trace),
             ("admission", &self.admission),
             ("congestion", &self.congestion),
+            ("jobs", &self.jobs),
         ] {
             if let Some(table) = table {
                 t.push((name, table));
@@ -558,7 +561,33 @@ impl Simulation {
             trace,
             admission: self.admission_table(),
             congestion: self.congestion_table(),
+            jobs: self.jobs_table(),
         }
+    }
+
+    /// How each application job ran (`None` without `[[application]]`).
+    pub fn job_results(&self) -> Option<Vec<crate::traffic::application::JobResult>> {
+        self.traffic.apps.as_ref().map(|a| a.results())
+    }
+
+    /// Per job: its name, ranks, start and completion (cycles and seconds; NaN / MAX if it
+    /// did not complete), and what it sent.
+    fn jobs_table(&self) -> Option<Table> {
+        let jobs = self.job_results()?;
+        let s = |c: u64| self.clock.cycles_to_seconds(c as f64);
+        let mut t = Table::default();
+        t.push("job", Column::U64((0..jobs.len() as u64).collect()))
+            .push("name", Column::Str(jobs.iter().map(|j| j.name.clone()).collect()))
+            .push("ranks", Column::U64(jobs.iter().map(|j| j.ranks as u64).collect()))
+            .push("start_cycle", Column::U64(jobs.iter().map(|j| j.start).collect()))
+            .push("finish_cycle", Column::U64(jobs.iter().map(|j| j.finished.unwrap_or(u64::MAX)).collect()))
+            .push(
+                "time_s",
+                Column::F64(jobs.iter().map(|j| j.finished.map_or(f64::NAN, |f| s(f - j.start))).collect()),
+            )
+            .push("messages", Column::U64(jobs.iter().map(|j| j.messages).collect()))
+            .push("flits", Column::U64(jobs.iter().map(|j| j.flits).collect()));
+        Some(t)
     }
 
     /// Admission control's counts per class (`None` when it is off).

@@ -4,6 +4,7 @@
 - `bench`: the simulator's speed, beside BookSim2's, or admission decisions' speed;
 - `crosscheck`: zero-load latency and saturation beside BookSim2's on matched configurations;
 - `reproduce`: a document's experiments, tables, figures and report;
+- `profile`: the middleware's profiler, application models run on the engine;
 - `report`: a run's or sweep's HTML page;
 - `sweep`: parameter sweeps on local processes or a Dask cluster, saturation search;
 - `service`: `serve` the QoS middleware's request handler, and its API `token`s;
@@ -20,7 +21,18 @@ from typing import Annotated
 import typer
 
 from qosnet import __version__
-from qosnet.cli import bench, crosscheck, jobs, net, report, reproduce, service, simulate, sweep
+from qosnet.cli import (
+    bench,
+    crosscheck,
+    jobs,
+    net,
+    profile,
+    report,
+    reproduce,
+    service,
+    simulate,
+    sweep,
+)
 
 __all__ = ["app"]
 
@@ -58,6 +70,7 @@ app.command()(simulate.validate)
 app.command()(bench.bench)
 app.command()(crosscheck.crosscheck)
 app.command()(reproduce.reproduce)
+app.command()(profile.profile)
 app.command()(sweep.sweep)
 app.command()(report.report)
 app.command()(service.serve)

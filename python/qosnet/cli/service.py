@@ -91,7 +91,8 @@ def serve(
         Path | None,
         typer.Option(
             "--profiles",
-            help="Profiles to install (JSON); default: the stored ones, else the examples.",
+            help="Profiles to install (JSON); default: the stored ones, else the profiler's "
+            "(qosnet profile, shipped with qosnet).",
             show_default=False,
         ),
     ] = None,

@@ -29,7 +29,14 @@ from qosnet.middleware.allocator import (
 from qosnet.middleware.cluster import DOCUMENT_001_TESTBED, Cluster
 from qosnet.middleware.errors import InvalidData, Issue, parse
 from qosnet.middleware.patterns import Flow, LinkLoad, Pattern
-from qosnet.middleware.profile_io import from_csv, from_json, load_examples, to_csv, to_json
+from qosnet.middleware.profile_io import (
+    from_csv,
+    from_json,
+    load_examples,
+    load_profiled,
+    to_csv,
+    to_json,
+)
 from qosnet.middleware.profiles import (
     KNEE_TOLERANCE,
     Application,
@@ -81,6 +88,7 @@ __all__ = [
     "from_json",
     "knee",
     "load_examples",
+    "load_profiled",
     "parse",
     "to_csv",
     "to_json",

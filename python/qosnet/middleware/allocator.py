@@ -35,8 +35,8 @@ Bidirectional links. The engine accounts each direction of a link on its own: a 
 send its link's bandwidth and receive as much. Document 001 §4.2.1 divides its 210 MB/s
 "bi-directional bandwidth" among a node's outgoing and incoming flows together; every
 pattern here is symmetric (as many flows into a node as out of it), so that reading is the
-engine's with links of half the bandwidth. `DOCUMENT_001_TESTBED` keeps 210 MB/s each way,
-which the worked example of §3.4 needs (see `cluster`).
+engine's with links of half the bandwidth, which is what `DOCUMENT_001_TESTBED` has
+(105 MB/s each way; see `cluster`).
 
 Every public method holds one lock: the service calls from a thread pool, and `grantable`
 followed by `allocate` are two calls, so `allocate` checks everything again. `restore`

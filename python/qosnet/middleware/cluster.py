@@ -27,18 +27,23 @@ __all__ = ["DOCUMENT_001_TESTBED", "Cluster"]
 #: smallest non-blocking network of such switches is a 4-ary 2-tree: 4 leaf switches with
 #: 4 nodes and 4 up-links each, 4 top switches, 8 switches of 8 ports in all.
 #:
-#: 210 MB/s = 1680 Mb/s. The engine accounts each direction of a link on its own (document
-#: 004 §3.4: the source, every switch output port, the destination), so every node can send
-#: 210 MB/s and receive 210 MB/s. Document 001 §4.2.1 instead divides the 210 MB/s among the
-#: outgoing *and* incoming flows of a node (210/6 = 35 MB/s per flow on 4 all-to-all nodes);
-#: read that way, its own worked example of §3.4 (40 MB/s per flow on 16 nodes, 8 flows per
-#: node link, 320 MB/s) could not be granted on an idle cluster. See `allocator`.
+#: 210 MB/s is the *bi-directional* bandwidth of a link: §4.2.1 divides it among a node's
+#: outgoing and incoming flows together (2N - 2 flows on N all-to-all nodes: 210/6 = 35 MB/s
+#: per flow on 4 nodes, 210/14 = 15 MB/s on 8). The engine accounts each direction of a
+#: link on its own (document 004 §3.4), so each direction gets half, 105 MB/s = 840 Mb/s:
+#: for the symmetric patterns of document 001 (as many flows into a node as out of it)
+#: that is exactly §4.2.1's division (3 x 35 = 7 x 15 = 105 MB/s each way). Assumed, and
+#: not said by the document: a one-way stream also gets only 105 MB/s, and switch-to-switch
+#: links are the same as node links. Read this way, §3.4's worked example (40 MB/s per flow
+#: on 16 hypercube nodes, 4 flows each way = 160 MB/s) cannot be granted even on an idle
+#: cluster; the tests of the worked examples use a cluster of 210 MB/s each way.
 DOCUMENT_001_TESTBED = """\
 # Document 001's middleware testbed (§4.3.1, §4.1.1): 16 nodes on 8-port switches, 210 MB/s
-# links, as a 4-ary 2-tree (8 switches of 8 ports) with deterministic D-mod-K routing.
+# bi-directional links (105 MB/s each way), as a 4-ary 2-tree (8 switches of 8 ports) with
+# deterministic D-mod-K routing.
 
 [physical]
-link_bandwidth = "1680 Mb/s"   # 210 MB/s
+link_bandwidth = "840 Mb/s"   # 105 MB/s each way: 210 MB/s bi-directional
 
 [topology]
 kind = "fat_tree"

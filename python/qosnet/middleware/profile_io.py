@@ -35,7 +35,7 @@ from qosnet.middleware.profiles import (
     same_value,
 )
 
-__all__ = ["from_csv", "from_json", "load_examples", "to_csv", "to_json"]
+__all__ = ["from_csv", "from_json", "load_examples", "load_profiled", "to_csv", "to_json"]
 
 
 def to_json(store: ProfileStore) -> str:
@@ -90,9 +90,18 @@ def from_csv(text: str, applications: Iterable[Application], source: str = "") -
     return parse(ProfileStore, {"applications": apps, "curves": curves})
 
 
+def load_profiled() -> ProfileStore:
+    """The profiles shipped with qosnet: the profiler's (`qosnet profile`, document 001
+    §3.2), application models of ray tracing, polygon rendering and IS run on the engine on
+    document 001's testbed (`qosnet/middleware/data/profiled.json`; see the README.md there)."""
+    data = resources.files("qosnet.middleware").joinpath("data")
+    return from_json(data.joinpath("profiled.json").read_text(encoding="utf-8"))
+
+
 def load_examples() -> ProfileStore:
-    """The illustrative profiles of ray tracing and polygon rendering shipped in
-    `qosnet/middleware/data` (not measurements: see the README.md there)."""
+    """The hand-written profiles of ray tracing and polygon rendering in
+    `qosnet/middleware/data`, written to agree with document 001's worked examples (§3.2-3.4);
+    a test fixture for those examples, not measurements (see the README.md there)."""
     data = resources.files("qosnet.middleware").joinpath("data")
     apps = from_json(data.joinpath("applications.json").read_text(encoding="utf-8"))
     curves: list[Curve] = []

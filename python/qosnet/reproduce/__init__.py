@@ -4,7 +4,7 @@ table with the run's labels as columns, and writes tables (Parquet and CSV), plo
 a Markdown report that sets each result beside the document's claim.
 
 Sets: `seed000` (document 000: admission and congestion control), `seed001` (document 001:
-the QoS middleware, fluid model), `seed002` (document 002: IBA CC and DRB),
+the QoS middleware, on the engine), `seed002` (document 002: IBA CC and DRB),
 `seed003` (document 003: the QoS router), `seed003-nic`
 (document 003 §5.3: the router with NICs), `seed004` (document 004: NIC-based rate control).
 """

@@ -69,7 +69,7 @@ from qosnet.middleware.allocator import (
 )
 from qosnet.middleware.cluster import DOCUMENT_001_TESTBED, Cluster
 from qosnet.middleware.errors import InvalidData, parse
-from qosnet.middleware.profile_io import from_json, load_examples, to_json
+from qosnet.middleware.profile_io import from_json, load_profiled, to_json
 from qosnet.middleware.profiles import Application, ProfileStore
 from qosnet.middleware.translator import Refusal, RefusalReason, Request, translate
 from qosnet.service.cluster_loader import LoadedCluster, Origin, load_cluster
@@ -287,7 +287,7 @@ class RequestHandler:
         if path is None and row is not None:
             return
         if path is None:
-            store = load_examples()
+            store = load_profiled()
         else:
             try:
                 store = from_json(Path(path).read_text(encoding="utf-8"))

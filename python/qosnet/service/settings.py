@@ -47,7 +47,7 @@ class Settings:
     - `cluster_file` / `cluster_name`: the network (qosnet TOML) to install at start;
       without one, the stored cluster, else document 001's testbed.
     - `profiles_file`: the profiles (JSON `ProfileStore`) to install at start; without one,
-      the stored profiles, else the example profiles shipped with qosnet.
+      the stored profiles, else the profiler's shipped with qosnet (`load_profiled`).
     - `cluster_dir`: the only directory whose files (an `ib_fabric` dump, its `routes`)
       an uploaded cluster (`PUT /v1/cluster`) may name; relative names are read from it.
       None: an upload that names a file is refused. `cluster_file` itself, given by the

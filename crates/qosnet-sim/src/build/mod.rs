@@ -114,6 +114,13 @@ impl Simulation {
                 deadline_of.push(u32::MAX);
             }
         });
+        let mut traffic = traffic;
+        let jobs =
+            crate::traffic::application::build_jobs(&config, &clock, topo.nodes).map_err(ConfigErrors)?;
+        let app_flows =
+            if jobs.is_empty() { (0, 0) } else { traffic.add_applications(jobs, config.simulation.seed) };
+        // (application flows are no video streams)
+        deadline_of.resize(traffic.sources.len(), u32::MAX);
         let mut metrics = Metrics::new(warmup, window_end, nodes, n_ports, config.simulation.record_messages);
         metrics.flows = vec![Default::default(); traffic.sources.len() + 1];
         metrics.phases = vec![Default::default(); n_phases];
@@ -184,6 +191,11 @@ impl Simulation {
                 progress: Progress::default(),
                 reservations,
                 obs: Observers::new(metrics, deadlines, deadline_of, tracing),
+                app_deliveries: crate::net::AppDeliveries {
+                    first: app_flows.0,
+                    count: app_flows.1 - app_flows.0,
+                    list: Vec::new(),
+                },
             },
             run,
             now: 0,

@@ -459,8 +459,11 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         }
     });
 
-    if cfg.traffic.is_empty() {
-        errs.push(ConfigError::new("traffic", "at least one [[traffic]] source is required"));
+    if cfg.traffic.is_empty() && cfg.application.is_empty() {
+        errs.push(ConfigError::new(
+            "traffic",
+            "at least one [[traffic]] source or [[application]] is required",
+        ));
     }
     let mut specs = Vec::new();
     let mut spec_nodes = Vec::new();
@@ -740,7 +743,10 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
             Err(e) => errs.push(ConfigError::new("router.vc_classes", e)),
         }
     }
-    let max_packet = specs.iter().map(|s| s.packet_flits.min(s.message_flits)).max().unwrap_or(1);
+    // (an application's packets too: document 001 §4.2's jobs share the NICs)
+    let app_packet = cfg.application.iter().map(|a| a.packet_flits).max().unwrap_or(1);
+    let max_packet =
+        specs.iter().map(|s| s.packet_flits.min(s.message_flits)).max().unwrap_or(1).max(app_packet);
     let nic = NicParams::build(cfg, &clock, max_packet, &mut errs);
     let nodes = topology.as_ref().map_or(0, |t| t.nodes);
     let marking =

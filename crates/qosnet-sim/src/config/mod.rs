@@ -7,6 +7,7 @@
 
 #[macro_use]
 mod tagged;
+pub mod application;
 mod de;
 pub mod memory;
 pub mod value;
@@ -40,6 +41,9 @@ pub struct Config {
     pub traffic: Vec<TrafficConfig>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mix: Option<MixConfig>,
+    /// Parallel jobs run as compute and communication phases (document 001 §4.2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub application: Vec<application::ApplicationConfig>,
     /// What a run records beyond its metrics, to look inside it (all off by default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceConfig>,

@@ -641,6 +641,9 @@ impl Endpoints {
         if msg.measured {
             net.progress.measured_outstanding -= 1;
         }
+        if net.app_deliveries.watches(msg.flow) {
+            net.app_deliveries.record(&msg);
+        }
         net.obs.message_delivered(&msg, msg.done);
     }
 }

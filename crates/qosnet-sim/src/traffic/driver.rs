@@ -52,6 +52,8 @@ pub(crate) struct Traffic {
     pub phase_starts: Vec<Cycle>,
     /// The phase in force now.
     pub phase: usize,
+    /// Application models (`[[application]]`, document 001 §4.2), if the run has any.
+    pub apps: Option<Box<super::application::Applications>>,
 }
 
 impl Traffic {
@@ -81,12 +83,13 @@ impl Traffic {
                 }
             }
         }
-        Traffic { specs, sources, events, phase_starts, phase: 0 }
+        Traffic { specs, sources, events, phase_starts, phase: 0, apps: None }
     }
 
     /// The next cycle anything happens: a source's creation or a phase change.
     pub fn next_event(&self) -> Cycle {
         let next = self.events.peek().map_or(Cycle::MAX, |Reverse((t, _, _))| *t);
+        let next = self.apps.as_ref().map_or(next, |a| next.min(a.next_event()));
         next.min(self.phase_starts.get(self.phase).copied().unwrap_or(Cycle::MAX))
     }
 

@@ -1,6 +1,7 @@
 //! Traffic sources: when messages are created (temporal process) and where they go
 //! (spatial [`pattern`]). One RNG stream per source, derived from the master seed.
 
+pub mod application;
 pub(crate) mod driver;
 pub mod on_off;
 pub mod pattern;

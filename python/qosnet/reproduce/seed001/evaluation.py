@@ -1,7 +1,10 @@
-"""Document 001's evaluation as a `qosnet reproduce` set: its settings (§4.3), one run per
-setting and seed (the request stream through the fluid model, with and without the
-middleware), the three metrics (§4.4.3) and the report beside Tables 4.1-4.2 and Figures
-4.9-4.17.
+"""Document 001's evaluation as a `qosnet reproduce` set, on the packet-level engine:
+§4.2's rate-control experiments (`rate_control`: Figs. 4.1-4.2, 4.4, 4.6-4.7) and §4.3-4.4's
+middleware evaluation, its settings (§4.3), one run per setting and seed (the request
+stream through the middleware's decisions, then every job on the engine with and without
+the middleware: `engine_eval`), the three metrics (§4.4.3) and the report beside Tables
+4.1-4.2 and Figures 4.9-4.17. The profiles are the profiler's (`qosnet.profiler`, shipped
+as `middleware/data/profiled.json`), measured on the same engine.
 
 The command-line `reproduce` runs a module with `SELF_RUN = True` through its own `run`.
 """
@@ -9,6 +12,7 @@ The command-line `reproduce` runs a module with `SELF_RUN = True` through its ow
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -20,17 +24,16 @@ import numpy as np
 import pandas as pd
 
 from qosnet.middleware.cluster import DOCUMENT_001_TESTBED, Cluster
-from qosnet.middleware.profile_io import load_examples
+from qosnet.middleware.profile_io import load_profiled
 from qosnet.middleware.profiles import ProfileStore
-from qosnet.middleware.units import MB
 from qosnet.reproduce.report import claim_section, report_head, write_report
 from qosnet.reproduce.runner import Experiment
-from qosnet.reproduce.seed001.fluid import Network, run_noqos, run_qos
+from qosnet.reproduce.seed001 import engine_eval, rate_control
+from qosnet.reproduce.seed001.rate_control import rate_control_lines
 from qosnet.reproduce.seed001.workload import (
     POLYGON_IMAGE_SIZES,
     RAY_TRACING_RATIOS,
     WorkloadConfig,
-    generate,
     ray_tracing_mix,
 )
 from qosnet.tables import markdown, write
@@ -40,9 +43,12 @@ SELF_RUN = True
 
 #: §4.3 item 1: the maximum interval between tasks, seconds.
 INTERVALS = (10.0, 20.0, 50.0)
-SEEDS_FULL = 5
-SEEDS_QUICK = 2
-TASKS_QUICK = 6
+SEEDS_FULL = 1
+SEEDS_QUICK = 1
+TASKS_QUICK = 2
+#: Tasks per run in the full set (the workload's default is 30; on the engine a run of 30
+#: tasks of up to 12 renderings takes minutes).
+TASKS_FULL = 6
 
 #: Document 001 Table 4.1: (interval, 512:1024, 0:2) -> (max %, average %).
 TABLE_4_1: dict[tuple[float, str, str], tuple[float, float]] = {
@@ -71,6 +77,21 @@ TABLE_4_2: dict[tuple[float, int], tuple[float, float]] = {
 }
 
 CLAIMS = {
+    "rate_control": (
+        "As the bandwidth reserved for each flow rises, the execution time falls (Figs. 4.1-4.2, "
+        "4 and 8 nodes, up to 210/6 = 35 and 210/14 = 15 MB/s per flow); IS takes 0.1404 s at "
+        "5 MB/s and 0.0925 s at 8 MB/s on 4 nodes (§4.2.3's reading of Fig. 4.1)."
+    ),
+    "background": (
+        "With QoS the application's time is predictable in the presence of 2 and 3 "
+        "bandwidth-hungry background flows on one of its nodes; without QoS the background "
+        "flows, treated equal to the application's, interfere (Fig. 4.4)."
+    ),
+    "multiple_jobs": (
+        "Two and three applications at once, each with its own reservation, take the same "
+        "time as alone at that reservation (Figs. 4.6-4.7: IS at (5, 8) MB/s takes (0.1404, "
+        "0.09175) s, alone 0.1404 and 0.0925)."
+    ),
     "ray_tracing": (
         "Up to 64% improvement for ray tracing (Table 4.1); averages 0.39-17.53%, falling "
         "as the maximum inter-arrival time grows from 10 to 50 s. Ray tracing gains less "
@@ -105,7 +126,7 @@ def _ratio(r: tuple[int, int]) -> str:
 def settings(application: str, quick: bool = False) -> list[Setting]:
     """The settings of one experiment: Table 4.1's 15 rows for ray tracing; the three
     intervals for polygon rendering (Table 4.2 has 10 and 20 s; Figure 4.17 all three)."""
-    extra: dict[str, Any] = {"tasks": TASKS_QUICK} if quick else {}
+    extra: dict[str, Any] = {"tasks": TASKS_QUICK if quick else TASKS_FULL}
     out: list[Setting] = []
     if application == "ray_tracing":
         for image, inter in RAY_TRACING_RATIOS:
@@ -134,9 +155,24 @@ def settings(application: str, quick: bool = False) -> list[Setting]:
 
 
 def experiments(quick: bool = False) -> list[Experiment]:
-    """The set's two experiments. They carry no engine runs (`runs` is empty): `run`
-    executes their settings (`settings`) itself."""
+    """The set's experiments. They carry no engine runs (`runs` is empty): `run` executes
+    them itself (`rate_control`, and `settings` through `engine_eval`)."""
     return [
+        Experiment(
+            "rate_control",
+            "Execution time against reservation (Figs. 4.1-4.2)",
+            CLAIMS["rate_control"],
+        ),
+        Experiment(
+            "background",
+            "Guaranteed response time with background flows (Fig. 4.4)",
+            CLAIMS["background"],
+        ),
+        Experiment(
+            "multiple_jobs",
+            "Jobs at once on exclusive virtual networks (Figs. 4.6-4.7)",
+            CLAIMS["multiple_jobs"],
+        ),
         Experiment(
             "ray_tracing",
             "Ray tracing: Table 4.1, Figures 4.11-4.15 and 4.17",
@@ -150,58 +186,21 @@ def experiments(quick: bool = False) -> list[Experiment]:
     ]
 
 
+#: The §4.2 experiments, run by `rate_control`.
+RATE_CONTROL = ("rate_control", "background", "multiple_jobs")
+
+
 @cache
-def _world() -> tuple[ProfileStore, Cluster, Network]:
+def _world() -> tuple[ProfileStore, Cluster]:
     cluster = Cluster.from_toml(DOCUMENT_001_TESTBED, name="document 001 testbed")
-    return load_examples(), cluster, Network(cluster)
+    return load_profiled(), cluster
 
 
 def run_setting(setting: Setting, seed: int) -> pd.DataFrame:
-    """One run: a workload of `setting` drawn with `seed`, with and without the
-    middleware; one row per request."""
-    store, cluster, network = _world()
-    subtasks = generate(setting.workload, store, seed)
-    qos = run_qos(subtasks, store, cluster)
-    noqos = run_noqos(subtasks, store, cluster, qos, network=network)
-    rows = []
-    for s, q, n in zip(subtasks, qos, noqos, strict=True):
-        rows.append(
-            {
-                "application": setting.application,
-                "max_interarrival": setting.max_interarrival,
-                "image_ratio": setting.image_ratio,
-                "interleaving_ratio": setting.interleaving_ratio,
-                "seed": seed,
-                "job": s.job,
-                "arrival": s.arrival,
-                **{f"param_{k}": v for k, v in s.parameters.items()},
-                "t_requested": s.t2,
-                "t_best": s.t_best,
-                "admitted": q.admitted,
-                "qos_nodes": len(q.nodes) if q.admitted else 0,
-                "qos_bandwidth_MBps": q.bandwidth / MB,
-                "t_qos": q.time,
-                "noqos_nodes": n.curve.nodes,
-                "noqos_bandwidth_MBps": n.bandwidth / MB,
-                "t_noqos": n.time,
-                "refusal": q.refusal,
-            }
-        )
-    df = pd.DataFrame(rows)
-    adm = df["admitted"]
-    # §4.4.3 metric 1, for admitted jobs only.
-    df["improvement_pct"] = np.where(adm, 100 * (df["t_noqos"] - df["t_qos"]) / df["t_qos"], np.nan)
-    # §4.4.3 metric 2 against the expected (promised) time: zero with the middleware in
-    # this model, whose reservations are exact; and against the requested bound t2.
-    df["qos_vs_expected_pct"] = np.where(adm, 0.0, np.nan)
-    df["noqos_vs_expected_pct"] = df["improvement_pct"]
-    df["qos_vs_requested_pct"] = np.where(
-        adm, 100 * (df["t_qos"] - df["t_requested"]) / df["t_requested"], np.nan
-    )
-    df["noqos_vs_requested_pct"] = np.where(
-        adm, 100 * (df["t_noqos"] - df["t_requested"]) / df["t_requested"], np.nan
-    )
-    return df
+    """One run: a workload of `setting` drawn with `seed`, the middleware's decisions, and
+    the jobs on the engine with and without it (`engine_eval`); one row per request."""
+    store, _ = _world()
+    return engine_eval.run_setting(setting, seed, store)
 
 
 def _one(args: tuple[Setting, int]) -> pd.DataFrame:
@@ -211,31 +210,48 @@ def _one(args: tuple[Setting, int]) -> pd.DataFrame:
 def run_all(
     experiments: Sequence[Experiment], quick: bool = False, jobs: int | None = None
 ) -> dict[str, pd.DataFrame]:
-    """Every setting of every experiment, `SEEDS_FULL` (quick: `SEEDS_QUICK`) seeds each,
-    on `jobs` processes (default: one per core); per experiment, one row per request.
-    Seeds are 1, 2, ... so that document 001's "SEED #1", "#2" line up by name only."""
+    """Every experiment: §4.2's through `rate_control`; for the middleware's, every setting
+    `SEEDS_FULL` (quick: `SEEDS_QUICK`) seeds each, on `jobs` processes (default: one per
+    core), one row per request. Seeds are 1, 2, ... so that document 001's "SEED #1", "#2"
+    line up by name only. Quick runs one setting per application."""
+    out: dict[str, pd.DataFrame] = {}
+    functions = {
+        "rate_control": rate_control.sweep,
+        "background": rate_control.background,
+        "multiple_jobs": rate_control.multiple,
+    }
+    for e in experiments:
+        if e.name in functions:
+            out[e.name] = functions[e.name](quick, jobs)
     seeds = range(1, (SEEDS_QUICK if quick else SEEDS_FULL) + 1)
     work = [
-        (e.name, s, seed) for e in experiments for s in settings(e.name, quick) for seed in seeds
+        (e.name, s, seed)
+        for e in experiments
+        if e.name not in functions
+        for s in settings(e.name, quick)[: 1 if quick else None]
+        for seed in seeds
     ]
     jobs = jobs or os.cpu_count() or 1
-    if jobs == 1:
+    if jobs == 1 or len(work) <= 1:
         frames = [run_setting(s, seed) for _, s, seed in work]
     else:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             frames = list(pool.map(_one, [(s, seed) for _, s, seed in work]))
-    out: dict[str, pd.DataFrame] = {}
     for e in experiments:
         mine = [f for (name, _, _), f in zip(work, frames, strict=True) if name == e.name]
-        out[e.name] = pd.concat(mine, ignore_index=True)
+        if mine:
+            out[e.name] = pd.concat(mine, ignore_index=True)
     return out
 
 
 def run(
     experiments: Sequence[Experiment], quick: bool = False, jobs: int | None = None
 ) -> dict[str, pd.DataFrame]:
-    """The CLI's entry point for a `SELF_RUN` set: `run_all`."""
-    return run_all(experiments, quick=quick, jobs=jobs)
+    """The CLI's entry point for a `SELF_RUN` set: `run_all`, timed (the report states it)."""
+    start = time.perf_counter()
+    out = run_all(experiments, quick=quick, jobs=jobs)
+    out["_runtime"] = pd.DataFrame([{"seconds": time.perf_counter() - start}])
+    return out
 
 
 KEYS = ["application", "max_interarrival", "image_ratio", "interleaving_ratio"]
@@ -358,7 +374,7 @@ def _fig_improvement(t41: pd.DataFrame, path: Path) -> None:
     x = np.arange(len(t41))
     w = 0.38
     fig, ax = plt.subplots(figsize=(max(8, 0.7 * len(t41)), 4.5))
-    ax.bar(x - w / 2, t41["avg_improvement_pct"], w, label="model (illustrative profiles)")
+    ax.bar(x - w / 2, t41["avg_improvement_pct"], w, label="engine (profiled application models)")
     ax.bar(x + w / 2, t41["doc_avg_improvement_pct"], w, label="document 001, Table 4.1")
     ax.set_xticks(x, labels, fontsize=7)
     ax.set_xlabel("max inter-arrival / image 512:1024 / interleaving 0:2")
@@ -405,38 +421,52 @@ def report(
     out.mkdir(parents=True, exist_ok=True)
     claims = {e.name: e for e in experiments}
     lines = report_head(
-        "Document 001 (QoS-aware middleware), §4.3-4.4 reproduced on a fluid model",
+        "Document 001 (QoS-aware middleware), §4.2-4.4 reproduced on the packet-level engine",
         quick,
-        f"{TASKS_QUICK} tasks per run; numbers without weight",
+        f"{TASKS_QUICK} tasks per run, one setting per application; numbers without weight",
     )
-    cfg = WorkloadConfig()
+    cfg = WorkloadConfig(tasks=TASKS_QUICK if quick else TASKS_FULL)
+    runtime = results.get("_runtime")
+    if runtime is not None:
+        lines += [
+            f"Runtime: {float(runtime['seconds'].iloc[0]):.0f} s (wall clock, this machine).",
+            "",
+        ]
     lines += [
-        "**The profiles are illustrative** (`qosnet/middleware/data`, written to agree with "
-        "the few numbers §3.2-3.4 state, not measured), and the cluster is a fluid model of "
-        "the 16-node, 210 MB/s testbed (§4.3.1), so these numbers are the model's, not the "
-        "document's measurements. Compare directions and orders of magnitude, not digits.",
+        "Everything here runs on the engine: application models (`qosnet.profiler.models`: "
+        "compute phases and binary-swap or all-to-all communication phases, parameters "
+        "chosen, not measured) on GM-style NICs with rate control (document 004's IDT/NDT "
+        "scheduler), 4 KB packets of 64-byte flits, links of 210 MB/s bi-directional (105 "
+        "MB/s each way). §4.2: 8 nodes on one 8-port switch (§4.1.1). §4.3-4.4: 16 nodes on "
+        "8-port switches, assumed a 4-ary 2-tree (8 switches) with D-mod-K routing; the "
+        "profiles the middleware uses are the profiler's, measured on the same engine with "
+        "each job alone (`middleware/data/profiled.json`).",
         "",
-        "Model (see `qosnet.reproduce.seed001.fluid`, `workload`): with the middleware a "
-        "request is translated and allocated on arrival (nodes exclusive, bandwidth reserved) "
-        "and runs its profiled time, or is refused and dropped; without it every request runs "
-        "on the least-loaded nodes, admitted ones on the curve the middleware chose, refused "
-        "ones on the idle cluster's choice, and all flows share links max-min fairly, each job "
-        "at the profile time of its slowest flow's bandwidth, recomputed at every arrival and "
-        "completion.",
+        "Middleware evaluation (`engine_eval`): requests are translated and allocated on "
+        "arrival, resources released at the promised end (arrival + profiled time); then one "
+        "engine run holds every admitted job on its nodes with its reservation (T_qos), and "
+        "another every request with no reservation and GM's interleaved queues (T_noqos; a "
+        "refused request on the idle cluster's choice, on the least-loaded nodes).",
         "",
-        f"Workload (§4.3; values not in the document are choices): {cfg.tasks} tasks per run "
-        f"(quick: {TASKS_QUICK}), task interval uniform on [0, 10 | 20 | 50] s, "
+        f"Workload (§4.3; values not in the document are choices): {cfg.tasks} tasks per run, "
+        f"task interval uniform on [0, 10 | 20 | 50] s, "
         f"{cfg.subtasks[0]}-{cfg.subtasks[1]} subtasks per task, gaps uniform on "
         f"[0, {cfg.max_subtask_gap:g}] s, requested time t2 = slack x the best knee time of "
         f"the request's curves with slack uniform on [{cfg.slack[0]:g}, {cfg.slack[1]:g}]; "
-        f"{SEEDS_QUICK if quick else SEEDS_FULL} seeds per setting, metrics pooled over seeds.",
-        "",
-        "Metric 2's T_expected is the time the middleware promised (the granted profile "
-        "point); with the middleware it is met exactly here (reservations are exact in a "
-        "fluid model; the document measured within 7%). Against the request's own bound "
-        "t2 the difference is negative: the middleware grants the fastest point it can.",
+        f"{SEEDS_QUICK if quick else SEEDS_FULL} seed(s) per setting, metrics pooled over seeds.",
         "",
     ]
+    results = {k: v for k, v in results.items() if not k.startswith("_")}
+    for name in RATE_CONTROL:
+        if name in results:
+            e = claims[name]
+            lines += claim_section(e, "Document 001")
+            t = results[name]
+            write(t, out / f"{name}.csv")
+            lines += rate_control_lines(name, t, out)
+    results = {k: v for k, v in results.items() if k not in RATE_CONTROL}
+    if not results:
+        return write_report(out, lines)
     jobs_all = pd.concat(results.values(), ignore_index=True)
     # every request of every run: Parquet keeps the full table small enough to ship
     write(jobs_all, out / "requests.parquet")

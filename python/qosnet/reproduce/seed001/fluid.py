@@ -1,5 +1,9 @@
 """A fluid model of document 001's cluster, with and without the QoS middleware (§4.3-4.4).
 
+`qosnet reproduce seed001` now runs the jobs on the engine (`engine_eval`); of this module
+it uses only `run_qos` (the middleware's decisions on a request stream) and `idle_choice`.
+The fluid model (`run_noqos`, max-min sharing) stays as a cross-check of the engine's runs.
+
 Document 001 §4.4 runs the same request stream (`workload`) twice on its 16-node testbed:
 once through the middleware, once without it. This module replaces the testbed by an
 event-driven fluid model whose events are job arrivals and job completions.
