@@ -387,7 +387,7 @@ fn router() -> impl Strategy<Value = Value> {
 fn endpoint() -> impl Strategy<Value = Value> {
     (
         prop::sample::select(vec!["ideal", "ideal", "via", "hca"]),
-        prop::sample::select(vec!["fifo", "per_class", "round_robin", "interleaved", "rate_control"]),
+        prop::sample::select(vec!["fifo", "per_class", "round_robin", "interleaved", "rate_control", "per_vc"]),
         (
             any::<bool>(),
             prop::sample::select(vec!["per_vc", "shared"]),
@@ -404,7 +404,9 @@ fn endpoint() -> impl Strategy<Value = Value> {
                 ("skip_blocked", Value::Bool(skip)),
                 ("concurrent_packets", i(concurrent)),
             ];
-            if nic || matches!(queues, "fifo" | "per_class") {
+            // (per-VC queues: the ideal endpoint's, without an agent)
+            let per_vc = queues == "per_vc" && !nic && window.is_none();
+            if per_vc || (queues != "per_vc" && (nic || matches!(queues, "fifo" | "per_class"))) {
                 e.push(("queues", s(queues)));
             }
             if nic {
