@@ -99,7 +99,7 @@ def experiments(quick: bool = False, configs: Path | None = None) -> list[Experi
             "(the document mixes seven MPEG-2 traces; it does not separate them).",
             [
                 Run(
-                    {"router": k, "trace": name, "load": middle},
+                    {"router": k, "video": name, "load": middle},
                     router8,
                     (
                         *t,
@@ -138,7 +138,10 @@ def experiments(quick: bool = False, configs: Path | None = None) -> list[Experi
                     router8,
                     (
                         *t,
-                        "router.kind=non_preemptive",
+                        # (the document does not name the router; the preemptive router
+                        # gives either class any VC, so the single 80:20 phase is not
+                        # stuck with the split a configuration made for it)
+                        "router.kind=preemptive",
                         f"router.crossbar_scheduler={s}",
                         f"mix.load={load}",
                         'mix.phases=[{ duration = "1 ms", real_time = 80, best_effort = 20 }]',
@@ -158,7 +161,7 @@ def experiments(quick: bool = False, configs: Path | None = None) -> list[Experi
                     router8,
                     (*t, "router.kind=preemptive", f"router.block_size={b}", f"mix.load={load}"),
                 )
-                for load in (study[0], study[-1])
+                for load in study[-1:]
                 for b in (1, 5, 10)
             ],
         ),
@@ -177,7 +180,7 @@ def experiments(quick: bool = False, configs: Path | None = None) -> list[Experi
                         f"mix.load={load}",
                     ),
                 )
-                for load in (study[0], study[-1])
+                for load in study[-1:]
                 for a in (True, False)
             ],
         ),
@@ -202,7 +205,7 @@ def _latency_by_class(g: Gathered, label: list[str], cls: str) -> pd.DataFrame:
 
 
 #: Label columns an experiment may vary (the figures' lines and panels).
-LABELS = ("router", "nic", "injection", "load", "scheduler", "block", "acceleration", "trace")
+LABELS = ("router", "nic", "injection", "load", "scheduler", "block", "acceleration", "video")
 
 
 def report(
