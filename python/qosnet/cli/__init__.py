@@ -2,6 +2,7 @@
 
 - `simulate`: `run` and `validate` a configuration;
 - `bench`: the simulator's speed, beside BookSim2's, or admission decisions' speed;
+- `crosscheck`: zero-load latency and saturation beside BookSim2's on matched configurations;
 - `reproduce`: a document's experiments, tables, figures and report;
 - `report`: a run's or sweep's HTML page;
 - `sweep`: parameter sweeps on local processes or a Dask cluster, saturation search;
@@ -19,7 +20,7 @@ from typing import Annotated
 import typer
 
 from qosnet import __version__
-from qosnet.cli import bench, jobs, net, report, reproduce, service, simulate, sweep
+from qosnet.cli import bench, crosscheck, jobs, net, report, reproduce, service, simulate, sweep
 
 __all__ = ["app"]
 
@@ -55,6 +56,7 @@ def main(
 app.command()(simulate.run)
 app.command()(simulate.validate)
 app.command()(bench.bench)
+app.command()(crosscheck.crosscheck)
 app.command()(reproduce.reproduce)
 app.command()(sweep.sweep)
 app.command()(report.report)

@@ -68,6 +68,8 @@ impl Simulation {
             link: [rc.link_latency as Cycle, endpoint_link],
             credit: rc.credit_latency as Cycle,
             speedup: rc.speedup,
+            allocator: rc.allocator.kind,
+            iterations: rc.allocator.iterations(),
             vc_selection: rc.vc_selection,
             release_on_send: rc.vc_release == VcRelease::TailSent,
             kind: rc.kind,

@@ -108,6 +108,42 @@ fn video_spec(
 }
 
 /// Check one scheduler configuration's parameters.
+/// `[router] allocator`: iterations in range, and the combinations the allocators support.
+fn check_allocator(errs: &mut Vec<ConfigError>, rc: &crate::config::RouterConfig) {
+    use crate::config::AllocatorKind;
+    let a = &rc.allocator;
+    if let Some(n) = a.iterations {
+        if a.kind == AllocatorKind::Wavefront {
+            errs.push(ConfigError::new(
+                "router.allocator.iterations",
+                format!("the wavefront allocator finds a maximal matching in one pass and takes no iterations; remove the key, got {n}"),
+            ));
+        } else {
+            range(errs, "router.allocator.iterations", n, 1, 16);
+        }
+    }
+    if a.kind != AllocatorKind::SeparableInputFirst && rc.speedup > 1 {
+        errs.push(ConfigError::new(
+            "router.allocator.kind",
+            format!(
+                "with router.speedup > 1 (got {}) the allocator must be \"separable_input_first\"",
+                rc.speedup
+            ),
+        ));
+    }
+    let rate_keys = !crate::sched::KeyMode::of(&rc.crossbar()).is_age();
+    if a.kind == AllocatorKind::Wavefront && rate_keys {
+        errs.push(ConfigError::new(
+            "router.allocator.kind",
+            format!(
+                "the wavefront allocator orders requests by position, not by the crossbar scheduler's rate keys ({}); \
+                 use \"separable_input_first\" or \"islip\", or an age-ordered crossbar_scheduler (fcfs, round_robin, wrr, vl_arbitration)",
+                rc.crossbar().name()
+            ),
+        ));
+    }
+}
+
 fn check_scheduler(errs: &mut Vec<ConfigError>, path: &str, cfg: &SchedulerConfig, vcs: u32) {
     match cfg {
         SchedulerConfig::VirtualClock { counter_bits } => {
@@ -308,6 +344,7 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
     range(&mut errs, "router.link_latency", rc.link_latency, 1, 10_000);
     range(&mut errs, "router.credit_latency", rc.credit_latency, 1, 10_000);
     range(&mut errs, "router.speedup", rc.speedup, 1, 16);
+    check_allocator(&mut errs, rc);
     range(&mut errs, "router.block_size", rc.block_size, 1, 65_535);
     check_scheduler(&mut errs, "router.crossbar_scheduler", &rc.crossbar(), rc.vcs);
     check_scheduler(&mut errs, "router.output_scheduler", &rc.output(), rc.vcs);
@@ -597,7 +634,8 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
                 l.iter().copied().filter(|&n| (n as usize) < topo.nodes).collect()
             }
         };
-        match Pattern::build(&t.pattern, topo, |p| cfg.resolve_path(p), &format!("{path}.pattern")) {
+        let built = Pattern::build(&t.pattern, topo, |p| cfg.resolve_path(p), &format!("{path}.pattern"));
+        match built.map(|p| if t.self_traffic { p.with_self_traffic() } else { p }) {
             Ok(pattern) => {
                 let vtick = match (t.vtick, t.class) {
                     (Some(VtickConfig::Cycles(c)), _) => c,

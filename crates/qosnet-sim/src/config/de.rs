@@ -174,6 +174,7 @@ fn least_whole(path: &str) -> i128 {
         "messages",
         "buffer_flits",
         "extra_buffer",
+        "iterations",
     ];
     COUNTS.contains(&name) as i128
 }

@@ -353,6 +353,52 @@ pub enum VcRelease {
     TailSent,
 }
 
+/// How the crossbar (stage 4) matches its inputs to its outputs each cycle
+/// (`router/crossbar.rs`, `router/islip.rs`, `router/wavefront.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AllocatorKind {
+    /// Each input nominates one VC (its crossbar scheduler's choice), each output grants one
+    /// of the inputs that chose it; losers nominate again in the next iteration.
+    SeparableInputFirst,
+    /// iSLIP (McKeown, IEEE/ACM ToN 7(2), 1999): each input requests every output one of
+    /// its ready VCs heads to, outputs grant and inputs accept (both round robin, or by
+    /// rate key), pointers move only on first-iteration matches. BookSim2's default
+    /// switch allocator (`sw_allocator = islip`, `alloc_iters = 1`).
+    Islip,
+    /// Wavefront (Tamir and Chi, IEEE TPDS 4(1), 1993): one pass over the request matrix's
+    /// diagonals from a priority diagonal that rotates each cycle, a maximal matching.
+    Wavefront,
+}
+
+/// `[router] allocator`: the crossbar allocator and its iterations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AllocatorConfig {
+    pub kind: AllocatorKind,
+    /// Request-grant rounds per cycle (separable and iSLIP; a wavefront pass is already
+    /// maximal, so it takes none). Default 3 for the separable allocator and 1 for iSLIP
+    /// (BookSim2's `alloc_iters`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<u32>,
+}
+
+impl Default for AllocatorConfig {
+    fn default() -> Self {
+        Self { kind: AllocatorKind::SeparableInputFirst, iterations: None }
+    }
+}
+
+impl AllocatorConfig {
+    /// The iterations in force: as configured, else by kind (a wavefront pass counts as 1).
+    pub fn iterations(&self) -> u32 {
+        self.iterations.unwrap_or(match self.kind {
+            AllocatorKind::SeparableInputFirst => 3,
+            AllocatorKind::Islip | AllocatorKind::Wavefront => 1,
+        })
+    }
+}
+
 /// How a free output VC is picked among the allowed ones.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -389,6 +435,8 @@ pub struct RouterConfig {
     /// Scheduler of each output multiplexer (stage 5). Default: as the crossbar's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_scheduler: Option<SchedulerConfig>,
+    /// The crossbar's allocator (stage 4). Default: separable input-first, 3 iterations.
+    pub allocator: AllocatorConfig,
     /// Block-level multiplexing (document 003 §5.1): schedulers switch VC only every
     /// `block_size` flits (1 = flit-level).
     pub block_size: u32,
@@ -443,6 +491,7 @@ impl Default for RouterConfig {
             speedup: 1,
             crossbar_scheduler: None,
             output_scheduler: None,
+            allocator: AllocatorConfig::default(),
             block_size: 1,
             vc_selection: VcSelection::LowestFree,
             vc_release: VcRelease::TailCredit,
@@ -1022,6 +1071,12 @@ pub struct TrafficConfig {
     pub packet_flits: u32,
     #[serde(default = "default_pattern")]
     pub pattern: PatternConfig,
+    /// Messages may go to their own source (through its router and back), as in BookSim2:
+    /// uniform draws among all N nodes, and a permutation's fixed points send to
+    /// themselves instead of staying silent. Off by default (no self traffic); for
+    /// configurations matched against BookSim2 (`configs/validation/`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub self_traffic: bool,
     /// Which nodes run this source ("all" or a list).
     #[serde(default)]
     pub sources: NodeSet,

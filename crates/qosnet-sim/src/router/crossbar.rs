@@ -1,14 +1,17 @@
 //! Stage 4: the crossbar. The scheduler at each crossbar input chooses one of that port's
 //! VCs whose front flit is ready and whose output VC buffer has room (document 003 §3,
 //! Fig. 1); each crossbar output then grants the inputs that chose it in round-robin order
-//! from the input after the one it served last (a separable input-first allocator, as in
-//! iSLIP). An input whose choice lost keeps its scheduler state and tries again, for
-//! another output, in the next iteration. With speedup S an input may send, and an output
-//! accept, S flits per cycle. Moving a flit out of the input buffer returns a credit
-//! upstream.
+//! from the input after the one it served last (a separable input-first allocator, the
+//! default, `config::AllocatorKind`). An input whose choice lost keeps its scheduler state
+//! and tries again, for another output, in the next iteration. With speedup S an input
+//! may send, and an output accept, S flits per cycle. The other allocators match inputs to
+//! outputs first and let the input's scheduler choose among its VCs to the output it was
+//! matched with (`islip.rs`, `wavefront.rs`). Moving a flit out of the input buffer
+//! returns a credit upstream.
 
 use super::Routers;
 use super::MAX_PORTS;
+use crate::config::AllocatorKind;
 use crate::flit::{DUMMY, LOCAL};
 use crate::metrics::trace::Hop;
 use crate::net::Net;
@@ -16,20 +19,22 @@ use crate::sched::{bits, bits64, rotated};
 use crate::unchecked::At;
 use crate::units::Cycle;
 
-/// Nominate-and-grant rounds per cycle: enough for a loser to find a free output.
-const ITERATIONS: usize = 3;
-
 /// Stage 4's scratch for one router visit, indexed by port. It lives in the simulation,
 /// inline (no pointer to load, nothing to zero per visit), and is all-zero between visits
 /// except `nominee` and `keys`, which are written before they are read.
 #[derive(Clone, Debug)]
 pub(crate) struct XbarScratch {
     /// Per output: the inputs asking for it this round.
-    requests: [u64; MAX_PORTS],
+    pub(super) requests: [u64; MAX_PORTS],
     /// Per input: the VC it nominated this round.
     nominee: [u8; MAX_PORTS],
-    /// With rate-based keys, per input: its nominee's key.
-    keys: [u64; MAX_PORTS],
+    /// With rate-based keys, per input: its nominee's key (iSLIP: its best key for the
+    /// output being granted).
+    pub(super) keys: [u64; MAX_PORTS],
+    /// iSLIP and wavefront, per input: its VCs that may send now, and the outputs they
+    /// head to (those it requests) or, once outputs have granted, those that granted it.
+    pub(super) ready: [u32; MAX_PORTS],
+    pub(super) wants: [u64; MAX_PORTS],
     /// Under speedup only: flits granted per output and sent per input this cycle, and
     /// per input the VCs it already sent from.
     grants: [u8; MAX_PORTS],
@@ -43,6 +48,8 @@ impl Default for XbarScratch {
             requests: [0; MAX_PORTS],
             nominee: [0; MAX_PORTS],
             keys: [0; MAX_PORTS],
+            ready: [0; MAX_PORTS],
+            wants: [0; MAX_PORTS],
             grants: [0; MAX_PORTS],
             sent: [0; MAX_PORTS],
             used: [0; MAX_PORTS],
@@ -54,7 +61,12 @@ impl Default for XbarScratch {
 /// the first in round-robin order from input `start`, or, with rate-based `keys` (per
 /// input, its nominee's key), the smallest key, ties to the first in that order.
 #[inline(always)]
-fn first_request(requests: u64, start: u32, ports: usize, keys: Option<&[u64; MAX_PORTS]>) -> usize {
+pub(super) fn first_request(
+    requests: u64,
+    start: u32,
+    ports: usize,
+    keys: Option<&[u64; MAX_PORTS]>,
+) -> usize {
     debug_assert!(requests != 0 && (start as usize) < ports);
     let from_start = requests & (u64::MAX << start);
     let first = if from_start != 0 { from_start } else { requests }.trailing_zeros() as usize;
@@ -86,8 +98,8 @@ impl Routers {
         // sent, is done for the cycle: the rounds keep no counts, so they are kept apart from
         // the speedup rounds and each output's grant is a bit scan (a twentieth fewer
         // instructions a cycle, measured: configs/bench/README.md).
-        match self.p.speedup {
-            1 if inputs & (inputs - 1) == 0 => {
+        match (self.p.speedup, self.p.allocator) {
+            (1, AllocatorKind::SeparableInputFirst) if inputs & (inputs - 1) == 0 => {
                 // One input may send: its choice has no rival, so it is granted at once
                 // (the rounds would come to the same after one nomination and one grant).
                 let port = inputs.trailing_zeros() as usize;
@@ -96,8 +108,13 @@ impl Routers {
                     self.served(r * self.p.ports + out, port);
                 }
             }
-            1 => self.rounds_single::<PRE, AGE, HOOK>(net, r, inputs, by_key, now),
-            s => self.rounds_speedup::<PRE, AGE, HOOK>(net, r, inputs, s as u8, by_key, now),
+            (1, AllocatorKind::SeparableInputFirst) => {
+                self.rounds_single::<PRE, AGE, HOOK>(net, r, inputs, by_key, now)
+            }
+            (1, AllocatorKind::Islip) => self.rounds_islip::<PRE, AGE, HOOK>(net, r, inputs, by_key, now),
+            (1, AllocatorKind::Wavefront) => self.rounds_wavefront::<PRE, AGE, HOOK>(net, r, inputs, now),
+            // (validation allows speedup with the separable allocator alone)
+            (s, _) => self.rounds_speedup::<PRE, AGE, HOOK>(net, r, inputs, s as u8, by_key, now),
         }
     }
 
@@ -119,7 +136,7 @@ impl Routers {
         // round only those whose nomination lost can find something new.
         let mut saturated = 0u64;
         let mut pending = inputs;
-        for _ in 0..ITERATIONS {
+        for _ in 0..self.p.iterations {
             let (asked, nominated) = self.nominations::<PRE>(r, pending, saturated, by_key, now);
             if asked == 0 {
                 break;
@@ -203,7 +220,7 @@ impl Routers {
         let mut senders = 0u64;
         let mut full = 0u64;
         let mut granted = 0u64;
-        for _ in 0..ITERATIONS {
+        for _ in 0..self.p.iterations {
             let (asked, nominated) = self.nominations::<PRE>(r, pending, saturated, by_key, now);
             if asked == 0 {
                 break;
@@ -267,9 +284,61 @@ impl Routers {
         }
     }
 
+    /// The VCs of input `port` of router `r` that may send now: holding a flit that is
+    /// ready, an output VC with room (a full one is in `ip_blocked`: `traverse`) and, in
+    /// the preemptive router, not waiting on a preemption. A port with no such VC at all
+    /// leaves the crossbar's work (as `nominate` does).
+    #[inline]
+    pub(super) fn ready_vcs<const PRE: bool>(&mut self, r: usize, port: usize, now: Cycle) -> u32 {
+        let ip = r * self.p.ports + port;
+        let mut live = *self.ip_active.at(ip) & *self.ip_nonempty.at(ip) & !*self.ip_blocked.at(ip);
+        if PRE {
+            live &= !self.preemption_blocked(ip);
+        }
+        if live == 0 {
+            *self.r_xbar_ports.at_mut(r) &= !(1 << port);
+            return 0;
+        }
+        let front = self.in_vc.span(self.p.lane_index(ip, 0), self.p.lanes);
+        bits(live).filter(|&v| front.at(v).front.ready <= now).fold(0, |m, v| m | 1 << v)
+    }
+
+    /// The outputs that VCs `vcs` of input `port` of router `r` head to.
+    #[inline]
+    pub(super) fn outputs_of(&self, r: usize, port: usize, vcs: u32) -> u64 {
+        let front = self.in_vc.span(self.p.lane_index(r * self.p.ports + port, 0), self.p.lanes);
+        bits(vcs).fold(0, |m, v| m | 1 << front.at(v).out_port)
+    }
+
+    /// Input `port`'s VCs among `vcs` that head to output `out`.
+    #[inline]
+    pub(super) fn toward(&self, r: usize, port: usize, out: usize, vcs: u32) -> u32 {
+        let ports = self.p.ports;
+        vcs & *self.ip_to_out.at((r * ports + port) * ports + out)
+    }
+
+    /// The smallest rate key among VCs `vcs` (non-empty) of input `port`: what the input
+    /// offers an output under a rate-based scheduler.
+    #[inline]
+    pub(super) fn best_key(&self, r: usize, port: usize, vcs: u32) -> u64 {
+        let front = self.in_vc.span(self.p.lane_index(r * self.p.ports + port, 0), self.p.lanes);
+        bits(vcs).map(|v| front.at(v).front.key).min().unwrap_or(u64::MAX)
+    }
+
+    /// The input scheduler's choice among `vcs` (ready VCs of input `port`), its state
+    /// advanced: the matching allocators ask once the input has its output.
+    #[inline]
+    pub(super) fn choose_vc(&mut self, r: usize, port: usize, vcs: u32, now: Cycle) -> Option<usize> {
+        let ip = r * self.p.ports + port;
+        let front = self.in_vc.span(self.p.lane_index(ip, 0), self.p.lanes);
+        let key = |v: usize| front.at(v).front.key;
+        let ready = |v: usize| front.at(v).front.ready <= now;
+        self.xbar_tables.select(self.xbar_sched.at_mut(ip), vcs, key, ready)
+    }
+
     /// Output port `op` granted input `port`: its round robin starts after it next time.
     #[inline(always)]
-    fn served(&mut self, op: usize, port: usize) {
+    pub(super) fn served(&mut self, op: usize, port: usize) {
         *self.xbar_rr.at_mut(op) = if port + 1 >= self.p.ports { 0 } else { port as u8 + 1 };
     }
 
@@ -327,7 +396,7 @@ impl Routers {
     /// Move the front flit of input VC `v` of `port` through the crossbar into its output
     /// VC buffer, returning a credit upstream.
     #[inline(always)]
-    fn traverse<const PRE: bool, const AGE: bool, const HOOK: bool>(
+    pub(super) fn traverse<const PRE: bool, const AGE: bool, const HOOK: bool>(
         &mut self,
         net: &mut Net,
         r: usize,

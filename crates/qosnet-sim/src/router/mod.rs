@@ -20,6 +20,7 @@ mod crossbar;
 mod deadlock;
 use crossbar::XbarScratch;
 mod input;
+mod islip;
 mod marking;
 mod output;
 mod preemption;
@@ -28,6 +29,7 @@ mod sideband;
 mod stalls;
 mod state;
 mod vc_alloc;
+mod wavefront;
 
 pub(crate) use marking::Marking;
 pub(crate) use preemption::victim;
@@ -155,6 +157,8 @@ impl Routers {
             out_target,
             vc_rr: vec![RoundRobin::default(); n_ports],
             xbar_rr: vec![0; n_ports],
+            xbar_accept: vec![0; n_ports],
+            wave_priority: vec![0; topo.routers],
             va_rr: vec![0; n_ports],
             va_requests: Vec::with_capacity(ports * lanes),
             xbar_saved: vec![Scheduler::build(xbar_cfg, block); ports],

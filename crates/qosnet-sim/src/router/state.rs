@@ -4,7 +4,7 @@
 //! `routing_stage`, `vc_alloc`, `crossbar`, `output`, `preemption`) are methods on
 //! `Routers` that reach the rest of the simulation only through `Net`.
 
-use crate::config::{RouterKind, VcSelection};
+use crate::config::{AllocatorKind, RouterKind, VcSelection};
 use crate::ids::{InputLane, LinkEnd, PacketId};
 use crate::ring::{RingState, Rings};
 use crate::routing::Routing;
@@ -38,6 +38,9 @@ pub(crate) struct Params {
     pub link: [Cycle; 2],
     pub credit: Cycle,
     pub speedup: u32,
+    /// The crossbar allocator (stage 4) and its request-grant rounds per cycle.
+    pub allocator: AllocatorKind,
+    pub iterations: u32,
     pub vc_selection: VcSelection,
     /// Output VCs are free once their holder's tail has crossed (`VcRelease::TailSent`),
     /// not when its credit returns.
@@ -223,6 +226,11 @@ pub(crate) struct Routers {
     pub(crate) vc_rr: Vec<RoundRobin>,
     /// Per output port: the input port after the one the crossbar output served last.
     pub(crate) xbar_rr: Vec<u8>,
+    /// Per input port: iSLIP's accept pointer, the output after the one it accepted last
+    /// in a first iteration (`islip.rs`).
+    pub(crate) xbar_accept: Vec<u8>,
+    /// Per router: the wavefront allocator's priority diagonal this cycle (`wavefront.rs`).
+    pub(crate) wave_priority: Vec<u8>,
     /// Per output port: the round robin's pointer after the header granted a VC last
     /// (`vc_alloc::Requester`).
     pub(crate) va_rr: Vec<u16>,

@@ -237,7 +237,7 @@ mod tests {
             rate_by_phase: vec![rate],
             message_flits: 1,
             packet_flits: 1,
-            pattern: Pattern::Uniform { nodes: 2 },
+            pattern: Pattern::Uniform { nodes: 2, with_self: false },
             vtick: 1,
         }
     }

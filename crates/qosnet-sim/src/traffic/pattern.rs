@@ -3,7 +3,9 @@
 //! Bit permutations (transpose, bit-complement, bit-reversal, perfect shuffle, butterfly)
 //! act on the b-bit node index and need a power-of-two node count (transpose: an even b);
 //! tornado and neighbour act on mesh/torus coordinates. Uniform never picks the source
-//! itself. A source that a permutation maps onto itself sends nothing.
+//! itself. A source that a permutation maps onto itself sends nothing. With a traffic
+//! entry's `self_traffic` (BookSim2's convention) both go to the source instead
+//! (`Pattern::with_self_traffic`).
 
 use crate::config::PatternConfig;
 use crate::error::ConfigError;
@@ -16,6 +18,8 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 pub enum Pattern {
     Uniform {
         nodes: usize,
+        /// The source itself is among the destinations drawn (`self_traffic`).
+        with_self: bool,
     },
     /// A fixed destination per source (`None`: this source is silent).
     Fixed(Vec<Option<u32>>),
@@ -62,7 +66,7 @@ impl Pattern {
             ));
         }
         Ok(match cfg {
-            PatternConfig::Uniform => Pattern::Uniform { nodes: n },
+            PatternConfig::Uniform => Pattern::Uniform { nodes: n, with_self: false },
             PatternConfig::Transpose => {
                 let b = pow2_bits(n, &kind_path, "transpose")?;
                 if b % 2 != 0 {
@@ -161,7 +165,8 @@ impl Pattern {
     #[inline]
     pub fn destination(&self, src: usize, rng: &mut Xoshiro256PlusPlus) -> Option<usize> {
         match self {
-            Pattern::Uniform { nodes } => Some(uniform_other(*nodes, src, rng)),
+            Pattern::Uniform { nodes, with_self: false } => Some(uniform_other(*nodes, src, rng)),
+            Pattern::Uniform { nodes, with_self: true } => Some(rng.gen_range(0..*nodes)),
             Pattern::Fixed(d) => d[src].map(|d| d as usize),
             Pattern::HotSpot { nodes, fraction, hot } => {
                 if rng.gen::<f64>() < *fraction {
@@ -181,6 +186,20 @@ impl Pattern {
                 let x = rng.gen::<f64>() * total;
                 Some(row.partition_point(|&c| c <= x).min(row.len() - 1))
             }
+        }
+    }
+
+    /// The pattern with self traffic (a traffic entry's `self_traffic`, BookSim2's
+    /// convention): uniform draws among all nodes, and a source a fixed pattern leaves
+    /// silent (a permutation's fixed point, the fixed destination itself) sends to
+    /// itself. Hot-spot and matrix patterns are as configured.
+    pub fn with_self_traffic(self) -> Pattern {
+        match self {
+            Pattern::Uniform { nodes, .. } => Pattern::Uniform { nodes, with_self: true },
+            Pattern::Fixed(d) => {
+                Pattern::Fixed(d.into_iter().enumerate().map(|(s, d)| Some(d.unwrap_or(s as u32))).collect())
+            }
+            other => other,
         }
     }
 
@@ -336,7 +355,7 @@ mod tests {
 
     #[test]
     fn uniform_never_self() {
-        let p = Pattern::Uniform { nodes: 4 };
+        let p = Pattern::Uniform { nodes: 4, with_self: false };
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
         let mut seen = [0; 4];
         for _ in 0..3000 {

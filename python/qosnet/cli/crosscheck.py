@@ -1,0 +1,148 @@
+"""`qosnet crosscheck`: qosnet beside BookSim2 on the matched configurations of
+configs/validation (the measuring is `qosnet.crosscheck`; this module parses the options and
+prints the table)."""
+
+import math
+import shutil
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich import box
+from rich.table import Table
+
+from qosnet.cli.common import err, stdout_console, user_errors
+from qosnet.cli.sweep import JobsOption, SchedulerOption, pool_options, runs_progress
+
+__all__ = ["crosscheck"]
+
+
+def _find_validation_dir() -> Path | None:
+    here = Path(__file__).resolve()
+    candidates = [Path.cwd() / "configs" / "validation", here.parents[3] / "configs" / "validation"]
+    return next((c for c in candidates if (c / "cases.toml").is_file()), None)
+
+
+def _pct(x: float) -> str:
+    return "-" if math.isnan(x) else f"{x:+.1%}"
+
+
+def _num(x: Any, fmt: str) -> str:
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, fmt)
+
+
+def crosscheck(
+    booksim: Annotated[
+        Path | None,
+        typer.Option(
+            "--booksim",
+            help="BookSim2 binary you built (not shipped); without it only qosnet runs.",
+            show_default=False,
+        ),
+    ] = None,
+    cases: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--case",
+            "-c",
+            metavar="TEXT",
+            help="Run the cases whose name contains TEXT (e.g. mesh4x4-16vc, -uniform). "
+            "Repeatable; default: every case of cases.toml.",
+            show_default=False,
+        ),
+    ] = None,
+    directory: Annotated[
+        Path | None,
+        typer.Option(
+            "--dir",
+            help="Directory with cases.toml, the qosnet configurations and booksim2/ inputs "
+            "(default: configs/validation under the working directory or the repository).",
+            show_default=False,
+        ),
+    ] = None,
+    out: Annotated[
+        Path,
+        typer.Option("--out", "-o", help="Directory for crosscheck.csv and runs.csv."),
+    ] = Path("crosscheck"),
+    jobs: JobsOption = None,
+    scheduler: SchedulerOption = None,
+) -> None:
+    """Zero-load latency and saturation load of qosnet and BookSim2, side by side, on the
+    matched configurations (configs/validation/README.md says how each parameter of
+    BookSim2's `iq` router is matched). Writes one row per case with qosnet's difference
+    from BookSim2, and every run the saturation searches made."""
+    from qosnet.crosscheck import load_plan, points_table, run_plan, summarise
+    from qosnet.tables import write
+
+    with user_errors():
+        found = directory or _find_validation_dir()
+        if found is None or not (found / "cases.toml").is_file():
+            err("error: no configs/validation/cases.toml found; pass --dir")
+            raise typer.Exit(1)
+        if booksim is not None:
+            resolved = shutil.which(str(booksim)) if not booksim.exists() else str(booksim)
+            if resolved is None:
+                err(f"--booksim: no such program: {booksim}")
+                raise typer.Exit(1)
+            booksim = Path(resolved)
+        try:
+            plan = load_plan(found, cases or ())
+        except ValueError as e:
+            err(f"error: {e}")
+            raise typer.Exit(1) from None
+        if not plan.cases:
+            err(f"error: no case of {found / 'cases.toml'} matches {cases}")
+            raise typer.Exit(1)
+        pool = pool_options(jobs, scheduler)
+        n = len(plan.cases) * (2 if booksim else 1)
+        failed: list[str] = []
+        with runs_progress("crosscheck", total=n) as bar:
+
+            def done(_search: Any, outcome: Any) -> None:
+                if not outcome.ok:
+                    failed.append(outcome.error)
+                bar.advance()
+
+            searches = run_plan(plan, booksim, pool, on_done=done)
+        table = summarise(searches, plan.limits)
+        out.mkdir(parents=True, exist_ok=True)
+        write(table, out / "crosscheck.csv")
+        write(points_table(searches), out / "runs.csv")
+        _print(table, booksim is not None)
+        for line in failed:
+            err(f"failed: {line}")
+        stdout_console().print(f"wrote {out / 'crosscheck.csv'} and {out / 'runs.csv'}")
+        if failed:
+            raise typer.Exit(1)
+
+
+def _print(table: Any, with_booksim: bool) -> None:
+    t = Table(
+        box=box.SIMPLE_HEAD, title="zero-load latency (cycles) and saturation (flits/node/cycle)"
+    )
+    t.add_column("case")
+    t.add_column("latency qosnet", justify="right")
+    if with_booksim:
+        t.add_column("BookSim2", justify="right")
+        t.add_column("diff", justify="right")
+    t.add_column("saturation qosnet", justify="right")
+    if with_booksim:
+        t.add_column("BookSim2", justify="right")
+        t.add_column("diff", justify="right")
+    for row in table.to_dict("records"):
+        cells = [row["case"], _num(row.get("qosnet_zero_load_latency"), ".2f")]
+        if with_booksim:
+            cells += [
+                _num(row.get("booksim2_zero_load_latency"), ".2f"),
+                _pct(row["zero_load_latency_difference"]),
+            ]
+        sat = row.get("qosnet_saturation")
+        cells.append(_num(sat, ".3f") if not math.isnan(sat) else row.get("qosnet_status", "-"))
+        if with_booksim:
+            bsat = row.get("booksim2_saturation", math.nan)
+            cells += [
+                _num(bsat, ".3f") if not math.isnan(bsat) else str(row.get("booksim2_status", "-")),
+                _pct(row["saturation_difference"]),
+            ]
+        t.add_row(*cells)
+    stdout_console().print(t)

@@ -1,0 +1,383 @@
+"""qosnet beside BookSim2 on matched configurations (`qosnet crosscheck`, issue 22).
+
+`configs/validation/` holds, per network, a qosnet configuration and a BookSim2 input set up
+to model the same router (`<base>.toml`, `booksim2/<base>.cfg`; the README there says how
+each BookSim2 parameter is matched), and `cases.toml`, the cases: per base, the VC counts,
+packet sizes and patterns to run. A case is the base with those four fields set on both
+sides, one place (`Case.qosnet_overrides`, `Case.booksim_input`), so the two cannot drift.
+
+For each case and each simulator this module measures
+- the zero-load latency: the mean packet latency (source queueing included, as BookSim2's
+  "Packet latency average") at `zero_load` flits/node/cycle;
+- the saturation load: bisection on the offered load between `low` and `high` until the
+  bracket is narrower than `tolerance` of its lower end. A load is saturated when, over the
+  measurement window, accepted traffic falls more than 5% short of offered, or the mean
+  packet latency exceeds `latency_limit` cycles: BookSim2 stops such a run itself (its
+  `latency_thres`, set to the same limit: "Simulation unstable"); qosnet's run ends at its
+  drain limit and is judged the same way. Both sides are judged by one rule.
+
+BookSim2 is not shipped: the caller names a binary it built (`--booksim`). Each search runs
+as one item on `qosnet.pool` (local processes or Dask), one simulator and case per item.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import subprocess
+import tempfile
+import tomllib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from qosnet import _core
+from qosnet.pool import Outcome, Pool, map_unordered
+
+__all__ = [
+    "Case",
+    "Plan",
+    "Search",
+    "booksim_point",
+    "load_plan",
+    "qosnet_point",
+    "run_plan",
+    "search",
+    "summarise",
+]
+
+#: Pattern names: qosnet's `pattern.kind` -> BookSim2's `traffic`.
+BOOKSIM_TRAFFIC = {
+    "uniform": "uniform",
+    "transpose": "transpose",
+    "bit_complement": "bitcomp",
+    "bit_reversal": "bitrev",
+    "perfect_shuffle": "shuffle",
+    "tornado": "tornado",
+    "neighbour": "neighbor",
+}
+
+#: Accepted traffic below this fraction of offered: saturated (as `qosnet sweep`'s rule).
+ACCEPTED_FRACTION = 0.95
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How the cases are measured (`cases.toml`'s `[measure]`)."""
+
+    zero_load: float = 0.005
+    low: float = 0.01
+    high: float = 1.0
+    #: The bisection stops when high - low <= tolerance * low.
+    tolerance: float = 0.02
+    #: Mean packet latency (cycles) above which a load counts as saturated.
+    latency_limit: float = 1000.0
+    timeout: float = 3600.0
+
+    def check(self) -> None:
+        if not 0 < self.zero_load < 1:
+            raise ValueError(f"measure.zero_load: must be in (0, 1), got {self.zero_load}")
+        if not 0 < self.low < self.high <= 1:
+            raise ValueError(
+                f"measure.low, measure.high: must satisfy 0 < low < high <= 1, "
+                f"got {self.low}, {self.high}"
+            )
+        if not 0 < self.tolerance < 1:
+            raise ValueError(f"measure.tolerance: must be in (0, 1), got {self.tolerance}")
+        if not self.latency_limit > 0:
+            raise ValueError(f"measure.latency_limit: must be > 0, got {self.latency_limit}")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One matched case: a base network with VCs, packet size and pattern set."""
+
+    base: str
+    vcs: int
+    packet_flits: int
+    pattern: str
+    directory: Path
+
+    @property
+    def name(self) -> str:
+        return f"{self.base}-{self.vcs}vc-{self.packet_flits}flit-{self.pattern}"
+
+    def qosnet_overrides(self, load: float) -> list[str]:
+        return [
+            f"router.vcs={self.vcs}",
+            f"traffic[0].message_flits={self.packet_flits}",
+            f"traffic[0].packet_flits={self.packet_flits}",
+            f'traffic[0].pattern={{ kind = "{self.pattern}" }}',
+            f"traffic[0].load={load!r}",
+        ]
+
+    def booksim_input(self, load: float, latency_limit: float) -> str:
+        """The base BookSim2 input with this case's fields and `load` set."""
+        text = (self.directory / "booksim2" / f"{self.base}.cfg").read_text(encoding="utf-8")
+        values = {
+            "num_vcs": str(self.vcs),
+            "packet_size": str(self.packet_flits),
+            "traffic": BOOKSIM_TRAFFIC[self.pattern],
+            "injection_rate": repr(load),
+            "latency_thres": repr(float(latency_limit)),
+        }
+        for key, value in values.items():
+            line = f"{key} = {value};"
+            text, n = re.subn(rf"^\s*{key}\s*=.*;\s*$", line, text, flags=re.MULTILINE)
+            if n == 0:
+                text += f"\n{line}"
+        return text + "\n"
+
+
+@dataclass(frozen=True)
+class Plan:
+    cases: list[Case]
+    limits: Limits
+
+
+def load_plan(directory: Path, select: Iterable[str] = ()) -> Plan:
+    """The cases of `directory/cases.toml`, those whose name contains one of `select`
+    (all when empty)."""
+    path = directory / "cases.toml"
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    known = {f.name for f in Limits.__dataclass_fields__.values()}
+    measure = data.get("measure", {})
+    unknown = set(measure) - known
+    if unknown:
+        raise ValueError(
+            f"{path}: measure.{sorted(unknown)[0]}: unknown key (known: {sorted(known)})"
+        )
+    limits = Limits(**{k: float(v) for k, v in measure.items()})
+    limits.check()
+    cases = []
+    for i, group in enumerate(data.get("group", [])):
+        where = f"{path}: group[{i}]"
+        base = group.get("base")
+        if not isinstance(base, str):
+            raise ValueError(f"{where}.base: must name a configuration, got {base!r}")
+        for needed in (directory / f"{base}.toml", directory / "booksim2" / f"{base}.cfg"):
+            if not needed.is_file():
+                raise ValueError(f"{where}.base: no {needed}")
+        for pattern in group.get("patterns", ["uniform"]):
+            if pattern not in BOOKSIM_TRAFFIC:
+                raise ValueError(
+                    f"{where}.patterns: {pattern!r} is not one of {sorted(BOOKSIM_TRAFFIC)}"
+                )
+            for vcs in group.get("vcs", [16]):
+                for flits in group.get("packet_flits", [1]):
+                    cases.append(Case(base, int(vcs), int(flits), pattern, directory))
+    wanted = list(select)
+    if wanted:
+        cases = [c for c in cases if any(w in c.name for w in wanted)]
+    return Plan(cases, limits)
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run: its offered load, accepted throughput, mean packet latency."""
+
+    load: float
+    accepted: float
+    latency: float
+    saturated: bool
+
+
+def qosnet_point(case: Case, load: float, limits: Limits) -> Point:
+    from qosnet import api
+
+    config = case.directory / f"{case.base}.toml"
+    result = api.run(config, case.qosnet_overrides(load))
+    row = result.classes.iloc[0]
+    accepted = float(row["accepted_flits_per_node_cycle"])
+    offered = float(row["offered_flits_per_node_cycle"])
+    latency = float(row["latency_mean"])
+    saturated = (
+        bool(result.summary["saturated"])
+        or accepted < ACCEPTED_FRACTION * offered
+        or not latency <= limits.latency_limit
+    )
+    return Point(load, accepted, latency, saturated)
+
+
+_NUMBER = r"([-+0-9.eE]+|nan|inf)"
+
+
+def booksim_point(booksim: Path, case: Case, load: float, limits: Limits) -> Point:
+    """Run BookSim2 on the case at `load` and judge it by the same rule as qosnet."""
+    with tempfile.TemporaryDirectory(prefix="qosnet-crosscheck-") as tmp:
+        cfg = Path(tmp) / f"{case.name}.cfg"
+        cfg.write_text(case.booksim_input(load, limits.latency_limit), encoding="utf-8")
+        try:
+            out = subprocess.run(
+                [str(booksim), str(cfg)],
+                capture_output=True,
+                text=True,
+                timeout=limits.timeout,
+                cwd=tmp,
+            ).stdout
+        except subprocess.TimeoutExpired:
+            raise _core.QosnetError(
+                f"BookSim2 ran longer than {limits.timeout:.0f} s on {case.name} at {load}"
+            ) from None
+    unstable = "Simulation unstable" in out
+    overall = out.split("====== Overall Traffic Statistics ======")
+    if len(overall) < 2 and not unstable:
+        raise _core.QosnetError(
+            f"BookSim2 gave no statistics for {case.name} at {load}: {out[-400:]}"
+        )
+    tail = overall[-1]
+
+    def last(label: str) -> float:
+        found = re.findall(rf"{label}\s*=\s*{_NUMBER}", tail)
+        return float(found[-1]) if found else math.nan
+
+    accepted = last("Accepted flit rate average")
+    latency = last("Packet latency average")
+    saturated = unstable or not accepted >= ACCEPTED_FRACTION * load
+    return Point(load, accepted, latency, saturated)
+
+
+@dataclass
+class Search:
+    """One simulator's measurements of one case."""
+
+    case: Case
+    simulator: str
+    zero_load_latency: float = math.nan
+    low: float = math.nan
+    high: float = math.nan
+    status: str = "searching"
+    points: list[Point] = field(default_factory=list)
+
+    @property
+    def saturation(self) -> float:
+        return (self.low + self.high) / 2 if self.status == "found" else math.nan
+
+
+def search(case: Case, limits: Limits, measure: Callable[[float], Point], simulator: str) -> Search:
+    """Zero-load latency, then the saturation load by bisection."""
+    s = Search(case, simulator)
+
+    def at(load: float) -> Point:
+        p = measure(round(load, 6))
+        s.points.append(p)
+        return p
+
+    s.zero_load_latency = at(limits.zero_load).latency
+    low, high = limits.low, limits.high
+    if at(low).saturated:
+        s.status = "saturated at low"
+        return s
+    if not at(high).saturated:
+        s.status = "not saturated at high"
+        s.low = s.high = high
+        return s
+    while high - low > limits.tolerance * low:
+        mid = (low + high) / 2
+        if at(mid).saturated:
+            high = mid
+        else:
+            low = mid
+    s.low, s.high, s.status = low, high, "found"
+    return s
+
+
+@dataclass(frozen=True)
+class _Item:
+    case: Case
+    limits: Limits
+    simulator: str
+    booksim: Path | None
+
+
+def _run_item(item: _Item) -> Search:
+    if item.simulator == "booksim2":
+        assert item.booksim is not None
+        booksim = item.booksim
+        return search(
+            item.case,
+            item.limits,
+            lambda x: booksim_point(booksim, item.case, x, item.limits),
+            "booksim2",
+        )
+    return search(
+        item.case, item.limits, lambda x: qosnet_point(item.case, x, item.limits), "qosnet"
+    )
+
+
+def run_plan(
+    plan: Plan,
+    booksim: Path | None,
+    pool: Pool,
+    on_done: Callable[[Search | None, Outcome], None] | None = None,
+) -> list[Search]:
+    """Every case on qosnet, and on BookSim2 when `booksim` is given."""
+    sims = ["qosnet"] + (["booksim2"] if booksim is not None else [])
+    items = [_Item(c, plan.limits, s, booksim) for c in plan.cases for s in sims]
+    found: dict[int, Search] = {}
+    for i, outcome in map_unordered(_run_item, items, pool):
+        if outcome.ok:
+            found[i] = outcome.value
+        elif on_done is None:
+            raise _core.QosnetError(
+                f"{items[i].case.name} on {items[i].simulator}: {outcome.error}"
+            )
+        if on_done is not None:
+            on_done(found.get(i), outcome)
+    return [found[i] for i in sorted(found)]
+
+
+def _difference(ours: float, theirs: float) -> float:
+    return (ours - theirs) / theirs if theirs and not math.isnan(theirs) else math.nan
+
+
+def summarise(searches: list[Search], limits: Limits) -> pd.DataFrame:
+    """One row per case: both simulators' zero-load latency and saturation, and qosnet's
+    difference from BookSim2 as a fraction of BookSim2's."""
+    by_case: dict[str, dict[str, Any]] = {}
+    for s in searches:
+        row = by_case.setdefault(
+            s.case.name,
+            {
+                "case": s.case.name,
+                "base": s.case.base,
+                "vcs": s.case.vcs,
+                "packet_flits": s.case.packet_flits,
+                "pattern": s.case.pattern,
+            },
+        )
+        row[f"{s.simulator}_zero_load_latency"] = s.zero_load_latency
+        row[f"{s.simulator}_saturation"] = s.saturation
+        row[f"{s.simulator}_status"] = s.status
+        row[f"{s.simulator}_runs"] = len(s.points)
+    rows = list(by_case.values())
+    for row in rows:
+        for metric in ("zero_load_latency", "saturation"):
+            row[f"{metric}_difference"] = _difference(
+                row.get(f"qosnet_{metric}", math.nan), row.get(f"booksim2_{metric}", math.nan)
+            )
+    frame = pd.DataFrame(rows)
+    frame.attrs["tolerance"] = limits.tolerance
+    return frame
+
+
+def points_table(searches: list[Search]) -> pd.DataFrame:
+    """Every run the searches made, tidy: case, simulator, load, accepted, latency,
+    saturated."""
+    return pd.DataFrame(
+        [
+            {
+                "case": s.case.name,
+                "simulator": s.simulator,
+                "load": p.load,
+                "accepted": p.accepted,
+                "latency": p.latency,
+                "saturated": p.saturated,
+            }
+            for s in searches
+            for p in s.points
+        ]
+    )

@@ -1,0 +1,175 @@
+"""`qosnet crosscheck` (issue 22): the matched cases, the BookSim2 input derived from each,
+the one saturation rule applied to both simulators, the bisection, and the command end to
+end (qosnet alone; BookSim2 is not shipped, so its side runs against a stand-in program
+that prints BookSim2's output format)."""
+
+import math
+import stat
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from qosnet.cli import app
+from qosnet.crosscheck import (
+    Case,
+    Limits,
+    Point,
+    booksim_point,
+    load_plan,
+    qosnet_point,
+    search,
+    summarise,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+VALIDATION = ROOT / "configs" / "validation"
+
+
+def test_shipped_cases_cover_the_issue_matrix():
+    plan = load_plan(VALIDATION)
+    names = {c.name for c in plan.cases}
+    for base in ("mesh4x4", "mesh8x8"):
+        for vcs in (16, 2):
+            for flits in (1, 40):
+                for pattern in ("uniform", "transpose", "bit_complement"):
+                    assert f"{base}-{vcs}vc-{flits}flit-{pattern}" in names
+    assert {"torus8x8-16vc-1flit-uniform", "torus8x8-2vc-1flit-uniform"} <= names
+    assert len(load_plan(VALIDATION, ["torus"]).cases) == 2
+
+
+def test_booksim_input_sets_the_case_on_the_base():
+    case = Case("mesh8x8", 2, 40, "bit_complement", VALIDATION)
+    text = case.booksim_input(0.125, 1000)
+    lines = {
+        ln.split("=")[0].strip(): ln.split("=")[1].strip()
+        for ln in text.splitlines()
+        if "=" in ln and not ln.startswith("//")
+    }
+    assert lines["num_vcs"] == "2;"
+    assert lines["packet_size"] == "40;"
+    assert lines["traffic"] == "bitcomp;"
+    assert lines["injection_rate"] == "0.125;"
+    assert lines["latency_thres"] == "1000.0;"
+    # what the case does not set stays as the base has it
+    assert lines["vc_buf_size"] == "8;" and lines["k"] == "8;"
+
+
+def test_qosnet_side_runs_the_same_case():
+    case = Case("mesh4x4", 2, 1, "transpose", VALIDATION)
+    short = Limits()
+    p = qosnet_point(case, 0.05, short)
+    assert not p.saturated and p.accepted == pytest.approx(0.05, rel=0.1)
+    # past any mesh's capacity under transpose: judged saturated
+    assert qosnet_point(case, 0.95, short).saturated
+
+
+def test_bisection_brackets_a_known_saturation():
+    calls = []
+
+    def measure(load: float) -> Point:
+        calls.append(load)
+        return Point(load, min(load, 0.3), 20.0, load > 0.3)
+
+    s = search(Case("x", 1, 1, "uniform", VALIDATION), Limits(tolerance=0.01), measure, "fake")
+    assert s.status == "found"
+    assert s.low <= 0.3 < s.high and s.high - s.low <= 0.01 * s.low
+    assert s.zero_load_latency == 20.0 and calls[0] == 0.005
+    assert s.saturation == pytest.approx(0.3, rel=0.01)
+
+    never = search(
+        Case("x", 1, 1, "uniform", VALIDATION), Limits(), lambda x: Point(x, x, 5.0, False), "f"
+    )
+    assert never.status == "not saturated at high" and math.isnan(never.saturation)
+
+
+FAKE_BOOKSIM = """#!/usr/bin/env python3
+import re, sys
+text = open(sys.argv[1]).read()
+rate = float(re.search(r"injection_rate = ([0-9.e-]+);", text).group(1))
+thres = float(re.search(r"latency_thres = ([0-9.e-]+);", text).group(1))
+cap = 0.4
+if rate > cap:
+    print("Average latency for class 0 exceeded %s cycles. Aborting simulation." % thres)
+    print("Simulation unstable, ending ...")
+    sys.exit(0)
+print("====== Overall Traffic Statistics ======")
+print("====== Traffic class 0 ======")
+print("Packet latency average = %.4f (1 samples)" % (20 + 10 * rate))
+print("Accepted flit rate average = %.6f (1 samples)" % (rate if rate < 0.35 else 0.9 * rate))
+"""
+
+
+@pytest.fixture
+def fake_booksim(tmp_path: Path) -> Path:
+    path = tmp_path / "booksim"
+    path.write_text(FAKE_BOOKSIM)
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return path
+
+
+def test_booksim_side_is_judged_by_the_same_rule(fake_booksim: Path):
+    case = Case("mesh4x4", 16, 1, "uniform", VALIDATION)
+    ok = booksim_point(fake_booksim, case, 0.2, Limits())
+    assert (
+        not ok.saturated and ok.latency == pytest.approx(22.0) and ok.accepted == pytest.approx(0.2)
+    )
+    # accepted 10% short of offered: saturated although BookSim2 called it stable
+    assert booksim_point(fake_booksim, case, 0.38, Limits()).saturated
+    # "Simulation unstable" (its latency_thres, set to our limit)
+    assert booksim_point(fake_booksim, case, 0.6, Limits()).saturated
+
+
+def test_command_tables_both_sides(fake_booksim: Path, tmp_path: Path):
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        app,
+        [
+            "crosscheck",
+            "--booksim",
+            str(fake_booksim),
+            "-c",
+            "mesh4x4-16vc-1flit-uniform",
+            "-o",
+            str(out),
+            "-j",
+            "1",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    import pandas as pd
+
+    table = pd.read_csv(out / "crosscheck.csv")
+    row = table.iloc[0]
+    assert row["booksim2_status"] == "found"
+    assert row["booksim2_saturation"] == pytest.approx(0.35, rel=0.03)
+    assert row["booksim2_zero_load_latency"] == pytest.approx(20.05)
+    assert row["qosnet_status"] == "found" and 0.5 < row["qosnet_saturation"] < 1.0
+    assert row["saturation_difference"] == pytest.approx(
+        row["qosnet_saturation"] / row["booksim2_saturation"] - 1
+    )
+    runs = pd.read_csv(out / "runs.csv")
+    assert set(runs["simulator"]) == {"qosnet", "booksim2"}
+    assert "mesh4x4-16vc-1flit-uniform" in result.output
+
+
+def test_bad_plan_names_the_field(tmp_path: Path):
+    (tmp_path / "cases.toml").write_text('[[group]]\nbase = "nowhere"\n')
+    with pytest.raises(ValueError, match=r"group\[0\]\.base: no .*nowhere\.toml"):
+        load_plan(tmp_path)
+    (tmp_path / "cases.toml").write_text("[measure]\nlow = 0.5\nhigh = 0.2\n")
+    with pytest.raises(ValueError, match="measure.low, measure.high"):
+        load_plan(tmp_path)
+    result = CliRunner().invoke(app, ["crosscheck", "--dir", str(tmp_path), "-c", "x"])
+    assert result.exit_code == 1 and "measure.low" in result.output
+
+
+def test_summary_difference_is_relative_to_booksim():
+    case = Case("mesh4x4", 16, 1, "uniform", VALIDATION)
+    from qosnet.crosscheck import Search
+
+    ours = Search(case, "qosnet", zero_load_latency=19.0, low=0.5, high=0.51, status="found")
+    theirs = Search(case, "booksim2", zero_load_latency=20.0, low=0.49, high=0.51, status="found")
+    row = summarise([ours, theirs], Limits()).iloc[0]
+    assert row["zero_load_latency_difference"] == pytest.approx(-0.05)
+    assert row["saturation_difference"] == pytest.approx(0.505 / 0.5 - 1)
