@@ -387,7 +387,14 @@ fn router() -> impl Strategy<Value = Value> {
 fn endpoint() -> impl Strategy<Value = Value> {
     (
         prop::sample::select(vec!["ideal", "ideal", "via", "hca"]),
-        prop::sample::select(vec!["fifo", "per_class", "round_robin", "interleaved", "rate_control", "per_vc"]),
+        prop::sample::select(vec![
+            "fifo",
+            "per_class",
+            "round_robin",
+            "interleaved",
+            "rate_control",
+            "per_vc",
+        ]),
         (
             any::<bool>(),
             prop::sample::select(vec!["per_vc", "shared"]),
