@@ -360,6 +360,10 @@ def summarise(searches: list[Search], limits: Limits) -> pd.DataFrame:
                 row.get(f"qosnet_{metric}", math.nan), row.get(f"booksim2_{metric}", math.nan)
             )
     frame = pd.DataFrame(rows)
+    if not frame.empty:
+        # (in the cases' order whatever order the searches ended in)
+        keys = ["base", "pattern", "vcs", "packet_flits"]
+        frame = frame.sort_values(keys, ascending=[True, True, False, True], ignore_index=True)
     frame.attrs["tolerance"] = limits.tolerance
     return frame
 

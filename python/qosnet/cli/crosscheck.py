@@ -70,7 +70,8 @@ def crosscheck(
     """Zero-load latency and saturation load of qosnet and BookSim2, side by side, on the
     matched configurations (configs/validation/README.md says how each parameter of
     BookSim2's `iq` router is matched). Writes one row per case with qosnet's difference
-    from BookSim2, and every run the saturation searches made."""
+    from BookSim2, and every run the saturation searches made, updated as each search
+    ends."""
     from qosnet.crosscheck import load_plan, points_table, run_plan, summarise
     from qosnet.tables import write
 
@@ -96,18 +97,28 @@ def crosscheck(
         pool = pool_options(jobs, scheduler)
         n = len(plan.cases) * (2 if booksim else 1)
         failed: list[str] = []
+        finished: list[Any] = []
+        out.mkdir(parents=True, exist_ok=True)
+
+        def save() -> Any:
+            # (rewritten as each search ends: a long run interrupted keeps what it measured)
+            table = summarise(finished, plan.limits)
+            write(table, out / "crosscheck.csv")
+            write(points_table(finished), out / "runs.csv")
+            return table
+
         with runs_progress("crosscheck", total=n) as bar:
 
-            def done(_search: Any, outcome: Any) -> None:
+            def done(search: Any, outcome: Any) -> None:
                 if not outcome.ok:
                     failed.append(outcome.error)
+                else:
+                    finished.append(search)
+                    save()
                 bar.advance()
 
-            searches = run_plan(plan, booksim, pool, on_done=done)
-        table = summarise(searches, plan.limits)
-        out.mkdir(parents=True, exist_ok=True)
-        write(table, out / "crosscheck.csv")
-        write(points_table(searches), out / "runs.csv")
+            run_plan(plan, booksim, pool, on_done=done)
+        table = save()
         _print(table, booksim is not None)
         for line in failed:
             err(f"failed: {line}")
