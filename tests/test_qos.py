@@ -8,6 +8,7 @@ from typer.testing import CliRunner
 
 import qosnet
 from qosnet.cli import app
+from qosnet.reproduce import seed003
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -115,7 +116,10 @@ def test_reproduce_seed003_quick_writes_report(tmp_path):
     phases = pd.read_csv(out / "router_kinds_phases.csv")
     assert set(phases["router"]) == {"TR", "NP", "P"}
     # runs keep their labels; --set applies after each run's own overrides
-    assert set(phases["load"]) == {0.6, 0.8}
+    # loads relative to the preemptive router's measured saturation (the quick run: the
+    # lowest and the highest)
+    assert set(phases["load"]) == set(seed003.loads(quick=True))
+    assert seed003.loads(quick=True) == [round(f * seed003.SATURATION["P"], 2) for f in (0.7, 0.9)]
 
 
 def test_reproduce_rejects_unknown_names(tmp_path):

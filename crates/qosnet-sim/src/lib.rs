@@ -38,6 +38,7 @@ pub mod results;
 pub mod ring;
 pub mod routing;
 pub mod sched;
+pub mod seed;
 pub mod topology;
 pub mod traffic;
 pub mod units;

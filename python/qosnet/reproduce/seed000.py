@@ -161,6 +161,9 @@ def experiments(quick: bool = False, configs: Path | None = None) -> list[Experi
                         *video_time,
                         one_phase,
                         "router.kind=non_preemptive",
+                        # (document 000's sources: a queue per class, where its agents sit;
+                        # router8.toml's per-VC queues are document 003 §4.2's)
+                        "endpoint.queues=per_class",
                         f"mix.load={load}",
                         *o,
                     ),

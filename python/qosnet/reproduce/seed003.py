@@ -20,6 +20,30 @@ from qosnet.tables import preformatted, write
 KINDS = {"TR": "traditional", "NP": "non_preemptive", "P": "preemptive"}
 RATIOS = ["20:80", "30:70", "50:50", "70:30", "80:20"]
 
+#: Our measured saturation load (flits/node/cycle) of each router under the document's
+#: five-phase mix (router8.toml, the quick phases), by `qosnet sweep --find-saturation
+#: --saturation-axis mix.load` (results/seed003/FINDINGS.md gives the command and the
+#: numbers before the per-VC source queues).
+SATURATION = {"TR": 0.83, "NP": 0.74, "P": 0.88}
+
+#: The loads of the router study, as fractions of the preemptive router's saturation: the
+#: document runs its preemptive router well at 60-80% of the link, so its loads sit below
+#: its router's saturation; ours are chosen the same way relative to ours.
+LOAD_FRACTIONS = (0.7, 0.8, 0.9)
+
+#: Two traces of different burstiness (frame size coefficient of variation 0.54 and 1.58,
+#: largest frame 3.2 and 42 times the mean; data/SOURCES.md), each alone.
+TRACES = {
+    "smooth": "../../data/video-traces/longmemo_videoVBR.txt",
+    "bursty": "../../data/video-traces/evalvid_st_highway_cif.st",
+}
+
+
+def loads(quick: bool = False) -> list[float]:
+    """The study's loads: `LOAD_FRACTIONS` of the preemptive router's saturation."""
+    fractions = (LOAD_FRACTIONS[0], LOAD_FRACTIONS[-1]) if quick else LOAD_FRACTIONS
+    return [round(f * SATURATION["P"], 2) for f in fractions]
+
 
 def _configs() -> Path:
     return configs_dir("seed003")
@@ -49,7 +73,8 @@ def experiments(quick: bool = False, configs: Path | None = None) -> list[Experi
     cfg = configs or _configs()
     router8, mesh = cfg / "router8.toml", cfg / "mesh2x2.toml"
     t = _timing(quick)
-    loads = [0.6, 0.8] if quick else [0.6, 0.7, 0.8]
+    study = loads(quick)
+    middle = study[len(study) // 2]
     out = [
         Experiment(
             "router_kinds",
@@ -63,8 +88,28 @@ def experiments(quick: bool = False, configs: Path | None = None) -> list[Experi
                     router8,
                     (*t, f"router.kind={v}", f"mix.load={load}"),
                 )
-                for load in loads
+                for load in study
                 for k, v in KINDS.items()
+            ],
+        ),
+        Experiment(
+            "burstiness",
+            "NP and P with one smooth and one bursty trace (§4.2: seven traces)",
+            "The preemptive router's advantage holds for streams of different burstiness "
+            "(the document mixes seven MPEG-2 traces; it does not separate them).",
+            [
+                Run(
+                    {"router": k, "video": name, "load": middle},
+                    router8,
+                    (
+                        *t,
+                        f"router.kind={KINDS[k]}",
+                        f"mix.load={middle}",
+                        f"traffic[0].process.traces=['{path}']",
+                    ),
+                )
+                for name, path in TRACES.items()
+                for k in ("NP", "P")
             ],
         ),
         Experiment(
@@ -73,7 +118,12 @@ def experiments(quick: bool = False, configs: Path | None = None) -> list[Experi
             "The preemptive router again gives the lower DMP; best-effort latency grows "
             "with the real-time share.",
             [
-                Run({"router": k, "load": 0.7}, mesh, (*t, f"router.kind={KINDS[k]}"))
+                Run(
+                    {"router": k, "load": load},
+                    mesh,
+                    (*t, f"router.kind={KINDS[k]}", f"mix.load={load}"),
+                )
+                for load in (study[0], study[-1])
                 for k in ("NP", "P")
             ],
         ),
@@ -88,13 +138,16 @@ def experiments(quick: bool = False, configs: Path | None = None) -> list[Experi
                     router8,
                     (
                         *t,
-                        "router.kind=non_preemptive",
+                        # (the document does not name the router; the preemptive router
+                        # gives either class any VC, so the single 80:20 phase is not
+                        # stuck with the split a configuration made for it)
+                        "router.kind=preemptive",
                         f"router.crossbar_scheduler={s}",
                         f"mix.load={load}",
                         'mix.phases=[{ duration = "1 ms", real_time = 80, best_effort = 20 }]',
                     ),
                 )
-                for load in loads
+                for load in study
                 for s in ("virtual_clock", "fair_queueing")
             ],
         ),
@@ -103,7 +156,12 @@ def experiments(quick: bool = False, configs: Path | None = None) -> list[Experi
             "Block-level multiplexing in the preemptive router (Fig. 6)",
             "Larger blocks (1 -> 5 -> 10 flits) hurt.",
             [
-                Run({"block": b}, router8, (*t, "router.kind=preemptive", f"router.block_size={b}"))
+                Run(
+                    {"block": b, "load": load},
+                    router8,
+                    (*t, "router.kind=preemptive", f"router.block_size={b}", f"mix.load={load}"),
+                )
+                for load in study[-1:]
                 for b in (1, 5, 10)
             ],
         ),
@@ -113,14 +171,16 @@ def experiments(quick: bool = False, configs: Path | None = None) -> list[Experi
             "Acceleration helps both real-time and best-effort traffic.",
             [
                 Run(
-                    {"acceleration": a},
+                    {"acceleration": a, "load": load},
                     router8,
                     (
                         *t,
                         "router.kind=preemptive",
                         f"router.preemption.acceleration={str(a).lower()}",
+                        f"mix.load={load}",
                     ),
                 )
+                for load in study[-1:]
                 for a in (True, False)
             ],
         ),
@@ -145,7 +205,7 @@ def _latency_by_class(g: Gathered, label: list[str], cls: str) -> pd.DataFrame:
 
 
 #: Label columns an experiment may vary (the figures' lines and panels).
-LABELS = ("router", "nic", "injection", "load", "scheduler", "block", "acceleration")
+LABELS = ("router", "nic", "injection", "load", "scheduler", "block", "acceleration", "video")
 
 
 def report(

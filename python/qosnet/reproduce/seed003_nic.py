@@ -45,7 +45,8 @@ def experiments(quick: bool = False, configs: Path | None = None) -> list[Experi
     cfg = configs or seed003._configs()
     router8 = cfg / "router8.toml"
     t = seed003._timing(quick)
-    loads = [0.6, 0.8] if quick else [0.6, 0.7, 0.8]
+    # the router study's loads, relative to the preemptive router's measured saturation
+    loads = seed003.loads(quick)
     return [
         Experiment(
             "nic_combinations",

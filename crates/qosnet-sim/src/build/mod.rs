@@ -84,6 +84,8 @@ impl Simulation {
             home_vcs: v.home_vcs,
             vc_selection: config.endpoint.vc_selection,
             per_class_queues: config.endpoint.queues == SourceQueues::PerClass,
+            per_vc_queues: config.endpoint.queues == SourceQueues::PerVc,
+            seed: config.simulation.seed,
             concurrent_packets: config.endpoint.concurrent_packets,
             release_on_send: p.release_on_send,
             link: endpoint_link,

@@ -648,7 +648,10 @@ pub struct EndpointConfig {
     /// by priority, the QoS NIC), and for the NIC models `round_robin` (a message at a time
     /// per send queue, document 004 Fig. 4a), `interleaved` (GM's fair interleaved round
     /// robin over connections and sub-ports, a packet at a time, Fig. 4b) or `rate_control`
-    /// (document 004 §3.3: reserved flows by next dispatch time, the rest interleaved).
+    /// (document 004 §3.3: reserved flows by next dispatch time, the rest interleaved),
+    /// and for the ideal endpoint `per_vc` (document 003 §4.2: a queue per VC, each
+    /// real-time connection bound to one VC of its class and each other message given one
+    /// at random, the VCs' front messages in injection at once).
     pub queues: SourceQueues,
     /// A queue head whose NIC buffer has no room is passed over for the next one
     /// (document 003 §3.3.1's head-of-line blocking avoidance; NIC models).
@@ -870,6 +873,7 @@ pub enum SourceQueues {
     RoundRobin,
     Interleaved,
     RateControl,
+    PerVc,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

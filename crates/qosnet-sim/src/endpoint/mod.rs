@@ -10,6 +10,7 @@ mod drb;
 pub mod nic;
 mod path_choice;
 mod state;
+mod vc_queues;
 
 pub(crate) use path_choice::PathChoice;
 
@@ -105,8 +106,13 @@ impl Endpoints {
         if NIC {
             self.nic_post(net, n, m, now);
         } else {
-            let q = self.source_queue(n, class);
-            self.nic_queue.at_mut(q).push_back(m);
+            if self.p.per_vc_queues {
+                let flow = net.messages.get(m).flow;
+                self.queue_on_vc(n, class, flow, m, now);
+            } else {
+                let q = self.source_queue(n, class);
+                self.nic_queue.at_mut(q).push_back(m);
+            }
             *self.nic_start_blocked.at_mut(n) = false;
             self.activate(n);
         }
@@ -210,7 +216,11 @@ impl Endpoints {
         if nic {
             self.nic_send_side(net, n, now);
         } else if !*self.nic_start_blocked.at(n) {
-            self.start_packets(net, n, now);
+            if self.p.per_vc_queues {
+                self.start_vc_packets(net, n, now);
+            } else {
+                self.start_packets(net, n, now);
+            }
         }
         let mut sending = *self.nic_sending.at(n);
         if sending == 0 {

@@ -102,13 +102,7 @@ pub struct Source {
     on_off: on_off::OnOff,
 }
 
-/// SplitMix64 finaliser: decorrelates per-component seeds derived from one master seed.
-pub fn mix_seed(master: u64, stream: u64) -> u64 {
-    let mut z = master ^ stream.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(0x632B_E59B_D9B4_E019);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+pub use crate::seed::mix_seed;
 
 impl Source {
     /// Source `stream` of `spec` at `node`; streams (video, ON/OFF) pick their

@@ -93,6 +93,23 @@ impl NicParams {
                 }
             }
         }
+        if e.queues == SourceQueues::PerVc {
+            if nic {
+                errs.push(ConfigError::new(
+                    "endpoint.queues",
+                    "\"per_vc\" is the ideal endpoint's (a NIC model queues by doorbell or send queue): \
+                     use \"fifo\", \"per_class\", \"round_robin\", \"interleaved\" or \"rate_control\"",
+                ));
+            }
+            for (field, set) in [("agent", e.agent.is_some()), ("admission", e.admission.is_some())] {
+                if set {
+                    errs.push(ConfigError::new(
+                        format!("endpoint.{field}"),
+                        "is not available with endpoint.queues = \"per_vc\": use \"fifo\" or \"per_class\"",
+                    ));
+                }
+            }
+        }
         let d = &e.dma;
         if !(d.bandwidth.bits_per_second > 0.0 && d.bandwidth.bits_per_second.is_finite()) {
             errs.push(ConfigError::new(
@@ -286,6 +303,7 @@ impl Endpoints {
     pub(crate) fn nic_has_work<const NIC: bool>(&self, n: usize) -> bool {
         self.nic_sending[n] != 0
             || self.nic_queue[n * 3..n * 3 + 3].iter().any(|q| !q.is_empty())
+            || (!NIC && self.p.per_vc_queues && self.vc_queued[n] != [0; 3])
             || (NIC && (self.nics[n].buffered_mask != 0 || self.nics[n].queues.pending() > 0))
     }
 
