@@ -3,8 +3,6 @@ the speed of admission decisions. The measuring is `qosnet.bench` and
 `qosnet.middleware.bench`; this module parses the options and prints the tables."""
 
 import json
-import os
-import shutil
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated
@@ -14,7 +12,14 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from qosnet.cli.common import JsonOption, SetOption, err, stdout_console, user_errors
+from qosnet.cli.common import (
+    JsonOption,
+    SetOption,
+    booksim_program,
+    err,
+    stdout_console,
+    user_errors,
+)
 
 __all__ = ["bench"]
 
@@ -106,11 +111,7 @@ def bench(
     if configs and directory is not None:
         raise typer.BadParameter("give CONFIG files or --dir, not both", param_hint="--dir")
     if booksim is not None:
-        # a path, or a command name on PATH
-        found = booksim if booksim.is_file() else Path(shutil.which(str(booksim)) or booksim)
-        if not (found.is_file() and os.access(found, os.X_OK)):
-            raise typer.BadParameter(f"{booksim} is not an executable file", param_hint="--booksim")
-        booksim = found
+        booksim = booksim_program(booksim)
     if booksim is not None and any(not s.startswith("simulation.") for s in sets or ()):
         raise typer.BadParameter(
             "with --booksim only simulation.* may be overridden (BookSim2's inputs are fixed: "

@@ -5,6 +5,8 @@ Every error a user can cause (a bad configuration or override, a missing file, a
 is printed on stderr with a non-zero exit status, never as a traceback.
 """
 
+import os
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +19,7 @@ from qosnet import _core
 
 __all__ = [
     "ConfigArg",
+    "booksim_program",
     "JsonOption",
     "SetOption",
     "err",
@@ -43,6 +46,14 @@ SetOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON only, for scripts.")]
+
+
+def booksim_program(path: Path) -> Path:
+    """`--booksim`: a path, or a command name on PATH, that is an executable file."""
+    found = path if path.is_file() else Path(shutil.which(str(path)) or path)
+    if not (found.is_file() and os.access(found, os.X_OK)):
+        raise typer.BadParameter(f"{path} is not an executable file", param_hint="--booksim")
+    return found
 
 
 def err(line: str) -> None:

@@ -3,7 +3,6 @@ configs/validation (the measuring is `qosnet.crosscheck`; this module parses the
 prints the table)."""
 
 import math
-import shutil
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -11,16 +10,10 @@ import typer
 from rich import box
 from rich.table import Table
 
-from qosnet.cli.common import err, stdout_console, user_errors
+from qosnet.cli.common import booksim_program, err, stdout_console, user_errors
 from qosnet.cli.sweep import JobsOption, SchedulerOption, pool_options, runs_progress
 
 __all__ = ["crosscheck"]
-
-
-def _find_validation_dir() -> Path | None:
-    here = Path(__file__).resolve()
-    candidates = [Path.cwd() / "configs" / "validation", here.parents[3] / "configs" / "validation"]
-    return next((c for c in candidates if (c / "cases.toml").is_file()), None)
 
 
 def _pct(x: float) -> str:
@@ -73,19 +66,19 @@ def crosscheck(
     from BookSim2, and every run the saturation searches made, updated as each search
     ends."""
     from qosnet.crosscheck import load_plan, points_table, run_plan, summarise
+    from qosnet.reproduce.runner import configs_dir
     from qosnet.tables import write
 
     with user_errors():
-        found = directory or _find_validation_dir()
+        try:
+            found = directory or configs_dir("validation")
+        except FileNotFoundError:
+            found = None
         if found is None or not (found / "cases.toml").is_file():
             err("error: no configs/validation/cases.toml found; pass --dir")
             raise typer.Exit(1)
         if booksim is not None:
-            resolved = shutil.which(str(booksim)) if not booksim.exists() else str(booksim)
-            if resolved is None:
-                err(f"--booksim: no such program: {booksim}")
-                raise typer.Exit(1)
-            booksim = Path(resolved)
+            booksim = booksim_program(booksim)
         try:
             plan = load_plan(found, cases or ())
         except ValueError as e:

@@ -17,7 +17,7 @@
 use super::crossbar::first_request;
 use super::Routers;
 use crate::net::Net;
-use crate::sched::{bits64, rotated};
+use crate::sched::{bits64, low_bits, rotated};
 use crate::unchecked::At;
 use crate::units::Cycle;
 
@@ -34,7 +34,7 @@ impl Routers {
     ) {
         let ports = self.p.ports;
         let mut pending = inputs;
-        let mut free = if ports >= 64 { u64::MAX } else { (1u64 << ports) - 1 };
+        let mut free = low_bits(ports);
         for iteration in 0..self.p.iterations {
             // 1. requests (`wants` is cleared to collect the grants)
             let mut asked = 0u64;

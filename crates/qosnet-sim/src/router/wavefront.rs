@@ -12,7 +12,7 @@
 
 use super::Routers;
 use crate::net::Net;
-use crate::sched::bits64;
+use crate::sched::{bits64, low_bits};
 use crate::unchecked::At;
 use crate::units::Cycle;
 
@@ -41,7 +41,7 @@ impl Routers {
         }
         let start = *self.wave_priority.at(r) as usize;
         *self.wave_priority.at_mut(r) = if start + 1 >= ports { 0 } else { start as u8 + 1 };
-        let mut columns = if ports >= 64 { u64::MAX } else { (1u64 << ports) - 1 };
+        let mut columns = low_bits(ports);
         for d in 0..ports {
             let diagonal = (start + d) % ports;
             for port in bits64(rows) {

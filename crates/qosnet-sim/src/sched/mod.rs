@@ -251,18 +251,24 @@ pub fn bits64(m: u64) -> Bits {
     Bits(m)
 }
 
+/// The mask of bits `0..n` (n <= 64): all of a router's `n` ports.
+#[inline]
+pub fn low_bits(n: usize) -> u64 {
+    debug_assert!(n <= 64);
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << n) - 1
+    }
+}
+
 /// The set bits of `m` (bits `0..n`) in the order `start, start+1, ..., n-1, 0, ..., start-1`:
 /// arbitration among ports with a rotating first place.
 #[inline]
 pub fn rotated(m: u64, start: u32, n: usize) -> impl Iterator<Item = usize> {
     debug_assert!(n <= 64 && (start as usize) < n.max(1));
     let s = start as usize;
-    let rot = if s == 0 {
-        m
-    } else {
-        let keep = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
-        ((m >> s) | (m << (n - s))) & keep
-    };
+    let rot = if s == 0 { m } else { ((m >> s) | (m << (n - s))) & low_bits(n) };
     Bits(rot).map(move |b| if b + s >= n { b + s - n } else { b + s })
 }
 
