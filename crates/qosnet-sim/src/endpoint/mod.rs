@@ -148,7 +148,6 @@ impl Endpoints {
     /// VC does not hold up the next one), takes a free VC its class may use.
     #[inline]
     fn start_packets(&mut self, net: &mut Net, n: usize, now: Cycle) {
-        let vcs = self.p.lanes;
         // If nothing starts, nothing will until a message arrives or a lane is sent out
         // or freed. A start is tried again: it may give a higher class a lane to preempt.
         *self.nic_start_blocked.at_mut(n) = true;
@@ -198,13 +197,7 @@ impl Endpoints {
                 if last {
                     self.nic_queue.at_mut(q).pop_front();
                 }
-                let vtick = net.packets.get(packet).vtick;
-                self.hold_nic_lane(n, vc, class as u8);
-                *self.nic_start_blocked.at_mut(n) = false;
-                self.nic_keys.set_vtick(n, vc, vtick);
-                let key = self.nic_keys.key(n, vc, now, now);
-                *self.nic_pkt.at_mut(n * vcs + vc) =
-                    Injecting { packet, seq: 0, size: size as u16, start: now, key, data_start: 0, avail: 0 };
+                self.start_packet(net, n, vc, class as u8, packet, size, now);
             }
         }
     }
@@ -352,6 +345,30 @@ impl Endpoints {
         if lane < self.p.vcs {
             self.nic_held.at_mut(n)[class as usize] |= 1 << lane;
         }
+    }
+
+    /// The ideal endpoint starts `packet` (`size` flits, of `class`) on lane `lane` of
+    /// node `n`'s link now: the lane is held, and its injection key stamped with the
+    /// packet's Vtick (per-class and per-VC source queues alike: `vc_queues.rs`).
+    #[allow(clippy::too_many_arguments)] // the lane and the packet it starts
+    #[inline(always)]
+    pub(crate) fn start_packet(
+        &mut self,
+        net: &Net,
+        n: usize,
+        lane: usize,
+        class: u8,
+        packet: PacketId,
+        size: u32,
+        now: Cycle,
+    ) {
+        let vtick = net.packets.get(packet).vtick;
+        self.hold_nic_lane(n, lane, class);
+        *self.nic_start_blocked.at_mut(n) = false;
+        self.nic_keys.set_vtick(n, lane, vtick);
+        let key = self.nic_keys.key(n, lane, now, now);
+        *self.nic_pkt.at_mut(n * self.p.lanes + lane) =
+            Injecting { packet, seq: 0, size: size as u16, start: now, key, data_start: 0, avail: 0 };
     }
 
     /// Node `n` has work: it is visited from this cycle on.

@@ -18,7 +18,7 @@
 //! §4.2); in the preemptive router a VC's queue is kept per class, and a message whose VC is
 //! held by a lower class preempts it through the VC's extra lane (§3.2.1).
 
-use super::{Endpoints, Injecting};
+use super::Endpoints;
 use crate::config::TrafficClass;
 use crate::ids::MessageId;
 use crate::net::Net;
@@ -98,13 +98,7 @@ impl Endpoints {
                         self.vc_queued.at_mut(n)[c] &= !(1 << vc);
                     }
                 }
-                let vtick = net.packets.get(packet).vtick;
-                self.hold_nic_lane(n, lane, c as u8);
-                *self.nic_start_blocked.at_mut(n) = false;
-                self.nic_keys.set_vtick(n, lane, vtick);
-                let key = self.nic_keys.key(n, lane, now, now);
-                *self.nic_pkt.at_mut(n * self.p.lanes + lane) =
-                    Injecting { packet, seq: 0, size: size as u16, start: now, key, data_start: 0, avail: 0 };
+                self.start_packet(net, n, lane, c as u8, packet, size, now);
             }
         }
     }
