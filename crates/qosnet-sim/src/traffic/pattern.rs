@@ -365,4 +365,26 @@ mod tests {
         assert_eq!(seen[2], 0);
         assert!(seen.iter().enumerate().all(|(i, &c)| i == 2 || c > 900));
     }
+
+    /// `self_traffic` (BookSim2's convention): uniform draws the source too, one time in N;
+    /// transpose's diagonal (a fixed point, silent without it) sends to itself; the other
+    /// sources keep their destinations.
+    #[test]
+    fn self_traffic_includes_the_source() {
+        let p = Pattern::Uniform { nodes: 4, with_self: false }.with_self_traffic();
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
+        let mut seen = [0; 4];
+        for _ in 0..4000 {
+            seen[p.destination(2, &mut rng).unwrap()] += 1;
+        }
+        assert!(seen.iter().all(|&c| (850..1150).contains(&c)), "{seen:?}");
+        let t = mesh(4);
+        let transpose = Pattern::build(&PatternConfig::Transpose, &t, |p| p.to_path_buf(), "p").unwrap();
+        assert_eq!(transpose.fixed_destination(5), None);
+        assert!(transpose.is_silent(5));
+        let with_self = transpose.with_self_traffic();
+        assert_eq!(with_self.fixed_destination(5), Some(5));
+        assert!(!with_self.is_silent(5));
+        assert_eq!(with_self.fixed_destination(1), Some(4));
+    }
 }
