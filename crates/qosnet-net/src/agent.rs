@@ -929,6 +929,23 @@ fn dispatch_loop(shared: Arc<Shared>) {
             Pick::Reserved { rc, .. } => flow.reservation.as_ref().and_then(|r| r.rc) == Some(rc),
             Pick::Unregulated { .. } => flow.reservation.is_none(),
         };
+        // An unregulated flow whose socket is full keeps its turn in the ring for up to
+        // `RING_WAIT`: a congested socket takes the rest of its packet as its peer reads,
+        // and waiting for it keeps the ring's interleaving (004 §3.3: unregulated flows
+        // share what is left, interleaved) where skipping it would let TCP decide the
+        // shares. A flow blocked longer (a peer that stopped reading) sits out, and the
+        // others go on.
+        let unregulated = matches!(pick, Pick::Unregulated { .. }) && !flow.queue.is_empty();
+        let blocked_for = flow.blocked.as_ref().map(|b| b.since.elapsed());
+        if let Some(waited) = blocked_for.filter(|w| current && unregulated && *w < RING_WAIT) {
+            let mut wait = RING_WAIT - waited;
+            if let Some(ndt) = st_ref.dispatch.next_due() {
+                wait = wait.min(Duration::from_nanos(ndt.saturating_sub(now)));
+            }
+            st = shared.wait(&shared.work, st, Some(wait));
+            continue;
+        }
+        let flow = &mut st_ref.flows[slot as usize];
         if !current || flow.queue.is_empty() || flow.blocked.is_some() {
             // A stale entry (reservation removed or replaced, flow failed), or a flow whose
             // socket is full (it rejoins when the drain thread has emptied it): drop it.
@@ -961,6 +978,13 @@ fn dispatch_loop(shared: Arc<Shared>) {
         }
     }
 }
+
+/// How long an unregulated flow whose socket is full keeps its turn in the ring: long
+/// enough for a congested socket to take the rest of a packet as TCP's window reopens,
+/// short enough that a peer that stopped reading delays the host's other flows by at
+/// most this (they waited up to `peer_timeout`, 10 s, when writes blocked) before its
+/// flow sits out.
+const RING_WAIT: Duration = Duration::from_millis(500);
 
 /// Finishes the packets of flows whose sockets were full, waiting for each socket to take
 /// more (poll), then returns the flow to the dispatch discipline. A flow blocked longer than
