@@ -11,12 +11,13 @@ use crate::error::{ConfigError, ConfigErrors};
 use crate::routing::Routing;
 use crate::topology::Topology;
 use crate::traffic::driver::Traffic;
-use crate::traffic::video::frame_flits;
+use crate::traffic::video::{frame_flits, FrameTrace};
 use crate::traffic::ProcessSpec;
 use crate::units::Clock;
 
 /// Flow `s`'s mean and peak rate, flits per cycle (its busiest phase).
-fn mean_and_peak(traffic: &Traffic, s: usize, clock: &Clock) -> (f64, f64) {
+/// (`largest[spec][trace]`: the largest frame of each video trace, bytes.)
+fn mean_and_peak(traffic: &Traffic, s: usize, clock: &Clock, largest: &[Vec<f64>]) -> (f64, f64) {
     let src = &traffic.sources[s];
     let spec = &traffic.specs[src.spec as usize];
     let phases = spec.rate_by_phase.len().max(1);
@@ -28,7 +29,7 @@ fn mean_and_peak(traffic: &Traffic, s: usize, clock: &Clock) -> (f64, f64) {
             if !on {
                 return (0.0, 0.0);
             }
-            let largest = v.traces[t].frame_bytes.iter().copied().fold(0.0, f64::max);
+            let largest = largest[src.spec as usize][t];
             (v.flits_per_cycle[t], frame_flits(largest, clock.flit_bits) as f64 / v.period)
         }
         ProcessSpec::OnOff(o) => {
@@ -70,6 +71,17 @@ pub(super) fn complete(
     let fixed_dst = |s: usize| dst_of(s).is_some();
     // Solicited bandwidth per flow, flits per cycle (0: not a connection).
     let factor = cfg.endpoint.admission.as_ref().map_or(0.0, |a| a.effective_factor);
+    // Each video trace's largest frame, found once: a run may have thousands of streams
+    // on a trace of thousands of frames (the seed-003 router's mix spent a twelfth of a
+    // 20 ms run finding it per stream).
+    let largest: Vec<Vec<f64>> = traffic
+        .specs
+        .iter()
+        .map(|spec| match &spec.process {
+            ProcessSpec::Video(v) => v.traces.iter().map(FrameTrace::largest_bytes).collect(),
+            _ => Vec::new(),
+        })
+        .collect();
     let bandwidth: Vec<f64> = (0..traffic.sources.len())
         .map(|s| {
             if class_of(s) != TrafficClass::RealTime || !fixed_dst(s) {
@@ -78,7 +90,7 @@ pub(super) fn complete(
             if let Some(r) = traffic.specs[spec_of(s)].reserve {
                 return r;
             }
-            let (mean, peak) = mean_and_peak(traffic, s, clock);
+            let (mean, peak) = mean_and_peak(traffic, s, clock, &largest);
             mean + factor * (peak - mean)
         })
         .collect();

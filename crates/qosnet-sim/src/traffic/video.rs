@@ -26,6 +26,11 @@ impl FrameTrace {
         self.frame_bytes.iter().sum::<f64>() / self.frame_bytes.len().max(1) as f64
     }
 
+    /// The largest frame, bytes (its peak rate: admission's reservations, document 000).
+    pub fn largest_bytes(&self) -> f64 {
+        self.frame_bytes.iter().copied().fold(0.0, f64::max)
+    }
+
     /// The same trace scaled so that at `fps` frames/s its mean rate is `bits_per_second`.
     pub fn scaled_to(&self, bits_per_second: f64, fps: f64) -> FrameTrace {
         let k = bits_per_second / (self.mean_bytes() * 8.0 * fps);
