@@ -55,3 +55,18 @@ def test_shell_completion_is_on():
         env={"_QOSNET_COMPLETE": "complete_bash", "COMP_WORDS": "qosnet sw", "COMP_CWORD": "1"},
     )
     assert done.output.split() == ["sweep"], done.output
+
+
+def test_every_reproduction_set_is_named_in_the_help_and_the_readme():
+    # (seed002 had been missing from both: the list was written by hand)
+    from pathlib import Path
+
+    from qosnet.reproduce import SETS
+
+    text = CliRunner().invoke(app, ["reproduce", "--help"], env={"COLUMNS": "200"}).output
+    flat = " ".join(text.replace("│", " ").split())
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    usage = readme[readme.index("qosnet reproduce SET") : readme.index("qosnet profile")]
+    for name in SETS:
+        assert re.search(rf"\b{re.escape(name)} \(", flat), (name, flat)
+        assert re.search(rf"\b{re.escape(name)} \(", usage), (name, usage)

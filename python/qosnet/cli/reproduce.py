@@ -8,6 +8,7 @@ import typer
 
 from qosnet.cli.common import SetOption, err, user_errors
 from qosnet.cli.sweep import SchedulerOption, pool_options, runs_progress
+from qosnet.reproduce import SETS
 
 __all__ = ["reproduce"]
 
@@ -16,8 +17,9 @@ def reproduce(
     name: Annotated[
         str,
         typer.Argument(
-            help="Experiment set: seed000, seed001, seed003, seed003-nic, seed004 or seed004-real "
-            "(document 004 on real sockets: namespaces, veth and tc; root for namespaces).",
+            help="Experiment set: "
+            + "; ".join(f"{name} ({what})" for name, (_, what) in SETS.items())
+            + ".",
             show_default=False,
         ),
     ],
@@ -52,14 +54,14 @@ def reproduce(
     import importlib
     from dataclasses import replace
 
-    from qosnet.reproduce import SETS, run_experiments
+    from qosnet.reproduce import run_experiments
     from qosnet.reproduce.runner import RunFailed
 
     if name not in SETS:
         raise typer.BadParameter(
             f"must be one of {', '.join(sorted(SETS))}, got {name!r}", param_hint="NAME"
         )
-    module = importlib.import_module(SETS[name])
+    module = importlib.import_module(SETS[name][0])
     out = output or Path("runs") / "reproduce" / name
     with user_errors():
         experiments = module.experiments(quick=quick)
