@@ -35,6 +35,7 @@ impl Simulation {
         }
         self.check_ejection_credits(&wire)?;
         self.check_work_counters()?;
+        self.check_port_queues()?;
         match &self.net.progress.violation {
             Some(v) => self.broken(v.clone()),
             None => Ok(()),
@@ -191,6 +192,41 @@ impl Simulation {
                     "router[{r}] work counter {} != flits held {held}",
                     self.routers.work[r]
                 ));
+            }
+        }
+        Ok(())
+    }
+
+    /// IBA CC's queues per output port and VL (`router::marking::PortQueues`), kept as
+    /// flits come and go, equal what a scan of the router's input VCs finds.
+    fn check_port_queues(&self) -> Result<(), SimError> {
+        let rs = &self.routers;
+        if !rs.port_queues.on {
+            return Ok(());
+        }
+        let ports = rs.p.ports;
+        for r in 0..rs.topo.routers {
+            let (alloc, parked) = (&rs.ip_vc_alloc, &rs.ip_parked);
+            let waiting = |ip: usize| alloc[ip] | parked[ip];
+            for out in 0..ports {
+                for ov in 0..rs.p.lanes {
+                    let ips = r * ports..(r + 1) * ports;
+                    let scan = crate::router::marking::port_queue(
+                        &rs.p,
+                        &rs.in_vc,
+                        ips,
+                        &rs.ip_active,
+                        waiting,
+                        (out, ov),
+                        0,
+                    );
+                    let kept = rs.port_queues.queued(rs.p.lane_index(r * ports + out, ov));
+                    if kept != scan {
+                        return self.broken(format!(
+                            "router[{r}].out[{out}].vc[{ov}]: IBA CC's queue is kept as {kept}, the input VCs hold {scan}"
+                        ));
+                    }
+                }
             }
         }
         Ok(())

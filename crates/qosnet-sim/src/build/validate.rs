@@ -780,9 +780,6 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
             Err(e) => errs.push(e),
         }
     }
-    if !errs.is_empty() {
-        return Err(ConfigErrors(errs));
-    }
     // The preemptive router lets real-time and best-effort messages take any VC; control
     // keeps its own (document 003 §4.2: VC 0 "for both the models") and preempts whatever
     // lower-priority message holds it.
@@ -793,6 +790,12 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         }
         _ => split,
     };
+    if let Some(Routing::DorDateline { .. }) = &routing {
+        dateline_classes(&mut errs, present, class_vcs);
+    }
+    if !errs.is_empty() {
+        return Err(ConfigErrors(errs));
+    }
     Ok(Validated {
         clock,
         topology: topology.unwrap(),
@@ -807,6 +810,25 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         marking,
         memory: estimate.unwrap_or_else(|| memory::assemble(Vec::new(), (u64::MAX, String::new()))),
     })
+}
+
+/// On a torus, dateline routing's two VC classes are the lower and upper halves of each
+/// traffic class's VCs (`Routing::route_in_class`): a class with traffic needs two VCs or
+/// more, or its packets that need the empty half would wait forever.
+fn dateline_classes(errs: &mut Vec<ConfigError>, present: [bool; 3], class_vcs: [u32; 3]) {
+    for (i, &mask) in class_vcs.iter().enumerate() {
+        if present[i] && mask.count_ones() < 2 {
+            errs.push(ConfigError::new(
+                "router.vc_classes",
+                format!(
+                    "class {} has {} VC on a torus, where dateline routing needs two per class (raise \
+                     router.vcs, or give the class two VCs with vc_classes counts)",
+                    TrafficClass::ALL[i].name(),
+                    mask.count_ones()
+                ),
+            ));
+        }
+    }
 }
 
 /// Reserved flows (document 004 §3.4): rate control must be on, each source must have one

@@ -410,6 +410,9 @@ impl Routers {
         // (one borrow of each VC record: an index through `self` reloads the vector)
         let in_vc = self.in_vc.at_mut(ivc);
         let mut flit = self.inbuf.pop(&mut in_vc.buf, ivc);
+        if HOOK && self.port_queues.on {
+            self.port_queues.flit_out(&self.p, ivc);
+        }
         // (`VcRelease::TailSent`: the next packet's header may wait behind this tail)
         let next_packet = HOOK && !PRE && flit.is_tail() && !in_vc.buf.is_empty();
         if in_vc.buf.is_empty() {
@@ -457,12 +460,8 @@ impl Routers {
             let packets = &mut net.packets;
             let size = || packets.get(flit.packet()).size as u32;
             let tail = flit.is_tail();
-            // (IBA CC counts all that queues for the port: `marking::port_queue`)
-            let (p, in_vc, active) = (&self.p, &self.in_vc, &self.ip_active);
-            let (alloc, parked) = (&self.ip_vc_alloc, &self.ip_parked);
-            let ips = r * ports..(r + 1) * ports;
-            let waiting = |ip: usize| *alloc.at(ip) | *parked.at(ip);
-            let queued = || super::marking::port_queue(p, in_vc, ips, active, waiting, (out, ov), occupancy);
+            // (IBA CC counts all that queues for the port: `marking::PortQueues`)
+            let queued = || occupancy + self.port_queues.queued(ovc);
             if self.marking.mark(&mut self.iba_marks, op, ovc, flit.packet(), tail, size, occupancy, queued) {
                 net.packets.get_mut(flit.packet()).marked = true;
             }
@@ -488,6 +487,9 @@ impl Routers {
             *self.ip_active.at_mut(ip) &= !(1 << v);
             *self.ip_to_out.at_mut(ip * ports + out) &= !(1 << v);
             *self.op_open.at_mut(op) &= !(1 << ov);
+            if HOOK {
+                self.requeue(ip, v);
+            }
             if PRE {
                 // a header waiting to preempt this VC's holder may take it now
                 self.wake_vc_alloc(op);

@@ -60,8 +60,14 @@ impl Routers {
             in_vc.set_front(flit.ready, key, accelerated);
         }
         self.inbuf.push(&mut in_vc.buf, ivc, flit);
+        if HOOK && self.port_queues.on {
+            self.port_queues.flit_in(&self.p, ivc);
+        }
         if front_head {
             self.route_header(net, ip, v, flit.ready);
+            if HOOK {
+                self.requeue(ip, v);
+            }
         }
         if HOOK && flit.is_head() && !flit.is_dummy() {
             let flow = net.packets.get(flit.packet()).flow;

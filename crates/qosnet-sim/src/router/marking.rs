@@ -19,9 +19,15 @@
 //! the buffering one VL has through the switch, an input VL buffer plus an output one.
 //! (The flits of a waiting header count against each VL it may take: before VC
 //! allocation it has none yet, and any of them may be the one it is stuck behind.)
+//! That sum is kept as flits come and go (`PortQueues`): an input lane counts toward the
+//! (port, VLs) of its state — the VL it holds, or the VLs its waiting header may take —
+//! and moves its flits when the state changes (`Routers::requeue`), so a flit's look is a
+//! read, where a scan of the router's input VCs per flit had cost IBA CC's runs a third of
+//! their instructions. The invariant checks compare it with the scan (`port_queue`).
 //! `Threshold` (document 000's fixed buffer threshold) keeps the output buffer alone.
 
 use super::state::{InVc, Params};
+use super::Routers;
 use crate::config::MarkingConfig;
 use crate::error::ConfigError;
 use crate::ids::PacketId;
@@ -64,6 +70,90 @@ impl IbaCounters {
             }
             _ => IbaCounters::default(),
         }
+    }
+}
+
+/// IBA CC's queues per (output port, VL) of every router (module comment), kept only
+/// when IBA CC marks (`on`; empty vectors otherwise).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PortQueues {
+    pub on: bool,
+    /// Per output lane (`Params::lane_index(op, ov)`): the input flits queued for it.
+    queued: Vec<u32>,
+    /// Per input lane: the output port (global) and the output lanes (bits) its flits
+    /// count toward now.
+    target: Vec<(u32, u32)>,
+}
+
+impl PortQueues {
+    /// Queues for `lanes` input and output lanes in all, kept if `marking` is IBA CC's.
+    pub fn new(marking: Marking, lanes: usize) -> PortQueues {
+        match marking {
+            Marking::IbaCc { .. } => {
+                PortQueues { on: true, queued: vec![0; lanes], target: vec![(0, 0); lanes] }
+            }
+            _ => PortQueues::default(),
+        }
+    }
+
+    /// The input flits queued for output lane `ovc`.
+    #[inline]
+    pub fn queued(&self, ovc: usize) -> u32 {
+        *self.queued.at(ovc)
+    }
+
+    /// A flit entered input lane `ivc`.
+    #[inline]
+    pub fn flit_in(&mut self, p: &Params, ivc: usize) {
+        let (op, lanes) = *self.target.at(ivc);
+        for ov in bits(lanes) {
+            *self.queued.at_mut(p.lane_index(op as usize, ov)) += 1;
+        }
+    }
+
+    /// A flit left input lane `ivc`.
+    #[inline]
+    pub fn flit_out(&mut self, p: &Params, ivc: usize) {
+        let (op, lanes) = *self.target.at(ivc);
+        for ov in bits(lanes) {
+            *self.queued.at_mut(p.lane_index(op as usize, ov)) -= 1;
+        }
+    }
+
+    /// Input lane `ivc`, holding `len` flits, counts toward `target` from now on.
+    fn retarget(&mut self, p: &Params, ivc: usize, len: u32, target: (u32, u32)) {
+        let (op, lanes) = std::mem::replace(self.target.at_mut(ivc), target);
+        for ov in bits(lanes) {
+            *self.queued.at_mut(p.lane_index(op as usize, ov)) -= len;
+        }
+        for ov in bits(target.1) {
+            *self.queued.at_mut(p.lane_index(target.0 as usize, ov)) += len;
+        }
+    }
+}
+
+impl Routers {
+    /// Lane `v` of input port `ip` changed state (routed, won an output VC, its tail
+    /// crossed): its flits count toward what it queues for now (`PortQueues`). Call after
+    /// every change of its active, waiting (VC allocation or parked), route or output VC.
+    #[inline]
+    pub(crate) fn requeue(&mut self, ip: usize, v: usize) {
+        if !self.port_queues.on {
+            return;
+        }
+        let ivc = self.p.lane_index(ip, v);
+        let s = self.in_vc.at(ivc);
+        let (r, bit) = (self.ip_place.at(ip).0 as usize, 1u32 << v);
+        let op = (r * self.p.ports + s.out_port as usize) as u32;
+        let target = if *self.ip_active.at(ip) & bit != 0 {
+            (op, 1 << s.out_vc)
+        } else if (*self.ip_vc_alloc.at(ip) | *self.ip_parked.at(ip)) & bit != 0 {
+            (op, s.route_vcs)
+        } else {
+            (0, 0)
+        };
+        let len = s.buf.len();
+        self.port_queues.retarget(&self.p, ivc, len, target);
     }
 }
 
@@ -174,7 +264,7 @@ impl Marking {
 /// (`in_vc`, laid out by `p`) of the router's ports `ips` whose packet is routed to `out`
 /// and holds `ov` (`active`: the lanes holding an output VC) or waits for one of `out`'s
 /// VCs among which its route allows `ov` (`waiting`: lanes in VC allocation or parked).
-/// Work for IBA CC's marking only: a look at each input VC of the router.
+/// `PortQueues` keeps this sum as flits come and go; the invariant checks scan for it.
 #[inline(never)]
 pub(crate) fn port_queue(
     p: &Params,

@@ -21,7 +21,7 @@ mod deadlock;
 use crossbar::XbarScratch;
 mod input;
 mod islip;
-mod marking;
+pub(crate) mod marking;
 mod output;
 mod preemption;
 mod routing_stage;
@@ -173,6 +173,7 @@ impl Routers {
             r_xbar_ports: vec![0; topo.routers],
             r_out_ports: vec![0; topo.routers],
             iba_marks: marking::IbaCounters::new(marking, n_ports, n_vcs),
+            port_queues: marking::PortQueues::new(marking, n_vcs),
             marking,
             p,
             topo,

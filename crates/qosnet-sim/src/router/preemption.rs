@@ -86,6 +86,7 @@ impl Routers {
         let dummy = Flit::new(packet, 0, HEAD | DUMMY | LOCAL, v as u8, now + 1);
         self.insert_front(net, ip, v, dummy, now);
         self.route_header(net, ip, v, dummy.ready);
+        self.requeue(ip, v);
     }
 
     /// Put a flit made here at the front of input VC `v`'s buffer.
@@ -97,6 +98,9 @@ impl Routers {
             self.in_keys.set_vtick(ip, v, pkt.vtick);
         }
         self.inbuf.push_front(&mut self.in_vc.at_mut(ivc).buf, ivc, flit);
+        if self.port_queues.on {
+            self.port_queues.flit_in(&self.p, ivc);
+        }
         // The keys of the flits behind are recomputed as they reach the front; the dummy's
         // own key is its arrival's.
         let key = self.in_keys.key(ip, v, now, flit.ready);

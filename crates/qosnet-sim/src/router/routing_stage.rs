@@ -19,7 +19,8 @@ use crate::units::Cycle;
 
 impl Routers {
     /// Route the header just put at the front of lane `v` of input port `ip`, which may
-    /// act from `ready` (its `InVc::front` is already written).
+    /// act from `ready` (its `InVc::front` is already written). Callers then `requeue` the
+    /// lane (IBA CC's queues; left to them so runs without the hook skip it at compile time).
     #[inline(always)]
     pub(crate) fn route_header(&mut self, net: &mut Net, ip: usize, v: usize, ready: Cycle) {
         let vcs = self.p.vcs;
@@ -31,15 +32,16 @@ impl Routers {
         let (dst, class, path, signal) = (pkt.dst.index(), pkt.class.index(), pkt.path as u32, pkt.signal);
         // An extra (preemption) lane routes as its VC.
         let vc = if v >= vcs { v - vcs } else { v };
-        let route = self.routing.route(&self.topo, r, port, vc, dst, path, vcs as u32);
+        let class_vcs = *self.p.class_vcs.at(class);
+        let route = self.routing.route_in_class(&self.topo, r, port, vc, dst, path, vcs as u32, class_vcs);
         if signal != Signal::Data {
             reservation_hop(net, r, route.port as usize, packet, ready);
         }
         let gate = ready + self.p.d_routing;
         let state = self.in_vc.at_mut(ivc);
         state.out_port = route.port as u16;
-        // The route's VCs that the message's class may use (document 003 §3.2).
-        state.route_vcs = route.vcs & *self.p.class_vcs.at(class);
+        // (the route's VCs that the message's class may use: document 003 §3.2)
+        state.route_vcs = route.vcs;
         state.class = class as u8;
         state.gate = gate;
         state.front.ready = state.front.ready.max(gate);
@@ -59,6 +61,7 @@ impl Routers {
         debug_assert!(front.is_head() && self.p.release_on_send);
         self.in_vc.at_mut(ivc).packet = front.packet();
         self.route_header(net, ip, v, front.ready.max(now + 1));
+        self.requeue(ip, v);
     }
 }
 

@@ -168,6 +168,8 @@ pub(crate) struct Routers {
     pub marking: super::Marking,
     /// IBA CC's marking-rate counters (`marking.rs`; empty for other markings).
     pub(crate) iba_marks: super::marking::IbaCounters,
+    /// IBA CC's queue per output port and VL, kept as flits come and go (`marking.rs`).
+    pub(crate) port_queues: super::marking::PortQueues,
     // --- input side (per input VC / per input port) ---
     pub(crate) inbuf: Rings,
     /// Per input VC: the routing and allocation state of the packet it holds.

@@ -141,6 +141,9 @@ impl Routers {
             *self.ip_vc_alloc.at_mut(ip) &= !(1 << v);
             *self.ip_active.at_mut(ip) |= 1 << v;
             *self.ip_to_out.at_mut(ip * ports + (op - r * ports)) |= 1 << v;
+            if HOOK {
+                self.requeue(ip, v);
+            }
             net.progress.last_progress = now;
         }
         self.va_requests = requests;

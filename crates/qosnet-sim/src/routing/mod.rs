@@ -27,6 +27,20 @@ pub fn all_vcs(vcs: u32) -> VcMask {
     }
 }
 
+/// A traffic class's VCs (`class_vcs`) as dateline routing's two classes: the lower half
+/// of them (rounded down) and the rest. A class needs two VCs on a torus for both to be
+/// non-empty (validation says so).
+#[inline]
+pub fn dateline_halves(class_vcs: VcMask) -> (VcMask, VcMask) {
+    let mut lower = 0;
+    let mut rest = class_vcs;
+    for _ in 0..class_vcs.count_ones() / 2 {
+        lower |= rest & rest.wrapping_neg();
+        rest &= rest - 1;
+    }
+    (lower, rest)
+}
+
 /// The routing decision for one header flit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Route {
@@ -195,6 +209,39 @@ impl Routing {
         }
     }
 
+    /// `route` for a header of a traffic class allowed the VCs `class_vcs` (the router's
+    /// routing stage): the route's VCs within the class's. Dateline routing's two VC
+    /// classes are the lower and upper halves of the class's own VCs (`dateline_halves`),
+    /// so each traffic class has its own pair: with halves of all VCs, a class whose VCs
+    /// lay in one half could not take the other, and a 3x3 torus with control, real time
+    /// and best effort on 4 VCs deadlocked at load 0.05. With all VCs in the class (one
+    /// class, or the preemptive router's real time and best effort) the halves are the
+    /// same as `route`'s.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)] // `route`'s, and the class's VCs
+    pub fn route_in_class(
+        &self,
+        topo: &Topology,
+        router: usize,
+        in_port: usize,
+        in_vc: usize,
+        dst: usize,
+        path: u32,
+        vcs: u32,
+        class_vcs: VcMask,
+    ) -> Route {
+        let Routing::DorDateline { grid, .. } = self else {
+            let route = self.route(topo, router, in_port, in_vc, dst, path, vcs);
+            return Route { port: route.port, vcs: route.vcs & class_vcs };
+        };
+        let (lower, upper) = dateline_halves(class_vcs);
+        // (the arriving VC's half of its class, as `dor::route` reads it: VC 0 or VC vcs/2)
+        let in_vc = if upper >> in_vc & 1 == 1 { (vcs / 2) as usize } else { 0 };
+        let route = dor::route(grid, router, dst, Wrap::Dateline { in_port, in_vc }, vcs);
+        // (its lower half always holds VC 0, its upper half never)
+        Route { port: route.port, vcs: if route.vcs & 1 == 1 { lower } else { upper } }
+    }
+
     /// The routers and output ports a packet from `src` to `dst` traverses, last hop being
     /// the ejection port. Deterministic routing only: the first allowed VC is followed.
     /// (Every routing the configuration builds reaches every node: see `walk`.)
@@ -290,6 +337,52 @@ mod tests {
                 assert_eq!(topo.peer(r.index(), p as usize), Peer::Endpoint { node: NodeId(d as u32) });
             }
         }
+    }
+
+    #[test]
+    fn dateline_classes_are_halves_of_each_traffic_class() {
+        assert_eq!(dateline_halves(0b1111), (0b0011, 0b1100));
+        assert_eq!(dateline_halves(0b1111_0000), (0b0011_0000, 0b1100_0000));
+        // an odd count: the lower half rounds down
+        assert_eq!(dateline_halves(0b0111_0000), (0b0001_0000, 0b0110_0000));
+        assert_eq!(dateline_halves(0b1), (0, 0b1), "one VC: no lower half (validation refuses it)");
+        // A 4-ring, 6 VCs: control 0-1, real time 2-3, best effort 4-5.
+        let topo = Topology::build(&TopologyConfig::Torus { k: Some(4), n: Some(1), dims: None }).unwrap();
+        let ring = Routing::build(RoutingKind::Auto, &topo, 6).unwrap();
+        let from_nic = topo.attach[3].1 as usize;
+        let route = |router, in_port, in_vc, dst, class| {
+            ring.route_in_class(&topo, router, in_port, in_vc, dst, 0, 6, class)
+        };
+        // x=3 to x=0 goes + over the wrap: the upper half of the class's VCs
+        assert_eq!(route(3, from_nic, 0, 0, 0b11_0000).vcs, 0b10_0000);
+        assert_eq!(route(3, from_nic, 0, 0, 0b00_1100).vcs, 0b00_1000);
+        // x=1 to x=2: no wrap, the lower half
+        assert_eq!(route(1, from_nic, 0, 2, 0b11_0000).vcs, 0b01_0000);
+        // continuing in the dimension keeps the half it arrived on, within its class
+        let plus_in = crate::topology::mesh::minus_port(0);
+        assert_eq!(route(0, plus_in, 5, 1, 0b11_0000).vcs, 0b10_0000, "arrived on best effort's upper VC");
+        assert_eq!(route(0, plus_in, 4, 1, 0b11_0000).vcs, 0b01_0000, "arrived on its lower VC");
+        // with every VC in the class, the halves are route's own
+        for (r, dst) in [(3, 0), (1, 2), (0, 3)] {
+            let all = ring.route(&topo, r, from_nic, 0, dst, 0, 6);
+            assert_eq!(route(r, from_nic, 0, dst, 0b11_1111), all);
+        }
+    }
+
+    /// Three traffic classes on a torus, each with its own dateline pair, run without
+    /// deadlock (with halves of all the VCs, control's and best effort's packets that
+    /// needed the other half waited forever).
+    #[test]
+    fn three_classes_share_a_torus() {
+        let toml = "[simulation]\nwarmup = 200\nmeasure = 2000\nwatchdog = 5000\n\
+                    [topology]\nkind = \"torus\"\nk = 3\nn = 2\n\
+                    [router]\nvcs = 6\nvc_classes = { control = 2, real_time = 2, best_effort = 2 }\n\
+                    [[traffic]]\nclass = \"real_time\"\nload = 0.1\nmessage_flits = 12\npacket_flits = 6\n\
+                    [[traffic]]\nclass = \"best_effort\"\nload = 0.1\nmessage_flits = 9\npacket_flits = 9\n\
+                    [[traffic]]\nclass = \"control\"\nload = 0.02\nmessage_flits = 3\npacket_flits = 3\n";
+        let r = crate::Simulation::from_toml(toml, None).unwrap().run().unwrap();
+        assert!(r.summary.drain_complete && !r.summary.saturated);
+        assert_eq!(r.summary.messages_delivered, r.summary.messages_measured);
     }
 
     #[test]

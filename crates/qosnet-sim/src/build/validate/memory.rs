@@ -201,9 +201,12 @@ pub(crate) fn estimate(cfg: &Config, shape: Shape, traffic: TrafficShape) -> Vec
         of::<Flit>(n_vcs.saturating_mul(slots(rc.output_buffer as u128))),
         format!("{vc_size} x router.output_buffer"),
     );
+    // (IBA CC's marking keeps a queue per output VC and a target per input VC: `marking.rs`)
+    let iba_cc = matches!(rc.marking, Some(crate::config::MarkingConfig::IbaCc { threshold: 1.., .. }));
+    let port_queues = if iba_cc { 4 + 8 } else { 0 };
     part(
         "VC records",
-        n_vcs.saturating_mul((size_of::<InVc>() + size_of::<OutVc>() + 4) as u128),
+        n_vcs.saturating_mul((size_of::<InVc>() + size_of::<OutVc>() + 4 + port_queues) as u128),
         vc_size.clone(),
     );
 
