@@ -790,8 +790,8 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         }
         _ => split,
     };
-    if let Some(Routing::DorDateline { .. }) = &routing {
-        dateline_classes(&mut errs, present, class_vcs);
+    if let Some(routing) = &routing {
+        vcs_per_class(&mut errs, present, class_vcs, routing);
     }
     if !errs.is_empty() {
         return Err(ConfigErrors(errs));
@@ -812,17 +812,24 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
     })
 }
 
-/// On a torus, dateline routing's two VC classes are the lower and upper halves of each
-/// traffic class's VCs (`Routing::route_in_class`): a class with traffic needs two VCs or
-/// more, or its packets that need the empty half would wait forever.
-fn dateline_classes(errs: &mut Vec<ConfigError>, present: [bool; 3], class_vcs: [u32; 3]) {
+/// A routing's VC classes — a torus's dateline pair, the LID paths' layers — are taken
+/// within each traffic class's VCs (`Routing::route_in_class`): a class with traffic needs
+/// one VC per routing class, or its packets that need a missing one would wait forever.
+fn vcs_per_class(errs: &mut Vec<ConfigError>, present: [bool; 3], class_vcs: [u32; 3], routing: &Routing) {
+    let need = routing.vcs_per_class();
     for (i, &mask) in class_vcs.iter().enumerate() {
-        if present[i] && mask.count_ones() < 2 {
+        if present[i] && mask.count_ones() < need {
+            let what = match routing {
+                Routing::DorDateline { .. } => {
+                    "on a torus, where dateline routing needs two per class".to_string()
+                }
+                _ => format!("where the LID paths' VC layers need {need} per class"),
+            };
             errs.push(ConfigError::new(
                 "router.vc_classes",
                 format!(
-                    "class {} has {} VC on a torus, where dateline routing needs two per class (raise \
-                     router.vcs, or give the class two VCs with vc_classes counts)",
+                    "class {} has {} VC(s) {what} (raise router.vcs, or give the class more VCs with \
+                     vc_classes counts)",
                     TrafficClass::ALL[i].name(),
                     mask.count_ones()
                 ),

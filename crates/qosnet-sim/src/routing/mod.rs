@@ -41,6 +41,25 @@ pub fn dateline_halves(class_vcs: VcMask) -> (VcMask, VcMask) {
     (lower, rest)
 }
 
+/// How many of `mask`'s VCs lie below VC `v`.
+#[inline]
+fn rank(mask: VcMask, v: usize) -> u32 {
+    (mask & ((1u64 << v) - 1) as u32).count_ones()
+}
+
+/// Layer `k` of `layers` within a traffic class's VCs `class_vcs`: its VCs whose rank
+/// among them is k modulo `layers` (with every VC in the class: VCs k, k + layers, ...).
+#[inline]
+fn class_layer(class_vcs: VcMask, layers: u32, k: u32) -> VcMask {
+    let mut out = 0;
+    for (i, v) in crate::sched::bits(class_vcs).enumerate() {
+        if i as u32 % layers == k {
+            out |= 1 << v;
+        }
+    }
+    out
+}
+
 /// The routing decision for one header flit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Route {
@@ -230,16 +249,39 @@ impl Routing {
         vcs: u32,
         class_vcs: VcMask,
     ) -> Route {
-        let Routing::DorDateline { grid, .. } = self else {
-            let route = self.route(topo, router, in_port, in_vc, dst, path, vcs);
-            return Route { port: route.port, vcs: route.vcs & class_vcs };
-        };
-        let (lower, upper) = dateline_halves(class_vcs);
-        // (the arriving VC's half of its class, as `dor::route` reads it: VC 0 or VC vcs/2)
-        let in_vc = if upper >> in_vc & 1 == 1 { (vcs / 2) as usize } else { 0 };
-        let route = dor::route(grid, router, dst, Wrap::Dateline { in_port, in_vc }, vcs);
-        // (its lower half always holds VC 0, its upper half never)
-        Route { port: route.port, vcs: if route.vcs & 1 == 1 { lower } else { upper } }
+        match self {
+            Routing::DorDateline { grid, .. } => {
+                let (lower, upper) = dateline_halves(class_vcs);
+                // (the arriving VC's half of its class, as `dor::route` reads it: VC 0 or VC vcs/2)
+                let in_vc = if upper >> in_vc & 1 == 1 { (vcs / 2) as usize } else { 0 };
+                let route = dor::route(grid, router, dst, Wrap::Dateline { in_port, in_vc }, vcs);
+                // (its lower half always holds VC 0, its upper half never)
+                Route { port: route.port, vcs: if route.vcs & 1 == 1 { lower } else { upper } }
+            }
+            Routing::Lids { table, .. } => {
+                // The LID paths' VC layers (`lid_paths.rs`: layer k is VCs k, k + layers, ...)
+                // likewise within the class: the class's VCs taken in turn.
+                let layers = table.layers;
+                let in_vc = (rank(class_vcs, in_vc) % layers) as usize;
+                let route = table.route(router, topo.ports, in_port, in_vc, dst, path);
+                let k = route.vcs.trailing_zeros();
+                Route { port: route.port, vcs: class_layer(class_vcs, layers, k) }
+            }
+            _ => {
+                let route = self.route(topo, router, in_port, in_vc, dst, path, vcs);
+                Route { port: route.port, vcs: route.vcs & class_vcs }
+            }
+        }
+    }
+
+    /// The fewest VCs a traffic class with traffic needs for this routing's VC classes:
+    /// two on a torus (the dateline pair), one per layer with LID paths, else one.
+    pub fn vcs_per_class(&self) -> u32 {
+        match self {
+            Routing::DorDateline { .. } => 2,
+            Routing::Lids { table, .. } => table.layers,
+            _ => 1,
+        }
     }
 
     /// The routers and output ports a packet from `src` to `dst` traverses, last hop being
@@ -369,9 +411,21 @@ mod tests {
         }
     }
 
+    #[test]
+    fn lid_layers_are_taken_within_each_traffic_class() {
+        // 3 layers over 9 VCs: layer k is VCs k, k + 3, k + 6; within a class of VCs 3-5
+        // it is the class's k-th VC.
+        assert_eq!(class_layer(0b1_1111_1111, 3, 1), 0b0_1001_0010);
+        assert_eq!(class_layer(0b0_0011_1000, 3, 0), 0b0_0000_1000);
+        assert_eq!(class_layer(0b0_0011_1000, 3, 2), 0b0_0010_0000);
+        assert_eq!(rank(0b0_0011_1000, 5), 2);
+        assert_eq!(rank(0b1, 0), 0);
+    }
+
     /// Three traffic classes on a torus, each with its own dateline pair, run without
     /// deadlock (with halves of all the VCs, control's and best effort's packets that
-    /// needed the other half waited forever).
+    /// needed the other half waited forever); and over LID paths, each class with its own
+    /// three VC layers.
     #[test]
     fn three_classes_share_a_torus() {
         let toml = "[simulation]\nwarmup = 200\nmeasure = 2000\nwatchdog = 5000\n\
@@ -383,6 +437,21 @@ mod tests {
         let r = crate::Simulation::from_toml(toml, None).unwrap().run().unwrap();
         assert!(r.summary.drain_complete && !r.summary.saturated);
         assert_eq!(r.summary.messages_delivered, r.summary.messages_measured);
+        let lids = toml
+            .replace("k = 3\nn = 2", "k = 4\nn = 2\n[routing]\nlmc = 2\nmultipath = { paths = 4 }")
+            .replace("vcs = 6", "vcs = 9")
+            .replace(
+                "control = 2, real_time = 2, best_effort = 2",
+                "control = 3, real_time = 3, best_effort = 3",
+            );
+        let r = crate::Simulation::from_toml(&lids, None).unwrap().run().unwrap();
+        assert!(r.summary.drain_complete && !r.summary.saturated, "{lids}");
+        assert_eq!(r.summary.messages_delivered, r.summary.messages_measured);
+        let short = lids
+            .replace("vcs = 9", "vcs = 6")
+            .replace("= 3, real_time = 3, best_effort = 3", "= 2, real_time = 2, best_effort = 2");
+        let e = crate::Simulation::from_toml(&short, None).err().expect("refused").to_string();
+        assert!(e.contains("router.vc_classes") && e.contains("VC layers need 3 per class"), "{e}");
     }
 
     #[test]
