@@ -25,10 +25,10 @@ const TOPOLOGIES: [&str; 4] = [
     "kind = \"fat_tree\"\nk = 4\nn = 2",
 ];
 
-/// Zero-load latency = endpoint output stage + endpoint link + hops × (sum of stage delays)
-/// + (hops − 1) × link + endpoint link + (L − 1): the header leaves the endpoint's output
-/// register, crosses `hops` routers, the links between them and the injection and ejection
-/// links, the tail follows L − 1 cycles behind. (`router` may
+/// Zero-load latency = endpoint output stage + endpoint link + hops × (sum of stage
+/// delays) + (hops − 1) × link + endpoint link + (L − 1): the header leaves the endpoint's
+/// output register, crosses `hops` routers, the links between them and the injection and
+/// ejection links, the tail follows L − 1 cycles behind. (`router` may
 /// end with an `[endpoint]` section.)
 fn zero_load_check(topology: &str, router: &str, message: u32, packet: u32, source: u32) {
     // About one message every 2,000 cycles: rarely two in the network at once.
