@@ -55,6 +55,20 @@ def test_booksim_input_sets_the_case_on_the_base():
     assert lines["vc_buf_size"] == "8;" and lines["k"] == "8;"
 
 
+def test_zero_load_window_lengthens_both_sides_measurement():
+    case = Case("mesh8x8", 2, 40, "transpose", VALIDATION)
+    base = case.booksim_input(0.005, 1000)
+    text = case.booksim_input(0.005, 1000, 400000)
+    # one warm-up period and one sample of the window (BookSim2 counts the warm-up as a sample)
+    for key, value in (("sample_period", "400000"), ("warmup_periods", "1"), ("max_samples", "2")):
+        assert f"\n{key} = {value};" in text
+        assert f"\n{key} = {value};" not in base or key == "warmup_periods"
+    assert case.qosnet_overrides(0.005, 400000)[-1] == "simulation.measure=400000"
+    assert not any("simulation" in o for o in case.qosnet_overrides(0.005))
+    with pytest.raises(ValueError, match="measure.zero_load_window"):
+        Limits(zero_load_window=0).check()
+
+
 def test_qosnet_side_runs_the_same_case():
     case = Case("mesh4x4", 2, 1, "transpose", VALIDATION)
     short = Limits()
@@ -67,18 +81,24 @@ def test_qosnet_side_runs_the_same_case():
 def test_bisection_brackets_a_known_saturation():
     calls = []
 
-    def measure(load: float) -> Point:
-        calls.append(load)
+    def measure(load: float, window: int | None) -> Point:
+        calls.append((load, window))
         return Point(load, min(load, 0.3), 20.0, load > 0.3)
 
     s = search(Case("x", 1, 1, "uniform", VALIDATION), Limits(tolerance=0.01), measure, "fake")
     assert s.status == "found"
     assert s.low <= 0.3 < s.high and s.high - s.low <= 0.01 * s.low
-    assert s.zero_load_latency == 20.0 and calls[0] == 0.005
+    # the zero-load point first, over the base's window unless `zero_load_window` says
+    assert s.zero_load_latency == 20.0 and calls[0] == (0.005, None)
+    assert all(w is None for _, w in calls[1:])
+    longer = search(
+        Case("x", 1, 1, "uniform", VALIDATION), Limits(zero_load_window=4e5), measure, "fake"
+    )
+    assert longer.zero_load_latency == 20.0 and calls[-len(longer.points)] == (0.005, 400000)
     assert s.saturation == pytest.approx(0.3, rel=0.01)
 
     never = search(
-        Case("x", 1, 1, "uniform", VALIDATION), Limits(), lambda x: Point(x, x, 5.0, False), "f"
+        Case("x", 1, 1, "uniform", VALIDATION), Limits(), lambda x, w: Point(x, x, 5.0, False), "f"
     )
     assert never.status == "not saturated at high" and math.isnan(never.saturation)
 

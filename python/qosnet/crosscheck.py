@@ -8,7 +8,10 @@ sides, one place (`Case.qosnet_overrides`, `Case.booksim_input`), so the two can
 
 For each case and each simulator this module measures
 - the zero-load latency: the mean packet latency (source queueing included, as BookSim2's
-  "Packet latency average") at `zero_load` flits/node/cycle;
+  "Packet latency average") at `zero_load` flits/node/cycle, over a window of
+  `zero_load_window` cycles on both sides: at such a load a 20000-cycle window holds about
+  170 40-flit packets on an 8x8 mesh, too few to pin the mean hop count (each router a
+  packet crosses is five cycles);
 - the saturation load: bisection on the offered load between `low` and `high` until the
   bracket is narrower than `tolerance` of its lower end. A load is saturated when, over the
   measurement window, accepted traffic falls more than 5% short of offered, or the mean
@@ -69,6 +72,9 @@ class Limits:
     """How the cases are measured (`cases.toml`'s `[measure]`)."""
 
     zero_load: float = 0.005
+    #: Measurement window (cycles) of the zero-load run, on both simulators (None: the
+    #: base configurations' own).
+    zero_load_window: float | None = None
     low: float = 0.01
     high: float = 1.0
     #: The bisection stops when high - low <= tolerance * low.
@@ -80,6 +86,10 @@ class Limits:
     def check(self) -> None:
         if not 0 < self.zero_load < 1:
             raise ValueError(f"measure.zero_load: must be in (0, 1), got {self.zero_load}")
+        if self.zero_load_window is not None and not self.zero_load_window >= 1:
+            raise ValueError(
+                f"measure.zero_load_window: must be >= 1 cycle, got {self.zero_load_window}"
+            )
         if not 0 < self.low < self.high <= 1:
             raise ValueError(
                 f"measure.low, measure.high: must satisfy 0 < low < high <= 1, "
@@ -108,17 +118,21 @@ class Case:
     def name(self) -> str:
         return f"{self.base}-{self.vcs}vc-{self.packet_flits}flit-{self.pattern}"
 
-    def qosnet_overrides(self, load: float) -> list[str]:
+    def qosnet_overrides(self, load: float, window: int | None = None) -> list[str]:
+        """The case and `load` on the base; `window`: the measurement window in cycles
+        (the base's when None)."""
         return [
             f"router.vcs={self.vcs}",
             f"traffic[0].message_flits={self.packet_flits}",
             f"traffic[0].packet_flits={self.packet_flits}",
             f'traffic[0].pattern={{ kind = "{self.pattern}" }}',
             f"traffic[0].load={load!r}",
-        ]
+        ] + ([f"simulation.measure={window}"] if window is not None else [])
 
-    def booksim_input(self, load: float, latency_limit: float) -> str:
-        """The base BookSim2 input with this case's fields and `load` set."""
+    def booksim_input(self, load: float, latency_limit: float, window: int | None = None) -> str:
+        """The base BookSim2 input with this case's fields and `load` set; `window`: one
+        measured sample of that many cycles after a warm-up period as long (the base's
+        periods when None)."""
         text = (self.directory / "booksim2" / f"{self.base}.cfg").read_text(encoding="utf-8")
         values = {
             "num_vcs": str(self.vcs),
@@ -127,6 +141,10 @@ class Case:
             "injection_rate": repr(load),
             "latency_thres": repr(float(latency_limit)),
         }
+        if window is not None:
+            # (BookSim2 counts its warm-up among max_samples and has no separate warm-up
+            # length: one warm-up period, then one sample)
+            values |= {"sample_period": str(window), "warmup_periods": "1", "max_samples": "2"}
         for key, value in values.items():
             line = f"{key} = {value};"
             text, n = re.subn(rf"^\s*{key}\s*=.*;\s*$", line, text, flags=re.MULTILINE)
@@ -198,11 +216,11 @@ class Point:
     saturated: bool
 
 
-def qosnet_point(case: Case, load: float, limits: Limits) -> Point:
+def qosnet_point(case: Case, load: float, limits: Limits, window: int | None = None) -> Point:
     from qosnet import api
 
     config = case.directory / f"{case.base}.toml"
-    result = api.run(config, case.qosnet_overrides(load))
+    result = api.run(config, case.qosnet_overrides(load, window))
     row = result.classes.iloc[0]
     accepted = float(row["accepted_flits_per_node_cycle"])
     offered = float(row["offered_flits_per_node_cycle"])
@@ -218,11 +236,14 @@ def qosnet_point(case: Case, load: float, limits: Limits) -> Point:
 _NUMBER = r"([-+0-9.eE]+|nan|inf)"
 
 
-def booksim_point(booksim: Path, case: Case, load: float, limits: Limits) -> Point:
+def booksim_point(
+    booksim: Path, case: Case, load: float, limits: Limits, window: int | None = None
+) -> Point:
     """Run BookSim2 on the case at `load` and judge it by the same rule as qosnet."""
     with tempfile.TemporaryDirectory(prefix="qosnet-crosscheck-") as tmp:
         cfg = Path(tmp) / f"{case.name}.cfg"
-        cfg.write_text(case.booksim_input(load, limits.latency_limit), encoding="utf-8")
+        text = case.booksim_input(load, limits.latency_limit, window)
+        cfg.write_text(text, encoding="utf-8")
         try:
             out = subprocess.run(
                 [str(booksim), str(cfg)],
@@ -270,16 +291,24 @@ class Search:
         return (self.low + self.high) / 2 if self.status == "found" else math.nan
 
 
-def search(case: Case, limits: Limits, measure: Callable[[float], Point], simulator: str) -> Search:
-    """Zero-load latency, then the saturation load by bisection."""
+def search(
+    case: Case,
+    limits: Limits,
+    measure: Callable[[float, int | None], Point],
+    simulator: str,
+) -> Search:
+    """Zero-load latency (over `limits.zero_load_window` cycles), then the saturation load
+    by bisection (over the base configuration's window). `measure(load, window)` runs one
+    point; `window` None means the base's."""
     s = Search(case, simulator)
 
-    def at(load: float) -> Point:
-        p = measure(round(load, 6))
+    def at(load: float, window: int | None = None) -> Point:
+        p = measure(round(load, 6), window)
         s.points.append(p)
         return p
 
-    s.zero_load_latency = at(limits.zero_load).latency
+    window = None if limits.zero_load_window is None else int(limits.zero_load_window)
+    s.zero_load_latency = at(limits.zero_load, window).latency
     low, high = case.bracket or (limits.low, limits.high)
     if at(low).saturated:
         s.status = "saturated at low"
@@ -313,11 +342,11 @@ def _run_item(item: _Item) -> Search:
         return search(
             item.case,
             item.limits,
-            lambda x: booksim_point(booksim, item.case, x, item.limits),
+            lambda x, w: booksim_point(booksim, item.case, x, item.limits, w),
             "booksim2",
         )
     return search(
-        item.case, item.limits, lambda x: qosnet_point(item.case, x, item.limits), "qosnet"
+        item.case, item.limits, lambda x, w: qosnet_point(item.case, x, item.limits, w), "qosnet"
     )
 
 

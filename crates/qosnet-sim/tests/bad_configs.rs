@@ -102,6 +102,7 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
         case("islip with speedup", with("[router]\nspeedup = 2\nallocator = { kind = \"islip\" }\n"), "router.allocator.kind", "separable_input_first"),
         case("allocator misspelt", with("[router]\nallocator = { kind = \"slip\" }\n"), "router.allocator.kind", "islip"),
         case("endpoint link latency zero", with("[endpoint]\nlink_latency = 0\n"), "endpoint.link_latency", "must be in 1..=10000, got 0"),
+        case("endpoint output stage too long", with("[endpoint]\noutput_stage = 10001\n"), "endpoint.output_stage", "must be in 0..=10000, got 10001"),
         case("block size 0", with("[router]\nblock_size = 0\n"), "router.block_size", "must be in 1..=65535, got 0"),
         case("virtual clock counter too narrow", with("[router]\ncrossbar_scheduler = { kind = \"virtual_clock\", counter_bits = 2 }\n"), "router.crossbar_scheduler.counter_bits", "must be 0 (unbounded) or in 4..=63, got 2"),
         case("virtual clock unknown parameter", with("[router]\ncrossbar_scheduler = { kind = \"virtual_clock\", bits = 16 }\n"), "router.crossbar_scheduler.bits", "unknown field `bits`"),

@@ -25,9 +25,10 @@ const TOPOLOGIES: [&str; 4] = [
     "kind = \"fat_tree\"\nk = 4\nn = 2",
 ];
 
-/// Zero-load latency = endpoint link + hops × (sum of stage delays) + (hops − 1) × link +
-/// endpoint link + (L − 1): the header crosses `hops` routers, the links between them and
-/// the injection and ejection links, the tail follows L − 1 cycles behind. (`router` may
+/// Zero-load latency = endpoint output stage + endpoint link + hops × (sum of stage
+/// delays) + (hops − 1) × link + endpoint link + (L − 1): the header leaves the endpoint's
+/// output register, crosses `hops` routers, the links between them and the injection and
+/// ejection links, the tail follows L − 1 cycles behind. (`router` may
 /// end with an `[endpoint]` section.)
 fn zero_load_check(topology: &str, router: &str, message: u32, packet: u32, source: u32) {
     // About one message every 2,000 cycles: rarely two in the network at once.
@@ -41,6 +42,7 @@ fn zero_load_check(topology: &str, router: &str, message: u32, packet: u32, sour
     let rc = s.config().router.clone();
     let link = rc.link_latency as u64;
     let endpoint_link = s.config().endpoint.link_latency.map_or(link, u64::from);
+    let output_stage = s.config().endpoint.output_stage as u64;
     let r = s.run().unwrap();
     let m = r.messages.unwrap();
     let (dst, injected, delivered, created) =
@@ -50,7 +52,12 @@ fn zero_load_check(topology: &str, router: &str, message: u32, packet: u32, sour
     for i in 0..m.rows() {
         let hops = s.routing().path(s.topology(), rc.vcs, NodeId(source), NodeId(dst[i] as u32)).len() as u64;
         hops_seen.insert(hops);
-        let expect = 2 * endpoint_link + hops * rc.pipeline.total() + (hops - 1) * link + message as u64 - 1;
+        let expect = output_stage
+            + 2 * endpoint_link
+            + hops * rc.pipeline.total()
+            + (hops - 1) * link
+            + message as u64
+            - 1;
         assert_eq!(
             delivered[i] - injected[i],
             expect,
@@ -82,6 +89,9 @@ fn zero_load_latency_with_other_stage_delays_and_multi_packet_messages() {
         zero_load_check(topo, "", 1, 1, 2);
         // BookSim2's setting: network links of 3 cycles, endpoint links of 1
         zero_load_check(topo, "link_latency = 3\n[endpoint]\nlink_latency = 1", 20, 20, 1);
+        // ... and its nodes' injection cycle (configs/validation)
+        zero_load_check(topo, "[endpoint]\nlink_latency = 1\noutput_stage = 1", 1, 1, 2);
+        zero_load_check(topo, "[endpoint]\noutput_stage = 3", 40, 40, 4);
     }
 }
 

@@ -51,6 +51,8 @@ impl Simulation {
         let preemptive = rc.kind == RouterKind::Preemptive;
         let lanes = if preemptive { 2 * vcs } else { vcs };
         let endpoint_link = config.endpoint.link_latency.unwrap_or(rc.link_latency) as Cycle;
+        // (an injected flit reaches the router after the endpoint's output register and the link)
+        let injection = config.endpoint.output_stage as Cycle + endpoint_link;
         let p = Params {
             vcs,
             lanes,
@@ -88,10 +90,10 @@ impl Simulation {
             seed: config.simulation.seed,
             concurrent_packets: config.endpoint.concurrent_packets,
             release_on_send: p.release_on_send,
-            link: endpoint_link,
+            link: injection,
             credit: p.credit,
         };
-        let max_delay = (p.d_output + p.link[0].max(p.link[1])).max(p.credit) as usize;
+        let max_delay = (p.d_output + p.link[0].max(p.link[1])).max(injection).max(p.credit) as usize;
         let (xbar_cfg, out_cfg) = (rc.crossbar(), rc.output());
         let nic_cfg = config.endpoint.scheduler.clone().unwrap_or_else(|| xbar_cfg.clone());
         let nodes = topo.nodes;

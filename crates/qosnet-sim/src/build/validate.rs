@@ -323,7 +323,7 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
             pl.routing,
             pl.vc_alloc,
             pl.crossbar,
-            pl.output.saturating_add(link),
+            pl.output.max(cfg.endpoint.output_stage).saturating_add(link),
             rc.credit_latency,
         ]
         .into_iter()
@@ -357,6 +357,7 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
     if let Some(l) = cfg.endpoint.link_latency {
         range(&mut errs, "endpoint.link_latency", l, 1, 10_000);
     }
+    range(&mut errs, "endpoint.output_stage", cfg.endpoint.output_stage, 0, 10_000);
     if rc.kind == RouterKind::Preemptive {
         range(
             &mut errs,

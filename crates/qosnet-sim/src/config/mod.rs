@@ -664,6 +664,13 @@ pub struct EndpointConfig {
     /// network's channels take).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub link_latency: Option<u32>,
+    /// Cycles a flit the injection scheduler has picked waits in the endpoint's output
+    /// register before it starts on the injection link, as a router's flit does in its
+    /// output stage (`router.pipeline.output`) before every other link. 0 (the default): it
+    /// starts on the link in the cycle it is picked. BookSim2's nodes take one such cycle:
+    /// a flit written to the injection channel in its creation cycle reaches the router two
+    /// cycles later, as a router's flit leaving its output stage does over a 1-cycle channel.
+    pub output_stage: u32,
     /// Scheduler multiplexing the injection link among VCs (the QoS NIC's hardware
     /// VirtualClock, the HCA's VL arbitration). Default: the router's crossbar scheduler.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -842,6 +849,7 @@ impl Default for EndpointConfig {
             skip_blocked: true,
             concurrent_packets: 1,
             link_latency: None,
+            output_stage: 0,
             scheduler: None,
             buffer: NicBuffer::PerVc,
             buffer_flits: None,

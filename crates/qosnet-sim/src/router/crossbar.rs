@@ -6,9 +6,12 @@
 //! and tries again, for another output, in the next iteration. With speedup S an input
 //! may send, and an output accept, S flits per cycle. The other allocators match inputs to
 //! outputs first and let the input's scheduler choose among its VCs to the output it was
-//! matched with (`islip.rs`, `wavefront.rs`). Moving a flit out of the input buffer
-//! returns a credit upstream.
+//! matched with (`islip.rs`, `wavefront.rs`). The matching without speedup is written over
+//! a request matrix and pointers alone (`matching.rs`, tested by hand there); this file
+//! gives it the router's state (`Live`). Moving a flit out of the input buffer returns a
+//! credit upstream.
 
+use super::matching::{self, Crossbar};
 use super::Routers;
 use super::MAX_PORTS;
 use crate::config::AllocatorKind;
@@ -33,7 +36,7 @@ pub(crate) struct XbarScratch {
     pub(super) keys: [u64; MAX_PORTS],
     /// iSLIP and wavefront, per input: its VCs that may send now, and the outputs they
     /// head to (those it requests) or, once outputs have granted, those that granted it.
-    pub(super) ready: [u32; MAX_PORTS],
+    ready: [u32; MAX_PORTS],
     pub(super) wants: [u64; MAX_PORTS],
     /// Under speedup only: flits granted per output and sent per input this cycle, and
     /// per input the VCs it already sent from.
@@ -55,29 +58,6 @@ impl Default for XbarScratch {
             used: [0; MAX_PORTS],
         }
     }
-}
-
-/// The requester among `requests` (a mask of inputs) that a crossbar output grants first:
-/// the first in round-robin order from input `start`, or, with rate-based `keys` (per
-/// input, its nominee's key), the smallest key, ties to the first in that order.
-#[inline(always)]
-pub(super) fn first_request(
-    requests: u64,
-    start: u32,
-    ports: usize,
-    keys: Option<&[u64; MAX_PORTS]>,
-) -> usize {
-    debug_assert!(requests != 0 && (start as usize) < ports);
-    let from_start = requests & (u64::MAX << start);
-    let first = if from_start != 0 { from_start } else { requests }.trailing_zeros() as usize;
-    let Some(keys) = keys else { return first };
-    let mut best = (*keys.at(first), first);
-    for p in rotated(requests, start, ports).skip(1) {
-        if *keys.at(p) < best.0 {
-            best = (*keys.at(p), p);
-        }
-    }
-    best.1
 }
 
 impl Routers {
@@ -109,7 +89,9 @@ impl Routers {
                 }
             }
             (1, AllocatorKind::SeparableInputFirst) => {
-                self.rounds_single::<PRE, AGE, HOOK>(net, r, inputs, by_key, now)
+                let iterations = self.p.iterations;
+                let mut x = Live::<PRE, AGE, HOOK> { routers: self, net, r, now };
+                matching::separable(&mut x, inputs, iterations, by_key)
             }
             (1, AllocatorKind::Islip) => self.rounds_islip::<PRE, AGE, HOOK>(net, r, inputs, by_key, now),
             (1, AllocatorKind::Wavefront) => self.rounds_wavefront::<PRE, AGE, HOOK>(net, r, inputs, now),
@@ -118,12 +100,9 @@ impl Routers {
         }
     }
 
-    /// Stage 4's nominate-and-grant rounds without speedup: an output grants one input and
-    /// an input sends one flit per cycle, so each output that was asked grants the first of
-    /// its requesters (in round-robin order, or key order) and is done, and each input whose
-    /// nomination won is done.
-    #[inline(always)]
-    fn rounds_single<const PRE: bool, const AGE: bool, const HOOK: bool>(
+    /// iSLIP's rounds at router `r` (`islip.rs`).
+    #[inline(never)]
+    fn rounds_islip<const PRE: bool, const AGE: bool, const HOOK: bool>(
         &mut self,
         net: &mut Net,
         r: usize,
@@ -131,31 +110,31 @@ impl Routers {
         by_key: bool,
         now: Cycle,
     ) {
-        let ports = self.p.ports;
-        // Outputs granted this cycle, and inputs that may still nominate: after the first
-        // round only those whose nomination lost can find something new.
-        let mut saturated = 0u64;
-        let mut pending = inputs;
-        for _ in 0..self.p.iterations {
-            let (asked, nominated) = self.nominations::<PRE>(r, pending, saturated, by_key, now);
-            if asked == 0 {
-                break;
-            }
-            let mut sent = 0u64;
-            for out in bits64(asked) {
-                let op = r * ports + out;
-                let requests = std::mem::take(self.xbar.requests.at_mut(out));
-                let keys = by_key.then_some(&self.xbar.keys);
-                let port = first_request(requests, *self.xbar_rr.at(op) as u32, ports, keys);
-                let v = *self.xbar.nominee.at(port) as usize;
-                self.traverse::<PRE, AGE, HOOK>(net, r, port, v, now);
-                self.served(op, port);
-                sent |= 1 << port;
-                self.restore_losers(r, requests & !(1 << port));
-            }
-            saturated |= asked;
-            pending = nominated & !sent;
-        }
+        let iterations = self.p.iterations;
+        super::islip::islip(
+            &mut Live::<PRE, AGE, HOOK> { routers: self, net, r, now },
+            inputs,
+            iterations,
+            by_key,
+        );
+    }
+
+    /// The wavefront allocator's pass at router `r` (`wavefront.rs`).
+    #[inline(never)]
+    fn rounds_wavefront<const PRE: bool, const AGE: bool, const HOOK: bool>(
+        &mut self,
+        net: &mut Net,
+        r: usize,
+        inputs: u64,
+        now: Cycle,
+    ) {
+        let mut priority = *self.wave_priority.at(r);
+        super::wavefront::wavefront(
+            &mut Live::<PRE, AGE, HOOK> { routers: self, net, r, now },
+            inputs,
+            &mut priority,
+        );
+        *self.wave_priority.at_mut(r) = priority;
     }
 
     /// Inputs whose nomination lost keep their scheduler's state (`nominate` saved it).
@@ -289,7 +268,7 @@ impl Routers {
     /// the preemptive router, not waiting on a preemption. A port with no such VC at all
     /// leaves the crossbar's work (as `nominate` does).
     #[inline]
-    pub(super) fn ready_vcs<const PRE: bool>(&mut self, r: usize, port: usize, now: Cycle) -> u32 {
+    fn ready_vcs<const PRE: bool>(&mut self, r: usize, port: usize, now: Cycle) -> u32 {
         let ip = r * self.p.ports + port;
         let mut live = *self.ip_active.at(ip) & *self.ip_nonempty.at(ip) & !*self.ip_blocked.at(ip);
         if PRE {
@@ -305,14 +284,14 @@ impl Routers {
 
     /// The outputs that VCs `vcs` of input `port` of router `r` head to.
     #[inline]
-    pub(super) fn outputs_of(&self, r: usize, port: usize, vcs: u32) -> u64 {
+    fn outputs_of(&self, r: usize, port: usize, vcs: u32) -> u64 {
         let front = self.in_vc.span(self.p.lane_index(r * self.p.ports + port, 0), self.p.lanes);
         bits(vcs).fold(0, |m, v| m | 1 << front.at(v).out_port)
     }
 
     /// Input `port`'s VCs among `vcs` that head to output `out`.
     #[inline]
-    pub(super) fn toward(&self, r: usize, port: usize, out: usize, vcs: u32) -> u32 {
+    fn toward(&self, r: usize, port: usize, out: usize, vcs: u32) -> u32 {
         let ports = self.p.ports;
         vcs & *self.ip_to_out.at((r * ports + port) * ports + out)
     }
@@ -320,7 +299,7 @@ impl Routers {
     /// The smallest rate key among VCs `vcs` (non-empty) of input `port`: what the input
     /// offers an output under a rate-based scheduler.
     #[inline]
-    pub(super) fn best_key(&self, r: usize, port: usize, vcs: u32) -> u64 {
+    fn best_key(&self, r: usize, port: usize, vcs: u32) -> u64 {
         let front = self.in_vc.span(self.p.lane_index(r * self.p.ports + port, 0), self.p.lanes);
         bits(vcs).map(|v| front.at(v).front.key).min().unwrap_or(u64::MAX)
     }
@@ -328,7 +307,7 @@ impl Routers {
     /// The input scheduler's choice among `vcs` (ready VCs of input `port`), its state
     /// advanced: the matching allocators ask once the input has its output.
     #[inline]
-    pub(super) fn choose_vc(&mut self, r: usize, port: usize, vcs: u32, now: Cycle) -> Option<usize> {
+    fn choose_vc(&mut self, r: usize, port: usize, vcs: u32, now: Cycle) -> Option<usize> {
         let ip = r * self.p.ports + port;
         let front = self.in_vc.span(self.p.lane_index(ip, 0), self.p.lanes);
         let key = |v: usize| front.at(v).front.key;
@@ -338,7 +317,7 @@ impl Routers {
 
     /// Output port `op` granted input `port`: its round robin starts after it next time.
     #[inline(always)]
-    pub(super) fn served(&mut self, op: usize, port: usize) {
+    fn served(&mut self, op: usize, port: usize) {
         *self.xbar_rr.at_mut(op) = if port + 1 >= self.p.ports { 0 } else { port as u8 + 1 };
     }
 
@@ -511,32 +490,101 @@ impl Routers {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
+/// Router `r`'s crossbar in cycle `now` as the allocators see it (`matching::Crossbar`):
+/// the request matrix from its input VCs' ready flits and routes, the pointers from its
+/// round-robin state, a match sent through `traverse`.
+struct Live<'a, const PRE: bool, const AGE: bool, const HOOK: bool> {
+    routers: &'a mut Routers,
+    net: &'a mut Net,
+    r: usize,
+    now: Cycle,
+}
 
-    proptest! {
-        /// The first grant is the head of the grant order that the speedup rounds use:
-        /// the rotation from `start`, stably sorted by key when there are keys.
-        #[test]
-        fn first_request_heads_the_grant_order(
-            ports in 1usize..=64,
-            requests in any::<u64>(),
-            start in any::<u32>(),
-            raw_keys in prop::collection::vec(0u64..4, 64),
-            by_key in any::<bool>(),
-        ) {
-            let requests = if ports == 64 { requests } else { requests & ((1u64 << ports) - 1) };
-            prop_assume!(requests != 0);
-            let start = start % ports as u32;
-            let mut keys = [0u64; MAX_PORTS];
-            keys.copy_from_slice(&raw_keys);
-            let mut order: Vec<usize> = rotated(requests, start, ports).collect();
-            if by_key {
-                order.sort_by_key(|&p| keys[p]);
-            }
-            prop_assert_eq!(first_request(requests, start, ports, by_key.then_some(&keys)), order[0]);
+impl<const PRE: bool, const AGE: bool, const HOOK: bool> Crossbar for Live<'_, PRE, AGE, HOOK> {
+    #[inline(always)]
+    fn ports(&self) -> usize {
+        self.routers.p.ports
+    }
+
+    #[inline(always)]
+    fn scratch(&mut self) -> &mut XbarScratch {
+        &mut self.routers.xbar
+    }
+
+    #[inline(always)]
+    fn scratch_ref(&self) -> &XbarScratch {
+        &self.routers.xbar
+    }
+
+    #[inline(always)]
+    fn grant_pointer(&self, o: usize) -> u32 {
+        *self.routers.xbar_rr.at(self.r * self.routers.p.ports + o) as u32
+    }
+
+    #[inline(always)]
+    fn set_grant_pointer(&mut self, o: usize, input: u32) {
+        let op = self.r * self.routers.p.ports + o;
+        *self.routers.xbar_rr.at_mut(op) = input as u8;
+    }
+
+    #[inline(always)]
+    fn accept_pointer(&self, i: usize) -> u32 {
+        *self.routers.xbar_accept.at(self.r * self.routers.p.ports + i) as u32
+    }
+
+    #[inline(always)]
+    fn set_accept_pointer(&mut self, i: usize, output: u32) {
+        let ip = self.r * self.routers.p.ports + i;
+        *self.routers.xbar_accept.at_mut(ip) = output as u8;
+    }
+
+    #[inline(always)]
+    fn requests(&mut self, i: usize) -> u64 {
+        let ready = self.routers.ready_vcs::<PRE>(self.r, i, self.now);
+        if ready == 0 {
+            return 0;
         }
+        *self.routers.xbar.ready.at_mut(i) = ready;
+        self.routers.outputs_of(self.r, i, ready)
+    }
+
+    #[inline(always)]
+    fn key(&self, i: usize, o: usize) -> u64 {
+        let vcs = self.routers.toward(self.r, i, o, *self.routers.xbar.ready.at(i));
+        self.routers.best_key(self.r, i, vcs)
+    }
+
+    #[inline(always)]
+    fn send(&mut self, i: usize, o: usize) -> bool {
+        let (r, now) = (self.r, self.now);
+        let vcs = self.routers.toward(r, i, o, *self.routers.xbar.ready.at(i));
+        let Some(v) = self.routers.choose_vc(r, i, vcs, now) else { return false };
+        self.routers.traverse::<PRE, AGE, HOOK>(self.net, r, i, v, now);
+        true
+    }
+
+    #[inline(always)]
+    fn nominate(&mut self, i: usize, saturated: u64) -> Option<usize> {
+        let (v, out) = self.routers.nominate::<PRE>(self.r, i, saturated, 0, self.now)?;
+        *self.routers.xbar.nominee.at_mut(i) = v as u8;
+        Some(out)
+    }
+
+    #[inline(always)]
+    fn nominee_key(&self, i: usize) -> u64 {
+        let v = *self.routers.xbar.nominee.at(i) as usize;
+        let ip = self.r * self.routers.p.ports + i;
+        self.routers.in_vc.at(self.routers.p.lane_index(ip, v)).front.key
+    }
+
+    #[inline(always)]
+    fn send_nominee(&mut self, i: usize) {
+        let v = *self.routers.xbar.nominee.at(i) as usize;
+        self.routers.traverse::<PRE, AGE, HOOK>(self.net, self.r, i, v, self.now);
+    }
+
+    #[inline(always)]
+    fn restore(&mut self, losers: u64) {
+        self.routers.restore_losers(self.r, losers);
     }
 }

@@ -22,6 +22,7 @@ use crossbar::XbarScratch;
 mod input;
 mod islip;
 pub(crate) mod marking;
+mod matching;
 mod output;
 mod preemption;
 mod routing_stage;

@@ -51,11 +51,14 @@ fn rank(mask: VcMask, v: usize) -> u32 {
 /// among them is k modulo `layers` (with every VC in the class: VCs k, k + layers, ...).
 #[inline]
 fn class_layer(class_vcs: VcMask, layers: u32, k: u32) -> VcMask {
-    let mut out = 0;
-    for (i, v) in crate::sched::bits(class_vcs).enumerate() {
-        if i as u32 % layers == k {
-            out |= 1 << v;
+    let (mut out, mut rest, mut i) = (0, class_vcs, 0);
+    while rest != 0 {
+        let lowest = rest & rest.wrapping_neg();
+        if i % layers == k {
+            out |= lowest;
         }
+        rest &= rest - 1;
+        i += 1;
     }
     out
 }

@@ -293,7 +293,8 @@ pub(crate) fn estimate(cfg: &Config, shape: Shape, traffic: TrafficShape) -> Vec
     // per packet and per node.
     let pl = &rc.pipeline;
     let link = rc.link_latency.max(cfg.endpoint.link_latency.unwrap_or(0));
-    let delay = ((pl.output.saturating_add(link)).max(rc.credit_latency) as u128 + 1).next_power_of_two();
+    let out = pl.output.max(cfg.endpoint.output_stage);
+    let delay = ((out.saturating_add(link)).max(rc.credit_latency) as u128 + 1).next_power_of_two();
     let links = delay
         .saturating_mul(n_ports.saturating_add(n))
         .saturating_mul((size_of::<crate::links::Arrival>() + size_of::<crate::links::CreditMsg>()) as u128);
