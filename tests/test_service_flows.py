@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from qosnet.client import Conflict, Forbidden, NotFound, Refused, Unauthorized
-from qosnet.dataplane import Daemon
+from qosnet.dataplane import Agent, Daemon
 from qosnet.dataplane.control import ServiceLink
 from qosnet.middleware.units import MB
 from qosnet.service.testing import RunningService
@@ -145,7 +145,14 @@ def test_the_agents_install_a_single_flow_on_its_ports(
         [flow] = d.stats()["flows"]
         assert (flow["port"], flow["dst"], flow["priority"]) == (3, "127.0.0.1:20006/9", 1)
         assert flow["reserved_bps"] == pytest.approx(f.bandwidth * 8)
-        service.alice.release_flow(f.id)
+        # The destination's link admits it there, from node 4's agent's port 3 to port 9.
+        with Agent(listen="127.0.0.1:0") as dst:
+            dst_link = ServiceLink(dst, service.root, 6, hosts)
+            assert dst_link.sync()["admitted"] == ["127.0.0.1:20004/3->9"]
+            assert dst.stats()["admitted"] == [("127.0.0.1:20004/3", 9, 1)]
+            service.alice.release_flow(f.id)
+            assert dst_link.sync()["revoked"] == ["127.0.0.1:20004/3->9"]
+            assert dst.stats()["admitted"] == []
         link.sync()
         assert d.stats()["flows"][0]["reserved_bps"] is None
 

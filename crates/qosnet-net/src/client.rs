@@ -46,6 +46,11 @@ impl Conn {
                 priority: what.priority,
                 reason: msg.rsplit_once("failed: ").map_or(msg.clone(), |(_, r)| r.to_string()),
             },
+            local::E_REFUSED => NetError::Refused {
+                dst: what.dst.into(),
+                priority: what.priority,
+                reason: msg.split_once("receiver: ").map_or(msg.clone(), |(_, r)| r.to_string()),
+            },
             local::E_TIMEOUT => NetError::Timeout,
             local::E_SHUTDOWN => NetError::Shutdown,
             local::E_INVALID | local::E_MALFORMED => NetError::Config(msg),

@@ -19,6 +19,8 @@ pub mod frame;
 pub mod local;
 pub mod pacing;
 
-pub use agent::{Agent, AgentConfig, Backend, FlowStats, Message, NetError, ReceivedStats, Stats};
+pub use agent::{
+    AdmittedStats, Agent, AgentConfig, Backend, FlowStats, Message, NetError, ReceivedStats, Stats,
+};
 pub use client::LocalAgent;
 pub use daemon::{Daemon, DaemonConfig, DaemonStats};

@@ -25,6 +25,11 @@ fn daemon(open: bool) -> Daemon {
     Daemon::start(AgentConfig { open, ..AgentConfig::default() }, cfg).unwrap()
 }
 
+/// A receiver that takes every flow (these tests are about the sending host's daemon).
+fn open_rx() -> Agent {
+    Agent::start(AgentConfig { open: true, ..AgentConfig::default() }).unwrap()
+}
+
 fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
     let t0 = Instant::now();
     while !cond() {
@@ -60,8 +65,17 @@ fn a_closed_daemon_refuses_flows_the_control_plane_did_not_admit() {
     let app = LocalAgent::connect(d.socket(), Some(0)).unwrap();
     let e = app.send(rx.endpoint(), 0, b"x").unwrap_err();
     assert!(matches!(e, NetError::NotAdmitted { .. }), "{e}");
-    // The control plane's host-level reservation names port 0.
+    // The control plane's host-level reservation names port 0 ...
     d.agent().reserve(rx.endpoint(), 0, 100e6, None).unwrap();
+    // ... and the closed receiver refuses the flow until the control plane admits it there
+    // too: the application hears the receiver's reason through the daemon.
+    let e = app.send(rx.endpoint(), 0, b"x").unwrap_err();
+    match &e {
+        NetError::Refused { reason, .. } => assert!(reason.contains("is not admitted at"), "{e}"),
+        _ => panic!("expected the receiver's refusal, got {e}"),
+    }
+    assert_eq!(rx.stats().refused_flows, 1);
+    rx.admit(d.agent().endpoint(), 0, 0, None).unwrap();
     app.send(rx.endpoint(), 0, b"admitted").unwrap();
     assert_eq!(rx.recv(WAIT).unwrap().data, b"admitted");
 }
@@ -72,7 +86,7 @@ fn a_closed_daemon_refuses_flows_the_control_plane_did_not_admit() {
 #[test]
 fn two_applications_share_the_daemons_schedule_by_inverse_idt() {
     let d = daemon(false);
-    let rx = Agent::start(AgentConfig::default()).unwrap();
+    let rx = open_rx();
     let slow = LocalAgent::connect(d.socket(), None).unwrap();
     let fast = LocalAgent::connect(d.socket(), None).unwrap();
     slow.reserve(rx.endpoint(), 0, 20e6, None).unwrap();
@@ -97,7 +111,7 @@ fn two_applications_share_the_daemons_schedule_by_inverse_idt() {
 #[test]
 fn a_client_that_dies_mid_request_does_not_wedge_the_daemon() {
     let d = daemon(true);
-    let rx = Agent::start(AgentConfig::default()).unwrap();
+    let rx = open_rx();
     // A client opens a port, starts a 1 MB send and dies after half of it.
     let mut raw = UnixStream::connect(d.socket()).unwrap();
     Writer::new(local::OPEN).u32(local::ANY_PORT).send(&mut raw, &[]).unwrap();

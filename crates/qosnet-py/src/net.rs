@@ -22,7 +22,8 @@ pyo3::create_exception!(
     _core,
     FlowNotAdmitted,
     NetError,
-    "A send on a flow with no reservation, on an agent that is not open."
+    "A flow not admitted: a send with no reservation on an agent that is not open, or a flow \
+     its receiver refused (not admitted there)."
 );
 
 fn net_error(e: Error) -> PyErr {
@@ -30,7 +31,7 @@ fn net_error(e: Error) -> PyErr {
         Error::Config(m) => pyo3::exceptions::PyValueError::new_err(m),
         Error::PortInUse(_) => pyo3::exceptions::PyValueError::new_err(e.to_string()),
         Error::Rate(_) => pyo3::exceptions::PyValueError::new_err(e.to_string()),
-        Error::NotAdmitted { .. } => FlowNotAdmitted::new_err(e.to_string()),
+        Error::NotAdmitted { .. } | Error::Refused { .. } => FlowNotAdmitted::new_err(e.to_string()),
         Error::Timeout => pyo3::exceptions::PyTimeoutError::new_err(e.to_string()),
         other => NetError::new_err(other.to_string()),
     }
@@ -87,6 +88,17 @@ impl Inner {
         match self {
             Inner::Lib(a) => Ok(a.stats()),
             Inner::Local(c) => c.stats(),
+        }
+    }
+    /// The agent itself, for what only its owner does (admit incoming flows).
+    fn agent(&self) -> Result<&Lib, Error> {
+        match self {
+            Inner::Lib(a) => Ok(a),
+            Inner::Local(_) => Err(Error::Config(
+                "admit: incoming flows are admitted by the daemon (its control-plane link), \
+                 not through an application's handle"
+                    .into(),
+            )),
         }
     }
     fn shutdown(&self) {
@@ -196,6 +208,22 @@ impl Agent {
     #[pyo3(signature = (dst, priority = 0))]
     fn release(&self, py: Python<'_>, dst: &str, priority: u8) -> PyResult<bool> {
         self.with(py, |a| a.release(dst, priority))
+    }
+
+    /// Admit the incoming flow from endpoint `src` (host:port or host:port/N) to this
+    /// agent's port `port` at `priority` (004 §3.4 (c), the destination's side): a closed
+    /// agent refuses every incoming flow not admitted. With `lease` (seconds) the admission
+    /// ends when it runs out.
+    #[pyo3(signature = (src, port = 0, priority = 0, lease = None))]
+    fn admit(&self, py: Python<'_>, src: &str, port: u32, priority: u8, lease: Option<f64>) -> PyResult<()> {
+        let lease = lease.map(|l| seconds("lease", l)).transpose()?;
+        self.with(py, |a| a.agent()?.admit(src, port, priority, lease))
+    }
+
+    /// Withdraw an incoming flow's admission (its connection closes); True if it had one.
+    #[pyo3(signature = (src, port = 0, priority = 0))]
+    fn revoke(&self, py: Python<'_>, src: &str, port: u32, priority: u8) -> PyResult<bool> {
+        self.with(py, |a| a.agent()?.revoke(src, port, priority))
     }
 
     /// Queue a message; waits while the flow's queue is full.
@@ -337,6 +365,13 @@ fn stats_dict(py: Python<'_>, s: Stats) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("refused_sends", s.refused_sends)?;
     d.set_item("expired_leases", s.expired_leases)?;
     d.set_item("undeliverable", s.undeliverable)?;
+    d.set_item("refused_flows", s.refused_flows)?;
+    d.set_item("last_refused", s.last_refused)?;
+    let admitted = PyList::empty(py);
+    for a in s.admitted {
+        admitted.append((a.src, a.port, a.priority))?;
+    }
+    d.set_item("admitted", admitted)?;
     Ok(d)
 }
 
@@ -440,6 +475,21 @@ impl Daemon {
     fn release(&self, py: Python<'_>, dst: &str, priority: u8, port: u32) -> bool {
         let a = self.inner.agent();
         py.allow_threads(|| a.release_from(port, dst, priority))
+    }
+
+    /// Admit the incoming flow from `src` to local port `port` (as `Agent.admit`).
+    #[pyo3(signature = (src, port = 0, priority = 0, lease = None))]
+    fn admit(&self, py: Python<'_>, src: &str, port: u32, priority: u8, lease: Option<f64>) -> PyResult<()> {
+        let lease = lease.map(|l| seconds("lease", l)).transpose()?;
+        let a = self.inner.agent();
+        py.allow_threads(|| a.admit(src, port, priority, lease)).map_err(net_error)
+    }
+
+    /// Withdraw an incoming flow's admission; True if it had one.
+    #[pyo3(signature = (src, port = 0, priority = 0))]
+    fn revoke(&self, py: Python<'_>, src: &str, port: u32, priority: u8) -> PyResult<bool> {
+        let a = self.inner.agent();
+        py.allow_threads(|| a.revoke(src, port, priority)).map_err(net_error)
     }
 
     /// The agent's counters (as `Agent.stats`) and the local side's under "daemon":

@@ -5,6 +5,8 @@ one JSON command per stdin line with one JSON line:
 
 - `{"op": "reserve", "dst": E, "bps": R, "priority": P, "lease": S|null}`
 - `{"op": "release", "dst": E, "priority": P}`
+- `{"op": "admit", "src": E, "port": N, "priority": P, "lease": S|null}`: admit the incoming
+  flow from E (a closed agent refuses the others)
 - `{"op": "stream", "dst": E, "size": N, "priority": P}`: send N-byte messages to E until
   `stop` (in a thread; its error, if any, shows in `stats`)
 - `{"op": "stop"}`: stop the streams
@@ -105,6 +107,11 @@ def main() -> None:
                 reply({"ok": True})
             elif op == "release":
                 reply({"ok": agent.release(cmd["dst"], cmd.get("priority", 0))})
+            elif op == "admit":
+                agent.admit(
+                    cmd["src"], cmd.get("port", 0), cmd.get("priority", 0), cmd.get("lease")
+                )
+                reply({"ok": True})
             elif op == "stream":
                 t = threading.Thread(
                     target=stream, args=(cmd["dst"], cmd["size"], cmd.get("priority", 0))
@@ -133,7 +140,8 @@ def main() -> None:
             elif op == "quit":
                 break
             else:
-                ops = "reserve, release, stream, stop, stats, ping_pong, pump, received, expect, "
+                ops = "reserve, release, admit, stream, stop, stats, ping_pong, pump, received, "
+                ops += "expect, "
                 ops += "cpu, quit"
                 reply({"error": f"op: must be one of {ops}, got {op!r}"})
         except Exception as e:  # noqa: BLE001 - the driver gets the message

@@ -706,17 +706,24 @@ class RequestHandler:
         with self.sessions() as s:
             return [job_out(r) for r in s.scalars(query)]
 
-    def reservations(self, who: Principal, node: int | None = None) -> list[ReservationOut]:
+    def reservations(
+        self, who: Principal, node: int | None = None, dst: int | None = None
+    ) -> list[ReservationOut]:
         """The flows of every live job and every live single flow (a tenant's own only),
-        optionally only those sourced at `node`: the rate-control table of that node's NIC
-        (its host's agent)."""
+        optionally only those sourced at `node` (the rate-control table of that node's NIC,
+        its host's agent) and only those destined to `dst` (what that node's agent admits,
+        document 004 §3.4 (c))."""
+
+        def wanted(src: int, to: int) -> bool:
+            return (node is None or src == node) and (dst is None or to == dst)
+
         out: list[ReservationOut] = []
         for job in self.jobs(who, state="active", limit=1_000_000):
             for f in job.flows:
-                if node is None or f.src == node:
+                if wanted(f.src, f.dst):
                     out.append(ReservationOut(job=job.id, owner=job.owner, **f.model_dump()))
         for flow in self.flows(who, state="active", limit=1_000_000):
-            if node is None or flow.src == node:
+            if wanted(flow.src, flow.dst):
                 out.append(
                     ReservationOut(
                         flow=flow.id,

@@ -27,9 +27,17 @@ def list_reservations(
             description="Only flows sourced at this node: its NIC's IDT table.",
         ),
     ] = None,
+    dst: Annotated[
+        int | None,
+        Query(
+            ge=0,
+            le=2**31 - 1,
+            description="Only flows destined to this node: what its agent admits.",
+        ),
+    ] = None,
 ) -> ReservationList:
-    """Every reserved flow of the live jobs (a tenant's own), with its IDT."""
-    return ReservationList(reservations=h.reservations(who, node))
+    """Every reserved flow of the live jobs and single flows (a tenant's own), with its IDT."""
+    return ReservationList(reservations=h.reservations(who, node, dst))
 
 
 @router.get("/utilisation", responses=AUTH_ERRORS)
