@@ -450,6 +450,36 @@ def test_the_mpi_example_requests_changes_and_is_denied_through_attributes(
         assert len(ports) >= 2, dm.stats()["flows"]
 
 
+@pytest.mark.skipif(_mpiexec() is None, reason="mpi4py and an MPI (pip install 'qosnet[mpi]')")
+def test_mpi_ranks_on_one_host_share_its_capacity() -> None:
+    """Document 004 §3.4 (a) per node: three ranks on this host, 100 Mb/s for the host.
+    Each rank alone would fit (60 < 100); together they are admitted against the host's
+    link, sequentially and when all ask at once."""
+    import subprocess
+
+    script = Path(__file__).parent / "mpi" / "host_capacity.py"
+    mpiexec = _mpiexec()
+    assert mpiexec is not None
+    r = subprocess.run(
+        [mpiexec, "-n", "3", sys.executable, str(script)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    steps = {
+        s["step"]: [tuple(x) for x in s["status"]]
+        for s in map(json.loads, r.stdout.split("\n")[:-1])
+    }
+    none = ("none", 0.0)
+    assert steps["rank 1 asks 60"] == [none, ("accepted", 60), none]
+    # Per rank it would fit; the host already carries 60 of its 100.
+    assert steps["rank 2 asks 60 on the same host"] == [none, ("accepted", 60), ("denied", 60)]
+    assert steps["rank 2 asks 40"] == [none, ("accepted", 60), ("accepted", 40)]
+    assert steps["rank 1 releases, rank 2 changes to 60"] == [none, none, ("accepted", 60)]
+    assert steps["everyone releases"] == [none, none, none]
+    at_once = steps["all three ask 40 at once"]
+    assert sorted(s for s, _ in at_once) == ["accepted", "accepted", "denied"], at_once
+
+
 def test_cli_errors_are_messages_not_tracebacks(tmp_path: Path) -> None:
     sock = tmp_path / "agent.sock"
     r = CliRunner().invoke(
