@@ -459,20 +459,9 @@ impl Agent {
         self.shared.work.notify_all();
     }
 
-    /// Install (or change) the reservation of flow (this endpoint, `dst`, `priority`):
+    /// Install (or change) the reservation of flow (local port `port`, `dst`, `priority`):
     /// `bits_per_second` becomes the IDT of one packet (004 §3.4: idt = T · Bpeak / Breq);
     /// with a `lease` the reservation is removed when it runs out unless renewed.
-    pub fn reserve(
-        &self,
-        dst: &str,
-        priority: u8,
-        bits_per_second: f64,
-        lease: Option<Duration>,
-    ) -> Result<(), NetError> {
-        self.reserve_from(0, dst, priority, bits_per_second, lease)
-    }
-
-    /// `reserve` for the flow from local port `port`.
     pub fn reserve_from(
         &self,
         port: Port,
@@ -519,13 +508,9 @@ impl Agent {
         Ok(())
     }
 
-    /// Remove flow (`dst`, `priority`)'s reservation; true if it had one. Its queued messages
-    /// go on unregulated if the agent is open, else they are dropped and the flow refused.
-    pub fn release(&self, dst: &str, priority: u8) -> bool {
-        self.release_from(0, dst, priority)
-    }
-
-    /// `release` for the flow from local port `port`.
+    /// Remove flow (`port`, `dst`, `priority`)'s reservation; true if it had one. Its queued
+    /// messages go on unregulated if the agent is open, else they are dropped and the flow
+    /// refused.
     pub fn release_from(&self, port: Port, dst: &str, priority: u8) -> bool {
         let mut st = self.shared.lock();
         let Some(&slot) = st.index.get(&(port, dst.to_string(), priority)) else { return false };
@@ -565,23 +550,14 @@ impl Agent {
         Ok(had)
     }
 
-    /// Queue a message on flow (`dst`, `priority`); waits while the flow has `queue_bytes`
-    /// queued. Errors if the flow is not admitted or has failed.
-    pub fn send(&self, dst: &str, priority: u8, data: Vec<u8>) -> Result<(), NetError> {
-        send(&self.shared, 0, dst, priority, data)
-    }
-
-    /// `send` from local port `port`.
+    /// Queue a message on flow (`port`, `dst`, `priority`); waits while the flow has
+    /// `queue_bytes` queued. Errors if the flow is not admitted or has failed.
     pub fn send_from(&self, port: Port, dst: &str, priority: u8, data: Vec<u8>) -> Result<(), NetError> {
         send(&self.shared, port, dst, priority, data)
     }
 
-    /// Wait until flow (`dst`, `priority`) has handed all its queued bytes to the network.
-    pub fn flush(&self, dst: &str, priority: u8, timeout: Duration) -> Result<(), NetError> {
-        self.flush_from(0, dst, priority, timeout)
-    }
-
-    /// `flush` for the flow from local port `port`.
+    /// Wait until flow (`port`, `dst`, `priority`) has handed all its queued bytes to the
+    /// network.
     pub fn flush_from(&self, port: Port, dst: &str, priority: u8, timeout: Duration) -> Result<(), NetError> {
         let deadline = Instant::now() + timeout;
         let mut st = self.shared.lock();
@@ -602,12 +578,8 @@ impl Agent {
         }
     }
 
-    /// The next message received whole, waiting up to `timeout` (None: wait forever).
-    pub fn recv(&self, timeout: Option<Duration>) -> Result<Message, NetError> {
-        self.recv_at(0, timeout)
-    }
-
-    /// The next message received whole at local port `port`.
+    /// The next message received whole at local port `port`, waiting up to `timeout`
+    /// (None: wait forever). (Port 0's shapes, `send`, `recv`, ..., are `PortHandle`'s.)
     pub fn recv_at(&self, port: Port, timeout: Option<Duration>) -> Result<Message, NetError> {
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut st = self.shared.lock();

@@ -16,6 +16,7 @@ pub mod daemon;
 pub mod dispatch;
 pub mod endpoint;
 pub mod frame;
+pub mod handle;
 pub mod local;
 pub mod pacing;
 
@@ -24,3 +25,4 @@ pub use agent::{
 };
 pub use client::LocalAgent;
 pub use daemon::{Daemon, DaemonConfig, DaemonStats};
+pub use handle::PortHandle;

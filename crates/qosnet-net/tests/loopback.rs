@@ -4,7 +4,7 @@
 //! Rates here are checked only as orderings and shares with wide tolerances; speed belongs
 //! to `qosnet net bench` and `qosnet reproduce seed004-real`.
 
-use qosnet_net::{Agent, AgentConfig, Backend, NetError};
+use qosnet_net::{Agent, AgentConfig, Backend, NetError, PortHandle};
 use std::io::Write;
 use std::net::TcpStream;
 use std::time::Duration;
@@ -63,7 +63,7 @@ fn a_closed_agent_refuses_an_unreserved_flow_and_sends_a_reserved_one() {
     tx.reserve(rx.endpoint(), 0, 1e9, None).unwrap();
     tx.send(rx.endpoint(), 0, vec![1; 10]).unwrap();
     assert_eq!(rx.recv(WAIT).unwrap().data, vec![1; 10]);
-    assert!(tx.release(rx.endpoint(), 0));
+    assert!(tx.release(rx.endpoint(), 0).unwrap());
     assert!(matches!(tx.send(rx.endpoint(), 0, vec![1]), Err(NetError::NotAdmitted { .. })));
 }
 

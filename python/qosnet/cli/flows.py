@@ -15,9 +15,11 @@ from rich.table import Table
 from qosnet.cli.common import JsonOption, stdout_console, when
 from qosnet.cli.remote import (
     DEFAULT_URL,
+    LeaseOption,
     StateOption,
     TokenOption,
     UrlOption,
+    add_lease_commands,
     check_state,
     service_client,
 )
@@ -28,13 +30,6 @@ flow_app = typer.Typer(
     help="Single-flow reservations on a running service: reserve, renew, release, list.",
     no_args_is_help=True,
 )
-
-LeaseOption = Annotated[
-    float | None,
-    typer.Option(
-        "--lease", metavar="SECONDS", min=0.001, help="Lease to ask for.", show_default=False
-    ),
-]
 
 
 def _bytes_per_second(text: str) -> float:
@@ -122,20 +117,15 @@ def flow_reserve(
         _print_flow(flow)
 
 
-@flow_app.command("show")
-def flow_show(
-    flow_id: Annotated[str, typer.Argument(metavar="ID")],
-    url: UrlOption = DEFAULT_URL,
-    token: TokenOption = None,
-    json_out: JsonOption = False,
-) -> None:
-    """A flow reservation, its IDT and path."""
-    with service_client(url, token) as client:
-        flow = client.flow(flow_id)
-    if json_out:
-        typer.echo(flow.model_dump_json(indent=2))
-    else:
-        _print_flow(flow)
+add_lease_commands(
+    flow_app,
+    "flow",
+    get="flow",
+    renew="renew_flow",
+    release="release_flow",
+    show=_print_flow,
+    show_help="A flow reservation, its IDT and path.",
+)
 
 
 @flow_app.command("list")
@@ -171,28 +161,3 @@ def flow_list(
             when(f.lease_expires if f.state == "active" else f.ended_at),
         )
     stdout_console().print(table)
-
-
-@flow_app.command("renew")
-def flow_renew(
-    flow_id: Annotated[str, typer.Argument(metavar="ID")],
-    lease: LeaseOption = None,
-    url: UrlOption = DEFAULT_URL,
-    token: TokenOption = None,
-) -> None:
-    """Extend a flow's lease (from now; default: the service's lease)."""
-    with service_client(url, token) as client:
-        flow = client.renew_flow(flow_id, lease)
-    typer.echo(f"{flow.id} lease expires {when(flow.lease_expires)} UTC")
-
-
-@flow_app.command("release")
-def flow_release(
-    flow_id: Annotated[str, typer.Argument(metavar="ID")],
-    url: UrlOption = DEFAULT_URL,
-    token: TokenOption = None,
-) -> None:
-    """Release a flow's reservation now (the agents remove it at their next sync)."""
-    with service_client(url, token) as client:
-        flow = client.release_flow(flow_id)
-    typer.echo(f"{flow.id} {flow.state}")

@@ -13,9 +13,11 @@ from rich.table import Table
 from qosnet.cli.common import JsonOption, stdout_console, when
 from qosnet.cli.remote import (
     DEFAULT_URL,
+    LeaseOption,
     StateOption,
     TokenOption,
     UrlOption,
+    add_lease_commands,
     check_state,
     service_client,
 )
@@ -101,10 +103,7 @@ def job_submit(
     nodes: Annotated[
         int | None, typer.Option("--nodes", min=1, help="Fix N.", show_default=False)
     ] = None,
-    lease: Annotated[
-        float | None,
-        typer.Option("--lease", metavar="SECONDS", help="Lease to ask for.", show_default=False),
-    ] = None,
+    lease: LeaseOption = None,
     idempotency_key: Annotated[
         str | None,
         typer.Option(
@@ -135,48 +134,15 @@ def job_submit(
         _print_job(job)
 
 
-@job_app.command("release")
-def job_release(
-    job_id: Annotated[str, typer.Argument(metavar="ID")],
-    url: UrlOption = DEFAULT_URL,
-    token: TokenOption = None,
-) -> None:
-    """Release a job's reservation."""
-    with service_client(url, token) as client:
-        job = client.release(job_id)
-    typer.echo(f"{job.id} {job.state}")
-
-
-@job_app.command("renew")
-def job_renew(
-    job_id: Annotated[str, typer.Argument(metavar="ID")],
-    lease: Annotated[
-        float | None,
-        typer.Option("--lease", metavar="SECONDS", help="New lease from now.", show_default=False),
-    ] = None,
-    url: UrlOption = DEFAULT_URL,
-    token: TokenOption = None,
-) -> None:
-    """Extend a job's lease."""
-    with service_client(url, token) as client:
-        job = client.renew(job_id, lease)
-    typer.echo(f"{job.id} lease expires {when(job.lease_expires)} UTC")
-
-
-@job_app.command("show")
-def job_show(
-    job_id: Annotated[str, typer.Argument(metavar="ID")],
-    url: UrlOption = DEFAULT_URL,
-    token: TokenOption = None,
-    json_out: JsonOption = False,
-) -> None:
-    """A job with its flows and their IDTs."""
-    with service_client(url, token) as client:
-        job = client.job(job_id)
-    if json_out:
-        typer.echo(job.model_dump_json(indent=2))
-    else:
-        _print_job(job)
+add_lease_commands(
+    job_app,
+    "job",
+    get="job",
+    renew="renew",
+    release="release",
+    show=_print_job,
+    show_help="A job with its flows and their IDTs.",
+)
 
 
 @job_app.command("list")
