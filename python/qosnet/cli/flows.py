@@ -21,6 +21,7 @@ from qosnet.cli.remote import (
     UrlOption,
     add_lease_commands,
     check_state,
+    print_one,
     service_client,
 )
 
@@ -111,10 +112,7 @@ def flow_reserve(
             src, dst, rate, src_port=src_port, dst_port=dst_port, priority=priority,
             lease_seconds=lease,
         )  # fmt: skip
-    if json_out:
-        typer.echo(flow.model_dump_json(indent=2))
-    else:
-        _print_flow(flow)
+    print_one(flow, json_out, _print_flow)
 
 
 add_lease_commands(

@@ -19,6 +19,7 @@ from qosnet.cli.remote import (
     UrlOption,
     add_lease_commands,
     check_state,
+    print_one,
     service_client,
 )
 
@@ -128,10 +129,7 @@ def job_submit(
             lease_seconds=lease,
             idempotency_key=idempotency_key,
         )
-    if json_out:
-        typer.echo(job.model_dump_json(indent=2))
-    else:
-        _print_job(job)
+    print_one(job, json_out, _print_job)
 
 
 add_lease_commands(

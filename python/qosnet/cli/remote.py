@@ -16,6 +16,7 @@ __all__ = [
     "DEFAULT_URL",
     "LeaseOption",
     "add_lease_commands",
+    "print_one",
     "StateOption",
     "TokenOption",
     "UrlOption",
@@ -86,6 +87,14 @@ def service_client(url: str, token: str | None) -> Iterator[Any]:
         raise typer.Exit(1) from None
 
 
+def print_one(item: Any, json_out: bool, show: Callable[[Any], None]) -> None:
+    """A job or flow as JSON (--json) or as `show` prints it."""
+    if json_out:
+        typer.echo(item.model_dump_json(indent=2))
+    else:
+        show(item)
+
+
 def add_lease_commands(
     app: typer.Typer,
     noun: str,
@@ -107,10 +116,7 @@ def add_lease_commands(
     ) -> None:
         with service_client(url, token) as client:
             item = getattr(client, get)(lease_id)
-        if json_out:
-            typer.echo(item.model_dump_json(indent=2))
-        else:
-            show(item)
+        print_one(item, json_out, show)
 
     def renew_command(
         lease_id: IdArgument,
