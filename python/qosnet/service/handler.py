@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -185,6 +185,13 @@ class RequestHandler:
         self.settings = settings
         self.clock = settings.clock
         self.engine = make_engine(settings.db_url, sqlite_synchronous=settings.sqlite_synchronous)
+        self._closed = False
+        # A connection still checked out when the handler closes (a request or thread that
+        # outlived the service) returns afterwards to the pool `close` disposed of, where
+        # nothing would ever close it: it would be dropped open when that pool is collected
+        # (psycopg's ResourceWarning, and an idle session left on the PostgreSQL server).
+        # So one returned after `close` is closed as it comes back.
+        event.listen(self.engine, "checkin", self._close_if_closed)
         self.dialect = self.engine.dialect.name
         self.sessions = sessionmaker(self.engine, expire_on_commit=False)
         self.token_store = TokenStore(self.sessions, self.clock)
@@ -233,7 +240,14 @@ class RequestHandler:
         )
 
     def close(self) -> None:
+        """Close the database connections: those in the pool now, those still checked out
+        as they come back (`_close_if_closed`)."""
+        self._closed = True
         self.engine.dispose()
+
+    def _close_if_closed(self, dbapi_connection: Any, _record: Any) -> None:
+        if self._closed and dbapi_connection is not None:
+            dbapi_connection.close()
 
     def _seed_cluster(self, txn: _Txn) -> None:
         s = txn.session
