@@ -143,7 +143,10 @@ def agent(
     listen: Listen = "0.0.0.0:7400",
     backend: Backend = "agent",
     open_: Annotated[
-        bool, typer.Option("--open", help="Let unreserved flows send (unregulated).")
+        bool,
+        typer.Option(
+            "--open", help="Let unreserved flows send (unregulated), take in unadmitted ones."
+        ),
     ] = False,
     packet_size: PacketSize = 4096,
     service: Annotated[
@@ -173,9 +176,9 @@ def agent(
     `qosnet net send --agent-socket`), so none can pass its pacing by.
 
     With --service, --node and --hosts it follows the service: every admitted flow sourced
-    at this node is reserved here (its IDT from the reserved bandwidth), and a flow released
-    or whose lease expired is removed; flows the service did not admit are refused unless
-    --open.
+    at this node is reserved here (its IDT from the reserved bandwidth), every one destined
+    to it admitted here, and a flow released or whose lease expired is removed; flows the
+    service did not admit are refused, sent or received, unless --open.
     """
     from qosnet.dataplane import Daemon
     from qosnet.dataplane.control import ServiceLink, read_hosts
