@@ -4,8 +4,8 @@ Rank 0 is the master; the others render tiles of an image (here: a Mandelbrot se
 computation) and stream them to the master. Each worker asks for bandwidth to the master
 through the QoS communicator attribute; worker 1 asks for twice what worker 2 asks for, and
 halfway through worker 1 changes its request (attributes can be changed while running). A
-request the source's capacity cannot hold is denied, and the worker's flow then goes
-unregulated. The master prints what each worker's flow got.
+request the source host's capacity cannot hold (its ranks share it) is denied, and the
+worker's flow then goes unregulated. The master prints what each worker's flow got.
 
     mpiexec -n 3 python examples/mpi_qos_ray_tracing.py [--capacity "200 Mb/s"]
 
@@ -49,7 +49,9 @@ def render(tile: int, size: int) -> bytes:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--capacity", default="200 Mb/s", help="Each rank's link rate.")
+    ap.add_argument(
+        "--capacity", default="200 Mb/s", help="Each host's link rate (its ranks share it)."
+    )
     ap.add_argument("--rate", default="20 Mb/s", help="Worker 2's request; worker 1 asks twice.")
     ap.add_argument("--seconds", type=float, default=4.0)
     ap.add_argument("--size", type=int, default=1024)

@@ -41,7 +41,7 @@ def wait_for(cond: Any, timeout: float = 20.0, what: str = "condition") -> None:
 
 
 def test_messages_arrive_whole_through_the_bindings() -> None:
-    with Agent() as rx, Agent(open=True) as tx:
+    with Agent(open=True) as rx, Agent(open=True) as tx:
         for n in (0, 1, 4096, 4097, 300_000):
             tx.send(rx.endpoint, bytes(range(256)) * (n // 256) + b"x" * (n % 256), priority=2)
         for n in (0, 1, 4096, 4097, 300_000):
@@ -56,6 +56,12 @@ def test_a_closed_agent_refuses_what_is_not_reserved() -> None:
         with pytest.raises(FlowNotAdmitted, match="not admitted"):
             tx.send(rx.endpoint, b"hi")
         tx.reserve(rx.endpoint, parse_bandwidth("50 Mb/s"))
+        # The closed receiver refuses it too until it is admitted there (004 §3.4 (c)).
+        with pytest.raises(FlowNotAdmitted, match="refused by the receiver: .* is not admitted"):
+            tx.send(rx.endpoint, b"hi")
+        assert rx.stats()["refused_flows"] == 1 and rx.stats()["received"] == []
+        rx.admit(tx.endpoint)
+        assert rx.stats()["admitted"] == [(tx.endpoint, 0, 0)]
         tx.send(rx.endpoint, b"hi")
         assert rx.recv(timeout=20)[2] == b"hi"
         flow = tx.stats()["flows"][0]
@@ -78,7 +84,7 @@ def test_bad_arguments_name_the_field() -> None:
 
 
 def test_malformed_frames_from_a_rogue_client_are_refused_and_counted() -> None:
-    with Agent() as rx, Agent(open=True) as tx:
+    with Agent(open=True) as rx, Agent(open=True) as tx:
         host, port = rx.endpoint.rsplit(":", 1)
         for junk in (b"\x00" * 64, b"QN\x07" + b"\x00" * 13, b"hello, agent\r\n" * 4):
             with socket.create_connection((host, int(port))) as s:
@@ -88,9 +94,36 @@ def test_malformed_frames_from_a_rogue_client_are_refused_and_counted() -> None:
         assert rx.recv(timeout=20)[2] == b"fine"
 
 
+def test_a_rogue_sender_that_skips_its_agent_is_refused_and_counted() -> None:
+    """A sender that connects to a closed agent directly (no agent of its own, so nothing
+    admitted it) with a well-formed hello and data: refused with the reason, counted, and
+    nothing delivered; an admitted flow from a real agent goes on beside it."""
+    with Agent() as rx, Agent() as tx:
+        host, port = rx.endpoint.rsplit(":", 1)
+        name = b"127.0.0.1:1"
+        hello = b"QN\x02\x01\x00\x00\x00\x00" + len(name).to_bytes(4, "little") + bytes(4)
+        data = b"QN\x02\x02\x01\x00\x00\x00" + (5).to_bytes(4, "little") + bytes(4) + b"rogue"
+        with socket.create_connection((host, int(port))) as s:
+            s.sendall(hello + name + data)
+            answer = b""
+            while chunk := s.recv(4096):
+                answer += chunk
+        assert answer[:4] == b"QN\x02\x04", answer  # a refusal
+        assert b"from 127.0.0.1:1 to port 0 (priority 0) is not admitted" in answer[16:]
+        stats = rx.stats()
+        assert (stats["refused_flows"], stats["malformed_frames"]) == (1, 0)
+        assert stats["received"] == [] and "127.0.0.1:1" in stats["last_refused"]
+        tx.reserve(rx.endpoint, parse_bandwidth("10 Mb/s"))
+        rx.admit(tx.endpoint)
+        tx.send(rx.endpoint, b"admitted")
+        assert rx.recv(timeout=20) == (tx.endpoint, 0, b"admitted")
+        with pytest.raises(TimeoutError):
+            rx.recv(timeout=0.05)
+
+
 def test_a_peer_that_vanishes_fails_its_flow_only() -> None:
-    with Agent(open=True) as tx, Agent() as stays:
-        gone = Agent()
+    with Agent(open=True) as tx, Agent(open=True) as stays:
+        gone = Agent(open=True)
         tx.send(gone.endpoint, b"x")
         gone.recv(timeout=20)
         gone.close()
@@ -153,7 +186,7 @@ def test_a_bad_host_file_names_the_line(tmp_path: Path) -> None:
 
 
 def test_net_send_reports_each_flow(tmp_path: Path) -> None:
-    with Agent() as rx:
+    with Agent(open=True) as rx:
         r = CliRunner().invoke(
             app,
             ["net", "send", rx.endpoint, "--rate", "200 Mb/s", "-n", "20", "--size", "10000",
@@ -210,6 +243,9 @@ def test_two_applications_share_the_daemons_schedule_by_inverse_idt(tmp_path: Pa
     with Daemon(sock, listen="127.0.0.1:0") as d, Agent() as rx:
         d.reserve(rx.endpoint, parse_bandwidth("20 Mb/s"), port=1)
         d.reserve(rx.endpoint, parse_bandwidth("40 Mb/s"), port=2)
+        # Admitted at the receiver as the daemon's ports 1 and 2 (GM's sub-ports).
+        rx.admit(f"{d.endpoint}/1")
+        rx.admit(f"{d.endpoint}/2")
         apps = [HostProcess.local({"socket": str(sock), "port": p}) for p in (1, 2)]
         try:
             assert [a.endpoint for a in apps] == [f"{d.endpoint}/1", f"{d.endpoint}/2"]
@@ -230,7 +266,7 @@ def test_two_applications_share_the_daemons_schedule_by_inverse_idt(tmp_path: Pa
 
 def test_an_application_killed_mid_send_does_not_wedge_the_daemon(tmp_path: Path) -> None:
     sock = tmp_path / "agent.sock"
-    with Daemon(sock, listen="127.0.0.1:0", open=True) as d, Agent() as rx:
+    with Daemon(sock, listen="127.0.0.1:0", open=True) as d, Agent(open=True) as rx:
         # A slow reservation: the victim's sends queue in the daemon and wait.
         d.reserve(rx.endpoint, parse_bandwidth("8 Mb/s"), port=1)
         victim = HostProcess.local({"socket": str(sock), "port": 1})
@@ -286,7 +322,7 @@ def test_only_trusted_users_may_reserve_through_the_daemon() -> None:
 
 def test_net_send_and_recv_go_through_the_daemon(tmp_path: Path) -> None:
     sock = tmp_path / "agent.sock"
-    with Daemon(sock, listen="127.0.0.1:0", open=True), Agent() as rx:
+    with Daemon(sock, listen="127.0.0.1:0", open=True), Agent(open=True) as rx:
         r = CliRunner().invoke(
             app,
             ["net", "send", rx.endpoint, "--agent-socket", str(sock), "--size", "1000",
@@ -342,7 +378,7 @@ def test_without_rate_control_one_source_interleaves_its_flows_equally() -> None
 @pytest.mark.skipif(not NAMESPACES, reason=f"needs namespaces: {WHY_NOT}")
 def test_an_agent_killed_mid_transfer_errors_its_sender_and_spares_the_others() -> None:
     with Cluster(3) as c:
-        src, keeps, dies = c.host(0, open=True), c.host(1), c.host(2)
+        src, keeps, dies = c.host(0, open=True), c.host(1, open=True), c.host(2, open=True)
         src.call("stream", dst=keeps.endpoint, size=65536)
         src.call("stream", dst=dies.endpoint, size=65536)
         wait_for(lambda: dies.call("stats")["received"], what="the transfer to start")
@@ -412,6 +448,36 @@ def test_the_mpi_example_requests_changes_and_is_denied_through_attributes(
         assert "rank 2: asked 20 Mb/s to the master: accepted" in out
         ports = {f["port"] for f in dm.stats()["flows"]}
         assert len(ports) >= 2, dm.stats()["flows"]
+
+
+@pytest.mark.skipif(_mpiexec() is None, reason="mpi4py and an MPI (pip install 'qosnet[mpi]')")
+def test_mpi_ranks_on_one_host_share_its_capacity() -> None:
+    """Document 004 §3.4 (a) per node: three ranks on this host, 100 Mb/s for the host.
+    Each rank alone would fit (60 < 100); together they are admitted against the host's
+    link, sequentially and when all ask at once."""
+    import subprocess
+
+    script = Path(__file__).parent / "mpi" / "host_capacity.py"
+    mpiexec = _mpiexec()
+    assert mpiexec is not None
+    r = subprocess.run(
+        [mpiexec, "-n", "3", sys.executable, str(script)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    steps = {
+        s["step"]: [tuple(x) for x in s["status"]]
+        for s in map(json.loads, r.stdout.split("\n")[:-1])
+    }
+    none = ("none", 0.0)
+    assert steps["rank 1 asks 60"] == [none, ("accepted", 60), none]
+    # Per rank it would fit; the host already carries 60 of its 100.
+    assert steps["rank 2 asks 60 on the same host"] == [none, ("accepted", 60), ("denied", 60)]
+    assert steps["rank 2 asks 40"] == [none, ("accepted", 60), ("accepted", 40)]
+    assert steps["rank 1 releases, rank 2 changes to 60"] == [none, none, ("accepted", 60)]
+    assert steps["everyone releases"] == [none, none, none]
+    at_once = steps["all three ask 40 at once"]
+    assert sorted(s for s, _ in at_once) == ["accepted", "accepted", "denied"], at_once
 
 
 def test_cli_errors_are_messages_not_tracebacks(tmp_path: Path) -> None:

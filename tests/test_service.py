@@ -581,6 +581,28 @@ def test_restart_restores_jobs_and_capacity(
     assert not set(other.nodes) & set(job.nodes)  # the restored job's nodes stay taken
 
 
+def test_a_connection_still_held_when_the_service_stops_is_closed(
+    make_service: Callable[..., Service], db_url: str
+) -> None:
+    """A request (or thread) still holding a database connection when the service stops
+    returns it to the pool the stop disposed of; it is closed as it comes back, not left
+    for the garbage collector (psycopg's ResourceWarning "was deleted while still open",
+    which made test_restart_restores_jobs_and_capacity fail now and then on PostgreSQL)."""
+    import gc
+    import warnings
+
+    service = make_service(db_url)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with service.handler.sessions() as session:
+            session.execute(sqlalchemy.text("SELECT 1"))
+            service.stop()
+        del session
+        gc.collect()
+    leaks = [str(w.message) for w in seen if issubclass(w.category, ResourceWarning)]
+    assert not leaks, leaks
+
+
 # ------------------------------------------------------------------------------------
 # no overbooking under concurrency
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from qosnet.client import Conflict, Forbidden, NotFound, Refused, Unauthorized
-from qosnet.dataplane import Daemon
+from qosnet.dataplane import Agent, Daemon
 from qosnet.dataplane.control import ServiceLink
 from qosnet.middleware.units import MB
 from qosnet.service.testing import RunningService
@@ -145,6 +145,82 @@ def test_the_agents_install_a_single_flow_on_its_ports(
         [flow] = d.stats()["flows"]
         assert (flow["port"], flow["dst"], flow["priority"]) == (3, "127.0.0.1:20006/9", 1)
         assert flow["reserved_bps"] == pytest.approx(f.bandwidth * 8)
-        service.alice.release_flow(f.id)
+        # The destination's link admits it there, from node 4's agent's port 3 to port 9.
+        with Agent(listen="127.0.0.1:0") as dst:
+            dst_link = ServiceLink(dst, service.root, 6, hosts)
+            assert dst_link.sync()["admitted"] == ["127.0.0.1:20004/3->9"]
+            assert dst.stats()["admitted"] == [("127.0.0.1:20004/3", 9, 1)]
+            service.alice.release_flow(f.id)
+            assert dst_link.sync()["revoked"] == ["127.0.0.1:20004/3->9"]
+            assert dst.stats()["admitted"] == []
         link.sync()
         assert d.stats()["flows"][0]["reserved_bps"] is None
+
+
+def test_the_flow_cli_reserves_lists_shows_renews_and_releases(
+    make_service: Callable[..., RunningService], sqlite_url: str
+) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from qosnet.cli import app
+
+    service = make_service(sqlite_url)
+    env = {"QOSNET_URL": service.url, "QOSNET_TOKEN": service.tokens["alice"], "COLUMNS": "200"}
+
+    def qosnet(*args: str, token: str | None = None) -> Any:
+        e = env if token is None else {**env, "QOSNET_TOKEN": token}
+        r = CliRunner().invoke(app, ["flow", *args], env=e)
+        assert "Traceback" not in r.output, r.output
+        return r
+
+    made = qosnet("reserve", "0", "5", "400 Mb/s", "--dst-port", "7", "--priority", "2",
+                  "--lease", "60", "--json")  # fmt: skip
+    assert made.exit_code == 0, made.output
+    flow = json.loads(made.stdout)
+    # 400 Mb/s is 50 MB/s; document 004 §3.4: idt = T x Bpeak / Breq = 210 / 50 periods
+    assert (flow["src"], flow["dst"], flow["dst_port"], flow["priority"]) == (0, 5, 7, 2)
+    assert flow["bandwidth"] == pytest.approx(50 * MB) and flow["idt"] == pytest.approx(4.2)
+    assert service.root.reservations(node=0)[0].flow == flow["id"]
+
+    shown = qosnet("show", flow["id"])
+    assert shown.exit_code == 0, shown.output
+    assert "50 MB/s (400 Mb/s)" in shown.stdout and "node 5 port 7" in shown.stdout
+    assert "4.2" in shown.stdout
+    listed = qosnet("list", "--state", "active")
+    assert listed.exit_code == 0 and flow["id"] in listed.stdout and "5/7" in listed.stdout
+    assert flow["id"] not in qosnet("list", token=service.tokens["bob"]).stdout
+
+    # Over node 0's 210 MB/s: refused (exit 3) with the reason naming the full resource.
+    refused = qosnet("reserve", "0", "2", "200 MB/s")
+    assert refused.exit_code == 3, refused.output
+    assert "refused (not_enough_bandwidth)" in refused.stderr and "node 0" in refused.stderr
+
+    renewed = qosnet("renew", flow["id"], "--lease", "120")
+    assert renewed.exit_code == 0 and "lease expires" in renewed.stdout
+    assert service.alice.flow(flow["id"]).renewals == 1
+    released = qosnet("release", flow["id"])
+    assert released.exit_code == 0 and f"{flow['id']} released" in released.stdout
+    assert service.root.reservations() == []
+    again = qosnet("release", flow["id"])
+    assert again.exit_code == 1 and "already released" in again.stderr
+    assert qosnet("list", "--state", "released").stdout.count(flow["id"]) == 1
+
+    # Bad input: a message naming the argument (usage errors exit 2), or the service's.
+    for args, text in [
+        (("reserve", "0", "1", "fast"), "BANDWIDTH"),
+        (("reserve", "0", "1", "0 Mb/s"), "must be a positive bandwidth"),
+        (("reserve", "0", "1", "1 Mb/s", "--priority", "300"), "--priority"),
+        (("list", "--state", "gone"), "must be active, released or expired"),
+    ]:
+        bad = qosnet(*args)
+        assert bad.exit_code == 2 and text in bad.output, bad.output
+    same = qosnet("reserve", "3", "3", "1 Mb/s")
+    assert same.exit_code == 1 and "dst: must differ from src" in same.stderr, same.output
+    outside = qosnet("reserve", "0", "16", "1 Mb/s")
+    assert outside.exit_code == 1 and "must be a node in 0..15" in outside.stderr
+    unknown = qosnet("show", "flow-0000000000000000")
+    assert unknown.exit_code == 1 and "404" in unknown.stderr
+    anonymous = qosnet("list", token="")
+    assert anonymous.exit_code == 1 and "QOSNET_TOKEN" in anonymous.stderr

@@ -272,8 +272,9 @@ class Client:
         r = self.request("POST", f"/v1/flows/{flow_id}/renew", json=body)
         return FlowReservationOut.model_validate(r.json())
 
-    def reservations(self, node: int | None = None) -> list[ReservationOut]:
-        r = self.request("GET", "/v1/reservations", params={"node": node})
+    def reservations(self, node: int | None = None, dst: int | None = None) -> list[ReservationOut]:
+        """Reserved flows; only those sourced at `node`, destined to `dst`, if given."""
+        r = self.request("GET", "/v1/reservations", params={"node": node, "dst": dst})
         return ReservationList.model_validate(r.json()).reservations
 
     def utilisation(self) -> Utilisation:

@@ -22,6 +22,15 @@
 //! when it is reserved (`reserve`, from the control plane), unless the agent is configured
 //! `open`, when unreserved flows are unregulated best effort. Port 0 is the agent's own
 //! (library mode); a daemon (`daemon`) opens a port per local application.
+//!
+//! Admission holds at both ends (004 §3.4: the source, the switch ports and the
+//! destination): a closed agent also takes an incoming flow only if the control plane
+//! admitted it here (`admit`: its source endpoint, destination port and priority). The
+//! receiver answers each connection's hello with `Welcome` or `Refuse` (with the reason)
+//! and counts the refusals (`refused_flows`); the sender waits for that answer before its
+//! first packet, so a refused flow's `send` fails with the receiver's reason. A sender that
+//! skips its agent and connects directly is refused the same way. The source is named by
+//! the connection's own address, not by what its hello claims.
 
 use crate::dispatch::{Dispatch, Pick};
 use crate::endpoint::{self, Port};
@@ -141,6 +150,8 @@ pub enum NetError {
     NotAdmitted { dst: String, priority: u8 },
     #[error("flow to {dst} (priority {priority}) failed: {reason}")]
     FlowFailed { dst: String, priority: u8, reason: String },
+    #[error("flow to {dst} (priority {priority}) was refused by the receiver: {reason}")]
+    Refused { dst: String, priority: u8, reason: String },
     #[error("cannot reach {dst}: {source}")]
     Connect { dst: String, source: io::Error },
     #[error("reservation rate: must be > 0 bit/s, got {0}")]
@@ -211,10 +222,26 @@ pub struct Stats {
     pub last_malformed: Option<String>,
     /// Sends refused because their flow was not admitted.
     pub refused_sends: u64,
-    /// Reservations removed by their lease's expiry.
+    /// Reservations and admissions removed by their lease's expiry.
     pub expired_leases: u64,
     /// Messages that arrived for a port nobody had open (dropped).
     pub undeliverable: u64,
+    /// Incoming flows refused at their hello (not admitted here, the agent closed).
+    pub refused_flows: u64,
+    /// The last refusal's reason.
+    pub last_refused: Option<String>,
+    /// The incoming flows admitted here (closed agents take only these).
+    pub admitted: Vec<AdmittedStats>,
+}
+
+/// An incoming flow the control plane admitted at this agent.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct AdmittedStats {
+    /// The source endpoint (its agent's address, resolved, and `/N` for a port N other than 0).
+    pub src: String,
+    /// The local port it is destined to.
+    pub port: Port,
+    pub priority: u8,
 }
 
 struct OutMessage {
@@ -267,6 +294,15 @@ struct Inbox {
 
 type FlowKey = (Port, String, u8);
 
+/// An incoming flow: (source endpoint, local destination port, priority).
+type Incoming = (String, Port, u8);
+
+/// A connection from a peer, and the incoming flow it carries once its hello is accepted.
+struct PeerConn {
+    sock: Arc<TcpStream>,
+    flow: Option<Incoming>,
+}
+
 #[derive(Default)]
 struct State {
     flows: Vec<Flow>,
@@ -275,11 +311,15 @@ struct State {
     /// The open local ports and what arrived for each.
     ports: HashMap<Port, Inbox>,
     received: HashMap<(String, u8), (u64, u64)>,
-    peers: Vec<Arc<TcpStream>>,
+    peers: Vec<PeerConn>,
+    /// Incoming flows admitted here, each with its lease's end (None: no lease).
+    admitted: HashMap<Incoming, Option<Instant>>,
     shutdown: bool,
     refused_sends: u64,
     expired_leases: u64,
     undeliverable: u64,
+    refused_flows: u64,
+    last_refused: Option<String>,
     last_malformed: Option<String>,
 }
 
@@ -419,20 +459,9 @@ impl Agent {
         self.shared.work.notify_all();
     }
 
-    /// Install (or change) the reservation of flow (this endpoint, `dst`, `priority`):
+    /// Install (or change) the reservation of flow (local port `port`, `dst`, `priority`):
     /// `bits_per_second` becomes the IDT of one packet (004 §3.4: idt = T · Bpeak / Breq);
     /// with a `lease` the reservation is removed when it runs out unless renewed.
-    pub fn reserve(
-        &self,
-        dst: &str,
-        priority: u8,
-        bits_per_second: f64,
-        lease: Option<Duration>,
-    ) -> Result<(), NetError> {
-        self.reserve_from(0, dst, priority, bits_per_second, lease)
-    }
-
-    /// `reserve` for the flow from local port `port`.
     pub fn reserve_from(
         &self,
         port: Port,
@@ -479,13 +508,9 @@ impl Agent {
         Ok(())
     }
 
-    /// Remove flow (`dst`, `priority`)'s reservation; true if it had one. Its queued messages
-    /// go on unregulated if the agent is open, else they are dropped and the flow refused.
-    pub fn release(&self, dst: &str, priority: u8) -> bool {
-        self.release_from(0, dst, priority)
-    }
-
-    /// `release` for the flow from local port `port`.
+    /// Remove flow (`port`, `dst`, `priority`)'s reservation; true if it had one. Its queued
+    /// messages go on unregulated if the agent is open, else they are dropped and the flow
+    /// refused.
     pub fn release_from(&self, port: Port, dst: &str, priority: u8) -> bool {
         let mut st = self.shared.lock();
         let Some(&slot) = st.index.get(&(port, dst.to_string(), priority)) else { return false };
@@ -495,23 +520,44 @@ impl Agent {
         had
     }
 
-    /// Queue a message on flow (`dst`, `priority`); waits while the flow has `queue_bytes`
-    /// queued. Errors if the flow is not admitted or has failed.
-    pub fn send(&self, dst: &str, priority: u8, data: Vec<u8>) -> Result<(), NetError> {
-        send(&self.shared, 0, dst, priority, data)
+    /// Admit the incoming flow from `src` (an endpoint; its host is resolved) to local port
+    /// `port` at `priority` (004 §3.4 (c): the destination's side of admission, from the
+    /// control plane); with a `lease` the admission ends when it runs out unless renewed.
+    /// A closed agent refuses every other incoming flow.
+    pub fn admit(
+        &self,
+        src: &str,
+        port: Port,
+        priority: u8,
+        lease: Option<Duration>,
+    ) -> Result<(), NetError> {
+        let src = endpoint::resolve(src)?;
+        let expires = lease.map(|l| Instant::now() + l);
+        self.shared.lock().admitted.insert((src, port, priority), expires);
+        self.shared.work.notify_all();
+        Ok(())
     }
 
-    /// `send` from local port `port`.
+    /// Withdraw an incoming flow's admission; true if it had one. On a closed agent the
+    /// flow's connection is closed (its sender's flow fails; a new one is refused).
+    pub fn revoke(&self, src: &str, port: Port, priority: u8) -> Result<bool, NetError> {
+        let key = (endpoint::resolve(src)?, port, priority);
+        let mut st = self.shared.lock();
+        let had = st.admitted.remove(&key).is_some();
+        if had && !self.shared.cfg.open {
+            close_incoming(&st, &key);
+        }
+        Ok(had)
+    }
+
+    /// Queue a message on flow (`port`, `dst`, `priority`); waits while the flow has
+    /// `queue_bytes` queued. Errors if the flow is not admitted or has failed.
     pub fn send_from(&self, port: Port, dst: &str, priority: u8, data: Vec<u8>) -> Result<(), NetError> {
         send(&self.shared, port, dst, priority, data)
     }
 
-    /// Wait until flow (`dst`, `priority`) has handed all its queued bytes to the network.
-    pub fn flush(&self, dst: &str, priority: u8, timeout: Duration) -> Result<(), NetError> {
-        self.flush_from(0, dst, priority, timeout)
-    }
-
-    /// `flush` for the flow from local port `port`.
+    /// Wait until flow (`port`, `dst`, `priority`) has handed all its queued bytes to the
+    /// network.
     pub fn flush_from(&self, port: Port, dst: &str, priority: u8, timeout: Duration) -> Result<(), NetError> {
         let deadline = Instant::now() + timeout;
         let mut st = self.shared.lock();
@@ -532,12 +578,8 @@ impl Agent {
         }
     }
 
-    /// The next message received whole, waiting up to `timeout` (None: wait forever).
-    pub fn recv(&self, timeout: Option<Duration>) -> Result<Message, NetError> {
-        self.recv_at(0, timeout)
-    }
-
-    /// The next message received whole at local port `port`.
+    /// The next message received whole at local port `port`, waiting up to `timeout`
+    /// (None: wait forever). (Port 0's shapes, `send`, `recv`, ..., are `PortHandle`'s.)
     pub fn recv_at(&self, port: Port, timeout: Option<Duration>) -> Result<Message, NetError> {
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut st = self.shared.lock();
@@ -579,6 +621,12 @@ impl Agent {
             })
             .collect();
         received.sort_by(|a, b| (&a.src, a.priority).cmp(&(&b.src, b.priority)));
+        let mut admitted: Vec<AdmittedStats> = st
+            .admitted
+            .keys()
+            .map(|(src, port, priority)| AdmittedStats { src: src.clone(), port: *port, priority: *priority })
+            .collect();
+        admitted.sort_by(|a, b| (&a.src, a.port, a.priority).cmp(&(&b.src, b.port, b.priority)));
         Stats {
             endpoint: self.shared.endpoint.clone(),
             flows: st
@@ -605,6 +653,9 @@ impl Agent {
             refused_sends: st.refused_sends,
             expired_leases: st.expired_leases,
             undeliverable: st.undeliverable,
+            refused_flows: st.refused_flows,
+            last_refused: st.last_refused.clone(),
+            admitted,
         }
     }
 
@@ -622,7 +673,7 @@ impl Agent {
                 }
             }
             for p in &st.peers {
-                let _ = p.shutdown(Shutdown::Both);
+                let _ = p.sock.shutdown(Shutdown::Both);
             }
         }
         self.shared.work.notify_all();
@@ -702,8 +753,25 @@ fn connect(shared: &Shared, port: Port, dst: &str, priority: u8) -> Result<TcpSt
     Header { kind: Kind::Hello, flags: 0, priority, length: name.len() as u32, message: dst_port }
         .encode(&mut hello);
     (&sock).write_all(&hello).and_then(|_| (&sock).write_all(name.as_bytes())).map_err(err)?;
-    Ok(sock)
+    // The receiver's verdict comes before any data (its admission, 004 §3.4 (c)).
+    sock.set_read_timeout(Some(shared.cfg.peer_timeout)).map_err(err)?;
+    let verdict = frame::read_frame(&mut &sock, MAX_REFUSAL_BYTES).map_err(err)?;
+    let bad = |what: String| err(io::Error::new(io::ErrorKind::InvalidData, what));
+    match verdict {
+        Some(Ok(f)) if f.header.kind == Kind::Welcome => Ok(sock),
+        Some(Ok(f)) if f.header.kind == Kind::Refuse => Err(NetError::Refused {
+            dst: dst.into(),
+            priority,
+            reason: String::from_utf8_lossy(&f.payload).into_owned(),
+        }),
+        Some(Ok(f)) => Err(bad(format!("the receiver answered the hello with a {:?} frame", f.header.kind))),
+        Some(Err(e)) => Err(bad(format!("the receiver's answer to the hello: {e}"))),
+        None => Err(bad("the receiver closed the connection without answering the hello".into())),
+    }
 }
+
+/// The longest refusal reason a sender reads.
+const MAX_REFUSAL_BYTES: u32 = 64 << 10;
 
 /// Queue a message on flow (`port`, `dst`, `priority`); waits while the flow has
 /// `queue_bytes` queued. Errors if the flow is not admitted or has failed.
@@ -838,10 +906,19 @@ fn fail_flow(st: &mut State, slot: u32, reason: String) {
     }
 }
 
-/// Remove reservations whose lease ran out.
+/// Remove reservations and admissions whose lease ran out; the next lease's end.
 fn expire_leases(shared: &Shared, st: &mut State) -> Option<Instant> {
     let now = Instant::now();
-    let mut next: Option<Instant> = None;
+    let ended: Vec<Incoming> =
+        st.admitted.iter().filter(|(_, e)| e.is_some_and(|e| e <= now)).map(|(k, _)| k.clone()).collect();
+    for key in ended {
+        st.admitted.remove(&key);
+        st.expired_leases += 1;
+        if !shared.cfg.open {
+            close_incoming(st, &key);
+        }
+    }
+    let mut next: Option<Instant> = st.admitted.values().flatten().copied().min();
     for slot in 0..st.flows.len() {
         if let Some(e) = st.flows[slot].reservation.as_ref().and_then(|r| r.expires) {
             if e <= now {
@@ -1102,7 +1179,7 @@ fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
             if st.shutdown {
                 return;
             }
-            st.peers.push(sock.clone());
+            st.peers.push(PeerConn { sock: sock.clone(), flow: None });
         }
         let s = shared.clone();
         // Readers end with their connection (closed by the peer, refused, or at shutdown).
@@ -1113,7 +1190,7 @@ fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
             }
             let _ = sock.shutdown(Shutdown::Both);
             let mut st = s.lock();
-            st.peers.retain(|p| !Arc::ptr_eq(p, &sock));
+            st.peers.retain(|p| !Arc::ptr_eq(&p.sock, &sock));
         });
     }
 }
@@ -1125,11 +1202,12 @@ struct Peer {
     port: Port,
 }
 
-/// Read one connection: a hello, then data frames reassembled into messages. A refused frame
-/// ends the connection with its reason; I/O errors and a clean close end it quietly.
-fn read_loop(shared: &Arc<Shared>, sock: &TcpStream) -> Result<(), FrameError> {
+/// Read one connection: a hello (answered with the admission's verdict), then data frames
+/// reassembled into messages. A refused frame ends the connection with its reason; I/O
+/// errors, a clean close and a refused flow end it quietly (the refusal counted apart).
+fn read_loop(shared: &Arc<Shared>, sock: &Arc<TcpStream>) -> Result<(), FrameError> {
     let cfg = &shared.cfg;
-    let mut r = io::BufReader::with_capacity(256 << 10, sock);
+    let mut r = io::BufReader::with_capacity(256 << 10, &**sock);
     let mut peer: Option<Peer> = None;
     let mut reasm = Reassembly::new(cfg.max_message_bytes);
     // Any packet up to the protocol's limit (a peer may use another packet size).
@@ -1144,9 +1222,16 @@ fn read_loop(shared: &Arc<Shared>, sock: &TcpStream) -> Result<(), FrameError> {
                 if peer.is_some() {
                     return Err(FrameError::SecondHello);
                 }
-                let src = String::from_utf8(frame.payload).map_err(|_| FrameError::HelloName)?;
-                peer = Some(Peer { src, priority: frame.header.priority, port: frame.header.message });
+                let claimed = String::from_utf8(frame.payload).map_err(|_| FrameError::HelloName)?;
+                let from = sock.peer_addr().map_err(|_| FrameError::Truncated)?;
+                let src = endpoint::source(&claimed, from).ok_or(FrameError::HelloName)?;
+                let p = Peer { src, priority: frame.header.priority, port: frame.header.message };
+                if !welcome(shared, sock, &p) {
+                    return Ok(());
+                }
+                peer = Some(p);
             }
+            kind @ (Kind::Welcome | Kind::Refuse) => return Err(FrameError::Direction(kind)),
             Kind::Data => {
                 let Some(p) = &peer else { return Err(FrameError::DataBeforeHello) };
                 if let Some(msg) = reasm.push(&frame.header, &frame.payload)? {
@@ -1156,6 +1241,52 @@ fn read_loop(shared: &Arc<Shared>, sock: &TcpStream) -> Result<(), FrameError> {
                 }
             }
         }
+    }
+}
+
+/// Answer a hello: `Welcome` if the flow may come in (the agent is open, or the control
+/// plane admitted it here), else `Refuse` with the reason, counted; false if refused.
+fn welcome(shared: &Shared, sock: &Arc<TcpStream>, p: &Peer) -> bool {
+    let key = (p.src.clone(), p.port, p.priority);
+    let refusal = {
+        let mut st = shared.lock();
+        if shared.cfg.open || st.admitted.contains_key(&key) {
+            if let Some(c) = st.peers.iter_mut().find(|c| Arc::ptr_eq(&c.sock, sock)) {
+                c.flow = Some(key);
+            }
+            None
+        } else {
+            let reason = format!(
+                "the flow from {} to port {} (priority {}) is not admitted at {}: the control plane \
+                 did not admit it, and the agent is not open",
+                p.src, p.port, p.priority, shared.endpoint
+            );
+            st.refused_flows += 1;
+            st.last_refused = Some(reason.clone());
+            Some(reason)
+        }
+    };
+    let (kind, payload) = match &refusal {
+        None => (Kind::Welcome, &[][..]),
+        Some(r) => (Kind::Refuse, r.as_bytes()),
+    };
+    let mut h = [0u8; HEADER_BYTES];
+    Header { kind, flags: 0, priority: p.priority, length: payload.len() as u32, message: 0 }.encode(&mut h);
+    let sent = (&**sock).write_all(&h).and_then(|_| (&**sock).write_all(payload));
+    if refusal.is_some() {
+        // Let the sender read why before the connection goes (closing with its unread data
+        // in our buffer would reset it and lose the reason).
+        let _ = sock.shutdown(Shutdown::Write);
+        let _ = sock.set_read_timeout(Some(Duration::from_millis(200)));
+        let _ = io::Read::read(&mut &**sock, &mut [0u8; 4096]);
+    }
+    sent.is_ok() && refusal.is_none()
+}
+
+/// Close the connections carrying incoming flow `key` (its admission ended).
+fn close_incoming(st: &State, key: &Incoming) {
+    for c in st.peers.iter().filter(|c| c.flow.as_ref() == Some(key)) {
+        let _ = c.sock.shutdown(Shutdown::Both);
     }
 }
 

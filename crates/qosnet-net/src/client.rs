@@ -1,5 +1,6 @@
 //! An application's handle on its host's daemon (`daemon`), over the local protocol
-//! (`local`): the same operations as a library-mode `Agent`, on the application's own port.
+//! (`local`): the same operations (`PortHandle`) as a library-mode `Agent`, on the
+//! application's own port.
 //!
 //! Two connections, both the port's: requests (send, flush, stats, reserve) on one, receives
 //! on the other, so a thread blocked in `recv` does not hold up a thread sending (the second
@@ -7,6 +8,7 @@
 
 use crate::agent::{Message, NetError, Stats};
 use crate::endpoint::Port;
+use crate::handle::PortHandle;
 use crate::local::{self, Reader, Writer};
 use std::io::{BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -45,6 +47,11 @@ impl Conn {
                 dst: what.dst.into(),
                 priority: what.priority,
                 reason: msg.rsplit_once("failed: ").map_or(msg.clone(), |(_, r)| r.to_string()),
+            },
+            local::E_REFUSED => NetError::Refused {
+                dst: what.dst.into(),
+                priority: what.priority,
+                reason: msg.split_once("receiver: ").map_or(msg.clone(), |(_, r)| r.to_string()),
             },
             local::E_TIMEOUT => NetError::Timeout,
             local::E_SHUTDOWN => NetError::Shutdown,
@@ -101,26 +108,28 @@ impl LocalAgent {
         })
     }
 
-    /// This application's endpoint (its daemon's address and port).
-    pub fn endpoint(&self) -> &str {
-        &self.endpoint
-    }
-
     pub fn port(&self) -> Port {
         self.port
     }
+}
 
-    pub fn send(&self, dst: &str, priority: u8, data: &[u8]) -> Result<(), NetError> {
-        let req = Writer::new(local::SEND).u8(priority).str(dst);
-        lock(&self.requests).call(req, data, &Req { dst, priority }).map(drop)
+impl PortHandle for LocalAgent {
+    /// This application's endpoint (its daemon's address and port).
+    fn endpoint(&self) -> &str {
+        &self.endpoint
     }
 
-    pub fn flush(&self, dst: &str, priority: u8, timeout: Duration) -> Result<(), NetError> {
+    fn send(&self, dst: &str, priority: u8, data: Vec<u8>) -> Result<(), NetError> {
+        let req = Writer::new(local::SEND).u8(priority).str(dst);
+        lock(&self.requests).call(req, &data, &Req { dst, priority }).map(drop)
+    }
+
+    fn flush(&self, dst: &str, priority: u8, timeout: Duration) -> Result<(), NetError> {
         let req = Writer::new(local::FLUSH).u8(priority).u64(local::to_millis(Some(timeout))).str(dst);
         lock(&self.requests).call(req, &[], &Req { dst, priority }).map(drop)
     }
 
-    pub fn recv(&self, timeout: Option<Duration>) -> Result<Message, NetError> {
+    fn recv(&self, timeout: Option<Duration>) -> Result<Message, NetError> {
         let req = Writer::new(local::RECV).u64(local::to_millis(timeout));
         let body = lock(&self.receives).call(req, &[], &Req::default())?;
         let mut b = Reader::new(&body);
@@ -130,14 +139,14 @@ impl LocalAgent {
         Ok(Message { src, priority, data: b.rest().to_vec() })
     }
 
-    pub fn stats(&self) -> Result<Stats, NetError> {
+    fn stats(&self) -> Result<Stats, NetError> {
         let body = lock(&self.requests).call(Writer::new(local::STATS), &[], &Req::default())?;
         serde_json::from_slice(&body)
             .map_err(|e| NetError::Daemon(format!("the daemon's stats are malformed: {e}")))
     }
 
     /// Reserve the flow from this port (a trusted user only: the daemon refuses others).
-    pub fn reserve(
+    fn reserve(
         &self,
         dst: &str,
         priority: u8,
@@ -153,7 +162,7 @@ impl LocalAgent {
         lock(&self.requests).call(req, &[], &Req { dst, priority }).map(drop)
     }
 
-    pub fn release(&self, dst: &str, priority: u8) -> Result<bool, NetError> {
+    fn release(&self, dst: &str, priority: u8) -> Result<bool, NetError> {
         let req = Writer::new(local::RELEASE).u8(priority).u32(local::ANY_PORT).str(dst);
         let body = lock(&self.requests).call(req, &[], &Req { dst, priority })?;
         Ok(body.first() == Some(&1))
@@ -161,7 +170,7 @@ impl LocalAgent {
 
     /// Close both connections (the daemon closes the port; a `recv` blocked in another
     /// thread returns an error).
-    pub fn close(&self) {
+    fn close(&self) {
         for s in &self.shut {
             let _ = s.shutdown(std::net::Shutdown::Both);
         }
@@ -170,6 +179,6 @@ impl LocalAgent {
 
 impl Drop for LocalAgent {
     fn drop(&mut self) {
-        self.close();
+        PortHandle::close(self);
     }
 }

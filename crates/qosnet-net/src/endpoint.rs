@@ -5,6 +5,7 @@
 //! reservations name).
 
 use crate::agent::NetError;
+use std::net::{SocketAddr, ToSocketAddrs};
 
 /// A local port of an agent (the application's GM port).
 pub type Port = u32;
@@ -30,6 +31,32 @@ pub fn join(agent: &str, port: Port) -> String {
     }
 }
 
+/// `endpoint` with its agent's address resolved (`node7:7400/2` -> `10.0.0.7:7400/2`), as
+/// a receiving agent names a flow's source: how the control plane's names (a host file's)
+/// and the connections' addresses meet.
+pub fn resolve(endpoint: &str) -> Result<String, NetError> {
+    let (agent, port) = split(endpoint)?;
+    let addr = agent.to_socket_addrs().ok().and_then(|mut a| a.next()).ok_or_else(|| {
+        NetError::Config(format!("endpoint: cannot resolve {agent:?} to an address (in {endpoint:?})"))
+    })?;
+    Ok(join(&canonical(addr).to_string(), port))
+}
+
+/// The source endpoint of a connection from `peer` whose hello claims `claimed`: the
+/// claimed agent port and local port at the connection's own address (so a sender cannot
+/// name another host, and an agent listening on 0.0.0.0 is still named by its address).
+/// None if `claimed` is not `ip:port` or `ip:port/N`.
+pub fn source(claimed: &str, peer: SocketAddr) -> Option<String> {
+    let (agent, port) = split(claimed).ok()?;
+    let listen: SocketAddr = agent.parse().ok()?;
+    Some(join(&canonical(SocketAddr::new(peer.ip(), listen.port())).to_string(), port))
+}
+
+/// An IPv4 peer of a dual-stack socket (`::ffff:a.b.c.d`) as plain IPv4.
+fn canonical(a: SocketAddr) -> SocketAddr {
+    SocketAddr::new(a.ip().to_canonical(), a.port())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -42,5 +69,22 @@ mod tests {
         assert_eq!(join("h:1", 7), "h:1/7");
         assert_eq!(split(&join("h:1", 7)).unwrap(), ("h:1", 7));
         assert!(split("h:1/x").unwrap_err().to_string().starts_with("endpoint: must be"));
+    }
+
+    #[test]
+    fn a_source_is_named_by_its_connection_address() {
+        let peer: SocketAddr = "10.0.0.9:51234".parse().unwrap();
+        assert_eq!(source("10.0.0.9:7400/3", peer).as_deref(), Some("10.0.0.9:7400/3"));
+        // An agent listening on every address, or claiming another host's: the connection's.
+        assert_eq!(source("0.0.0.0:7400", peer).as_deref(), Some("10.0.0.9:7400"));
+        assert_eq!(source("10.0.0.1:7400/2", peer).as_deref(), Some("10.0.0.9:7400/2"));
+        let mapped: SocketAddr = "[::ffff:10.0.0.9]:5".parse().unwrap();
+        assert_eq!(source("[::]:7400", mapped).as_deref(), Some("10.0.0.9:7400"));
+        assert_eq!(source("x:1", peer), None);
+        assert_eq!(source("10.0.0.9:7400/x", peer), None);
+        let local = resolve("localhost:7400/2").unwrap();
+        assert!(local == "127.0.0.1:7400/2" || local == "[::1]:7400/2", "{local}");
+        assert_eq!(resolve("127.0.0.1:1").unwrap(), "127.0.0.1:1");
+        assert!(resolve("no-such-host.invalid:1").unwrap_err().to_string().contains("cannot resolve"));
     }
 }

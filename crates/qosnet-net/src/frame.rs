@@ -7,8 +7,13 @@
 //! its payload is the source endpoint (`host:port/N`, see `endpoint`), its `message` field
 //! the destination's local port, its `priority` the flow's.
 //!
+//! The receiving agent answers the hello with one frame before any data flows: `Welcome`
+//! (the flow is admitted there) or `Refuse` (payload: the reason, UTF-8), after which it
+//! closes the connection (document 004 §3.4 (c): admission at the destination too; a closed
+//! agent takes only the flows the control plane admitted, see `agent`).
+//!
 //! Header, little endian:
-//! `magic u16 = 0x4e51 ("QN") | version u8 = 1 | kind u8 | flags u8 | priority u8 |
+//! `magic u16 = 0x4e51 ("QN") | version u8 = 2 | kind u8 | flags u8 | priority u8 |
 //!  reserved u16 = 0 | length u32 | message u32`
 //!
 //! Everything a peer sends is checked before it is trusted (a rogue client must not crash or
@@ -20,7 +25,8 @@
 use std::io::{self, Read};
 
 pub const MAGIC: u16 = 0x4e51;
-pub const VERSION: u8 = 1;
+/// 2: the receiver answers the hello (`Welcome` / `Refuse`).
+pub const VERSION: u8 = 2;
 pub const HEADER_BYTES: usize = 16;
 /// The longest packet any agent sends or accepts. A receiver accepts packets of any size up
 /// to this, not only its own packet size: two agents configured with different packet
@@ -38,6 +44,10 @@ pub enum Kind {
     Hello = 1,
     /// A packet of a message.
     Data = 2,
+    /// The receiver's answer to a hello: the flow is admitted.
+    Welcome = 3,
+    /// The receiver's answer to a hello: the flow is refused (payload: the reason).
+    Refuse = 4,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,6 +83,8 @@ impl Header {
         let kind = match b[3] {
             1 => Kind::Hello,
             2 => Kind::Data,
+            3 => Kind::Welcome,
+            4 => Kind::Refuse,
             k => return Err(FrameError::Kind(k)),
         };
         let flags = b[4];
@@ -98,7 +110,7 @@ pub enum FrameError {
     Magic(u16),
     #[error("unsupported version {0} (expected {VERSION})")]
     Version(u8),
-    #[error("unknown frame kind {0} (allowed: 1 hello, 2 data)")]
+    #[error("unknown frame kind {0} (allowed: 1 hello, 2 data, 3 welcome, 4 refuse)")]
     Kind(u8),
     #[error("unknown flags {0:#04x} (allowed: {FLAG_LAST:#04x} last)")]
     Flags(u8),
@@ -110,8 +122,10 @@ pub enum FrameError {
     DataBeforeHello,
     #[error("a second hello on the connection")]
     SecondHello,
-    #[error("hello's endpoint name is not UTF-8")]
+    #[error("hello's endpoint name is not host:port or host:port/N with an IP address")]
     HelloName,
+    #[error("a {0:?} frame from the sending side of a flow")]
+    Direction(Kind),
     #[error("message id changed from {expected} to {got} inside a message")]
     Interleaved { expected: u32, got: u32 },
     #[error("message longer than the limit {max} bytes")]
@@ -220,6 +234,9 @@ mod tests {
         assert_eq!(bad(0, 0), FrameError::Magic(0x4e00));
         assert_eq!(bad(2, 9), FrameError::Version(9));
         assert_eq!(bad(3, 5), FrameError::Kind(5));
+        let mut refuse = b;
+        refuse[3] = 4;
+        assert_eq!(Header::decode(&refuse, 4096).map(|h| h.kind), Ok(Kind::Refuse));
         assert_eq!(bad(4, 2), FrameError::Flags(2));
         assert_eq!(bad(7, 1), FrameError::Reserved);
         assert_eq!(Header::decode(&b, 9), Err(FrameError::TooLong { length: 10, max: 9 }));

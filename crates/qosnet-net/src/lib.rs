@@ -16,9 +16,13 @@ pub mod daemon;
 pub mod dispatch;
 pub mod endpoint;
 pub mod frame;
+pub mod handle;
 pub mod local;
 pub mod pacing;
 
-pub use agent::{Agent, AgentConfig, Backend, FlowStats, Message, NetError, ReceivedStats, Stats};
+pub use agent::{
+    AdmittedStats, Agent, AgentConfig, Backend, FlowStats, Message, NetError, ReceivedStats, Stats,
+};
 pub use client::LocalAgent;
 pub use daemon::{Daemon, DaemonConfig, DaemonStats};
+pub use handle::PortHandle;

@@ -48,11 +48,14 @@ pub const E_DENIED: u8 = 7;
 pub const E_OTHER: u8 = 8;
 /// A request the protocol cannot parse (counted by the daemon).
 pub const E_MALFORMED: u8 = 9;
+/// The flow's receiver refused it (not admitted there).
+pub const E_REFUSED: u8 = 10;
 
 /// The error kind a daemon replies for `e`.
 pub fn error_kind(e: &NetError) -> u8 {
     match e {
         NetError::NotAdmitted { .. } => E_NOT_ADMITTED,
+        NetError::Refused { .. } => E_REFUSED,
         NetError::FlowFailed { .. } | NetError::Connect { .. } => E_FLOW_FAILED,
         NetError::Timeout => E_TIMEOUT,
         NetError::Config(_) | NetError::Rate(_) => E_INVALID,

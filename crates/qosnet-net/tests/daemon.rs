@@ -2,7 +2,7 @@
 //! scheduled together, a client that dies or talks nonsense does not wedge it.
 
 use qosnet_net::local::{self, Writer};
-use qosnet_net::{Agent, AgentConfig, Daemon, DaemonConfig, LocalAgent, NetError};
+use qosnet_net::{Agent, AgentConfig, Daemon, DaemonConfig, LocalAgent, NetError, PortHandle};
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
@@ -25,6 +25,11 @@ fn daemon(open: bool) -> Daemon {
     Daemon::start(AgentConfig { open, ..AgentConfig::default() }, cfg).unwrap()
 }
 
+/// A receiver that takes every flow (these tests are about the sending host's daemon).
+fn open_rx() -> Agent {
+    Agent::start(AgentConfig { open: true, ..AgentConfig::default() }).unwrap()
+}
+
 fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
     let t0 = Instant::now();
     while !cond() {
@@ -41,7 +46,7 @@ fn applications_send_and_receive_through_their_ports() {
     assert_eq!(b.endpoint(), format!("{}/9", d.agent().endpoint()));
     assert_ne!(a.port(), b.port());
     for n in [0usize, 5, 4096, 300_000] {
-        a.send(b.endpoint(), 2, &vec![7; n]).unwrap();
+        a.send(b.endpoint(), 2, vec![7; n]).unwrap();
         let m = b.recv(WAIT).unwrap();
         assert_eq!((m.src.as_str(), m.priority, m.data.len()), (a.endpoint(), 2, n));
     }
@@ -58,11 +63,20 @@ fn a_closed_daemon_refuses_flows_the_control_plane_did_not_admit() {
     let d = daemon(false);
     let rx = Agent::start(AgentConfig::default()).unwrap();
     let app = LocalAgent::connect(d.socket(), Some(0)).unwrap();
-    let e = app.send(rx.endpoint(), 0, b"x").unwrap_err();
+    let e = app.send(rx.endpoint(), 0, b"x".to_vec()).unwrap_err();
     assert!(matches!(e, NetError::NotAdmitted { .. }), "{e}");
-    // The control plane's host-level reservation names port 0.
+    // The control plane's host-level reservation names port 0 ...
     d.agent().reserve(rx.endpoint(), 0, 100e6, None).unwrap();
-    app.send(rx.endpoint(), 0, b"admitted").unwrap();
+    // ... and the closed receiver refuses the flow until the control plane admits it there
+    // too: the application hears the receiver's reason through the daemon.
+    let e = app.send(rx.endpoint(), 0, b"x".to_vec()).unwrap_err();
+    match &e {
+        NetError::Refused { reason, .. } => assert!(reason.contains("is not admitted at"), "{e}"),
+        _ => panic!("expected the receiver's refusal, got {e}"),
+    }
+    assert_eq!(rx.stats().refused_flows, 1);
+    rx.admit(d.agent().endpoint(), 0, 0, None).unwrap();
+    app.send(rx.endpoint(), 0, b"admitted".to_vec()).unwrap();
     assert_eq!(rx.recv(WAIT).unwrap().data, b"admitted");
 }
 
@@ -72,21 +86,21 @@ fn a_closed_daemon_refuses_flows_the_control_plane_did_not_admit() {
 #[test]
 fn two_applications_share_the_daemons_schedule_by_inverse_idt() {
     let d = daemon(false);
-    let rx = Agent::start(AgentConfig::default()).unwrap();
+    let rx = open_rx();
     let slow = LocalAgent::connect(d.socket(), None).unwrap();
     let fast = LocalAgent::connect(d.socket(), None).unwrap();
     slow.reserve(rx.endpoint(), 0, 20e6, None).unwrap();
     fast.reserve(rx.endpoint(), 0, 40e6, None).unwrap();
     for app in [&slow, &fast] {
-        app.send(rx.endpoint(), 0, &[]).unwrap();
+        app.send(rx.endpoint(), 0, vec![]).unwrap();
         app.flush(rx.endpoint(), 0, Duration::from_secs(20)).unwrap();
     }
     let packets =
         |port| d.agent().stats().flows.iter().find(|f| f.port == port).map(|f| f.packets_sent).unwrap();
     let (s0, f0) = (packets(slow.port()), packets(fast.port()));
     std::thread::scope(|sc| {
-        sc.spawn(|| slow.send(rx.endpoint(), 0, &vec![0; 100 * 4096]).unwrap());
-        sc.spawn(|| fast.send(rx.endpoint(), 0, &vec![0; 120 * 4096]).unwrap());
+        sc.spawn(|| slow.send(rx.endpoint(), 0, vec![0; 100 * 4096]).unwrap());
+        sc.spawn(|| fast.send(rx.endpoint(), 0, vec![0; 120 * 4096]).unwrap());
     });
     fast.flush(rx.endpoint(), 0, Duration::from_secs(20)).unwrap();
     let (ns, nf) = (packets(slow.port()) - s0, packets(fast.port()) - f0);
@@ -97,7 +111,7 @@ fn two_applications_share_the_daemons_schedule_by_inverse_idt() {
 #[test]
 fn a_client_that_dies_mid_request_does_not_wedge_the_daemon() {
     let d = daemon(true);
-    let rx = Agent::start(AgentConfig::default()).unwrap();
+    let rx = open_rx();
     // A client opens a port, starts a 1 MB send and dies after half of it.
     let mut raw = UnixStream::connect(d.socket()).unwrap();
     Writer::new(local::OPEN).u32(local::ANY_PORT).send(&mut raw, &[]).unwrap();
@@ -112,7 +126,7 @@ fn a_client_that_dies_mid_request_does_not_wedge_the_daemon() {
     // A client with a slow reserved flow and a long queue dies too.
     let queued = LocalAgent::connect(d.socket(), None).unwrap();
     queued.reserve(rx.endpoint(), 0, 1e6, None).unwrap();
-    queued.send(rx.endpoint(), 0, &vec![2; 1 << 20]).unwrap();
+    queued.send(rx.endpoint(), 0, vec![2; 1 << 20]).unwrap();
     let gone = queued.port();
     drop(queued);
     wait_until("the dead clients' ports to close", || {
@@ -121,7 +135,7 @@ fn a_client_that_dies_mid_request_does_not_wedge_the_daemon() {
     let flow = d.agent().stats().flows.into_iter().find(|f| f.port == gone).unwrap();
     assert_eq!(flow.queued_bytes, 0, "a dead client's queue is dropped");
     let app = LocalAgent::connect(d.socket(), None).unwrap();
-    app.send(rx.endpoint(), 0, b"still here").unwrap();
+    app.send(rx.endpoint(), 0, b"still here".to_vec()).unwrap();
     let m = rx.recv(WAIT).unwrap();
     assert_eq!(m.data, b"still here");
 }
@@ -163,7 +177,7 @@ fn malformed_local_requests_are_refused_counted_and_bounded() {
     drop(r);
     wait_until("the refusals to be counted", || d.stats().malformed_requests >= 4);
     let app = LocalAgent::connect(d.socket(), None).unwrap();
-    app.send(app.endpoint(), 0, b"fine").unwrap();
+    app.send(app.endpoint(), 0, b"fine".to_vec()).unwrap();
     assert_eq!(app.recv(WAIT).unwrap().data, b"fine");
 }
 

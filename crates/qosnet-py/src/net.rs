@@ -5,11 +5,13 @@
 use crate::error::QosnetError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::PyClassInitializer;
 use qosnet_net::{
-    Agent as Lib, AgentConfig, Backend, Daemon as DaemonInner, DaemonConfig, LocalAgent, Message,
-    NetError as Error, Stats,
+    Agent as Lib, AgentConfig, Backend, Daemon as DaemonInner, DaemonConfig, LocalAgent, NetError as Error,
+    PortHandle, Stats,
 };
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 pyo3::create_exception!(
@@ -22,7 +24,8 @@ pyo3::create_exception!(
     _core,
     FlowNotAdmitted,
     NetError,
-    "A send on a flow with no reservation, on an agent that is not open."
+    "A flow not admitted: a send with no reservation on an agent that is not open, or a flow \
+     its receiver refused (not admitted there)."
 );
 
 fn net_error(e: Error) -> PyErr {
@@ -30,7 +33,7 @@ fn net_error(e: Error) -> PyErr {
         Error::Config(m) => pyo3::exceptions::PyValueError::new_err(m),
         Error::PortInUse(_) => pyo3::exceptions::PyValueError::new_err(e.to_string()),
         Error::Rate(_) => pyo3::exceptions::PyValueError::new_err(e.to_string()),
-        Error::NotAdmitted { .. } => FlowNotAdmitted::new_err(e.to_string()),
+        Error::NotAdmitted { .. } | Error::Refused { .. } => FlowNotAdmitted::new_err(e.to_string()),
         Error::Timeout => pyo3::exceptions::PyTimeoutError::new_err(e.to_string()),
         other => NetError::new_err(other.to_string()),
     }
@@ -44,57 +47,37 @@ fn seconds(name: &str, s: f64) -> PyResult<Duration> {
     })
 }
 
-/// Where an `Agent` handle's operations go.
-enum Inner {
-    /// A library-mode agent in this process (its port 0).
-    Lib(Lib),
-    /// The host's daemon, through this application's port.
-    Local(LocalAgent),
+/// A handle that is closed by `close()` or by leaving its `with` block (and on garbage
+/// collection): the base of `Agent` and `Daemon`, so that closing is written once.
+#[pyclass(module = "qosnet._core", name = "_Closing", subclass, frozen)]
+pub struct Closing {
+    shut: Box<dyn Fn() + Send + Sync>,
 }
 
-impl Inner {
-    fn reserve(&self, dst: &str, priority: u8, bps: f64, lease: Option<Duration>) -> Result<(), Error> {
-        match self {
-            Inner::Lib(a) => a.reserve(dst, priority, bps, lease),
-            Inner::Local(c) => c.reserve(dst, priority, bps, lease),
-        }
+#[pymethods]
+impl Closing {
+    /// Stop the agent's threads and close its connections (a daemon's clients' too, and
+    /// its socket file is removed); also on garbage collection.
+    fn close(&self, py: Python<'_>) {
+        let shut = &self.shut;
+        py.allow_threads(shut);
     }
-    fn release(&self, dst: &str, priority: u8) -> Result<bool, Error> {
-        match self {
-            Inner::Lib(a) => Ok(a.release(dst, priority)),
-            Inner::Local(c) => c.release(dst, priority),
-        }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
     }
-    fn send(&self, dst: &str, priority: u8, data: Vec<u8>) -> Result<(), Error> {
-        match self {
-            Inner::Lib(a) => a.send(dst, priority, data),
-            Inner::Local(c) => c.send(dst, priority, &data),
-        }
+
+    fn __exit__(&self, py: Python<'_>, _t: PyObject, _v: PyObject, _tb: PyObject) {
+        self.close(py);
     }
-    fn flush(&self, dst: &str, priority: u8, timeout: Duration) -> Result<(), Error> {
-        match self {
-            Inner::Lib(a) => a.flush(dst, priority, timeout),
-            Inner::Local(c) => c.flush(dst, priority, timeout),
-        }
-    }
-    fn recv(&self, timeout: Option<Duration>) -> Result<Message, Error> {
-        match self {
-            Inner::Lib(a) => a.recv(timeout),
-            Inner::Local(c) => c.recv(timeout),
-        }
-    }
-    fn stats(&self) -> Result<Stats, Error> {
-        match self {
-            Inner::Lib(a) => Ok(a.stats()),
-            Inner::Local(c) => c.stats(),
-        }
-    }
-    fn shutdown(&self) {
-        match self {
-            Inner::Lib(a) => a.shutdown(),
-            Inner::Local(c) => c.close(),
-        }
-    }
+}
+
+/// `value` as a subclass of `Closing` whose `close` runs `shut`.
+fn closing<T: pyo3::PyClass<BaseType = Closing>>(
+    shut: impl Fn() + Send + Sync + 'static,
+    value: T,
+) -> PyClassInitializer<T> {
+    PyClassInitializer::from(Closing { shut: Box::new(shut) }).add_subclass(value)
 }
 
 /// A host's rate-control agent (document 004's NIC firmware, in user space or through the
@@ -102,9 +85,12 @@ impl Inner {
 /// `Agent(...)` runs one in this process (library mode); `Agent.connect(socket)` is an
 /// application's handle on its host's daemon (`Daemon`, `qosnet agent`), with the same
 /// methods.
-#[pyclass(module = "qosnet._core", frozen)]
+#[pyclass(module = "qosnet._core", frozen, extends = Closing)]
 pub struct Agent {
-    inner: Inner,
+    /// Library mode's agent or the daemon's client: one port's operations either way.
+    inner: Arc<dyn PortHandle>,
+    /// The agent itself in library mode (admitting incoming flows is its owner's).
+    lib: Option<Arc<Lib>>,
     endpoint: String,
 }
 
@@ -114,10 +100,27 @@ impl Agent {
     fn with<T: Send>(
         &self,
         py: Python<'_>,
-        f: impl FnOnce(&Inner) -> Result<T, Error> + Send,
+        f: impl FnOnce(&dyn PortHandle) -> Result<T, Error> + Send,
     ) -> PyResult<T> {
-        let inner = &self.inner;
+        let inner = &*self.inner;
         py.allow_threads(|| f(inner)).map_err(net_error)
+    }
+
+    fn new_handle(inner: Arc<dyn PortHandle>, lib: Option<Arc<Lib>>) -> PyClassInitializer<Agent> {
+        let endpoint = inner.endpoint().to_string();
+        let shut = inner.clone();
+        closing(move || shut.close(), Agent { inner, lib, endpoint })
+    }
+
+    /// The library-mode agent, for what only its owner does (admit incoming flows).
+    fn lib(&self) -> Result<&Lib, Error> {
+        self.lib.as_deref().ok_or_else(|| {
+            Error::Config(
+                "admit: incoming flows are admitted by the daemon (its control-plane link), not \
+                 through an application's handle"
+                    .into(),
+            )
+        })
     }
 }
 
@@ -142,7 +145,7 @@ impl Agent {
         echo: bool,
         deliver: bool,
         send_buffer: u32,
-    ) -> PyResult<Self> {
+    ) -> PyResult<PyClassInitializer<Self>> {
         let cfg = AgentConfig {
             listen: listen.to_string(),
             backend: backend.parse::<Backend>().map_err(net_error)?,
@@ -156,19 +159,17 @@ impl Agent {
             send_buffer,
             ..AgentConfig::default()
         };
-        let inner = py.allow_threads(|| Lib::start(cfg)).map_err(net_error)?;
-        let endpoint = inner.endpoint().to_string();
-        Ok(Agent { inner: Inner::Lib(inner), endpoint })
+        let lib = Arc::new(py.allow_threads(|| Lib::start(cfg)).map_err(net_error)?);
+        Ok(Agent::new_handle(lib.clone(), Some(lib)))
     }
 
     /// An application's handle on its host's daemon at `socket` (a Unix socket path), on
     /// local port `port` (None: any free one). Every send goes through the daemon.
     #[staticmethod]
     #[pyo3(signature = (socket, port = None))]
-    fn connect(py: Python<'_>, socket: PathBuf, port: Option<u32>) -> PyResult<Agent> {
+    fn connect(py: Python<'_>, socket: PathBuf, port: Option<u32>) -> PyResult<Py<Agent>> {
         let c = py.allow_threads(|| LocalAgent::connect(&socket, port)).map_err(net_error)?;
-        let endpoint = c.endpoint().to_string();
-        Ok(Agent { inner: Inner::Local(c), endpoint })
+        Py::new(py, Agent::new_handle(Arc::new(c), None))
     }
 
     /// This agent's endpoint (host:port), the name peers send to.
@@ -196,6 +197,24 @@ impl Agent {
     #[pyo3(signature = (dst, priority = 0))]
     fn release(&self, py: Python<'_>, dst: &str, priority: u8) -> PyResult<bool> {
         self.with(py, |a| a.release(dst, priority))
+    }
+
+    /// Admit the incoming flow from endpoint `src` (host:port or host:port/N) to this
+    /// agent's port `port` at `priority` (004 §3.4 (c), the destination's side): a closed
+    /// agent refuses every incoming flow not admitted. With `lease` (seconds) the admission
+    /// ends when it runs out.
+    #[pyo3(signature = (src, port = 0, priority = 0, lease = None))]
+    fn admit(&self, py: Python<'_>, src: &str, port: u32, priority: u8, lease: Option<f64>) -> PyResult<()> {
+        let lease = lease.map(|l| seconds("lease", l)).transpose()?;
+        let lib = self.lib().map_err(net_error)?;
+        py.allow_threads(|| lib.admit(src, port, priority, lease)).map_err(net_error)
+    }
+
+    /// Withdraw an incoming flow's admission (its connection closes); True if it had one.
+    #[pyo3(signature = (src, port = 0, priority = 0))]
+    fn revoke(&self, py: Python<'_>, src: &str, port: u32, priority: u8) -> PyResult<bool> {
+        let lib = self.lib().map_err(net_error)?;
+        py.allow_threads(|| lib.revoke(src, port, priority)).map_err(net_error)
     }
 
     /// Queue a message; waits while the flow's queue is full.
@@ -266,20 +285,6 @@ impl Agent {
         let s = self.with(py, |a| a.stats())?;
         stats_dict(py, s)
     }
-
-    /// Stop the agent's threads and close its connections (also on garbage collection).
-    fn close(&self, py: Python<'_>) {
-        let inner = &self.inner;
-        py.allow_threads(|| inner.shutdown());
-    }
-
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    fn __exit__(&self, py: Python<'_>, _t: PyObject, _v: PyObject, _tb: PyObject) {
-        self.close(py);
-    }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -337,6 +342,13 @@ fn stats_dict(py: Python<'_>, s: Stats) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("refused_sends", s.refused_sends)?;
     d.set_item("expired_leases", s.expired_leases)?;
     d.set_item("undeliverable", s.undeliverable)?;
+    d.set_item("refused_flows", s.refused_flows)?;
+    d.set_item("last_refused", s.last_refused)?;
+    let admitted = PyList::empty(py);
+    for a in s.admitted {
+        admitted.append((a.src, a.port, a.priority))?;
+    }
+    d.set_item("admitted", admitted)?;
     Ok(d)
 }
 
@@ -345,9 +357,9 @@ fn stats_dict(py: Python<'_>, s: Stats) -> PyResult<Bound<'_, PyDict>> {
 /// socket `socket` (`Agent.connect`). Who may connect is the socket file's `mode`; only root,
 /// the daemon's user and `trusted_uids` may reserve or release through it (the control
 /// plane's reservations are installed with `reserve` here).
-#[pyclass(module = "qosnet._core", frozen)]
+#[pyclass(module = "qosnet._core", frozen, extends = Closing)]
 pub struct Daemon {
-    inner: DaemonInner,
+    inner: Arc<DaemonInner>,
     endpoint: String,
 }
 
@@ -378,7 +390,7 @@ impl Daemon {
         max_clients_per_uid: usize,
         max_request_bytes: u64,
         trusted_uids: Vec<u32>,
-    ) -> PyResult<Self> {
+    ) -> PyResult<PyClassInitializer<Self>> {
         let agent = AgentConfig {
             listen: listen.to_string(),
             backend: backend.parse::<Backend>().map_err(net_error)?,
@@ -401,9 +413,10 @@ impl Daemon {
             trusted_uids,
             ..DaemonConfig::default()
         };
-        let inner = py.allow_threads(|| DaemonInner::start(agent, cfg)).map_err(net_error)?;
+        let inner = Arc::new(py.allow_threads(|| DaemonInner::start(agent, cfg)).map_err(net_error)?);
         let endpoint = inner.agent().endpoint().to_string();
-        Ok(Daemon { inner, endpoint })
+        let shut = inner.clone();
+        Ok(closing(move || shut.shutdown(), Daemon { inner, endpoint }))
     }
 
     /// The agent's endpoint (host:port) peers reach it at.
@@ -442,6 +455,21 @@ impl Daemon {
         py.allow_threads(|| a.release_from(port, dst, priority))
     }
 
+    /// Admit the incoming flow from `src` to local port `port` (as `Agent.admit`).
+    #[pyo3(signature = (src, port = 0, priority = 0, lease = None))]
+    fn admit(&self, py: Python<'_>, src: &str, port: u32, priority: u8, lease: Option<f64>) -> PyResult<()> {
+        let lease = lease.map(|l| seconds("lease", l)).transpose()?;
+        let a = self.inner.agent();
+        py.allow_threads(|| a.admit(src, port, priority, lease)).map_err(net_error)
+    }
+
+    /// Withdraw an incoming flow's admission; True if it had one.
+    #[pyo3(signature = (src, port = 0, priority = 0))]
+    fn revoke(&self, py: Python<'_>, src: &str, port: u32, priority: u8) -> PyResult<bool> {
+        let a = self.inner.agent();
+        py.allow_threads(|| a.revoke(src, port, priority)).map_err(net_error)
+    }
+
     /// The agent's counters (as `Agent.stats`) and the local side's under "daemon":
     /// clients, open ports, refused clients, malformed and denied requests.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -455,19 +483,5 @@ impl Daemon {
         dd.set_item("denied_requests", ds.denied_requests)?;
         d.set_item("daemon", dd)?;
         Ok(d)
-    }
-
-    /// Stop the daemon: its clients' connections end, its socket file is removed.
-    fn close(&self, py: Python<'_>) {
-        let inner = &self.inner;
-        py.allow_threads(|| inner.shutdown());
-    }
-
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    fn __exit__(&self, py: Python<'_>, _t: PyObject, _v: PyObject, _tb: PyObject) {
-        self.close(py);
     }
 }

@@ -8,7 +8,8 @@
 - `report`: a run's or sweep's HTML page;
 - `sweep`: parameter sweeps on local processes or a Dask cluster, saturation search;
 - `service`: `serve` the QoS middleware's request handler, and its API `token`s;
-- `jobs`: `job`, the client of a running service;
+- `jobs`: `job`, jobs on a running service; `flows`: `flow`, its single-flow reservations;
+- `remote`: what those clients of the service share (options, errors);
 - `net`: `agent`, a host's rate-control agent, and `net send/recv/bench`, the data plane;
 - `common`: options, error messages and exit statuses, progress bar, console.
 
@@ -24,6 +25,7 @@ from qosnet import __version__
 from qosnet.cli import (
     bench,
     crosscheck,
+    flows,
     jobs,
     net,
     profile,
@@ -60,7 +62,7 @@ def main(
     """Flit-level simulator of QoS-capable cluster interconnects.
 
     Exit status: 0 ok; 1 invalid configuration, missing file, failed simulation or an
-    error from the service; 2 usage error; 3 job refused; 130 interrupted.
+    error from the service; 2 usage error; 3 job or flow refused; 130 interrupted.
     """
 
 
@@ -76,5 +78,6 @@ app.command()(report.report)
 app.command()(service.serve)
 app.add_typer(service.token_app, name="token")
 app.add_typer(jobs.job_app, name="job")
+app.add_typer(flows.flow_app, name="flow")
 app.command()(net.agent)
 app.add_typer(net.net_app, name="net")

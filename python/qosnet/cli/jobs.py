@@ -3,8 +3,6 @@ job, renew or release its lease, show and list jobs, the links' reserved bandwid
 talks HTTP through `qosnet.client.Client`; httpx is imported only when a command runs."""
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Annotated, Any
 
 import typer
@@ -12,19 +10,20 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from qosnet.cli.common import JsonOption, err, stdout_console, when
+from qosnet.cli.common import JsonOption, stdout_console, when
+from qosnet.cli.remote import (
+    DEFAULT_URL,
+    LeaseOption,
+    StateOption,
+    TokenOption,
+    UrlOption,
+    add_lease_commands,
+    check_state,
+    print_one,
+    service_client,
+)
 
 __all__ = ["job_app"]
-
-DEFAULT_URL = "http://127.0.0.1:8000"
-
-UrlOption = Annotated[
-    str, typer.Option("--url", envvar="QOSNET_URL", help="The service (`qosnet serve`).")
-]
-TokenOption = Annotated[
-    str | None,
-    typer.Option("--token", envvar="QOSNET_TOKEN", help="API token.", show_default=False),
-]
 
 job_app = typer.Typer(
     help="Jobs on a running service: submit, renew, release, list.", no_args_is_help=True
@@ -44,34 +43,6 @@ def _param(text: str) -> tuple[str, Any]:
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         value = raw
     return name.strip(), value
-
-
-@contextmanager
-def _client(url: str, token: str | None) -> Iterator[Any]:
-    """A Client, its errors turned into messages (exit 3 for a refused job, else 1)."""
-    import httpx
-
-    from qosnet.client import ApiError, Client, Invalid, Refused, Unauthorized
-
-    try:
-        with Client(url, token) as client:
-            yield client
-    except Refused as e:
-        err(f"refused ({e.reason}): {e.detail.removeprefix('refused: ')}")
-        raise typer.Exit(3) from None
-    except Invalid as e:
-        err(f"error: invalid request: {e.detail}")
-        raise typer.Exit(1) from None
-    except Unauthorized as e:
-        hint = "" if token else " (give --token or set QOSNET_TOKEN)"
-        err(f"error: {e.detail}{hint}")
-        raise typer.Exit(1) from None
-    except ApiError as e:
-        err(f"error: {e.status}: {e.detail}")
-        raise typer.Exit(1) from None
-    except httpx.HTTPError as e:
-        err(f"error: cannot reach {url}: {e}")
-        raise typer.Exit(1) from None
 
 
 def _print_job(job: Any, flows: bool = True) -> None:
@@ -133,10 +104,7 @@ def job_submit(
     nodes: Annotated[
         int | None, typer.Option("--nodes", min=1, help="Fix N.", show_default=False)
     ] = None,
-    lease: Annotated[
-        float | None,
-        typer.Option("--lease", metavar="SECONDS", help="Lease to ask for.", show_default=False),
-    ] = None,
+    lease: LeaseOption = None,
     idempotency_key: Annotated[
         str | None,
         typer.Option(
@@ -151,7 +119,7 @@ def job_submit(
 ) -> None:
     """Ask for a job; print its allocation (exit 0) or why it was refused (exit 3)."""
     parameters = dict(_param(p) for p in params or ())
-    with _client(url, token) as client:
+    with service_client(url, token) as client:
         job = client.submit(
             application,
             parameters,
@@ -161,62 +129,23 @@ def job_submit(
             lease_seconds=lease,
             idempotency_key=idempotency_key,
         )
-    if json_out:
-        typer.echo(job.model_dump_json(indent=2))
-    else:
-        _print_job(job)
+    print_one(job, json_out, _print_job)
 
 
-@job_app.command("release")
-def job_release(
-    job_id: Annotated[str, typer.Argument(metavar="ID")],
-    url: UrlOption = DEFAULT_URL,
-    token: TokenOption = None,
-) -> None:
-    """Release a job's reservation."""
-    with _client(url, token) as client:
-        job = client.release(job_id)
-    typer.echo(f"{job.id} {job.state}")
-
-
-@job_app.command("renew")
-def job_renew(
-    job_id: Annotated[str, typer.Argument(metavar="ID")],
-    lease: Annotated[
-        float | None,
-        typer.Option("--lease", metavar="SECONDS", help="New lease from now.", show_default=False),
-    ] = None,
-    url: UrlOption = DEFAULT_URL,
-    token: TokenOption = None,
-) -> None:
-    """Extend a job's lease."""
-    with _client(url, token) as client:
-        job = client.renew(job_id, lease)
-    typer.echo(f"{job.id} lease expires {when(job.lease_expires)} UTC")
-
-
-@job_app.command("show")
-def job_show(
-    job_id: Annotated[str, typer.Argument(metavar="ID")],
-    url: UrlOption = DEFAULT_URL,
-    token: TokenOption = None,
-    json_out: JsonOption = False,
-) -> None:
-    """A job with its flows and their IDTs."""
-    with _client(url, token) as client:
-        job = client.job(job_id)
-    if json_out:
-        typer.echo(job.model_dump_json(indent=2))
-    else:
-        _print_job(job)
+add_lease_commands(
+    job_app,
+    "job",
+    get="job",
+    renew="renew",
+    release="release",
+    show=_print_job,
+    show_help="A job with its flows and their IDTs.",
+)
 
 
 @job_app.command("list")
 def job_list(
-    state: Annotated[
-        str | None,
-        typer.Option("--state", help="active, released or expired.", show_default=False),
-    ] = None,
+    state: StateOption = None,
     owner: Annotated[
         str | None, typer.Option("--owner", help="Only this owner's (admin).", show_default=False)
     ] = None,
@@ -227,11 +156,8 @@ def job_list(
     """List jobs, newest first (a tenant sees its own)."""
     from qosnet.middleware.units import MB
 
-    if state is not None and state not in ("active", "released", "expired"):
-        raise typer.BadParameter(
-            f"must be active, released or expired, got {state!r}", param_hint="--state"
-        )
-    with _client(url, token) as client:
+    check_state(state)
+    with service_client(url, token) as client:
         jobs = client.jobs(state=state, owner=owner)  # type: ignore[arg-type]
     if json_out:
         typer.echo(json.dumps([j.model_dump(mode="json") for j in jobs], indent=2))
@@ -262,7 +188,7 @@ def job_utilisation(
     """Reserved bandwidth per link, and the free nodes."""
     from qosnet.middleware.units import MB
 
-    with _client(url, token) as client:
+    with service_client(url, token) as client:
         use = client.utilisation()
     if json_out:
         typer.echo(use.model_dump_json(indent=2))

@@ -143,7 +143,10 @@ def agent(
     listen: Listen = "0.0.0.0:7400",
     backend: Backend = "agent",
     open_: Annotated[
-        bool, typer.Option("--open", help="Let unreserved flows send (unregulated).")
+        bool,
+        typer.Option(
+            "--open", help="Let unreserved flows send (unregulated), take in unadmitted ones."
+        ),
     ] = False,
     packet_size: PacketSize = 4096,
     service: Annotated[
@@ -173,9 +176,9 @@ def agent(
     `qosnet net send --agent-socket`), so none can pass its pacing by.
 
     With --service, --node and --hosts it follows the service: every admitted flow sourced
-    at this node is reserved here (its IDT from the reserved bandwidth), and a flow released
-    or whose lease expired is removed; flows the service did not admit are refused unless
-    --open.
+    at this node is reserved here (its IDT from the reserved bandwidth), every one destined
+    to it admitted here, and a flow released or whose lease expired is removed; flows the
+    service did not admit are refused, sent or received, unless --open.
     """
     from qosnet.dataplane import Daemon
     from qosnet.dataplane.control import ServiceLink, read_hosts
@@ -386,6 +389,14 @@ def bench(
         int | None,
         typer.Option("--reps", min=1, help="Repetitions of each configuration (default 15)."),
     ] = None,
+    daemon: Annotated[
+        bool,
+        typer.Option(
+            "--daemon",
+            help="The daemon's own overhead instead (loopback): no rate control, library "
+            "mode and the daemon, with CPU per round trip and per Gb.",
+        ),
+    ] = False,
     json_out: JsonOption = False,
 ) -> None:
     """Rate control's overhead (document 004 §5.2): ping-pong round trips and streaming
@@ -399,6 +410,11 @@ def bench(
 
     if where not in ("loopback", "veth"):
         raise typer.BadParameter(f"must be loopback or veth, got {where!r}", param_hint="--where")
+    if daemon:
+        if where != "loopback":
+            raise typer.BadParameter("--daemon runs on the loopback only", param_hint="--where")
+        _bench_daemon(quick, reps, json_out)
+        return
     with _errors():
         try:
             rows = overhead.run(where, quick=quick, progress=None if json_out else err, reps=reps)
@@ -435,3 +451,41 @@ def bench(
         t.add_row(f"{v['test']}: worst", str(v["worst_size"]), "", "", f"{v['worst']:+.2%}",
                   "", "", "", "")  # fmt: skip
     stdout_console().print(t)
+
+
+def _bench_daemon(quick: bool, reps: int | None, json_out: bool) -> None:
+    """`qosnet net bench --daemon`: the daemon against library mode and no rate control."""
+    from rich.table import Table
+
+    from qosnet.dataplane import daemon_overhead as dov
+
+    with _errors():
+        rows = dov.run(quick=quick, reps=reps, progress=None if json_out else err)
+    summary = dov.verdicts(rows)
+    if json_out:
+        typer.echo(json.dumps({"rows": rows, "verdicts": summary}))
+        return
+    t = Table(title=f"the daemon's overhead, loopback (medians of {rows[0]['reps']} runs)")
+    for c in ("test", "size B", "none", "library", "daemon", "daemon vs library",
+              "CPU none/library/daemon"):  # fmt: skip
+        t.add_column(c, justify="left" if c == "test" else "right")
+    for r in rows:
+        d = r["daemon vs library"]
+        t.add_row(
+            r["test"], str(r["size"]), *(f"{r[c]:.3f}" for c in dov.CONFIGS),
+            f"{d['median']:+.1%} ({d['p25']:+.1%}..{d['p75']:+.1%})",
+            "/".join(f"{r['cpu_' + c]:.3g}" for c in dov.CONFIGS),
+        )  # fmt: skip
+    stdout_console().print(t)
+    v = Table(title="means over sizes (CPU: us per round trip, s per Gb)")
+    for c in ("test", "comparison", "mean", "quartiles", "worst", "CPU mean", "verdict"):
+        v.add_column(c)
+    for x in summary:
+        v.add_row(
+            x["test"], x["comparison"], f"{x['mean']:+.2%}",
+            f"{x['mean_p25']:+.2%}..{x['mean_p75']:+.2%}",
+            f"{x['worst']:+.2%} at {x['worst_size']} B",
+            f"{x['cpu_mean']:+.1%} ({x['cpu_mean_p25']:+.1%}..{x['cpu_mean_p75']:+.1%})",
+            x["verdict"],
+        )  # fmt: skip
+    stdout_console().print(v)

@@ -6,11 +6,14 @@ The service admits jobs (document 001's middleware, 004 §3.4's criteria) and si
 reads that list and makes its agent hold exactly those reservations: each flow sourced at
 the node is reserved from its source port toward the destination node's agent and port (a
 host file maps node numbers to agent endpoints; jobs' flows are port 0 to port 0), and a
-flow no longer listed — its job or flow released, or its lease expired — is removed. Every
-installed reservation carries its own lease in the agent (a few sync intervals), renewed
-at each sync: if the service or the link goes silent, the agent drops the reservations by
-itself rather than keep pacing for a job nobody holds. Flows the service did not admit are
-refused by a closed agent.
+flow no longer listed — its job or flow released, or its lease expired — is removed. The
+destination's side too (004 §3.4 (c); `GET /v1/reservations?dst=N`): each flow destined to
+the node is admitted in its agent, from the source node's agent and port to its
+destination port, and withdrawn when no longer listed. Every installed reservation and
+admission carries its own lease in the agent (a few sync intervals), renewed at each sync:
+if the service or the link goes silent, the agent drops them by itself rather than keep
+pacing for a job nobody holds. Flows the service did not admit are refused by a closed
+agent, at the source (its sends) and at the destination (its connections).
 
 Reading the whole node's table needs a token that sees every tenant's reservations (an
 admin token).
@@ -42,7 +45,8 @@ def read_hosts(path: Path) -> dict[int, str]:
 
 
 class ServiceLink:
-    """Keeps `agent`'s reservations equal to the service's admitted flows sourced at `node`.
+    """Keeps `agent`'s reservations equal to the service's admitted flows sourced at `node`,
+    and its admissions equal to those destined to `node`.
 
     `service` is the service's URL or a `Client`; call `sync()` every `interval` seconds.
     """
@@ -68,25 +72,43 @@ class ServiceLink:
         self.priority = priority
         #: (source port, destination endpoint, priority) -> bits/s installed.
         self.installed: dict[tuple[int, str, int], float] = {}
+        #: (source endpoint, destination port, priority) admitted here.
+        self.admitted: set[tuple[str, int, int]] = set()
         self.unknown_nodes: set[int] = set()
 
+    def _endpoint(self, node: int, port: int) -> str | None:
+        """Node `node`'s agent's port `port`, from the host file (None, noted, if unknown)."""
+        host = self.hosts.get(node)
+        if host is None:
+            self.unknown_nodes.add(node)
+            return None
+        return f"{host}/{port}" if port else host
+
+    def _priority(self, r: Any) -> int:
+        # A single flow carries its own priority; jobs' flows take the link's.
+        return int(r.priority) if r.flow is not None else self.priority
+
     def sync(self) -> dict[str, Any]:
-        """One round: fetch the node's reservations, install, renew and remove. Returns what
-        changed. A service that cannot be reached changes nothing (the leases run on)."""
+        """One round: fetch the node's reservations (sourced and destined here), install,
+        renew and remove. Returns what changed. A service that cannot be reached changes
+        nothing (the leases run on)."""
         reservations = self.client.reservations(node=self.node)
+        incoming = self.client.reservations(dst=self.node)
         wanted: dict[tuple[int, str, int], float] = {}
         for r in reservations:
             if r.src != self.node:
                 continue
-            host = self.hosts.get(r.dst)
-            if host is None:
-                self.unknown_nodes.add(r.dst)
+            dst = self._endpoint(r.dst, r.dst_port)
+            if dst is None:
                 continue
-            # A single flow carries its own priority; jobs' flows take the link's.
-            priority = r.priority if r.flow is not None else self.priority
-            key = (r.src_port, f"{host}/{r.dst_port}" if r.dst_port else host, priority)
+            key = (r.src_port, dst, self._priority(r))
             # Several jobs' flows between the same two ports share one agent flow.
             wanted[key] = wanted.get(key, 0.0) + r.bandwidth * 8
+        admit: set[tuple[str, int, int]] = set()
+        for r in incoming:
+            src = self._endpoint(r.src, r.src_port) if r.dst == self.node else None
+            if src is not None:
+                admit.add((src, r.dst_port, self._priority(r)))
         added = [k for k in wanted if k not in self.installed]
         removed = [k for k in self.installed if k not in wanted]
         for (port, dst, priority), bps in wanted.items():
@@ -104,10 +126,19 @@ class ServiceLink:
             else:
                 self.agent.release(dst, priority)
         self.installed = wanted
+        for src, port, priority in admit:
+            self.agent.admit(src, port, priority, self.lease)
+        revoked = self.admitted - admit
+        for src, port, priority in revoked:
+            self.agent.revoke(src, port, priority)
+        newly = admit - self.admitted
+        self.admitted = admit
         return {
             "installed": [_name(k) for k in added],
             "removed": [_name(k) for k in removed],
             "flows": {_name(k): v for k, v in wanted.items()},
+            "admitted": sorted(_incoming(k) for k in newly),
+            "revoked": sorted(_incoming(k) for k in revoked),
         }
 
 
@@ -115,3 +146,9 @@ def _name(key: tuple[int, str, int]) -> str:
     """A flow as the link reports it: the destination, after the source port if not 0."""
     port, dst, _ = key
     return f"{port}->{dst}" if port else dst
+
+
+def _incoming(key: tuple[str, int, int]) -> str:
+    """An admitted incoming flow as the link reports it: the source, then the port if not 0."""
+    src, port, _ = key
+    return f"{src}->{port}" if port else src

@@ -78,7 +78,10 @@ def _one(
     dsts = [d for _, d, _ in sc.flows]
     for s, d, idt in sc.flows:
         if rate_control:
+            # What the control plane installs for an admitted flow: the reservation at the
+            # source and the admission at the destination (004 §3.4 (a) and (c)).
             hosts[s].call("reserve", dst=hosts[d].endpoint, bps=link_bps / idt, priority=0)
+            hosts[d].call("admit", src=hosts[s].endpoint, priority=0)
     for s, d, _ in sc.flows:
         hosts[s].call("stream", dst=hosts[d].endpoint, size=64 * 1024, priority=0)
     time.sleep(warmup)

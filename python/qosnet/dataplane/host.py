@@ -1,10 +1,14 @@
 """A host of the data plane driven over a pipe: `python -m qosnet.dataplane.host [agent
 options as JSON]` starts an agent (or, with options `{"socket": PATH, "port": N}`, connects
-to the host's daemon as an application), prints `{"endpoint": ...}` on stdout, then answers
-one JSON command per stdin line with one JSON line:
+to the host's daemon as an application; with `{"daemon": {daemon options}}`, runs the
+host's daemon), prints `{"endpoint": ...}` on stdout, then answers one JSON command per
+stdin line with one JSON line:
 
-- `{"op": "reserve", "dst": E, "bps": R, "priority": P, "lease": S|null}`
+- `{"op": "reserve", "dst": E, "bps": R, "priority": P, "lease": S|null, "port": N}` (`port`:
+  a daemon's local port)
 - `{"op": "release", "dst": E, "priority": P}`
+- `{"op": "admit", "src": E, "port": N, "priority": P, "lease": S|null}`: admit the incoming
+  flow from E (a closed agent refuses the others)
 - `{"op": "stream", "dst": E, "size": N, "priority": P}`: send N-byte messages to E until
   `stop` (in a thread; its error, if any, shows in `stats`)
 - `{"op": "stop"}`: stop the streams
@@ -16,7 +20,8 @@ one JSON command per stdin line with one JSON line:
 - `{"op": "received", "src": E}`: bytes arrived from E so far
 - `{"op": "expect", "src": E, "bytes": B}`: wait until B bytes in all have arrived from E,
   return the monotonic time they had (the clock is the machine's, shared by namespaces)
-- `{"op": "cpu"}`: CPU seconds of the agent's dispatcher thread(s) and of the process
+- `{"op": "cpu"}`: CPU seconds of the agent's dispatcher thread(s) (10 ms ticks) and of the
+  process (`process_time`, to the nanosecond)
 - `{"op": "quit"}`
 
 It is how a test or `qosnet reproduce seed004-real` runs a host inside a network namespace
@@ -34,7 +39,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from qosnet._core import Agent
+from qosnet._core import Agent, Daemon
 
 
 def _received(agent: Agent, src: str) -> int:
@@ -59,7 +64,7 @@ AGENT_THREADS = ("qosnet-dispatch", "qosnet-drain")
 
 def thread_cpu() -> dict[str, float]:
     """CPU seconds (user + system) of this process's agent threads (`AGENT_THREADS`, under
-    "dispatch") and of the whole process."""
+    "dispatch", in the kernel's 10 ms ticks) and of the whole process (`process_time`)."""
     tick = os.sysconf("SC_CLK_TCK")
     dispatch = 0.0
     for task in Path("/proc/self/task").iterdir():
@@ -70,13 +75,15 @@ def thread_cpu() -> dict[str, float]:
         except OSError:
             continue
         dispatch += (int(fields[11]) + int(fields[12])) / tick
-    t = os.times()
-    return {"dispatch": dispatch, "process": t.user + t.system}
+    return {"dispatch": dispatch, "process": time.process_time()}
 
 
 def main() -> None:
     options: dict[str, Any] = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
-    if "socket" in options:
+    agent: Any
+    if "daemon" in options:
+        agent = Daemon(**options["daemon"])
+    elif "socket" in options:
         agent = Agent.connect(options["socket"], options.get("port"))
     else:
         agent = Agent(**options)
@@ -101,10 +108,18 @@ def main() -> None:
         op = cmd.get("op")
         try:
             if op == "reserve":
-                agent.reserve(cmd["dst"], cmd["bps"], cmd.get("priority", 0), cmd.get("lease"))
+                port = {"port": cmd["port"]} if "port" in cmd else {}
+                agent.reserve(
+                    cmd["dst"], cmd["bps"], cmd.get("priority", 0), cmd.get("lease"), **port
+                )
                 reply({"ok": True})
             elif op == "release":
                 reply({"ok": agent.release(cmd["dst"], cmd.get("priority", 0))})
+            elif op == "admit":
+                agent.admit(
+                    cmd["src"], cmd.get("port", 0), cmd.get("priority", 0), cmd.get("lease")
+                )
+                reply({"ok": True})
             elif op == "stream":
                 t = threading.Thread(
                     target=stream, args=(cmd["dst"], cmd["size"], cmd.get("priority", 0))
@@ -133,7 +148,8 @@ def main() -> None:
             elif op == "quit":
                 break
             else:
-                ops = "reserve, release, stream, stop, stats, ping_pong, pump, received, expect, "
+                ops = "reserve, release, admit, stream, stop, stats, ping_pong, pump, received, "
+                ops += "expect, "
                 ops += "cpu, quit"
                 reply({"error": f"op: must be one of {ops}, got {op!r}"})
         except Exception as e:  # noqa: BLE001 - the driver gets the message

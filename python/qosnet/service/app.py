@@ -62,7 +62,11 @@ def create_app(
     settings = settings or (handler.settings if handler else Settings())
     if handler is None:
         handler = RequestHandler(settings)
-        handler.start()
+        try:
+            handler.start()
+        except BaseException:
+            handler.close()  # its pool's connections, not left for the garbage collector
+            raise
     interval = settings.sweep_interval
 
     @asynccontextmanager

@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -94,6 +94,7 @@ from qosnet.service.errors import (
     Unauthorized,
 )
 from qosnet.service.job_view import flow_out, job_out
+from qosnet.service.leases import FLOW, JOB, KINDS, LEASE_ID, LeaseKind
 from qosnet.service.profile_edits import (
     from_upload_csv,
     from_upload_json,
@@ -133,9 +134,6 @@ log = logging.getLogger("qosnet.service")
 
 #: What a job id can be made of (they are `job-` and 16 hex digits); anything else, a NUL
 #: byte above all (PostgreSQL refuses it in text), cannot name a job.
-_JOB_ID = re.compile(r"[\x21-\x7e]{1,40}")
-
-
 _REFUSAL_CODES = {
     RefusalReason.NO_PROFILE: ("no_profile", False),
     RefusalReason.NO_TIME_MATCH: ("no_time_match", False),
@@ -187,6 +185,13 @@ class RequestHandler:
         self.settings = settings
         self.clock = settings.clock
         self.engine = make_engine(settings.db_url, sqlite_synchronous=settings.sqlite_synchronous)
+        self._closed = False
+        # A connection still checked out when the handler closes (a request or thread that
+        # outlived the service) returns afterwards to the pool `close` disposed of, where
+        # nothing would ever close it: it would be dropped open when that pool is collected
+        # (psycopg's ResourceWarning, and an idle session left on the PostgreSQL server).
+        # So one returned after `close` is closed as it comes back.
+        event.listen(self.engine, "checkin", self._close_if_closed)
         self.dialect = self.engine.dialect.name
         self.sessions = sessionmaker(self.engine, expire_on_commit=False)
         self.token_store = TokenStore(self.sessions, self.clock)
@@ -235,7 +240,14 @@ class RequestHandler:
         )
 
     def close(self) -> None:
+        """Close the database connections: those in the pool now, those still checked out
+        as they come back (`_close_if_closed`)."""
+        self._closed = True
         self.engine.dispose()
+
+    def _close_if_closed(self, dbapi_connection: Any, _record: Any) -> None:
+        if self._closed and dbapi_connection is not None:
+            dbapi_connection.close()
 
     def _seed_cluster(self, txn: _Txn) -> None:
         s = txn.session
@@ -591,98 +603,105 @@ class RequestHandler:
                 )
         return Refused(code, detail, retryable)
 
-    def _get_job(self, s: Session, who: Principal, job_id: str) -> JobRow:
-        row = s.get(JobRow, job_id) if _JOB_ID.fullmatch(job_id) else None
+    # ---- the lease lifecycle, one for jobs and single flows (`leases`) ------------------
+
+    def _get(self, kind: LeaseKind, s: Session, who: Principal, lease_id: str) -> Any:
+        row = s.get(kind.row, lease_id) if LEASE_ID.fullmatch(lease_id) else None
         if row is None:
-            raise NotFound(f"job {job_id!r} does not exist")
+            raise NotFound(f"{kind.noun} {lease_id!r} does not exist")
         if not who.is_admin and row.owner != who.name:
-            raise Forbidden(f"job {job_id!r} belongs to another tenant")
+            raise Forbidden(f"{kind.noun} {lease_id!r} belongs to another tenant")
         return row
 
-    def _end(self, txn: _Txn, row: JobRow, state: Literal["released", "expired"], why: str) -> None:
-        """End a live job: state, time, reason, and its capacity back to the allocator."""
+    def _end(
+        self,
+        kind: LeaseKind,
+        txn: _Txn,
+        row: Any,
+        state: Literal["released", "expired"],
+        why: str,
+    ) -> None:
+        """End a live reservation: state, time, reason, and its capacity back to the
+        allocator."""
         now = self.clock()
         row.state = state
         row.ended_at = min(now, row.lease_expires) if state == "expired" else now
         row.end_reason = why
         txn.dirty = True
         if self._allocator is not None:  # without a cluster, nothing to give back
-            self._allocator.release(row.id)
+            kind.give_back(self._allocator, row.id)
         txn.state.revision += 1
 
-    def release(self, who: Principal, job_id: str) -> JobOut:
+    def _release(self, kind: LeaseKind, who: Principal, lease_id: str) -> Any:
         error: ServiceError | None = None
         with self._write() as txn:
-            row = self._get_job(txn.session, who, job_id)
+            row = self._get(kind, txn.session, who, lease_id)
             if row.state != "active":
-                raise Conflict(f"job {job_id!r} is already {row.state} ({row.end_reason})")
+                raise Conflict(
+                    f"{kind.noun} {lease_id!r} is already {row.state} ({row.end_reason})"
+                )
             if row.lease_expires <= self.clock():
-                self._end(txn, row, "expired", "lease expired")
-                error = Conflict(f"job {job_id!r} is already expired (lease expired)")
+                self._end(kind, txn, row, "expired", "lease expired")
+                error = Conflict(f"{kind.noun} {lease_id!r} is already expired (lease expired)")
             else:
                 by = "owner" if row.owner == who.name else f"admin {who.name}"
-                self._end(txn, row, "released", f"released by {by}")
+                self._end(kind, txn, row, "released", f"released by {by}")
         if error is not None:
             raise error
-        log.info("released %s (%s)", job_id, who.name)
-        return job_out(row)
+        log.info("released %s (%s)", lease_id, who.name)
+        return kind.out(row)
 
-    def renew(self, who: Principal, job_id: str, lease_seconds: float | None = None) -> JobOut:
+    def _renew(
+        self, kind: LeaseKind, who: Principal, lease_id: str, lease_seconds: float | None
+    ) -> Any:
         lease = self._lease(lease_seconds)
         error: ServiceError | None = None
         with self._write() as txn:
-            row = self._get_job(txn.session, who, job_id)
+            row = self._get(kind, txn.session, who, lease_id)
+            what = f"{kind.noun} {lease_id!r}"
             if row.state != "active":
-                raise Conflict(f"job {job_id!r} is {row.state} ({row.end_reason}); submit it again")
+                raise Conflict(f"{what} is {row.state} ({row.end_reason}); {kind.again}")
             now = self.clock()
             if row.lease_expires <= now:
-                self._end(txn, row, "expired", "lease expired")
-                error = Conflict(f"job {job_id!r} is expired (lease expired); submit it again")
+                self._end(kind, txn, row, "expired", "lease expired")
+                error = Conflict(f"{what} is expired (lease expired); {kind.again}")
             else:
                 row.lease_expires = now + lease
                 row.lease_seconds = lease
                 row.renewals += 1
         if error is not None:
             raise error
-        return job_out(row)
+        return kind.out(row)
+
+    def release(self, who: Principal, job_id: str) -> JobOut:
+        return self._release(JOB, who, job_id)  # type: ignore[no-any-return]
+
+    def renew(self, who: Principal, job_id: str, lease_seconds: float | None = None) -> JobOut:
+        return self._renew(JOB, who, job_id, lease_seconds)  # type: ignore[no-any-return]
 
     def expire_due(self) -> int:
         """End every live job and single flow whose lease has passed; how many there were."""
         now = self.clock()
+
+        def due(kind: LeaseKind) -> Any:
+            return select(kind.row).where(kind.row.state == "active", kind.row.lease_expires <= now)
+
         with self.sessions() as s:
-            due = (
-                s.scalars(
-                    select(JobRow.id)
-                    .where(JobRow.state == "active", JobRow.lease_expires <= now)
-                    .limit(1)
-                ).first()
-                or s.scalars(
-                    select(FlowRow.id)
-                    .where(FlowRow.state == "active", FlowRow.lease_expires <= now)
-                    .limit(1)
-                ).first()
-            )
-        if due is None:
-            return 0
+            if not any(s.scalars(due(k).limit(1)).first() for k in KINDS):
+                return 0
+        ended: list[str] = []
         with self._write() as txn:
-            rows = txn.session.scalars(
-                select(JobRow).where(JobRow.state == "active", JobRow.lease_expires <= now)
-            ).all()
-            for row in rows:
-                self._end(txn, row, "expired", "lease expired")
-            flows = txn.session.scalars(
-                select(FlowRow).where(FlowRow.state == "active", FlowRow.lease_expires <= now)
-            ).all()
-            for flow in flows:
-                self._end_flow(txn, flow, "expired", "lease expired")
-        if rows or flows:
-            ended = ", ".join([r.id for r in rows] + [f.id for f in flows])
-            log.info("expired %d jobs and %d flows: %s", len(rows), len(flows), ended)
-        return len(rows) + len(flows)
+            for kind in KINDS:
+                for row in txn.session.scalars(due(kind)).all():
+                    self._end(kind, txn, row, "expired", "lease expired")
+                    ended.append(row.id)
+        if ended:
+            log.info("expired %d jobs and flows: %s", len(ended), ", ".join(ended))
+        return len(ended)
 
     def job(self, who: Principal, job_id: str) -> JobOut:
         with self.sessions() as s:
-            return job_out(self._get_job(s, who, job_id))
+            return job_out(self._get(JOB, s, who, job_id))
 
     def jobs(
         self,
@@ -706,17 +725,24 @@ class RequestHandler:
         with self.sessions() as s:
             return [job_out(r) for r in s.scalars(query)]
 
-    def reservations(self, who: Principal, node: int | None = None) -> list[ReservationOut]:
+    def reservations(
+        self, who: Principal, node: int | None = None, dst: int | None = None
+    ) -> list[ReservationOut]:
         """The flows of every live job and every live single flow (a tenant's own only),
-        optionally only those sourced at `node`: the rate-control table of that node's NIC
-        (its host's agent)."""
+        optionally only those sourced at `node` (the rate-control table of that node's NIC,
+        its host's agent) and only those destined to `dst` (what that node's agent admits,
+        document 004 §3.4 (c))."""
+
+        def wanted(src: int, to: int) -> bool:
+            return (node is None or src == node) and (dst is None or to == dst)
+
         out: list[ReservationOut] = []
         for job in self.jobs(who, state="active", limit=1_000_000):
             for f in job.flows:
-                if node is None or f.src == node:
+                if wanted(f.src, f.dst):
                     out.append(ReservationOut(job=job.id, owner=job.owner, **f.model_dump()))
         for flow in self.flows(who, state="active", limit=1_000_000):
-            if node is None or flow.src == node:
+            if wanted(flow.src, flow.dst):
                 out.append(
                     ReservationOut(
                         flow=flow.id,
@@ -773,69 +799,17 @@ class RequestHandler:
         )  # fmt: skip
         return flow_out(row)
 
-    def _get_flow(self, s: Session, who: Principal, flow_id: str) -> FlowRow:
-        row = s.get(FlowRow, flow_id) if _JOB_ID.fullmatch(flow_id) else None
-        if row is None:
-            raise NotFound(f"flow {flow_id!r} does not exist")
-        if not who.is_admin and row.owner != who.name:
-            raise Forbidden(f"flow {flow_id!r} belongs to another tenant")
-        return row
-
-    def _end_flow(
-        self, txn: _Txn, row: FlowRow, state: Literal["released", "expired"], why: str
-    ) -> None:
-        now = self.clock()
-        row.state = state
-        row.ended_at = min(now, row.lease_expires) if state == "expired" else now
-        row.end_reason = why
-        txn.dirty = True
-        if self._allocator is not None:
-            self._allocator.release_flow(row.id)
-        txn.state.revision += 1
-
     def release_flow(self, who: Principal, flow_id: str) -> FlowReservationOut:
-        error: ServiceError | None = None
-        with self._write() as txn:
-            row = self._get_flow(txn.session, who, flow_id)
-            if row.state != "active":
-                raise Conflict(f"flow {flow_id!r} is already {row.state} ({row.end_reason})")
-            if row.lease_expires <= self.clock():
-                self._end_flow(txn, row, "expired", "lease expired")
-                error = Conflict(f"flow {flow_id!r} is already expired (lease expired)")
-            else:
-                by = "owner" if row.owner == who.name else f"admin {who.name}"
-                self._end_flow(txn, row, "released", f"released by {by}")
-        if error is not None:
-            raise error
-        log.info("released %s (%s)", flow_id, who.name)
-        return flow_out(row)
+        return self._release(FLOW, who, flow_id)  # type: ignore[no-any-return]
 
     def renew_flow(
         self, who: Principal, flow_id: str, lease_seconds: float | None = None
     ) -> FlowReservationOut:
-        lease = self._lease(lease_seconds)
-        error: ServiceError | None = None
-        with self._write() as txn:
-            row = self._get_flow(txn.session, who, flow_id)
-            if row.state != "active":
-                raise Conflict(
-                    f"flow {flow_id!r} is {row.state} ({row.end_reason}); reserve it again"
-                )
-            now = self.clock()
-            if row.lease_expires <= now:
-                self._end_flow(txn, row, "expired", "lease expired")
-                error = Conflict(f"flow {flow_id!r} is expired (lease expired); reserve it again")
-            else:
-                row.lease_expires = now + lease
-                row.lease_seconds = lease
-                row.renewals += 1
-        if error is not None:
-            raise error
-        return flow_out(row)
+        return self._renew(FLOW, who, flow_id, lease_seconds)  # type: ignore[no-any-return]
 
     def flow(self, who: Principal, flow_id: str) -> FlowReservationOut:
         with self.sessions() as s:
-            return flow_out(self._get_flow(s, who, flow_id))
+            return flow_out(self._get(FLOW, s, who, flow_id))
 
     def flows(
         self, who: Principal, state: str | None = None, limit: int = 1000

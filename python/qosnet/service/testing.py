@@ -213,7 +213,9 @@ class UvicornThread:
 
     def __exit__(self, *exc: object) -> None:
         self.server.should_exit = True
-        self.thread.join(timeout=20)
+        self.thread.join(timeout=60)
+        if self.thread.is_alive():
+            raise RuntimeError(f"uvicorn on port {self.port} did not stop in 60 s")
 
 
 @dataclass
@@ -288,4 +290,9 @@ def start_service(
             "alice": handler.create_token("alice", "tenant")[1],
             "bob": handler.create_token("bob", "tenant")[1],
         }
-    return RunningService(handler, UvicornThread(app).__enter__(), clock, tokens)
+    try:
+        server = UvicornThread(app).__enter__()
+    except BaseException:
+        handler.close()
+        raise
+    return RunningService(handler, server, clock, tokens)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
@@ -15,21 +15,24 @@ __all__ = ["router"]
 router = APIRouter(tags=["reservations"])
 
 
+def _node(description: str) -> Any:
+    """A query parameter naming a node (a NIC's number)."""
+    return Query(ge=0, le=2**31 - 1, description=description)
+
+
 @router.get("/reservations", responses=AUTH_ERRORS)
 def list_reservations(
     who: Caller,
     h: Handler,
     node: Annotated[
-        int | None,
-        Query(
-            ge=0,
-            le=2**31 - 1,
-            description="Only flows sourced at this node: its NIC's IDT table.",
-        ),
+        int | None, _node("Only flows sourced at this node: its NIC's IDT table.")
+    ] = None,
+    dst: Annotated[
+        int | None, _node("Only flows destined to this node: what its agent admits.")
     ] = None,
 ) -> ReservationList:
-    """Every reserved flow of the live jobs (a tenant's own), with its IDT."""
-    return ReservationList(reservations=h.reservations(who, node))
+    """Every reserved flow of the live jobs and single flows (a tenant's own), with its IDT."""
+    return ReservationList(reservations=h.reservations(who, node, dst))
 
 
 @router.get("/utilisation", responses=AUTH_ERRORS)
