@@ -303,7 +303,7 @@ impl Endpoints {
     pub(crate) fn nic_has_work<const NIC: bool>(&self, n: usize) -> bool {
         self.nic_sending[n] != 0
             || self.nic_queue[n * 3..n * 3 + 3].iter().any(|q| !q.is_empty())
-            || (!NIC && self.p.per_vc_queues && self.vc_queued[n] != [0; 3])
+            || (self.p.per_vc_queues && self.vc_queued[n] != 0)
             || (NIC && (self.nics[n].buffered_mask != 0 || self.nics[n].queues.pending() > 0))
     }
 
