@@ -120,7 +120,7 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
         case("unknown source queues", with("[endpoint]\nqueues = \"lifo\"\n"), "endpoint.queues", "expected one of `fifo`, `per_class`, `round_robin`, `interleaved`, `rate_control`, `per_vc`"),
         case("unknown NIC model", with("[endpoint]\nmodel = \"myrinet\"\n"), "endpoint.model", "expected one of `ideal`, `via`, `hca`"),
         case("flow queues without a NIC", with("[endpoint]\nqueues = \"interleaved\"\n"), "endpoint.queues", "needs a NIC model"),
-        case("per-VC queues with a NIC", with("[endpoint]\nmodel = \"via\"\nqueues = \"per_vc\"\n"), "endpoint.queues", "is the ideal endpoint's"),
+        case("per-VC queues with a shared NIC buffer", with("[endpoint]\nmodel = \"via\"\nqueues = \"per_vc\"\nbuffer = \"shared\"\n"), "endpoint.buffer", "must be \"per_vc\" with endpoint.queues = \"per_vc\""),
         case("per-VC queues with an agent", with("[endpoint]\nqueues = \"per_vc\"\nagent = { kind = \"window\", messages = 2 }\n"), "endpoint.agent", "not available with endpoint.queues = \"per_vc\""),
         case("message injection without a NIC", with("[endpoint]\ninjection = \"message\"\n"), "endpoint.injection", "needs a NIC model"),
         case("NIC buffer below a packet per VC", with("[endpoint]\nmodel = \"via\"\nbuffer_flits = 100\n"), "endpoint.buffer_flits", "room for a longest packet"),
