@@ -346,3 +346,31 @@ fn video_frames_meet_or_miss_their_deadlines() {
     assert_eq!(tr.summary_json(), again.summary_json());
     assert_eq!(tr.streams.to_csv(), again.streams.to_csv());
 }
+
+/// `process.scale` (document 003 §4.2's streams differ in rate): two EvalVid traces of mean
+/// 5,945 and 287 bytes per frame. `"each"` rescales both to 4 Mb/s (equal Vticks); `"own"`
+/// keeps their bytes at 30 frames/s (1.43 Mb/s and 68.8 kb/s: Vticks 1121 and 23260 on a
+/// 1.6 Gb/s link); `"common"` scales both by one factor so they average 4 Mb/s (7.63 Mb/s
+/// and 368 kb/s: Vticks 210 and 4344), keeping their ratio.
+#[test]
+fn video_traces_keep_their_own_or_relative_rates_when_asked() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/video-traces");
+    let vticks = |scale: &str| {
+        let toml = format!(
+            "[simulation]\nwarmup = 0\nmeasure = 1000\n\
+             [topology]\nkind = \"star\"\nports = 2\n\
+             [[traffic]]\nclass = \"real_time\"\n\
+             process = {{ kind = \"video\", {scale}, streams = 2, traces = [\"{dir}/evalvid_st_BigBuckBunny_cif.st\", \"{dir}/evalvid_st_highway_cif.st\"] }}\n"
+        );
+        let r = sim(&toml).run().unwrap();
+        let (trace, vtick) = (u64s(&r.streams, "trace"), u64s(&r.streams, "vtick"));
+        let of = |t: u64| vtick[trace.iter().position(|&x| x == t).unwrap()];
+        (of(0), of(1))
+    };
+    assert_eq!(vticks("mean_rate = \"4 Mb/s\""), (400, 400));
+    assert_eq!(vticks("mean_rate = \"4 Mb/s\", scale = \"each\""), (400, 400));
+    let (big, small) = vticks("scale = \"own\"");
+    assert!((1120..=1122).contains(&big) && (23200..=23300).contains(&small), "{big} {small}");
+    let (big, small) = vticks("mean_rate = \"4 Mb/s\", scale = \"common\"");
+    assert!((209..=211).contains(&big) && (4340..=4350).contains(&small), "{big} {small}");
+}

@@ -962,8 +962,10 @@ tagged_enum! {
         /// VBR video (document 003 §4.2): streams to one destination each, one frame every
         /// 1/`frame_rate`, frames cut into messages. Frame sizes from `traces` (EvalVid `st_*`,
         /// LTE-Sim `.dat`, or one value per line; stream i uses trace i mod n, from a random
-        /// frame), rescaled to `mean_rate` if given; without traces, the `synthetic` MPEG model
-        /// at `mean_rate`. Streams per node: `streams`, or the load divided by a stream's rate.
+        /// frame), each rescaled to `mean_rate` if given (`scale`: `"each"`; `"own"` keeps
+        /// each trace's own rate, `"common"` one factor for all); without traces, the
+        /// `synthetic` MPEG model at `mean_rate`. Streams per node: `streams`, or the load
+        /// divided by a stream's mean rate (the traces' average).
         Video {
             #[serde(default)]
             traces: Vec<PathBuf>,
@@ -973,6 +975,8 @@ tagged_enum! {
             frame_rate: f64,
             #[serde(default)]
             mean_rate: Option<Bandwidth>,
+            #[serde(default)]
+            scale: video::TraceScale,
             #[serde(default)]
             synthetic: video::SyntheticVbr,
             #[serde(default)]
