@@ -649,9 +649,10 @@ pub struct EndpointConfig {
     /// per send queue, document 004 Fig. 4a), `interleaved` (GM's fair interleaved round
     /// robin over connections and sub-ports, a packet at a time, Fig. 4b) or `rate_control`
     /// (document 004 §3.3: reserved flows by next dispatch time, the rest interleaved),
-    /// and for the ideal endpoint `per_vc` (document 003 §4.2: a queue per VC, each
-    /// real-time connection bound to one VC of its class and each other message given one
-    /// at random, the VCs' front messages in injection at once).
+    /// and `per_vc` (document 003 §4.2: each real-time connection bound to one VC of its
+    /// class, a queue per VC; best effort and control in their class's FIFO, each message
+    /// taking a free VC of its class; with a NIC model, per-class doorbells with a real-time
+    /// connection's bound to its VC's buffer, §3.3.1).
     pub queues: SourceQueues,
     /// A queue head whose NIC buffer has no room is passed over for the next one
     /// (document 003 §3.3.1's head-of-line blocking avoidance; NIC models).

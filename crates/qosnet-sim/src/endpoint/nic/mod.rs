@@ -7,7 +7,9 @@
 //!    posts a WQE to a QP. The traditional NIC keeps one FCFS doorbell queue; the QoS NIC
 //!    one per traffic class served by priority (prioritized doorbells / prioritized QP
 //!    scheduling, FCFS within a class so a class is never reordered). A queue head whose
-//!    NIC buffer has no room may be passed over (`skip_blocked`). GM-style send queues
+//!    NIC buffer has no room may be passed over (`skip_blocked`). With per-VC queues a
+//!    real-time connection's doorbells are for its own VC buffer (`vc_queues.rs`), so a
+//!    frame's packets wait in their VC's buffer and other connections' doorbells go on. GM-style send queues
 //!    per flow with round robin, interleaved round robin or rate control are in
 //!    `send_queues`.
 //! 2. **DMA.** When the host DMA engine is free the firmware takes the next packet and
