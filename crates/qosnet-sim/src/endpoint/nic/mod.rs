@@ -9,9 +9,9 @@
 //!    scheduling, FCFS within a class so a class is never reordered). A queue head whose
 //!    NIC buffer has no room may be passed over (`skip_blocked`). With per-VC queues a
 //!    real-time connection's doorbells are for its own VC buffer (`vc_queues.rs`), so a
-//!    frame's packets wait in their VC's buffer and other connections' doorbells go on. GM-style send queues
-//!    per flow with round robin, interleaved round robin or rate control are in
-//!    `send_queues`.
+//!    frame's packets wait in their VC's buffer and other connections' doorbells go on.
+//!    GM-style send queues per flow with round robin, interleaved round robin or rate
+//!    control are in `send_queues`.
 //! 2. **DMA.** When the host DMA engine is free the firmware takes the next packet and
 //!    programs the DMA: VIA moves the descriptor, then the data (two transfers); the HCA
 //!    on the system bus one (`dma`). Buffer room for the packet is taken when the DMA is
