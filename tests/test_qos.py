@@ -119,7 +119,18 @@ def test_reproduce_seed003_quick_writes_report(tmp_path):
     # loads relative to the preemptive router's measured saturation (the quick run: the
     # lowest and the highest)
     assert set(phases["load"]) == set(seed003.loads(quick=True))
-    assert seed003.loads(quick=True) == [round(f * seed003.SATURATION["P"], 2) for f in (0.7, 0.9)]
+    p = seed003.SATURATION["P"]
+    assert seed003.loads(quick=True) == [round(f * p, 2) for f in (0.67, 0.86)]
+    assert seed003.loads() == [0.62, 0.70, 0.79]
+
+
+def test_stream_rate_comparison_configurations_are_valid():
+    """`stream_rates`: the traces in bytes at one rate each, at rates in a common ratio, and
+    at their own rates, all valid on the router study's configuration."""
+    router8 = REPO / "configs" / "seed003" / "router8.toml"
+    for scale in seed003.STREAM_RATES:
+        process = f"traffic[0].process={seed003.video_process(scale)}"
+        assert qosnet.validate(router8, [process]) == []
 
 
 def test_reproduce_rejects_unknown_names(tmp_path):

@@ -411,8 +411,8 @@ fn endpoint() -> impl Strategy<Value = Value> {
                 ("skip_blocked", Value::Bool(skip)),
                 ("concurrent_packets", i(concurrent)),
             ];
-            // (per-VC queues: the ideal endpoint's, without an agent)
-            let per_vc = queues == "per_vc" && !nic && window.is_none();
+            // (per-VC queues: without an agent; with a NIC, on a per-VC buffer)
+            let per_vc = queues == "per_vc" && window.is_none() && (!nic || buffer == "per_vc");
             if per_vc || (queues != "per_vc" && (nic || matches!(queues, "fifo" | "per_class"))) {
                 e.push(("queues", s(queues)));
             }

@@ -116,18 +116,14 @@ fn mixed(topology: &str, kind: &str, sched: &str, block: u32, seed: u64) -> Stri
 }
 
 fn mixed_queues(topology: &str, kind: &str, sched: &str, block: u32, seed: u64, queues: &str) -> String {
-    // With a queue per VC each node's real-time flow is bound to one of 4 VCs of 4-flit
-    // buffers, which 0.35 flits/cycle can overrun (seed 672: the drain did not complete):
-    // lighter loads keep every run below saturation, so every message must drain.
-    let load = if queues == "per_vc" { 0.2 } else { 0.35 };
     format!(
         "[simulation]\nseed = {seed}\nwarmup = 300\nmeasure = 2500\ndrain_limit = 40000\nwatchdog = 5000\n\
          [topology]\n{topology}\n\
          [router]\nkind = \"{kind}\"\nvcs = 4\ninput_buffer = 4\noutput_buffer = 3\nblock_size = {block}\n\
          crossbar_scheduler = {sched}\npreemption = {{ extra_buffer = 2 }}\n\
          [endpoint]\nqueues = \"{queues}\"\nconcurrent_packets = 4\n\
-         [[traffic]]\nclass = \"real_time\"\nload = {load}\nmessage_flits = 12\npacket_flits = 6\nvtick = 5\n\
-         [[traffic]]\nclass = \"best_effort\"\nload = {load}\nmessage_flits = 9\npacket_flits = 9\n\
+         [[traffic]]\nclass = \"real_time\"\nload = 0.35\nmessage_flits = 12\npacket_flits = 6\nvtick = 5\n\
+         [[traffic]]\nclass = \"best_effort\"\nload = 0.35\nmessage_flits = 9\npacket_flits = 9\n\
          [[traffic]]\nclass = \"control\"\nload = 0.02\nmessage_flits = 3\npacket_flits = 3\n"
     )
 }
@@ -204,6 +200,42 @@ fn a_higher_priority_message_preempts_a_lower_one_in_the_input_buffer() {
     }
 }
 
+/// Per-VC source queues (document 003 §4.2): a real-time connection is bound to one VC, and
+/// a best-effort message takes one of "the available VCs for this traffic class" when it
+/// starts. One real-time message of 20000 flits holds node 0's bound VC for the whole
+/// run (at half the link: equal Vticks); the twelve short best-effort messages node 0
+/// sends meanwhile all get through on the other three VCs. (When best effort drew its VC as it was created and waited on it,
+/// the ones drawn on the stream's VC waited behind the stream: in the preemptive router a
+/// lower class cannot take a VC a higher class holds.)
+#[test]
+fn per_vc_queues_do_not_hold_best_effort_behind_a_stream_on_its_vc() {
+    for kind in ["preemptive", "non_preemptive"] {
+        let toml = format!(
+            "[simulation]\nwarmup = 0\nmeasure = 3000\nrecord_messages = true\n\
+             [topology]\nkind = \"star\"\nports = 4\n\
+             [router]\nkind = \"{kind}\"\nvcs = 4\n\
+             vc_classes = {{ control = 0, real_time = 2, best_effort = 2 }}\n\
+             [endpoint]\nqueues = \"per_vc\"\nconcurrent_packets = 4\n\
+             [[traffic]]\nclass = \"best_effort\"\nload = 1e-9\n"
+        );
+        let mut s = sim(&toml);
+        s.post_message(NodeId(0), NodeId(3), TrafficClass::RealTime, 20_000, 2);
+        for k in 0..12 {
+            s.post_message(NodeId(0), NodeId(1 + k % 2), TrafficClass::BestEffort, 10, 2);
+        }
+        s.advance(3000).unwrap();
+        s.check_invariants().unwrap();
+        let r = s.result();
+        let m = r.messages.unwrap();
+        let class = match m.column("class") {
+            Some(Column::Str(v)) => v.clone(),
+            _ => panic!(),
+        };
+        let best_effort = class.iter().filter(|c| *c == "best_effort").count();
+        assert_eq!(best_effort, 12, "{kind}: best-effort messages delivered");
+    }
+}
+
 fn arb_qos_config() -> impl Strategy<Value = String> {
     (
         0usize..3,
@@ -239,21 +271,24 @@ proptest! {
     }
 }
 
-/// Document 003 §4.2's sources: with a queue per VC a node sends to as many destinations
-/// at once as it has VCs, so messages of many packets to one destination (a video frame's)
-/// do not block the input as they do behind one FIFO per class. Best effort alone on the
-/// 8-port router at 0.75 flits/node/cycle in messages of 26 packets: the per-class FIFO
-/// saturates (a head-of-line-blocked input switch, near 0.6), the per-VC queues carry it.
+/// Document 003 §4.2's sources: with a queue per VC a node sends as many real-time
+/// connections at once as it has VCs, so messages of many packets to one destination (a
+/// video frame's) do not block the input as they do behind one FIFO per class. Sixteen
+/// real-time connections per node on the 8-port router, 0.75 flits/node/cycle in all, in
+/// messages of 26 packets: the per-class FIFO saturates (a head-of-line-blocked input
+/// switch, near 0.6), the per-VC queues carry it.
 #[test]
 fn per_vc_source_queues_lift_head_of_line_blocking() {
     let run = |queues: &str| {
-        let toml = format!(
+        let mut toml = format!(
             "[simulation]\nwarmup = 20000\nmeasure = 100000\ndrain_limit = 100000\n\
              [topology]\nkind = \"star\"\nports = 8\n\
              [router]\nkind = \"preemptive\"\nvcs = 16\n\
-             [endpoint]\nqueues = \"{queues}\"\nconcurrent_packets = 16\n\
-             [[traffic]]\nclass = \"best_effort\"\nload = 0.75\nmessage_flits = 1040\npacket_flits = 40\n"
+             [endpoint]\nqueues = \"{queues}\"\nconcurrent_packets = 16\n"
         );
+        for _ in 0..16 {
+            toml += "[[traffic]]\nclass = \"real_time\"\nload = 0.046875\nmessage_flits = 1040\npacket_flits = 40\nvtick = 20\n";
+        }
         sim(&toml).run().unwrap().summary
     };
     let fifo = run("per_class");
@@ -310,4 +345,32 @@ fn video_frames_meet_or_miss_their_deadlines() {
     .unwrap();
     assert_eq!(tr.summary_json(), again.summary_json());
     assert_eq!(tr.streams.to_csv(), again.streams.to_csv());
+}
+
+/// `process.scale` (document 003 §4.2's streams differ in rate): two EvalVid traces of mean
+/// 5,945 and 287 bytes per frame. `"each"` rescales both to 4 Mb/s (equal Vticks); `"own"`
+/// keeps their bytes at 30 frames/s (1.43 Mb/s and 68.8 kb/s: Vticks 1121 and 23260 on a
+/// 1.6 Gb/s link); `"common"` scales both by one factor so they average 4 Mb/s (7.63 Mb/s
+/// and 368 kb/s: Vticks 210 and 4344), keeping their ratio.
+#[test]
+fn video_traces_keep_their_own_or_relative_rates_when_asked() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/video-traces");
+    let vticks = |scale: &str| {
+        let toml = format!(
+            "[simulation]\nwarmup = 0\nmeasure = 1000\n\
+             [topology]\nkind = \"star\"\nports = 2\n\
+             [[traffic]]\nclass = \"real_time\"\n\
+             process = {{ kind = \"video\", {scale}, streams = 2, traces = [\"{dir}/evalvid_st_BigBuckBunny_cif.st\", \"{dir}/evalvid_st_highway_cif.st\"] }}\n"
+        );
+        let r = sim(&toml).run().unwrap();
+        let (trace, vtick) = (u64s(&r.streams, "trace"), u64s(&r.streams, "vtick"));
+        let of = |t: u64| vtick[trace.iter().position(|&x| x == t).unwrap()];
+        (of(0), of(1))
+    };
+    assert_eq!(vticks("mean_rate = \"4 Mb/s\""), (400, 400));
+    assert_eq!(vticks("mean_rate = \"4 Mb/s\", scale = \"each\""), (400, 400));
+    let (big, small) = vticks("scale = \"own\"");
+    assert!((1120..=1122).contains(&big) && (23200..=23300).contains(&small), "{big} {small}");
+    let (big, small) = vticks("mean_rate = \"4 Mb/s\", scale = \"common\"");
+    assert!((209..=211).contains(&big) && (4340..=4350).contains(&small), "{big} {small}");
 }

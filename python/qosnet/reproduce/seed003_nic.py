@@ -29,9 +29,14 @@ TRADITIONAL_NIC = (
 
 #: Document 003 §3.3.1: prioritized doorbells (one queue per class, blocked heads skipped),
 #: VC-aware buffer management, and a hardware VirtualClock multiplexing flits to the router.
+#: A video connection's doorbells are for its own VC's buffer (§4.2: a connection's input VC
+#: is determined once; §3.3.1: "if the NIC buffer (virtual channel) corresponding to a
+#: doorbell is full, the scheduler can pick up the next doorbell"): `per_vc`. With one
+#: doorbell FIFO per class (`per_class`) a frame's ~26 packets filled every VC buffer of the
+#: class, one destination at a time (results/seed003-nic/FINDINGS.md).
 QOS_NIC = (
     "endpoint.model=via",
-    "endpoint.queues=per_class",
+    "endpoint.queues=per_vc",
     "endpoint.skip_blocked=true",
     "endpoint.buffer=per_vc",
     "endpoint.scheduler=virtual_clock",
@@ -40,12 +45,19 @@ QOS_NIC = (
 
 NICS = {"traditional": TRADITIONAL_NIC, "QoS": QOS_NIC}
 
+#: Our measured saturation load (flits/node/cycle) of the preemptive router under the
+#: document's mix with each NIC (quick phases; `qosnet sweep --find-saturation
+#: --saturation-axis mix.load`, results/seed003-nic/FINDINGS.md).
+SATURATION = {"QoS": 0.91}
+
 
 def experiments(quick: bool = False, configs: Path | None = None) -> list[Experiment]:
     cfg = configs or seed003._configs()
     router8 = cfg / "router8.toml"
     t = seed003._timing(quick)
-    # the router study's loads, relative to the preemptive router's measured saturation
+    # the router study's loads: 68 / 77 / 87% of the preemptive router's measured
+    # saturation with the QoS NIC (0.91, `SATURATION`), as of the router alone with ideal
+    # endpoints (0.92)
     loads = seed003.loads(quick)
     return [
         Experiment(

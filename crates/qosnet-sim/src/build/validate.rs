@@ -52,9 +52,11 @@ fn video_spec(
     format: crate::traffic::video::TraceFormat,
     fps: f64,
     mean_rate: Option<crate::units::Bandwidth>,
+    scale: crate::config::video::TraceScale,
     synthetic: &crate::traffic::video::SyntheticVbr,
 ) -> Result<(crate::traffic::video::VideoSpec, f64), ConfigError> {
-    use crate::traffic::video::{read_trace, VideoSpec};
+    use crate::config::video::TraceScale;
+    use crate::traffic::video::{read_trace, resolved_format, TraceFormat, VideoSpec};
     use rand::SeedableRng;
     if !(fps > 0.0 && fps <= 10_000.0) {
         return Err(ConfigError::new(
@@ -68,6 +70,48 @@ fn video_spec(
                 format!("{path}.process.mean_rate"),
                 format!("must be > 0 and at most the link bandwidth, got {r}"),
             ));
+        }
+    }
+    if scale != TraceScale::Each {
+        let name = if scale == TraceScale::Own { "own" } else { "common" };
+        if traces.is_empty() {
+            return Err(ConfigError::new(
+                format!("{path}.process.scale"),
+                format!(
+                    "\"{name}\" needs `traces` (the synthetic model has no rate of its own): use \"each\""
+                ),
+            ));
+        }
+        match (scale, mean_rate) {
+            (TraceScale::Own, Some(r)) => {
+                return Err(ConfigError::new(
+                    format!("{path}.process.mean_rate"),
+                    format!(
+                        "is not used with scale = \"own\" (each trace keeps its own rate), got {r}: \
+                         remove it, or use scale = \"common\" or \"each\""
+                    ),
+                ))
+            }
+            (TraceScale::Common, None) => {
+                return Err(ConfigError::new(
+                    format!("{path}.process.mean_rate"),
+                    "scale = \"common\" needs the streams' average rate, e.g. \"4 Mb/s\"",
+                ))
+            }
+            _ => {}
+        }
+        for (i, p) in traces.iter().enumerate() {
+            if resolved_format(&cfg.resolve_path(p), format) == TraceFormat::Plain {
+                return Err(ConfigError::new(
+                    format!("{path}.process.traces[{i}]"),
+                    format!(
+                        "{}: a plain list of values, whose units are not stated, has no rate of its own: \
+                         scale = \"{name}\" needs EvalVid (`.st`) or LTE-Sim (`.dat`) traces in bytes; \
+                         use scale = \"each\" for it",
+                        p.display()
+                    ),
+                ));
+            }
         }
     }
     let mut loaded = Vec::new();
@@ -90,10 +134,18 @@ fn video_spec(
     for (i, p) in traces.iter().enumerate() {
         let t = read_trace(&cfg.resolve_path(p), format)
             .map_err(|e| ConfigError::new(format!("{path}.process.traces[{i}]"), e))?;
-        loaded.push(match mean_rate {
-            Some(r) => t.scaled_to(r.bits_per_second, fps),
-            None => t,
+        loaded.push(match (scale, mean_rate) {
+            (TraceScale::Each, Some(r)) => t.scaled_to(r.bits_per_second, fps),
+            _ => t,
         });
+    }
+    if let (TraceScale::Common, Some(r), false) = (scale, mean_rate, loaded.is_empty()) {
+        // One factor: the traces' average rate becomes `mean_rate`, their ratios kept.
+        let average = loaded.iter().map(|t| t.mean_bytes()).sum::<f64>() / loaded.len() as f64;
+        let k = r.bits_per_second / (average * 8.0 * fps);
+        for t in &mut loaded {
+            t.frame_bytes.iter_mut().for_each(|b| *b *= k);
+        }
     }
     let period = 1.0 / fps / clock.cycle_seconds();
     let flits_per_cycle: Vec<f64> =
@@ -574,8 +626,18 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
                 }
                 (ProcessSpec::OnOff(params), loads)
             }
-            Process::Video { traces, format, frame_rate, mean_rate, synthetic, streams } => {
-                match video_spec(cfg, &clock, &path, traces, *format, *frame_rate, *mean_rate, synthetic) {
+            Process::Video { traces, format, frame_rate, mean_rate, scale, synthetic, streams } => {
+                match video_spec(
+                    cfg,
+                    &clock,
+                    &path,
+                    traces,
+                    *format,
+                    *frame_rate,
+                    *mean_rate,
+                    *scale,
+                    synthetic,
+                ) {
                     Ok((mut v, stream_rate)) => {
                         let loads = match streams {
                             Some(n) => {

@@ -649,9 +649,10 @@ pub struct EndpointConfig {
     /// per send queue, document 004 Fig. 4a), `interleaved` (GM's fair interleaved round
     /// robin over connections and sub-ports, a packet at a time, Fig. 4b) or `rate_control`
     /// (document 004 §3.3: reserved flows by next dispatch time, the rest interleaved),
-    /// and for the ideal endpoint `per_vc` (document 003 §4.2: a queue per VC, each
-    /// real-time connection bound to one VC of its class and each other message given one
-    /// at random, the VCs' front messages in injection at once).
+    /// and `per_vc` (document 003 §4.2: each real-time connection bound to one VC of its
+    /// class, a queue per VC; best effort and control in their class's FIFO, each message
+    /// taking a free VC of its class; with a NIC model, per-class doorbells with a real-time
+    /// connection's bound to its VC's buffer, §3.3.1).
     pub queues: SourceQueues,
     /// A queue head whose NIC buffer has no room is passed over for the next one
     /// (document 003 §3.3.1's head-of-line blocking avoidance; NIC models).
@@ -970,8 +971,10 @@ tagged_enum! {
         /// VBR video (document 003 §4.2): streams to one destination each, one frame every
         /// 1/`frame_rate`, frames cut into messages. Frame sizes from `traces` (EvalVid `st_*`,
         /// LTE-Sim `.dat`, or one value per line; stream i uses trace i mod n, from a random
-        /// frame), rescaled to `mean_rate` if given; without traces, the `synthetic` MPEG model
-        /// at `mean_rate`. Streams per node: `streams`, or the load divided by a stream's rate.
+        /// frame), each rescaled to `mean_rate` if given (`scale`: `"each"`; `"own"` keeps
+        /// each trace's own rate, `"common"` one factor for all); without traces, the
+        /// `synthetic` MPEG model at `mean_rate`. Streams per node: `streams`, or the load
+        /// divided by a stream's mean rate (the traces' average).
         Video {
             #[serde(default)]
             traces: Vec<PathBuf>,
@@ -981,6 +984,8 @@ tagged_enum! {
             frame_rate: f64,
             #[serde(default)]
             mean_rate: Option<Bandwidth>,
+            #[serde(default)]
+            scale: video::TraceScale,
             #[serde(default)]
             synthetic: video::SyntheticVbr,
             #[serde(default)]

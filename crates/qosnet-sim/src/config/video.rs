@@ -15,6 +15,25 @@ pub enum TraceFormat {
     Plain,
 }
 
+/// How a video source's traces are brought to its `mean_rate` (document 003 §4.2: seven
+/// MPEG-2 traces "with different bandwidth requirements").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceScale {
+    /// Each trace rescaled on its own to `mean_rate`: every stream has the same mean rate
+    /// (without `mean_rate`, the traces' own sizes).
+    #[default]
+    Each,
+    /// Every trace at its own mean rate: its frame sizes in bytes at the configured frame
+    /// rate, unscaled, so streams differ in rate as the traces do. No `mean_rate`; every
+    /// trace's units must be known (EvalVid or LTE-Sim, not a plain list of values).
+    Own,
+    /// One factor for all traces, so that their streams average `mean_rate` while keeping
+    /// the traces' rates relative to one another. Needs `mean_rate` and traces of known
+    /// units.
+    Common,
+}
+
 /// A synthetic MPEG VBR model (our choice, for when no trace is given): a GOP pattern of
 /// I, P and B frames whose mean sizes stand in the ratio `i_to_p` : 1 : 1/`p_to_b`
 /// (about 5 : 2.5 : 1 in MPEG-1/2 trace studies such as Rose's and Krunz and Tripathi's),

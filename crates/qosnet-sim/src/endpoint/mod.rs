@@ -106,9 +106,9 @@ impl Endpoints {
         if NIC {
             self.nic_post(net, n, m, now);
         } else {
-            if self.p.per_vc_queues {
+            if self.p.per_vc_queues && class == TrafficClass::RealTime {
                 let flow = net.messages.get(m).flow;
-                self.queue_on_vc(n, class, flow, m, now);
+                self.queue_on_vc(n, flow, m);
             } else {
                 let q = self.source_queue(n, class);
                 self.nic_queue.at_mut(q).push_back(m);
@@ -152,53 +152,63 @@ impl Endpoints {
         // or freed. A start is tried again: it may give a higher class a lane to preempt.
         *self.nic_start_blocked.at_mut(n) = true;
         for q in n * 3..n * 3 + 3 {
-            loop {
-                // At the limit, in the preemptive router, a message may still start if it
-                // outranks one being sent: it does not wait for a lower one's slot.
-                let preemptive = self.p.preemptive;
-                let at_limit = self.nic_sending.at(n).count_ones() >= self.p.concurrent_packets;
-                if at_limit && !preemptive {
-                    return;
-                }
-                let Some(&m) = self.nic_queue.at(q).front() else { break };
-                let msg = net.messages.get(m);
-                let (class, flow, dst, first) = (msg.class.index(), msg.flow, msg.dst, msg.packetized == 0);
-                // The control agent may hold the message back (the queue waits behind it);
-                // the agents' own signalling packets go unasked.
-                let asks = first && msg.signal == Signal::Data;
-                if asks && !self.agents.may_start(n, flow, dst.0, now) {
-                    if self.set_aside(net, q, 0, class, m) {
-                        continue;
-                    }
-                    self.held_back(net, n, flow, now);
-                    break;
-                }
-                if at_limit && !self.nic_outranks(n, class as u8) {
-                    break;
-                }
-                let free = *self.p.class_vcs.at(class) & !*self.nic_busy.at(n);
-                let vc = if free != 0 {
-                    let home = free & *self.p.home_vcs.at(class);
-                    let free = if home != 0 { home } else { free };
-                    select_vc(self.p.vc_selection, free, self.nic_rr.at_mut(n))
-                } else if preemptive {
-                    match self.nic_preempt(n, class as u8) {
-                        Some(lane) => lane,
-                        None => break,
-                    }
-                } else {
-                    break;
-                };
-                if asks && self.agents.started(n, flow, now) {
-                    // The connection's last message: its last packet tears it down.
-                    net.messages.get_mut(m).signal = Signal::Teardown;
-                }
-                let (packet, size, last) = net.cut_packet(m);
-                if last {
-                    self.nic_queue.at_mut(q).pop_front();
-                }
-                self.start_packet(net, n, vc, class as u8, packet, size, now);
+            if !self.start_from_queue(net, n, q, now) {
+                return;
             }
+        }
+    }
+
+    /// Start the front messages of source queue `q` of node `n` on free VCs of their class
+    /// while they find one. Returns false if the node may start nothing more this cycle
+    /// (at its limit of packets in injection, with no preemption to make room).
+    #[inline]
+    pub(crate) fn start_from_queue(&mut self, net: &mut Net, n: usize, q: usize, now: Cycle) -> bool {
+        loop {
+            // At the limit, in the preemptive router, a message may still start if it
+            // outranks one being sent: it does not wait for a lower one's slot.
+            let preemptive = self.p.preemptive;
+            let at_limit = self.nic_sending.at(n).count_ones() >= self.p.concurrent_packets;
+            if at_limit && !preemptive {
+                return false;
+            }
+            let Some(&m) = self.nic_queue.at(q).front() else { return true };
+            let msg = net.messages.get(m);
+            let (class, flow, dst, first) = (msg.class.index(), msg.flow, msg.dst, msg.packetized == 0);
+            // The control agent may hold the message back (the queue waits behind it);
+            // the agents' own signalling packets go unasked.
+            let asks = first && msg.signal == Signal::Data;
+            if asks && !self.agents.may_start(n, flow, dst.0, now) {
+                if self.set_aside(net, q, 0, class, m) {
+                    continue;
+                }
+                self.held_back(net, n, flow, now);
+                return true;
+            }
+            if at_limit && !self.nic_outranks(n, class as u8) {
+                return true;
+            }
+            let free = *self.p.class_vcs.at(class) & !*self.nic_busy.at(n);
+            let vc = if free != 0 {
+                let home = free & *self.p.home_vcs.at(class);
+                let free = if home != 0 { home } else { free };
+                select_vc(self.p.vc_selection, free, self.nic_rr.at_mut(n))
+            } else if preemptive {
+                match self.nic_preempt(n, class as u8) {
+                    Some(lane) => lane,
+                    None => return true,
+                }
+            } else {
+                return true;
+            };
+            if asks && self.agents.started(n, flow, now) {
+                // The connection's last message: its last packet tears it down.
+                net.messages.get_mut(m).signal = Signal::Teardown;
+            }
+            let (packet, size, last) = net.cut_packet(m);
+            if last {
+                self.nic_queue.at_mut(q).pop_front();
+            }
+            self.start_packet(net, n, vc, class as u8, packet, size, now);
         }
     }
 
@@ -210,7 +220,7 @@ impl Endpoints {
             self.nic_send_side(net, n, now);
         } else if !*self.nic_start_blocked.at(n) {
             if self.p.per_vc_queues {
-                self.start_vc_packets(net, n, now);
+                self.start_per_vc(net, n, now);
             } else {
                 self.start_packets(net, n, now);
             }

@@ -30,15 +30,17 @@ pub(crate) struct EndpointParams {
     pub per_class_queues: bool,
     /// A source queue per VC (`SourceQueues::PerVc`, `vc_queues.rs`), instead of the above.
     pub per_vc_queues: bool,
-    /// The master seed (`per_vc_queues`: the VC each connection or message is given).
+    /// The master seed (`per_vc_queues`: the VC each real-time connection is bound to).
     pub seed: u64,
     /// Packets the ideal endpoint injects at once.
     pub concurrent_packets: u32,
     /// A lane is free once its packet's tail has been sent, not when its credit returns
     /// (`config::VcRelease`).
     pub release_on_send: bool,
-    /// Delays of the injection link and of the credits sent back on ejection, cycles.
+    /// Cycles from an injected flit's send to its router: the endpoint's output stage
+    /// (`[endpoint] output_stage`) plus the injection link.
     pub link: Cycle,
+    /// Delay of the credits sent back on ejection, cycles.
     pub credit: Cycle,
 }
 
@@ -73,10 +75,10 @@ pub(crate) struct Endpoints {
     pub p: EndpointParams,
     /// Per node, 3 source queues (one per class, or only the first as a FIFO).
     pub(crate) nic_queue: Vec<VecDeque<MessageId>>,
-    /// `per_vc_queues` (`vc_queues.rs`): per node, regular VC and class, a source queue
-    /// (empty otherwise); and per node and class, the VCs whose queue holds a message.
+    /// `per_vc_queues` (`vc_queues.rs`): per node and regular VC, the real-time streams'
+    /// queue bound to it (empty otherwise); and per node, the VCs whose queue holds a message.
     pub(crate) vc_queue: Vec<VecDeque<MessageId>>,
-    pub(crate) vc_queued: Vec<[u32; 3]>,
+    pub(crate) vc_queued: Vec<u32>,
     /// Per node and VC: the packet being injected on it (valid where `nic_sending` is set).
     pub(crate) nic_pkt: Vec<Injecting>,
     /// Per node: VCs with flits left to inject.
@@ -173,8 +175,8 @@ impl Endpoints {
         let (vcs, lanes) = (p.vcs, p.lanes);
         Endpoints {
             nic_queue: vec![VecDeque::new(); nodes * 3],
-            vc_queue: vec![VecDeque::new(); if p.per_vc_queues { nodes * vcs * 3 } else { 0 }],
-            vc_queued: vec![[0; 3]; if p.per_vc_queues { nodes } else { 0 }],
+            vc_queue: vec![VecDeque::new(); if p.per_vc_queues { nodes * vcs } else { 0 }],
+            vc_queued: vec![0; if p.per_vc_queues { nodes } else { 0 }],
             nic_pkt: vec![Injecting::default(); nodes * lanes],
             nic_sending: vec![0; nodes],
             nic_credits: (0..nodes * lanes).map(|i| lane_depth(i % lanes)).collect(),

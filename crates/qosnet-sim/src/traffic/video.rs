@@ -38,18 +38,23 @@ impl FrameTrace {
     }
 }
 
-/// Read a frame-size trace; errors name the file, the line and what is wrong.
-pub fn read_trace(path: &Path, format: TraceFormat) -> Result<FrameTrace, String> {
-    let name = path.display();
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {name}: {e}"))?;
-    let format = match format {
+/// The format a trace at `path` is read in: `format`, or by extension if `Auto`.
+pub fn resolved_format(path: &Path, format: TraceFormat) -> TraceFormat {
+    match format {
         TraceFormat::Auto => match path.extension().and_then(|e| e.to_str()) {
             Some("st") => TraceFormat::Evalvid,
             Some("dat") => TraceFormat::LteSim,
             _ => TraceFormat::Plain,
         },
         f => f,
-    };
+    }
+}
+
+/// Read a frame-size trace; errors name the file, the line and what is wrong.
+pub fn read_trace(path: &Path, format: TraceFormat) -> Result<FrameTrace, String> {
+    let name = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {name}: {e}"))?;
+    let format = resolved_format(path, format);
     let (column, columns) = match format {
         TraceFormat::Evalvid => (2, 5),
         TraceFormat::LteSim => (3, 4),

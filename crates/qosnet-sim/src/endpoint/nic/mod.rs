@@ -7,9 +7,11 @@
 //!    posts a WQE to a QP. The traditional NIC keeps one FCFS doorbell queue; the QoS NIC
 //!    one per traffic class served by priority (prioritized doorbells / prioritized QP
 //!    scheduling, FCFS within a class so a class is never reordered). A queue head whose
-//!    NIC buffer has no room may be passed over (`skip_blocked`). GM-style send queues
-//!    per flow with round robin, interleaved round robin or rate control are in
-//!    `send_queues`.
+//!    NIC buffer has no room may be passed over (`skip_blocked`). With per-VC queues a
+//!    real-time connection's doorbells are for its own VC buffer (`vc_queues.rs`), so a
+//!    frame's packets wait in their VC's buffer and other connections' doorbells go on.
+//!    GM-style send queues per flow with round robin, interleaved round robin or rate
+//!    control are in `send_queues`.
 //! 2. **DMA.** When the host DMA engine is free the firmware takes the next packet and
 //!    programs the DMA: VIA moves the descriptor, then the data (two transfers); the HCA
 //!    on the system bus one (`dma`). Buffer room for the packet is taken when the DMA is
@@ -33,7 +35,7 @@ pub mod rate_control;
 pub mod send_queues;
 
 use super::{Endpoints, Injecting};
-use crate::config::{Config, Injection, NicBuffer, NicModel, SourceQueues};
+use crate::config::{Config, Injection, NicBuffer, NicModel, SourceQueues, TrafficClass};
 use crate::error::ConfigError;
 use crate::flit::Signal;
 use crate::ids::{MessageId, PacketId};
@@ -94,11 +96,11 @@ impl NicParams {
             }
         }
         if e.queues == SourceQueues::PerVc {
-            if nic {
+            if nic && e.buffer == NicBuffer::Shared {
                 errs.push(ConfigError::new(
-                    "endpoint.queues",
-                    "\"per_vc\" is the ideal endpoint's (a NIC model queues by doorbell or send queue): \
-                     use \"fifo\", \"per_class\", \"round_robin\", \"interleaved\" or \"rate_control\"",
+                    "endpoint.buffer",
+                    "must be \"per_vc\" with endpoint.queues = \"per_vc\" (a real-time connection's \
+                     doorbells are bound to its VC's NIC buffer), got \"shared\"",
                 ));
             }
             for (field, set) in [("agent", e.agent.is_some()), ("admission", e.admission.is_some())] {
@@ -229,6 +231,8 @@ pub(crate) struct Buffered {
 
 /// No VC chosen yet (the shared buffer chooses at injection).
 const ANY_VC: u8 = u8::MAX;
+/// `doorbell_pick`'s queue for a real-time connection's doorbell (per-VC queues).
+const STREAM_DOORBELL: usize = usize::MAX;
 /// Message-level injection: no packet being sent.
 const NO_VC: u8 = u8::MAX;
 
@@ -291,6 +295,11 @@ impl Endpoints {
             // (the send queues are the rate-control scheduler's, which names messages and
             // destinations by plain handles)
             self.nics[n].queues.post(flow, dst.0, idt, m.0, now);
+        } else if self.p.per_vc_queues && msg.class == TrafficClass::RealTime {
+            // (document 003 §3.3.1, §4.2: a connection's doorbells are for its VC's buffer)
+            let flow = msg.flow;
+            self.nics[n].doorbells[TrafficClass::RealTime.index()] += 1;
+            self.queue_on_vc(n, flow, m);
         } else {
             let q = self.source_queue(n, msg.class);
             self.nics[n].doorbells[msg.class.index()] += 1;
@@ -303,7 +312,7 @@ impl Endpoints {
     pub(crate) fn nic_has_work<const NIC: bool>(&self, n: usize) -> bool {
         self.nic_sending[n] != 0
             || self.nic_queue[n * 3..n * 3 + 3].iter().any(|q| !q.is_empty())
-            || (!NIC && self.p.per_vc_queues && self.vc_queued[n] != [0; 3])
+            || (self.p.per_vc_queues && self.vc_queued[n] != 0)
             || (NIC && (self.nics[n].buffered_mask != 0 || self.nics[n].queues.pending() > 0))
     }
 
@@ -338,26 +347,42 @@ impl Endpoints {
             (MessageId(pick.message), vc, Some(pick))
         } else {
             let Some((q, i, vc)) = self.doorbell_pick(net, n) else { return };
-            let m = self.nic_queue[q][i];
-            let msg = net.messages.get(m);
-            if msg.packetized == 0
-                && msg.signal == Signal::Data
-                && !self.agents.may_start(n, msg.flow, msg.dst.0, now)
-            {
-                // A connection being set up (document 000 §4.1) has its own QP with nothing
-                // the firmware may take yet: it is set aside, and the class's other QPs go
-                // on from the next pick.
-                let (flow, class) = (msg.flow, msg.class.index());
-                if !self.set_aside(net, q, i, class, m) {
-                    self.held_back(net, n, flow, now);
+            if q == STREAM_DOORBELL {
+                // A real-time connection's doorbell, on its VC (`i`); per-VC queues take no
+                // control agent (`NicParams::build`).
+                let queue = n * self.p.vcs + i;
+                let m = *self.vc_queue[queue].front().expect("a stream doorbell without a message");
+                let msg = net.messages.get(m);
+                if msg.packetized + msg.packet_flits.min(msg.size - msg.packetized) == msg.size {
+                    self.nics[n].doorbells[TrafficClass::RealTime.index()] -= 1;
+                    self.vc_queue[queue].pop_front();
+                    if self.vc_queue[queue].is_empty() {
+                        self.vc_queued[n] &= !(1 << i);
+                    }
                 }
-                return;
+                (m, vc, None)
+            } else {
+                let m = self.nic_queue[q][i];
+                let msg = net.messages.get(m);
+                if msg.packetized == 0
+                    && msg.signal == Signal::Data
+                    && !self.agents.may_start(n, msg.flow, msg.dst.0, now)
+                {
+                    // A connection being set up (document 000 §4.1) has its own QP with nothing
+                    // the firmware may take yet: it is set aside, and the class's other QPs go
+                    // on from the next pick.
+                    let (flow, class) = (msg.flow, msg.class.index());
+                    if !self.set_aside(net, q, i, class, m) {
+                        self.held_back(net, n, flow, now);
+                    }
+                    return;
+                }
+                if msg.packetized + msg.packet_flits.min(msg.size - msg.packetized) == msg.size {
+                    self.nics[n].doorbells[msg.class.index()] -= 1;
+                    self.nic_queue[q].remove(i);
+                }
+                (m, vc, None)
             }
-            if msg.packetized + msg.packet_flits.min(msg.size - msg.packetized) == msg.size {
-                self.nics[n].doorbells[msg.class.index()] -= 1;
-                self.nic_queue[q].remove(i);
-            }
-            (m, vc, None)
         };
         let vc = if vc == 0 { ANY_VC } else { select_vc(self.p.vc_selection, vc, &mut self.nic_rr[n]) as u8 };
         let msg = net.messages.get(m);
@@ -391,7 +416,11 @@ impl Endpoints {
     /// Doorbell queues (document 003 §3.3.1, document 000 §3.2): the first message, in
     /// priority order if per class, whose packet fits its NIC buffer; with `skip_blocked`
     /// a blocked head is passed over (a class's messages share its buffers, so a class is
-    /// never reordered). Returns (queue, position, VC buffer).
+    /// never reordered). With per-VC queues a real-time connection's doorbells are bound to
+    /// its VC's buffer, and the class's first doorbell whose VC buffer has room goes ("if
+    /// the NIC buffer (virtual channel) corresponding to a doorbell is full, the scheduler
+    /// can pick up the next doorbell", §3.3.1; a connection is never reordered). Returns
+    /// (queue, position, VC buffers), or (`STREAM_DOORBELL`, VC, its buffer).
     fn doorbell_pick(&self, net: &Net, n: usize) -> Option<(usize, usize, u32)> {
         let skip = self.nic_p.skip_blocked;
         let per_class = self.p.per_class_queues;
@@ -401,6 +430,20 @@ impl Endpoints {
         let present = (0..3).filter(|&c| queued[c] > 0).fold(0u8, |m, c| m | 1 << c);
         let mut blocked = 0u8;
         for q in n * 3..n * 3 + 3 {
+            if self.p.per_vc_queues && q == n * 3 + TrafficClass::RealTime.index() {
+                let rt = TrafficClass::RealTime.index();
+                if present & (1 << rt) == 0 {
+                    continue;
+                }
+                if let Some(vc) = self.stream_doorbell(net, n, skip) {
+                    return Some((STREAM_DOORBELL, vc, 1 << vc));
+                }
+                blocked |= 1 << rt;
+                if !skip || blocked & present == present {
+                    return None;
+                }
+                continue;
+            }
             for (i, &m) in self.nic_queue[q].iter().enumerate() {
                 let msg = net.messages.get(m);
                 let class = msg.class.index();
@@ -421,6 +464,26 @@ impl Endpoints {
             }
         }
         None
+    }
+
+    /// The VC of node `n`'s first real-time doorbell (the oldest at the front of a
+    /// connection's VC queue) whose packet fits its VC buffer; with `skip` false, only the
+    /// very first is looked at. The fronts are in post order within a VC, so the oldest
+    /// front is the class's first doorbell, and the oldest that fits is the first the
+    /// firmware reaches when it passes over full buffers.
+    fn stream_doorbell(&self, net: &Net, n: usize, skip: bool) -> Option<usize> {
+        let nic = &self.nics[n];
+        let mut first: Option<(Cycle, MessageId, usize, bool)> = None;
+        for vc in crate::sched::bits(self.vc_queued[n]) {
+            let m = *self.vc_queue[n * self.p.vcs + vc].front().expect("vc_queued out of step");
+            let msg = net.messages.get(m);
+            let fits = nic.room[vc] >= msg.packet_flits.min(msg.size - msg.packetized);
+            if (skip && !fits) || first.is_some_and(|(c, f, _, _)| (c, f.0) <= (msg.created, m.0)) {
+                continue;
+            }
+            first = Some((msg.created, m, vc, fits));
+        }
+        first.filter(|f| f.3).map(|f| f.2)
     }
 
     /// The buffers a packet of `class` and `size` flits may go to: `Some(0)` for the
