@@ -171,7 +171,13 @@ def test_admitted_jobs_meet_their_promise_on_the_engine(qualitative):
     assert len(a) > 0
     assert (a["qos_vs_expected_pct"].abs() <= 5).all(), a["qos_vs_expected_pct"].describe()
     assert (qualitative["t_noqos"] > 0).all()
-    summary = seed001.summarise(qualitative).set_index(["application", "max_interarrival"])
+    # both release policies on every request; the improvement's two factors multiply to it
+    assert set(qualitative["release"]) == {"promised", "measured"}
+    assert (a["converged"]).all()
+    product = a["cap_factor"] * a["contention_factor"]
+    assert np.allclose(product, 1 + a["improvement_pct"] / 100)
+    measured = qualitative[qualitative["release"] == "measured"]
+    summary = seed001.summarise(measured).set_index(["application", "max_interarrival"])
     heavy, light = (
         summary.loc[("polygon_rendering", 10.0)],
         summary.loc[("polygon_rendering", 50.0)],

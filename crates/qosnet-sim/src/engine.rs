@@ -217,7 +217,13 @@ impl Simulation {
     /// One cycle.
     pub fn step(&mut self) -> Result<(), SimError> {
         let v = self.routers.variant();
-        let hooks = v.marking || v.release_on_send || v.reweighted || self.net.obs.trace.per_flit();
+        // Application models (document 001 §4.2) ride with the hooks: a run without them
+        // compiles their per-cycle step and per-message delivery check out.
+        let hooks = v.marking
+            || v.release_on_send
+            || v.reweighted
+            || self.net.obs.trace.per_flit()
+            || self.traffic.apps.is_some();
         match (v.preemptive, v.age, hooks) {
             (false, true, false) => self.cycle::<false, true, false>(),
             (false, false, false) => self.cycle::<false, false, false>(),
@@ -237,7 +243,7 @@ impl Simulation {
     fn cycle<const PRE: bool, const AGE: bool, const HOOK: bool>(&mut self) -> Result<(), SimError> {
         let now = self.now;
         self.net.obs.begin_cycle(now);
-        self.generate(now);
+        self.generate::<HOOK>(now);
         self.deliver_credits(now);
         self.deliver_control(now);
         self.deliver_flits::<PRE, AGE, HOOK>(now);
@@ -262,9 +268,10 @@ impl Simulation {
         Ok(())
     }
 
-    /// The traffic born now, queued at its sources.
+    /// The traffic born now, queued at its sources; with `HOOK`, what application models
+    /// send now.
     #[inline(always)]
-    fn generate(&mut self, now: Cycle) {
+    fn generate<const HOOK: bool>(&mut self, now: Cycle) {
         let (endpoints, net) = (&mut self.endpoints, &mut self.net);
         let nic = endpoints.model() == EndpointModel::Nic;
         self.traffic.generate(now, self.clock.flit_bits, |b| {
@@ -280,13 +287,14 @@ impl Simulation {
                 }
             }
         });
-        if self.traffic.apps.is_some() {
+        if HOOK && self.traffic.apps.is_some() {
             self.applications(now);
         }
     }
 
     /// Application models (document 001 §4.2): the messages delivered to them, then what
-    /// their ranks send now. Out of line, so that a run without them pays one branch.
+    /// their ranks send now. Only in the `HOOK` variant of the cycle (`step`), out of line:
+    /// a run without them has none of it compiled in.
     #[inline(never)]
     fn applications(&mut self, now: Cycle) {
         let Some(apps) = &mut self.traffic.apps else { return };
@@ -354,12 +362,12 @@ impl Simulation {
         match self.endpoints.model() {
             EndpointModel::Ideal => {
                 for a in &batch {
-                    self.endpoints.eject::<false>(&mut self.net, a.to as usize, a.flit, now);
+                    self.endpoints.eject::<false, HOOK>(&mut self.net, a.to as usize, a.flit, now);
                 }
             }
             EndpointModel::Nic => {
                 for a in &batch {
-                    self.endpoints.eject::<true>(&mut self.net, a.to as usize, a.flit, now);
+                    self.endpoints.eject::<true, HOOK>(&mut self.net, a.to as usize, a.flit, now);
                 }
             }
         }

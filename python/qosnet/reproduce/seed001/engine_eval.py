@@ -1,20 +1,25 @@
 """Document 001 §4.3-4.4 on the engine: the middleware's decisions, then every job run
 packet by packet with and without it.
 
-The request stream is `workload`'s (§4.3). With the middleware, each request goes through
-the translator and the resource allocator on arrival (`fluid.run_qos`: nodes exclusive,
-bandwidth reserved; a job's resources are released at its *promised* end, arrival plus the
-profiled time of the point it was granted — the engine's jobs are not fed back into the
-allocator). Then one engine run holds every admitted job as an application model
-(`qosnet.profiler.models`) on its allocated nodes from its arrival, each flow reserved at the
-granted bandwidth and dispatched by NIC rate control: T_qos is the job's completion time
-there. Without the middleware, a second engine run holds *every* request (none refused), an
-admitted one on the same curve and nodes, a refused one on the idle cluster's choice placed
-on the least-loaded nodes (counting jobs until their profiled best time), with no
-reservation and GM's round robin over flows: T_noqos. T_expected is the profiled time the
-middleware promised; the profiles are the profiler's (`qosnet.profiler`), measured on this
-same engine, so "within x% of expected" is a statement about interference, not about a
-model agreeing with itself by construction.
+The request stream is `workload`'s (§4.3). With the middleware, each request is submitted
+on arrival to the service's request handler (`launcher`: the translator and the resource
+allocator; nodes exclusive, bandwidth reserved), and each admitted job's reservation is
+released when it ends, under two policies: at its *promised* end (arrival plus the profiled
+time of the point granted: what the evaluation did before) and at the end the engine
+*measured* (a fixed point of decisions and engine runs, `launcher.decide_measured`). One
+engine run holds every admitted job as an application model (`qosnet.profiler.models`) on
+its allocated nodes from its arrival, each flow reserved at the granted bandwidth and
+dispatched by NIC rate control: T_qos is the job's completion time there. Without the
+middleware, a second engine run holds *every* request (none refused), an admitted one on
+the same curve and nodes, a refused one on the idle cluster's choice placed on the
+least-loaded nodes (counting jobs until their profiled best time), with no reservation and
+GM's round robin over flows: T_noqos. A third kind of run takes each curve alone,
+unreserved (T_alone_noqos), to take the improvement apart into what the reservation costs a
+job (cap factor) and what the other jobs cost it without the middleware (contention
+factor). T_expected is the profiled time the middleware promised; the profiles are the
+profiler's (`qosnet.profiler`), measured on this same engine, so "within x% of expected" is
+a statement about interference, not about a model agreeing with itself by construction.
+The offered load (`offered_load`) states how much the stream asks of the cluster.
 """
 
 from __future__ import annotations
@@ -27,13 +32,15 @@ import numpy as np
 import pandas as pd
 
 from qosnet.middleware.cluster import DOCUMENT_001_TESTBED, Cluster
-from qosnet.middleware.profiles import Curve, ProfileStore
+from qosnet.middleware.profiles import Curve, ParamValue, ProfileStore
+from qosnet.middleware.translator import Alternative
 from qosnet.middleware.units import MB
 from qosnet.profiler import engine_config, model, reserve, run_job
-from qosnet.reproduce.seed001.fluid import QosOutcome, idle_choice, run_qos
+from qosnet.reproduce.seed001.fluid import idle_choice
+from qosnet.reproduce.seed001.launcher import Decision, Key, decide, decide_measured
 from qosnet.reproduce.seed001.workload import Subtask, generate
 
-__all__ = ["run_setting"]
+__all__ = ["offered_load", "run_setting"]
 
 
 def _app(
@@ -48,7 +55,7 @@ def _app(
 
 
 def _noqos_placement(
-    subtasks: Sequence[Subtask], curves: Sequence[Curve], qos: Sequence[QosOutcome], nodes: int
+    subtasks: Sequence[Subtask], curves: Sequence[Curve], qos: Sequence[Decision], nodes: int
 ) -> list[tuple[int, ...]]:
     """Without the middleware: an admitted job on its granted nodes, a refused one on the
     least-loaded nodes (jobs counted from arrival to arrival + its curve's best time)."""
@@ -72,38 +79,134 @@ def _noqos_placement(
     return out
 
 
+def offered_load(subtasks: Sequence[Subtask], idle: Sequence[Alternative], nodes: int) -> float:
+    """The work offered relative to the cluster's capacity: every request's nodes x time as
+    an idle cluster would grant it (the translator's choice with nothing else running),
+    over the cluster's nodes x the time over which requests arrive. Above 1 the requests
+    cannot all run on exclusive nodes even packed perfectly."""
+    if not subtasks:
+        return math.nan
+    span = max(s.arrival for s in subtasks)
+    work = sum(a.nodes * a.time for a in idle)
+    return work / (nodes * span) if span > 0 else math.inf
+
+
+class _Engine:
+    """The engine runs of one request stream: with the middleware (admitted jobs on their
+    nodes, reserved, rate controlled), without it (every request, unreserved), and each
+    curve alone without reservation; each run once per distinct set of decisions."""
+
+    def __init__(
+        self, subtasks: Sequence[Subtask], idle: Sequence[Alternative], cluster_text: str, seed: int
+    ) -> None:
+        self.subtasks = subtasks
+        self.idle = idle
+        self.cluster_text = cluster_text
+        self.nodes = Cluster.from_toml(cluster_text).nodes
+        self.seed = seed
+        self.passes = 0
+        self._noqos: dict[tuple[tuple[bool, Key], ...], list[float]] = {}
+        self._alone: dict[tuple[str, tuple[tuple[str, ParamValue], ...], int], float] = {}
+
+    def qos(self, decisions: Sequence[Decision]) -> list[float]:
+        """T_qos: every admitted job from its arrival, reserved at its grant."""
+        self.passes += 1
+        out = [math.nan] * len(decisions)
+        admitted = [i for i, d in enumerate(decisions) if d.admitted]
+        if not admitted:
+            return out
+        apps = []
+        for i in admitted:
+            d = decisions[i]
+            assert d.curve is not None
+            apps.append(_app(d.curve, d.nodes, d.start, d.bandwidth, d.job))
+        cfg = engine_config(apps, self.cluster_text, seed=self.seed)
+        for i, t in zip(admitted, run_job(cfg), strict=True):
+            out[i] = t
+        return out
+
+    def curves(self, decisions: Sequence[Decision]) -> list[Curve]:
+        """What each request runs without the middleware: the admitted one its granted
+        curve, a refused one the idle cluster's choice."""
+        return [
+            d.curve if d.curve is not None else a.curve
+            for d, a in zip(decisions, self.idle, strict=True)
+        ]
+
+    def noqos(self, decisions: Sequence[Decision]) -> list[float]:
+        """T_noqos: every request, unreserved, GM's interleaved queues."""
+        key = tuple((d.admitted, d.key) for d in decisions)
+        if key not in self._noqos:
+            curves = self.curves(decisions)
+            placement = _noqos_placement(self.subtasks, curves, decisions, self.nodes)
+            apps = [
+                _app(curves[i], placement[i], s.arrival, None, s.job)
+                for i, s in enumerate(self.subtasks)
+            ]
+            cfg = engine_config(apps, self.cluster_text, rate_control=False, seed=self.seed)
+            self._noqos[key] = run_job(cfg) if apps else []
+        return self._noqos[key]
+
+    def alone(self, curve: Curve) -> float:
+        """The curve's job alone on the cluster (ranks on nodes 0..N-1), unreserved: what
+        it takes with nothing to share the network with and no reservation to cap it."""
+        key = (curve.application, tuple(sorted(curve.parameters.items())), curve.nodes)
+        if key not in self._alone:
+            app = _app(curve, range(curve.nodes), 0.0, None, "alone")
+            cfg = engine_config([app], self.cluster_text, rate_control=False, seed=self.seed)
+            self._alone[key] = run_job(cfg)[0]
+        return self._alone[key]
+
+
 def run_setting(
     setting: Any, seed: int, store: ProfileStore, cluster_text: str = DOCUMENT_001_TESTBED
 ) -> pd.DataFrame:
-    """One run of a `Setting` (`evaluation`): its workload drawn with `seed`, the middleware's
-    decisions, and both engine runs; one row per request."""
+    """One run of a `Setting` (`evaluation`): its workload drawn with `seed`, the
+    middleware's decisions with releases at the promised ends and at the measured ends
+    (`launcher`), and the engine runs of each; one row per request and release policy."""
     cluster = Cluster.from_toml(cluster_text, name="document 001 testbed")
     subtasks = generate(setting.workload, store, seed)
-    qos = run_qos(subtasks, store, cluster)
-    curves = [
-        q.curve if q.curve is not None else idle_choice(store, cluster, s).curve
-        for s, q in zip(subtasks, qos, strict=True)
+    idle = [idle_choice(store, cluster, s) for s in subtasks]
+    engine = _Engine(subtasks, idle, cluster_text, seed)
+    promised = decide(subtasks)
+    t_promised = engine.qos(promised)
+    settled = decide_measured(subtasks, engine.qos, first=(promised, t_promised))
+    load = offered_load(subtasks, idle, cluster.nodes)
+    frames = [
+        _rows(setting, seed, subtasks, "promised", promised, t_promised, engine, load, 1, True),
+        _rows(
+            setting,
+            seed,
+            subtasks,
+            "measured",
+            settled.decisions,
+            settled.times,
+            engine,
+            load,
+            settled.passes,
+            settled.converged,
+        ),
     ]
-    placement = _noqos_placement(subtasks, curves, qos, cluster.nodes)
-    admitted = [i for i, q in enumerate(qos) if q.admitted]
-    t_qos = [math.nan] * len(subtasks)
-    if admitted:
-        apps = [
-            _app(curves[i], qos[i].nodes, subtasks[i].arrival, qos[i].bandwidth, subtasks[i].job)
-            for i in admitted
-        ]
-        for i, t in zip(
-            admitted, run_job(engine_config(apps, cluster_text, seed=seed)), strict=True
-        ):
-            t_qos[i] = t
-    t_noqos = [math.nan] * len(subtasks)
-    if subtasks:
-        apps = [
-            _app(curves[i], placement[i], s.arrival, None, s.job) for i, s in enumerate(subtasks)
-        ]
-        t_noqos = run_job(engine_config(apps, cluster_text, rate_control=False, seed=seed))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _rows(
+    setting: Any,
+    seed: int,
+    subtasks: Sequence[Subtask],
+    release: str,
+    decisions: Sequence[Decision],
+    t_qos: Sequence[float],
+    engine: _Engine,
+    load: float,
+    passes: int,
+    converged: bool,
+) -> pd.DataFrame:
+    """One row per request under one release policy, with §4.4.3's metrics."""
+    curves = engine.curves(decisions)
+    t_noqos = engine.noqos(decisions)
     rows = []
-    for i, (s, q) in enumerate(zip(subtasks, qos, strict=True)):
+    for i, (s, q) in enumerate(zip(subtasks, decisions, strict=True)):
         rows.append(
             {
                 "application": setting.application,
@@ -111,6 +214,10 @@ def run_setting(
                 "image_ratio": setting.image_ratio,
                 "interleaving_ratio": setting.interleaving_ratio,
                 "seed": seed,
+                "release": release,
+                "offered_load": load,
+                "passes": passes,
+                "converged": converged,
                 "job": s.job,
                 "arrival": s.arrival,
                 **{f"param_{k}": v for k, v in s.parameters.items()},
@@ -120,9 +227,11 @@ def run_setting(
                 "qos_nodes": len(q.nodes) if q.admitted else 0,
                 "qos_bandwidth_MBps": q.bandwidth / MB,
                 "t_expected": q.time,
+                "released": q.released,
                 "t_qos": t_qos[i],
                 "noqos_nodes": curves[i].nodes,
                 "t_noqos": t_noqos[i],
+                "t_alone_noqos": engine.alone(curves[i]),
                 "refusal": q.refusal,
             }
         )
@@ -140,4 +249,9 @@ def run_setting(
         df["noqos_vs_expected_pct"] = pct("t_noqos", "t_expected")
         df["qos_vs_requested_pct"] = pct("t_qos", "t_requested")
         df["noqos_vs_requested_pct"] = pct("t_noqos", "t_requested")
+        # metric 1 taken apart: (1 + improvement) = cap x contention, where cap is what the
+        # reservation costs the job alone (unreserved alone / reserved) and contention what
+        # the other jobs cost it without the middleware (with them / alone, unreserved)
+        df["cap_factor"] = np.where(adm, df["t_alone_noqos"] / df["t_qos"], np.nan)
+        df["contention_factor"] = np.where(adm, df["t_noqos"] / df["t_alone_noqos"], np.nan)
     return df
