@@ -55,10 +55,15 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    value: Any
     if name == "run":
-        from qosnet.api import run as value
+        from qosnet.api import run
+
+        value = run
     elif name == "RunResult":
-        from qosnet.results import RunResult as value
+        from qosnet.results import RunResult
+
+        value = RunResult
     else:
         raise AttributeError(f"module 'qosnet' has no attribute {name!r}")
     globals()[name] = value

@@ -252,7 +252,7 @@ def compare(
         if on_step:
             on_step(f"benchmarking {name}{of}")
         runs.append(bench_one(config, cycles, overrides))
-        if rivals is not None and rival_input is not None:
+        if booksim is not None and rivals is not None and rival_input is not None:
             if on_step:
                 on_step(f"BookSim2 on {rival_input.name}{of}")
             rivals.append(booksim_one(booksim, rival_input))
@@ -352,7 +352,7 @@ def _rebuild_error(reply: dict[str, Any]) -> Exception:
     cls = getattr(_core, kind, None)
     if not (isinstance(cls, type) and issubclass(cls, _core.QosnetError)):
         cls = _core.QosnetError
-    err = cls(message)
+    err: Any = cls(message)  # (a DeadlockError carries its stuck VCs)
     if kind == "DeadlockError":
         err.stuck = reply["stuck"]
         err.waits_for = reply["waits_for"]

@@ -13,14 +13,10 @@ import json
 import math
 import os
 import re
+import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10: the same parser, under its old name
-    import tomli as tomllib
 
 from qosnet import _core
 from qosnet._core import ConfigError
@@ -169,7 +165,7 @@ def _duplicate_key(text: str, message: str) -> tuple[str, str] | None:
     if at is None:
         return None
     line, column = int(at.group(1)), int(at.group(2))
-    table, arrays = "", {}
+    table, arrays = "", dict[str, int]()
     lines = text.splitlines()
     for raw in lines[: line - 1]:
         header = _TOML_HEADER.fullmatch(raw.split("#", 1)[0].strip())

@@ -138,7 +138,7 @@ def serve(
     import logging
 
     from qosnet.service.handler import RequestHandler
-    from qosnet.service.settings import Settings
+    from qosnet.service.settings import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CLUSTER_NODES, Settings
 
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s: %(name)s: %(message)s")
     with _service_errors():
@@ -150,8 +150,10 @@ def serve(
             cluster_file=cluster,
             profiles_file=profiles,
             cluster_dir=cluster_dir,
-            **({} if max_body_bytes is None else {"max_body_bytes": max_body_bytes}),
-            **({} if max_cluster_nodes is None else {"max_cluster_nodes": max_cluster_nodes}),
+            max_body_bytes=DEFAULT_MAX_BODY_BYTES if max_body_bytes is None else max_body_bytes,
+            max_cluster_nodes=(
+                DEFAULT_MAX_CLUSTER_NODES if max_cluster_nodes is None else max_cluster_nodes
+            ),
         )
         handler = RequestHandler(settings)
         handler.start()

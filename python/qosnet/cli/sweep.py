@@ -234,9 +234,9 @@ def sweep(
         from qosnet.sweep import run_sweep
 
         ran = cached = 0
-        grid = bool(s.axes) and not (
-            find_saturation and all(a.path == s.saturation.axis for a in s.axes)
-        )  # type: ignore[union-attr]
+        # (--find-saturation over the one axis searched: no grid to run first)
+        searched = s.saturation.axis if find_saturation and s.saturation else None
+        grid = bool(s.axes) and not (searched and all(a.path == searched for a in s.axes))
         if grid:
             with runs_progress(f"sweep {name}") as bar:
                 outcome, path = run_sweep(

@@ -45,7 +45,7 @@ __all__ = ["QOS_BANDWIDTH", "QosComm"]
 try:  # pragma: no branch - the module is usable (and documented) without MPI installed
     from mpi4py import MPI
 except ImportError:  # pragma: no cover
-    MPI = None
+    MPI = None  # type: ignore[assignment]
 
 #: The QoS keyval: value {peer rank: bandwidth} (a string in physical units or bits/s).
 QOS_BANDWIDTH: int = (
@@ -75,7 +75,7 @@ class _HostLedger:
         n = self.node.Get_size()
         self.win = MPI.Win.Allocate_shared(8 * n if self.rank == 0 else 0, 8, comm=self.node)
         buf, _ = self.win.Shared_query(0)
-        self.slots = memoryview(buf).cast("B").cast("d")
+        self.slots = memoryview(buf).cast("B").cast("d")  # type: ignore[arg-type]
         path = None
         if self.rank == 0:
             for i in range(n):

@@ -135,11 +135,11 @@ def report(exps: list[Experiment], result: dict[str, Any], out: Path, quick: boo
         rows = [r for r in result["overhead"] if r["where"] == where]
         for v in overhead.verdicts(rows):
             what = "latency overhead" if "RTT" in v["test"] else "bandwidth loss"
-            cpu = [r["dispatch_cpu_per_gbps"] for r in rows if r["test"] == v["test"]]
+            cpus = [r["dispatch_cpu_per_gbps"] for r in rows if r["test"] == v["test"]]
             cpu_text = (
-                f"; agent threads' CPU {max(c for c in cpu if c is not None):.4f} s per Gb "
+                f"; agent threads' CPU {max(c for c in cpus if c is not None):.4f} s per Gb "
                 "moved (worst size)"
-                if any(c is not None for c in cpu)
+                if any(c is not None for c in cpus)
                 else ""
             )
             findings.append(

@@ -122,7 +122,7 @@ def bench_admission(
 
     allocator = ResourceAllocator(cluster, admission=engine)
     allocator.grantable(2, Pattern.RING, 1.0)  # distances computed once, outside the timing
-    least = min(capacity) / 8  # bytes/s
+    smallest = min(capacity) / 8  # bytes/s
     for nodes, pattern, share in JOB_SHAPES:
         if nodes > cluster.nodes:
             continue
@@ -130,7 +130,7 @@ def bench_admission(
         for i in range(jobs):
             t0 = clock()
             try:
-                allocator.allocate(f"bench-{i}", nodes, pattern, least * share)
+                allocator.allocate(f"bench-{i}", nodes, pattern, smallest * share)
                 allocator.release(f"bench-{i}")
                 admitted += 1
             except AllocationRefused:

@@ -148,7 +148,7 @@ def profile(
     applications = tuple(
         Application(
             name=m.name,
-            parameters={k: list(v) for k, v in m.parameters.items()},
+            parameters={k: tuple(v) for k, v in m.parameters.items()},
             pattern=m.pattern,
             description=m.description,
         )

@@ -111,7 +111,8 @@ def run_experiments(
     gathered: dict[str, Gathered] = {}
     i = 0
     for e in experiments:
-        rows, tables = [], {name: [] for name in GATHERED}
+        rows: list[dict[str, Any]] = []
+        tables: dict[str, list[Any]] = {name: [] for name in GATHERED}
         for r in e.runs:
             summary, t = results[i]
             i += 1

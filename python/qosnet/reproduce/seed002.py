@@ -262,10 +262,10 @@ def report(
             for j, p in enumerate(patterns):
                 part = d[d["pattern"] == p]
                 for scheme, line in part.groupby("scheme", sort=False):
-                    c = colours.get(str(scheme))
+                    colour = colours.get(str(scheme))
                     x = line["relative_load"]
-                    axes[0][j].plot(x, line["accepted_flits_per_node_cycle"], "o-", color=c)
-                    axes[1][j].plot(x, line["latency_mean"], "o-", color=c, label=scheme)
+                    axes[0][j].plot(x, line["accepted_flits_per_node_cycle"], "o-", color=colour)
+                    axes[1][j].plot(x, line["latency_mean"], "o-", color=colour, label=scheme)
                 axes[0][j].set_title(p)
                 axes[0][j].set_ylabel("accepted flits/node/cycle")
                 axes[1][j].set_ylabel("mean latency (cycles)")

@@ -170,7 +170,9 @@ def parse_axis(text: str) -> Axis:
 
 def _split(rhs: str) -> list[str]:
     # commas inside brackets or quotes belong to a value (`[1, 2]`, "a, b")
-    parts, depth, quote, cur = [], 0, "", []
+    parts: list[str] = []
+    cur: list[str] = []
+    depth, quote = 0, ""
     for ch in rhs:
         if quote:
             quote = "" if ch == quote else quote

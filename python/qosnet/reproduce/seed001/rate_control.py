@@ -156,11 +156,11 @@ def multiple(quick: bool = False, jobs: int | None = None) -> pd.DataFrame:
     """Figs. 4.6-4.7: 2 and 3 jobs of one application at once on the same 4 (8) nodes, each
     with its own reservation; each job's time beside its time alone at that reservation."""
     apps = APPS[:1] if quick else APPS[:2]
-    sets = {n: PAIRS[n] + TRIPLES[n] for n in (4, 8)}
+    sets: dict[int, tuple[tuple[int, ...], ...]] = {n: PAIRS[n] + TRIPLES[n] for n in (4, 8)}
     if quick:
         sets = {4: (PAIRS[4][0], TRIPLES[4][0])}
     keys: list[tuple[str, int, tuple[int, ...], int]] = []
-    work = []
+    work: list[tuple[list[dict[str, Any]], list[dict[str, Any]], bool]] = []
     alone: dict[tuple[str, int, int], int] = {}
     for a, v in apps:
         for n, group in sets.items():
@@ -234,12 +234,12 @@ def verdicts(name: str, t: pd.DataFrame) -> list[tuple[str, str, str]]:
         g = t[(t["application"] == "is") & (t["nodes"] == 4)].set_index("mb_s")["time_s"]
         for mb, doc in IS_4_NODES.items():
             if mb in g.index:
-                ours = float(g.loc[mb])
-                dev = ours / doc - 1
+                time_s = float(g.loc[mb])
+                dev = time_s / doc - 1
                 out.append(
                     (
                         f"IS, 4 nodes, {mb:g} MB/s: {doc} s",
-                        f"{_f(ours)} s ({100 * dev:+.1f}%)",
+                        f"{_f(time_s)} s ({100 * dev:+.1f}%)",
                         "close (the model's size was chosen near this point: not independent)"
                         if abs(dev) < 0.1
                         else "differs",
