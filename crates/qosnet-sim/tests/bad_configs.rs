@@ -91,6 +91,7 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
         case("vc classes unknown class", with("[router]\nvc_classes = { video = 4 }\n"), "router.vc_classes.video", "unknown field `video`"),
         case("a class with traffic but no VC", format!("{MESH}[[traffic]]\nload = 0.1\nclass = \"control\"\n[[traffic]]\nload = 0.1\n[router]\nvcs = 2\nvc_classes = {{ control = 0, real_time = 1, best_effort = 1 }}\n"), "router.vc_classes", "class control has traffic but no VC"),
         case("a class with one VC on a torus", "[topology]\nkind = \"torus\"\nk = 4\nn = 2\n[router]\nvcs = 4\n[[traffic]]\nload = 0.1\nclass = \"control\"\n[[traffic]]\nload = 0.1\n".to_string(), "router.vc_classes", "class control has 1 VC(s) on a torus, where dateline routing needs two per class"),
+        case("unknown control VC sharing", with("[router]\nkind = \"preemptive\"\npreemption = { control_vc = \"mine\" }\n"), "router.preemption.control_vc", "unknown variant `mine`, expected `shared` or `exclusive`"),
         case("trace watch limit zero", with("[trace]\nwatch_flows = [0]\nwatch_limit = 0\n"), "trace.watch_limit", "must be >= 1"),
         case("trace watch limit beyond memory", with("[simulation]\nmemory_limit = \"1 GB\"\n[trace]\nwatch_flows = [0]\nwatch_limit = 4000000000\n"), "trace.watch_limit", "more than the limit of 1"),
         case("vc release tail_sent on the preemptive router", with("[router]\nkind = \"preemptive\"\nvc_release = \"tail_sent\"\n"), "router.vc_release", "the preemptive router needs \"tail_credit\""),

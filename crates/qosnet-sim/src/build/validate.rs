@@ -849,7 +849,9 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
     let class_vcs = match rc.kind {
         RouterKind::Preemptive => {
             let all = crate::routing::all_vcs(rc.vcs);
-            [if split[0] != 0 { split[0] } else { all }, all, all]
+            let exclusive = rc.preemption.control_vc == crate::config::ControlVc::Exclusive;
+            let others = if exclusive && split[0] != 0 { all & !split[0] } else { all };
+            [if split[0] != 0 { split[0] } else { all }, others, others]
         }
         _ => split,
     };

@@ -332,12 +332,27 @@ pub struct PreemptionConfig {
     /// Flit acceleration (§3.2.2): the flits of a preempted or blocking lower-priority
     /// message get the lowest virtual clock value until its tail crosses the crossbar.
     pub acceleration: bool,
+    /// Whether control's VC is control's alone (document 003 §4.2: "only one virtual
+    /// channel is assigned for this kind of traffic ... we assigned VC 0 for both the
+    /// models"), or real time and best effort may take it too and control preempts them
+    /// (§5.1: "any type of traffic can use any VC"; the default).
+    pub control_vc: ControlVc,
 }
 
 impl Default for PreemptionConfig {
     fn default() -> Self {
-        Self { extra_buffer: 2, acceleration: true }
+        Self { extra_buffer: 2, acceleration: true, control_vc: ControlVc::Shared }
     }
+}
+
+/// The preemptive router's control VC (`PreemptionConfig::control_vc`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ControlVc {
+    /// Any class may take it; control preempts a lower class holding it.
+    Shared,
+    /// Control's alone: real time and best effort use the other VCs.
+    Exclusive,
 }
 
 /// When a router's output VC (and a NIC's injection lane) is free for another packet.
