@@ -105,29 +105,28 @@ impl PortQueues {
     /// A flit entered input lane `ivc`.
     #[inline]
     pub fn flit_in(&mut self, p: &Params, ivc: usize) {
-        let (op, lanes) = *self.target.at(ivc);
-        for ov in bits(lanes) {
-            *self.queued.at_mut(p.lane_index(op as usize, ov)) += 1;
-        }
+        self.count(p, *self.target.at(ivc), 1, true);
     }
 
     /// A flit left input lane `ivc`.
     #[inline]
     pub fn flit_out(&mut self, p: &Params, ivc: usize) {
-        let (op, lanes) = *self.target.at(ivc);
-        for ov in bits(lanes) {
-            *self.queued.at_mut(p.lane_index(op as usize, ov)) -= 1;
-        }
+        self.count(p, *self.target.at(ivc), 1, false);
     }
 
     /// Input lane `ivc`, holding `len` flits, counts toward `target` from now on.
     fn retarget(&mut self, p: &Params, ivc: usize, len: u32, target: (u32, u32)) {
-        let (op, lanes) = std::mem::replace(self.target.at_mut(ivc), target);
+        let old = std::mem::replace(self.target.at_mut(ivc), target);
+        self.count(p, old, len, false);
+        self.count(p, target, len, true);
+    }
+
+    /// Add (or take) `flits` to the queues of output port `op`'s lanes `lanes`.
+    #[inline(always)]
+    fn count(&mut self, p: &Params, (op, lanes): (u32, u32), flits: u32, add: bool) {
         for ov in bits(lanes) {
-            *self.queued.at_mut(p.lane_index(op as usize, ov)) -= len;
-        }
-        for ov in bits(target.1) {
-            *self.queued.at_mut(p.lane_index(target.0 as usize, ov)) += len;
+            let q = self.queued.at_mut(p.lane_index(op as usize, ov));
+            *q = if add { *q + flits } else { *q - flits };
         }
     }
 }
