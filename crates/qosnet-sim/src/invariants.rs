@@ -42,6 +42,18 @@ impl Simulation {
         }
     }
 
+    /// Run to the end, checking every invariant after each `every` cycles (the tests'
+    /// oracle: the first error, of the run or of an invariant, ends it).
+    pub fn run_checking_invariants(&mut self, every: u64) -> Result<(), SimError> {
+        loop {
+            let done = self.advance(every)?;
+            self.check_invariants()?;
+            if done {
+                return Ok(());
+            }
+        }
+    }
+
     fn broken<T>(&self, what: String) -> Result<T, SimError> {
         Err(SimError::Invariant { cycle: self.now, what })
     }

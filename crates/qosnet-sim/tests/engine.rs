@@ -306,9 +306,7 @@ fn invariants_hold_every_cycle_with_every_scheduler() {
                  [[traffic]]\nload = 0.8\nmessage_flits = 9\npacket_flits = 4\n"
             );
             let mut s = sim(&toml);
-            while !s.advance(1).unwrap() {
-                s.check_invariants().unwrap_or_else(|e| panic!("{sched} {release} {topo}: {e}"));
-            }
+            s.run_checking_invariants(1).unwrap_or_else(|e| panic!("{sched} {release} {topo}: {e}"));
         }
     }
 }
@@ -378,11 +376,7 @@ proptest! {
         // Torus dateline routing needs two VCs.
         let toml = if toml.contains("torus") && toml.contains("vcs = 1\n") { toml.replace("vcs = 1\n", "vcs = 2\n") } else { toml };
         let mut s = Simulation::from_toml(&toml, None).map_err(|e| TestCaseError::fail(format!("{e}\n{toml}")))?;
-        loop {
-            let done = s.advance(7).map_err(|e| TestCaseError::fail(format!("{e}\n{toml}")))?;
-            s.check_invariants().map_err(|e| TestCaseError::fail(format!("{e}\n{toml}")))?;
-            if done { break; }
-        }
+        s.run_checking_invariants(7).map_err(|e| TestCaseError::fail(format!("{e}\n{toml}")))?;
         let r = s.result();
         if r.summary.drain_complete {
             prop_assert_eq!(r.summary.messages_delivered, r.summary.messages_measured);

@@ -150,11 +150,7 @@ proptest::proptest! {
     fn the_kept_port_queues_match_the_input_vcs(toml in arb_marked()) {
         use proptest::prelude::*;
         let mut s = Simulation::from_toml(&toml, None).map_err(|e| TestCaseError::fail(format!("{e}\n{toml}")))?;
-        loop {
-            let done = s.advance(5).map_err(|e| TestCaseError::fail(format!("{e}\n{toml}")))?;
-            s.check_invariants().map_err(|e| TestCaseError::fail(format!("{e}\n{toml}")))?;
-            if done { break; }
-        }
+        s.run_checking_invariants(5).map_err(|e| TestCaseError::fail(format!("{e}\n{toml}")))?;
         let r = s.result();
         if r.summary.drain_complete {
             prop_assert_eq!(r.summary.messages_delivered, r.summary.messages_measured);

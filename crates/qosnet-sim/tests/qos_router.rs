@@ -135,9 +135,7 @@ fn invariants_hold_every_cycle_for_every_router_kind_and_scheduler() {
             for (i, sched) in SCHEDULERS.iter().enumerate() {
                 let toml = mixed(topology, kind, sched, 1 + (i as u32 % 3) * 2, i as u64);
                 let mut s = sim(&toml);
-                while !s.advance(1).unwrap_or_else(|e| panic!("{e}\n{toml}")) {
-                    s.check_invariants().unwrap_or_else(|e| panic!("{e}\n{toml}"));
-                }
+                s.run_checking_invariants(1).unwrap_or_else(|e| panic!("{e}\n{toml}"));
                 let r = s.result();
                 assert!(r.summary.drain_complete, "{toml}");
                 assert_eq!(r.summary.messages_delivered, r.summary.messages_measured, "{toml}");
@@ -258,11 +256,7 @@ proptest! {
     #[test]
     fn random_qos_configurations_keep_every_invariant(toml in arb_qos_config()) {
         let mut s = Simulation::from_toml(&toml, None).map_err(|e| TestCaseError::fail(format!("{e}\n{toml}")))?;
-        loop {
-            let done = s.advance(5).map_err(|e| TestCaseError::fail(format!("{e}\n{toml}")))?;
-            s.check_invariants().map_err(|e| TestCaseError::fail(format!("{e}\n{toml}")))?;
-            if done { break; }
-        }
+        s.run_checking_invariants(5).map_err(|e| TestCaseError::fail(format!("{e}\n{toml}")))?;
         let r = s.result();
         prop_assert!(r.summary.drain_complete);
         prop_assert_eq!(r.summary.messages_delivered, r.summary.messages_measured);
