@@ -124,6 +124,32 @@ impl Agent {
     }
 }
 
+/// The agent settings `Agent` and `Daemon` both take from Python, checked (the back end
+/// by name, the peer timeout in seconds); the rest as `AgentConfig::default()`.
+#[allow(clippy::too_many_arguments)] // the keywords of both constructors
+fn agent_config(
+    listen: &str,
+    backend: &str,
+    packet_bytes: u32,
+    open: bool,
+    max_message_bytes: u64,
+    queue_bytes: u64,
+    peer_timeout: f64,
+    send_buffer: u32,
+) -> PyResult<AgentConfig> {
+    Ok(AgentConfig {
+        listen: listen.to_string(),
+        backend: backend.parse::<Backend>().map_err(net_error)?,
+        packet_bytes,
+        open,
+        max_message_bytes,
+        queue_bytes,
+        peer_timeout: seconds("peer_timeout", peer_timeout)?,
+        send_buffer,
+        ..AgentConfig::default()
+    })
+}
+
 #[pymethods]
 impl Agent {
     #[new]
@@ -147,17 +173,18 @@ impl Agent {
         send_buffer: u32,
     ) -> PyResult<PyClassInitializer<Self>> {
         let cfg = AgentConfig {
-            listen: listen.to_string(),
-            backend: backend.parse::<Backend>().map_err(net_error)?,
-            packet_bytes,
-            open,
-            max_message_bytes,
-            queue_bytes,
-            peer_timeout: seconds("peer_timeout", peer_timeout)?,
             echo,
             deliver,
-            send_buffer,
-            ..AgentConfig::default()
+            ..agent_config(
+                listen,
+                backend,
+                packet_bytes,
+                open,
+                max_message_bytes,
+                queue_bytes,
+                peer_timeout,
+                send_buffer,
+            )?
         };
         let lib = Arc::new(py.allow_threads(|| Lib::start(cfg)).map_err(net_error)?);
         Ok(Agent::new_handle(lib.clone(), Some(lib)))
@@ -392,17 +419,19 @@ impl Daemon {
         trusted_uids: Vec<u32>,
     ) -> PyResult<PyClassInitializer<Self>> {
         let agent = AgentConfig {
-            listen: listen.to_string(),
-            backend: backend.parse::<Backend>().map_err(net_error)?,
-            packet_bytes,
-            open,
-            max_message_bytes,
-            queue_bytes,
-            peer_timeout: seconds("peer_timeout", peer_timeout)?,
             echo: false,
             deliver: true,
-            send_buffer,
             inbox_bytes,
+            ..agent_config(
+                listen,
+                backend,
+                packet_bytes,
+                open,
+                max_message_bytes,
+                queue_bytes,
+                peer_timeout,
+                send_buffer,
+            )?
         };
         let cfg = DaemonConfig {
             socket,
