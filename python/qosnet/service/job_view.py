@@ -5,6 +5,7 @@ stored single-flow reservation (`FlowReservationOut`) the same way."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from qosnet.middleware.allocator import Allocation
 from qosnet.service.db import FlowRow, JobRow
@@ -15,6 +16,18 @@ __all__ = ["flow_out", "job_out"]
 
 def _instant(t: float) -> datetime:
     return datetime.fromtimestamp(t, tz=UTC)
+
+
+def _lease(row: JobRow | FlowRow) -> dict[str, Any]:
+    """The lease's fields, the same for a job and a flow (`service/leases.py`)."""
+    return {
+        "created_at": _instant(row.created_at),
+        "lease_seconds": row.lease_seconds,
+        "lease_expires": _instant(row.lease_expires),
+        "renewals": row.renewals,
+        "ended_at": _instant(row.ended_at) if row.ended_at is not None else None,
+        "end_reason": row.end_reason,
+    }
 
 
 def job_out(row: JobRow) -> JobOut:
@@ -43,12 +56,7 @@ def job_out(row: JobRow) -> JobOut:
             for f in a.flows
         ],
         idempotency_key=row.idempotency_key,
-        created_at=_instant(row.created_at),
-        lease_seconds=row.lease_seconds,
-        lease_expires=_instant(row.lease_expires),
-        renewals=row.renewals,
-        ended_at=_instant(row.ended_at) if row.ended_at is not None else None,
-        end_reason=row.end_reason,
+        **_lease(row),
     )
 
 
@@ -67,10 +75,5 @@ def flow_out(row: FlowRow) -> FlowReservationOut:
         bandwidth=f["bandwidth"],
         idt=f["idt"],
         path=[(int(r), int(p)) for r, p in f["path"]],
-        created_at=_instant(row.created_at),
-        lease_seconds=row.lease_seconds,
-        lease_expires=_instant(row.lease_expires),
-        renewals=row.renewals,
-        ended_at=_instant(row.ended_at) if row.ended_at is not None else None,
-        end_reason=row.end_reason,
+        **_lease(row),
     )
