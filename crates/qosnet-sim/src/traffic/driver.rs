@@ -3,14 +3,13 @@
 //! (document 003 §4.2). Each cycle it says what is born — a message, or a video frame cut
 //! into messages — and leaves queueing it at the source to the endpoints.
 
+use super::calendar::Calendar;
 use super::video::frame_flits;
 use super::{ProcessSpec, Source, TrafficSpec};
 use crate::config::TrafficClass;
 use crate::ids::NodeId;
 use crate::unchecked::At;
 use crate::units::Cycle;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// What a due source creates now: `messages()` messages of `message_flits` flits (the
 /// last one the rest of `total`), from `node` to `dst`.
@@ -47,7 +46,7 @@ pub(crate) struct Traffic {
     pub specs: Vec<TrafficSpec>,
     pub sources: Vec<Source>,
     /// Message creations due: (cycle, source, the source's epoch when it was queued).
-    events: BinaryHeap<Reverse<(Cycle, u32, u32)>>,
+    events: Calendar,
     /// Start cycles of the mix's phases after the first.
     pub phase_starts: Vec<Cycle>,
     /// The phase in force now.
@@ -67,7 +66,7 @@ impl Traffic {
         mut each: impl FnMut(&Source, &TrafficSpec),
     ) -> Traffic {
         let mut sources = Vec::new();
-        let mut events = BinaryHeap::new();
+        let mut events = Calendar::new();
         for (si, spec) in specs.iter().enumerate() {
             for &node in &spec_nodes[si] {
                 if spec.pattern.is_silent(node as usize) || spec.rate_by_phase.iter().all(|&r| r <= 0.0) {
@@ -76,7 +75,7 @@ impl Traffic {
                 for stream in 0..spec.sources_per_node() {
                     let mut s = Source::new(node, si as u32, stream, spec, seed);
                     if let Some(t) = s.start(spec, 0, 0) {
-                        events.push(Reverse((t, sources.len() as u32, s.epoch)));
+                        events.push(t, sources.len() as u32, s.epoch);
                     }
                     each(&s, spec);
                     sources.push(s);
@@ -88,7 +87,7 @@ impl Traffic {
 
     /// The next cycle anything happens: a source's creation or a phase change.
     pub fn next_event(&self) -> Cycle {
-        let next = self.events.peek().map_or(Cycle::MAX, |Reverse((t, _, _))| *t);
+        let next = self.events.next();
         let next = self.apps.as_ref().map_or(next, |a| next.min(a.next_event()));
         next.min(self.phase_starts.get(self.phase).copied().unwrap_or(Cycle::MAX))
     }
@@ -100,11 +99,8 @@ impl Traffic {
         if self.phase_starts.get(self.phase) == Some(&now) {
             self.next_phase(now);
         }
-        while let Some(&Reverse((t, s, epoch))) = self.events.peek() {
-            if t > now {
-                break;
-            }
-            self.events.pop();
+        self.events.begin(now);
+        while let Some((s, epoch)) = self.events.pop() {
             if epoch != self.sources.at(s as usize).epoch {
                 continue; // rescheduled by a phase change
             }
@@ -113,7 +109,7 @@ impl Traffic {
             }
             let source = self.sources.at_mut(s as usize);
             let next = source.advance(self.specs.at(source.spec as usize), self.phase, now);
-            self.events.push(Reverse((next, s, source.epoch)));
+            self.events.push(next, s, source.epoch);
         }
     }
 
@@ -160,7 +156,7 @@ impl Traffic {
                 continue;
             }
             if let Some(t) = source.start(spec, new, now) {
-                self.events.push(Reverse((t, i as u32, source.epoch)));
+                self.events.push(t, i as u32, source.epoch);
             }
         }
     }
