@@ -257,14 +257,17 @@ fn check_scheduler(errs: &mut Vec<ConfigError>, path: &str, cfg: &SchedulerConfi
 
 /// The VC masks of the classes, in priority order from VC 0 (document 003 §4.2: control on
 /// VC 0, the ratio x:y of the first phase deciding the real-time / best-effort split).
-fn class_split(cfg: &Config, present: [bool; 3], vcs: u32) -> Result<[u32; 3], String> {
+/// `need`: the VCs a class needs for its routing's own VC classes (two on a torus, one per
+/// LID layer: `Routing::vcs_per_class`); "auto" gives every class with traffic at least
+/// that many, control included (document 003's one control VC, times `need`).
+fn class_split(cfg: &Config, present: [bool; 3], vcs: u32, need: u32) -> Result<[u32; 3], String> {
     let counts = match cfg.router.vc_classes {
         VcClasses::Counts(c) => c,
         VcClasses::Auto => {
             if present.iter().filter(|&&p| p).count() <= 1 {
                 return Ok([crate::routing::all_vcs(vcs); 3]);
             }
-            let control = present[0] as u32;
+            let control = present[0] as u32 * need;
             let rest = vcs.saturating_sub(control);
             let (x, y) = match (&cfg.mix, present[1], present[2]) {
                 (Some(m), true, true) if !m.phases.is_empty() => {
@@ -280,12 +283,12 @@ fn class_split(cfg: &Config, present: [bool; 3], vcs: u32) -> Result<[u32; 3], S
             let share = if x + y > 0.0 { x / (x + y) } else { 0.5 };
             // (one VC for control and real time: real time gets none, which is reported)
             let mut rt = if present[1] {
-                ((rest as f64 * share).round() as u32).clamp(1, rest.max(1)).min(rest)
+                ((rest as f64 * share).round() as u32).clamp(need, rest.max(need)).min(rest)
             } else {
                 0
             };
-            if present[2] && rt >= rest {
-                rt = rest.saturating_sub(1);
+            if present[2] && rest.saturating_sub(rt) < need {
+                rt = rest.saturating_sub(need);
             }
             let be = rest - rt;
             ClassCounts { control, real_time: rt, best_effort: be }
@@ -801,7 +804,8 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
     present[0] |= cfg.endpoint.admission.is_some();
     let mut split = [0u32; 3];
     if (1..=32).contains(&rc.vcs) {
-        match class_split(cfg, present, rc.vcs) {
+        let need = routing.as_ref().map_or(1, Routing::vcs_per_class);
+        match class_split(cfg, present, rc.vcs, need) {
             Ok(m) => split = m,
             Err(e) => errs.push(ConfigError::new("router.vc_classes", e)),
         }

@@ -455,6 +455,14 @@ mod tests {
             .replace("= 3, real_time = 3, best_effort = 3", "= 2, real_time = 2, best_effort = 2");
         let e = crate::Simulation::from_toml(&short, None).err().expect("refused").to_string();
         assert!(e.contains("router.vc_classes") && e.contains("VC layers need 3 per class"), "{e}");
+        // "auto" gives every class the VCs its routing needs: 2 + 2 + 2 on the torus, 3 + 3 + 3
+        // over three LID layers (it gave control one, refused since session 19)
+        for auto in [toml.to_string(), lids] {
+            let auto = auto.replace("\nvc_classes = {", "\n# {");
+            let r = crate::Simulation::from_toml(&auto, None).unwrap().run().unwrap();
+            assert!(r.summary.drain_complete && !r.summary.saturated, "{auto}");
+            assert_eq!(r.summary.messages_delivered, r.summary.messages_measured);
+        }
     }
 
     #[test]
