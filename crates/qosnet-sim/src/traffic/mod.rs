@@ -5,6 +5,7 @@ pub mod application;
 pub(crate) mod driver;
 pub mod on_off;
 pub mod pattern;
+pub(crate) mod processors;
 pub mod video;
 
 use crate::config::TrafficClass;
