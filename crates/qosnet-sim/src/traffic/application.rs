@@ -456,8 +456,12 @@ impl Applications {
                 continue;
             }
             if what == COMPUTE_END {
-                if self.jobs[ju].compute_end[ru] != t {
-                    continue; // superseded: the node's sharing changed its end
+                // Superseded: the node's sharing moved this end. An end moved earlier leaves
+                // its old event behind, which a later phase of the rank (a compute of 0
+                // cycles, say) may end on the very cycle of: the phase tells them apart.
+                let job = &self.jobs[ju];
+                if job.compute_end[ru] != t || job.phase[ru] != p {
+                    continue;
                 }
                 self.end_compute(ju, ru, p, t);
                 let job = &mut self.jobs[ju];
@@ -644,6 +648,30 @@ mod tests {
         assert_eq!(lost, vec![100, 100]);
         let e = Simulation::from_toml(&shared(Some(0)), None).err().expect("refused");
         assert!(e.0.iter().any(|e| e.path == "endpoint.processors"), "{e:?}");
+    }
+
+    /// A compute end moved earlier leaves its old event in the calendar; here the rank's next
+    /// compute phase ends on exactly that cycle. One processor per node. Job a (ranks on
+    /// nodes 0 and 1): 100 cycles then a 1-flit ring exchange, 70 cycles then another. b
+    /// (node 0, 20 cycles from 10) halves a's rank 0 from 10: its end moves to 10 + 2 x 90 =
+    /// 190, then, when b ends at 10 + 2 x 20 = 50, back to 50 + 70 = 120, leaving an event at
+    /// 190. Rank 1 (alone) ends at 100, its message is at rank 0 at 107; rank 0 sends at 120
+    /// (at rank 1 at 127) and computes its second phase 120..190 — ending on the old event's
+    /// cycle. Rank 1 computes 127..197 and sends; rank 0's second message (sent at 190) is at
+    /// rank 1 at 197, rank 1's at rank 0 at 204: a completes at 204, b in its 40 cycles.
+    /// Taking the old event for the second phase's end would resend the first phase's message
+    /// and never send the second: a would not complete.
+    #[test]
+    fn a_superseded_end_is_not_taken_for_a_later_phase_ending_on_its_cycle() {
+        let toml = format!(
+            "{IDEAL}[endpoint]\nprocessors = 1\n\
+             [[application]]\nname = \"a\"\nnodes = [0, 1]\n\
+             [[application.phases]]\ncompute = 100\npattern = \"ring\"\nbytes = 16\n\
+             [[application.phases]]\ncompute = 70\npattern = \"ring\"\nbytes = 16\n\
+             [[application]]\nname = \"b\"\nnodes = [0]\nstart = 10\n\
+             [[application.phases]]\ncompute = 20\n"
+        );
+        assert_eq!(finish(&toml), vec![Some(204), Some(40)]);
     }
 
     /// With as many processors as ranks per node, the processor model changes nothing: a run
