@@ -220,3 +220,38 @@ def test_quick_reproduction_runs_on_the_engine(tmp_path: Path):
     for _, g in sweep.groupby(["application", "nodes"]):
         times = g.sort_values("mb_s")["time_s"].to_numpy()
         assert (times[1:] <= times[:-1]).all()
+
+
+def test_ranks_on_one_node_share_its_two_processors_on_the_engine():
+    # document 001 §4.3.1's dual-processor nodes: three compute-only jobs of 10 ms on the
+    # same 4 nodes each run at 2/3 speed and take 15 ms, each rank losing 5 ms (20 ms a
+    # job); with a processor per rank (no processor model) each takes its 10 ms
+    from qosnet.profiler import engine_config, run_jobs
+
+    jobs = [
+        {"name": f"j{i}", "nodes": [0, 1, 2, 3], "phases": [{"compute": "10 ms"}]} for i in range(3)
+    ]
+    shared = run_jobs(engine_config(jobs, processors=2))
+    assert shared["time_s"].to_list() == pytest.approx([0.015] * 3, rel=1e-4)
+    assert shared["compute_stretch_s"].to_list() == pytest.approx([0.020] * 3, rel=1e-4)
+    alone = run_jobs(engine_config(jobs))
+    assert alone["time_s"].to_list() == pytest.approx([0.010] * 3, rel=1e-4)
+    assert (alone["compute_stretch_s"] == 0).all()
+
+
+def test_without_the_middleware_jobs_piled_on_nodes_lose_compute_with_it_none():
+    # every job on nodes 0..N-1 (placement "first") and one processor per node: some job
+    # without the middleware waits for a processor; with the middleware a job's nodes are
+    # its own, so none does; with a processor per rank nothing is lost either way
+    setting = _tiny(seed001.settings("polygon_rendering")[0], tasks=3)
+    # requests close enough together to overlap (the document's gaps of seconds rarely let
+    # polygon rendering's 0.04-0.45 s jobs meet)
+    setting = replace(
+        setting, workload=replace(setting.workload, max_interarrival=0.05, max_subtask_gap=0.02)
+    )
+    piled = seed001.run_setting(setting, 1, processors=1, placement="first")
+    piled = piled[piled["release"] == "measured"]
+    assert (piled["noqos_cpu_stretch_s"] > 0).any()
+    assert (piled.loc[piled["admitted"], "qos_cpu_stretch_s"] == 0).all()
+    free = seed001.run_setting(setting, 1, processors=None, placement="first")
+    assert (free["noqos_cpu_stretch_s"] == 0).all()

@@ -571,7 +571,8 @@ impl Simulation {
     }
 
     /// Per job: its name, ranks, start and completion (cycles and seconds; NaN / MAX if it
-    /// did not complete), and what it sent.
+    /// did not complete), what it sent, and the compute time its ranks lost to sharing their
+    /// nodes' processors (`endpoint.processors`).
     fn jobs_table(&self) -> Option<Table> {
         let jobs = self.job_results()?;
         let s = |c: u64| self.clock.cycles_to_seconds(c as f64);
@@ -586,7 +587,8 @@ impl Simulation {
                 Column::F64(jobs.iter().map(|j| j.finished.map_or(f64::NAN, |f| s(f - j.start))).collect()),
             )
             .push("messages", Column::U64(jobs.iter().map(|j| j.messages).collect()))
-            .push("flits", Column::U64(jobs.iter().map(|j| j.flits).collect()));
+            .push("flits", Column::U64(jobs.iter().map(|j| j.flits).collect()))
+            .push("compute_stretch_s", Column::F64(jobs.iter().map(|j| s(j.compute_stretch)).collect()));
         Some(t)
     }
 

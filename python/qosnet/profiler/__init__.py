@@ -33,6 +33,7 @@ __all__ = [
     "AppModel",
     "engine_config",
     "max_bandwidth",
+    "run_jobs",
     "model",
     "profile",
     "run_job",
@@ -60,15 +61,20 @@ def engine_config(
     traffic: Sequence[Mapping[str, Any]] = (),
     rate_control: bool = True,
     seed: int = 1,
+    processors: int | None = None,
 ) -> dict[str, Any]:
     """A whole engine configuration: `cluster` (TOML network text), the hosts of `ENGINE`,
     the `[[application]]` tables and any `[[traffic]]`. Without `rate_control` the NICs
-    interleave their flows' packets (GM without the QoS firmware: document 004 Fig. 4)."""
+    interleave their flows' packets (GM without the QoS firmware: document 004 Fig. 4).
+    `processors`: each node's processors, shared by the ranks computing on it
+    (`endpoint.processors`; None: a processor per rank, jobs meet only in the network)."""
     cfg: dict[str, Any] = tomllib.loads(cluster)
     physical = {**ENGINE["physical"], **cfg.get("physical", {})}
     endpoint = dict(ENGINE["endpoint"])
     if not rate_control:
         endpoint["queues"] = "interleaved"
+    if processors is not None:
+        endpoint["processors"] = processors
     apps = [{"packet_flits": PACKET_FLITS, **a} for a in applications]
     cfg.update(
         physical=physical,
@@ -88,14 +94,20 @@ def reserve(bandwidth: float) -> str:
     return f"{bandwidth * 8 / 1e6:.9g} Mb/s"
 
 
-def run_job(cfg: Mapping[str, Any]) -> list[float]:
-    """Run `cfg` on the engine; each job's completion time (s; NaN if it did not complete)."""
+def run_jobs(cfg: Mapping[str, Any]) -> Any:
+    """Run `cfg` on the engine; its `jobs` table (a DataFrame: `time_s`, NaN if the job did
+    not complete; `compute_stretch_s`, the compute its ranks lost to shared processors)."""
     from qosnet.api import run
 
     result = run(cfg)
     if result.jobs is None:
         raise ValueError("the configuration has no [[application]]")
-    return [float(t) for t in result.jobs["time_s"]]
+    return result.jobs
+
+
+def run_job(cfg: Mapping[str, Any]) -> list[float]:
+    """Run `cfg` on the engine; each job's completion time (s; NaN if it did not complete)."""
+    return [float(t) for t in run_jobs(cfg)["time_s"]]
 
 
 def max_bandwidth(m: AppModel, nodes: int, link_bandwidth: float) -> float:

@@ -121,8 +121,11 @@ impl Simulation {
         let mut traffic = traffic;
         let jobs =
             crate::traffic::application::build_jobs(&config, &clock, topo.nodes).map_err(ConfigErrors)?;
-        let app_flows =
-            if jobs.is_empty() { (0, 0) } else { traffic.add_applications(jobs, config.simulation.seed) };
+        let app_flows = if jobs.is_empty() {
+            (0, 0)
+        } else {
+            traffic.add_applications(jobs, config.simulation.seed, config.endpoint.processors, topo.nodes)
+        };
         // (application flows are no video streams)
         deadline_of.resize(traffic.sources.len(), u32::MAX);
         let mut metrics = Metrics::new(warmup, window_end, nodes, n_ports, config.simulation.record_messages);

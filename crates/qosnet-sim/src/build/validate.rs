@@ -413,6 +413,9 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         range(&mut errs, "endpoint.link_latency", l, 1, 10_000);
     }
     range(&mut errs, "endpoint.output_stage", cfg.endpoint.output_stage, 0, 10_000);
+    if let Some(p) = cfg.endpoint.processors {
+        range(&mut errs, "endpoint.processors", p, 1, 1_000_000);
+    }
     if rc.kind == RouterKind::Preemptive {
         range(
             &mut errs,

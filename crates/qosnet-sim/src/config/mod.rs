@@ -722,6 +722,13 @@ pub struct EndpointConfig {
     /// Default: none, every connection sends at once.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub admission: Option<AdmissionConfig>,
+    /// Processors of each node's host, shared by the compute phases of the application
+    /// ranks on it (`[[application]]`; document 001 §4.3.1's "Dual Pentium III" nodes: 2,
+    /// §4.1.1's quad SMPs: 4). k ranks computing at once on a node of p processors each
+    /// progress at min(1, p / k) of full speed (`traffic::application`). Default: none, every
+    /// rank has a processor of its own (jobs interfere only in the network).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub processors: Option<u32>,
 }
 
 /// Probe-based admission control (document 000 §4.1, `[endpoint.admission]`): every
@@ -875,6 +882,7 @@ impl Default for EndpointConfig {
             rate_period: None,
             agent: None,
             admission: None,
+            processors: None,
         }
     }
 }

@@ -14,12 +14,18 @@
 //! applications"), a row of the per-flow table; with `reserve` it is rate controlled by the
 //! NIC with idt = T · Bpeak / Breq like any reserved flow, without it it is unreserved.
 //!
+//! Ranks on one node share its host's processors when `endpoint.processors` is set
+//! (`traffic::processors`: document 001 §4.3.1's dual-processor nodes; k ranks computing on a
+//! node of p processors each progress at min(1, p / k)); unset, every rank computes at full
+//! speed whatever else runs on its node.
+//!
 //! The driver calls [`Applications::due`] once per cycle only when a run has applications,
 //! and endpoints report only whole messages of application flows (`net::AppDeliveries`):
 //! without `[[application]]` nothing here runs.
 
 use super::driver::{Birth, Traffic};
 use super::pattern::Pattern;
+use super::processors::{End, Processors};
 use super::{ProcessSpec, Source, TrafficSpec};
 use crate::config::application::{AppPattern, ApplicationConfig};
 use crate::config::{Config, TrafficClass};
@@ -257,9 +263,11 @@ pub fn build_jobs(cfg: &Config, clock: &Clock, nodes: usize) -> Result<Vec<JobSp
     }
 }
 
-/// What happens to a rank: its compute ends, or a message of a phase reached it.
+/// What happens to a rank: its compute ends, a message of a phase reached it, or its job
+/// starts (only with shared processors: the rank's first compute then takes a processor).
 const COMPUTE_END: u32 = 0;
 const RECEIVED: u32 = 1;
+const START: u32 = 2;
 
 /// A rank's event: (cycle, what, job, rank, phase); the heap orders by cycle first.
 type Event = (Cycle, u32, u32, u32, u32);
@@ -280,6 +288,11 @@ struct Job {
     finished: Option<Cycle>,
     /// Its messages' Vtick.
     vtick: u32,
+    /// Per rank, the cycle its current compute phase ends (`Cycle::MAX`: not computing); an
+    /// end event for another cycle was superseded (shared processors reschedule ends).
+    compute_end: Vec<Cycle>,
+    /// Cycles its ranks' compute phases took beyond their work (processor sharing).
+    stretch: u64,
 }
 
 /// How one job ran.
@@ -293,6 +306,10 @@ pub struct JobResult {
     /// Messages and flits its ranks sent.
     pub messages: u64,
     pub flits: u64,
+    /// Cycles its ranks' compute phases took beyond their work, summed over ranks and phases:
+    /// what sharing its nodes' processors with other jobs cost it (0 without
+    /// `endpoint.processors`).
+    pub compute_stretch: u64,
 }
 
 /// The applications of a run (see the module comment).
@@ -310,13 +327,22 @@ pub(crate) struct Applications {
     unfinished: u32,
     messages: Vec<u64>,
     flits: Vec<u64>,
+    /// The nodes' shared processors (`endpoint.processors`), if modelled.
+    processors: Option<Processors>,
 }
 
 impl Traffic {
     /// Add `jobs`: one source row per flow of each (never scheduled by the temporal
     /// processes), so that per-flow tables, path choice and the NIC's IDTs cover them.
-    /// Returns the range of their flows.
-    pub fn add_applications(&mut self, jobs: Vec<JobSpec>, seed: u64) -> (u32, u32) {
+    /// Returns the range of their flows. `processors`: each of the `nodes` nodes' processors,
+    /// shared by the ranks computing on it (`None`: a processor per rank).
+    pub fn add_applications(
+        &mut self,
+        jobs: Vec<JobSpec>,
+        seed: u64,
+        processors: Option<u32>,
+        nodes: usize,
+    ) -> (u32, u32) {
         let first_flow = self.sources.len() as u32;
         let mut apps = Applications {
             jobs: Vec::new(),
@@ -327,6 +353,7 @@ impl Traffic {
             unfinished: jobs.len() as u32,
             messages: vec![0; jobs.len()],
             flits: vec![0; jobs.len()],
+            processors: processors.map(|p| Processors::new(p, nodes)),
         };
         for (j, spec) in jobs.into_iter().enumerate() {
             let n = spec.nodes.len();
@@ -358,9 +385,16 @@ impl Traffic {
             }
             let vtick = tspec.vtick;
             self.specs.push(tspec);
+            let mut compute_end = vec![Cycle::MAX; n];
             for r in 0..n as u32 {
-                let c = spec.phases[0].compute;
-                apps.events.push(Reverse((spec.start + c, COMPUTE_END, j as u32, r, 0)));
+                if apps.processors.is_some() {
+                    // its processor is taken when the job starts, among whatever runs then
+                    apps.events.push(Reverse((spec.start, START, j as u32, r, 0)));
+                } else {
+                    let end = spec.start + spec.phases[0].compute;
+                    compute_end[r as usize] = end;
+                    apps.events.push(Reverse((end, COMPUTE_END, j as u32, r, 0)));
+                }
             }
             let total = spec.total_phases();
             apps.jobs.push(Job {
@@ -371,6 +405,8 @@ impl Traffic {
                 ranks_done: 0,
                 finished: None,
                 vtick,
+                compute_end,
+                stretch: 0,
                 spec,
             });
         }
@@ -415,7 +451,19 @@ impl Applications {
             }
             self.events.pop();
             let (ju, ru) = (j as usize, r as usize);
+            if what == START {
+                self.begin_compute(ju, ru, 0, t);
+                continue;
+            }
             if what == COMPUTE_END {
+                // Superseded: the node's sharing moved this end. An end moved earlier leaves
+                // its old event behind, which a later phase of the rank (a compute of 0
+                // cycles, say) may end on the very cycle of: the phase tells them apart.
+                let job = &self.jobs[ju];
+                if job.compute_end[ru] != t || job.phase[ru] != p {
+                    continue;
+                }
+                self.end_compute(ju, ru, p, t);
                 let job = &mut self.jobs[ju];
                 let n = job.spec.nodes.len();
                 let ph = job.spec.phase(p as usize);
@@ -460,14 +508,45 @@ impl Applications {
         job.phase[r] += 1;
         job.sent[r] = false;
         if p + 1 < total {
-            let c = job.spec.phase(p + 1).compute;
-            self.events.push(Reverse((now + c, COMPUTE_END, j as u32, r as u32, p as u32 + 1)));
+            self.begin_compute(j, r, p + 1, now);
             return;
         }
         job.ranks_done += 1;
         if job.ranks_done == job.spec.nodes.len() as u32 {
             job.finished = Some(now);
             self.unfinished -= 1;
+        }
+    }
+
+    /// Rank `r` of job `j` starts phase `p`'s compute at `t`: on its node's shared
+    /// processors if they are modelled (and it has work), else it ends `compute` later.
+    fn begin_compute(&mut self, j: usize, r: usize, p: usize, t: Cycle) {
+        let Applications { jobs, events, processors, .. } = self;
+        let job = &mut jobs[j];
+        let work = job.spec.phase(p).compute;
+        match processors {
+            Some(procs) if work > 0 => {
+                let node = job.spec.nodes[r];
+                procs.start(node, t, (j as u32, r as u32, p as u32), work, |e| reschedule(jobs, events, e));
+            }
+            _ => {
+                job.compute_end[r] = t + work;
+                events.push(Reverse((t + work, COMPUTE_END, j as u32, r as u32, p as u32)));
+            }
+        }
+    }
+
+    /// Rank `r` of job `j` ended phase `p`'s compute at `t`: it frees its share of its
+    /// node's processors (the others on the node may speed up).
+    fn end_compute(&mut self, j: usize, r: usize, p: u32, t: Cycle) {
+        let Applications { jobs, events, processors, .. } = self;
+        jobs[j].compute_end[r] = Cycle::MAX;
+        let (node, work) = (jobs[j].spec.nodes[r], jobs[j].spec.phase(p as usize).compute);
+        if let Some(procs) = processors {
+            if work > 0 {
+                let lost = procs.end(node, t, j as u32, r as u32, |e| reschedule(jobs, events, e));
+                jobs[j].stretch += lost;
+            }
         }
     }
 
@@ -483,8 +562,18 @@ impl Applications {
                 finished: job.finished,
                 messages: self.messages[j],
                 flits: self.flits[j],
+                compute_stretch: job.stretch,
             })
             .collect()
+    }
+}
+
+/// A compute end from the node's processors: replaces the rank's pending end if it moved.
+fn reschedule(jobs: &mut [Job], events: &mut BinaryHeap<Reverse<Event>>, (end, j, r, p): End) {
+    let pending = &mut jobs[j as usize].compute_end[r as usize];
+    if *pending != end {
+        *pending = end;
+        events.push(Reverse((end, COMPUTE_END, j, r, p)));
     }
 }
 
@@ -528,6 +617,71 @@ mod tests {
         );
         let t = finish(&a2a)[0].unwrap();
         assert!((136..=226).contains(&t), "{t}");
+    }
+
+    fn shared(processors: Option<u32>) -> String {
+        let procs = processors.map_or(String::new(), |p| format!("[endpoint]\nprocessors = {p}\n"));
+        format!(
+            "{IDEAL}{procs}[[application]]\nname = \"a\"\nnodes = [0, 1]\nstart = 10\n\
+             [[application.phases]]\ncompute = 100\npattern = \"ring\"\nbytes = 160\n\
+             [[application.phases]]\ncompute = 50\n\
+             [[application]]\nname = \"b\"\nnodes = [0]\nstart = 10\n\
+             [[application.phases]]\ncompute = 100\n"
+        )
+    }
+
+    /// Document 001 §4.3.1's nodes have two processors (`endpoint.processors`). Job a is
+    /// `a_tiny_job_takes_its_hand_worked_time`'s (166 cycles alone); job b computes 100 cycles
+    /// on a's node 0 from the same cycle. On one processor per node, a's rank 0 and b share
+    /// node 0 at half speed: both end their 100 cycles at 200; a's rank 0 then sends (its
+    /// partner, alone on node 1, sent at 100), its message is at rank 1 16 cycles later, and
+    /// rank 1 computes 50 more: 266. On two processors (or with no processor model) each has
+    /// one of its own: 166 and 100. Each job's stretch is what it lost: 100 cycles each.
+    #[test]
+    fn ranks_on_one_node_share_its_processors() {
+        assert_eq!(finish(&shared(None)), vec![Some(166), Some(100)]);
+        assert_eq!(finish(&shared(Some(2))), vec![Some(166), Some(100)]);
+        assert_eq!(finish(&shared(Some(1))), vec![Some(266), Some(200)]);
+        let mut sim = Simulation::from_toml(&shared(Some(1)), None).unwrap();
+        sim.run().unwrap();
+        let lost: Vec<u64> = sim.job_results().unwrap().iter().map(|j| j.compute_stretch).collect();
+        assert_eq!(lost, vec![100, 100]);
+        let e = Simulation::from_toml(&shared(Some(0)), None).err().expect("refused");
+        assert!(e.0.iter().any(|e| e.path == "endpoint.processors"), "{e:?}");
+    }
+
+    /// A compute end moved earlier leaves its old event in the calendar; here the rank's next
+    /// compute phase ends on exactly that cycle. One processor per node. Job a (ranks on
+    /// nodes 0 and 1): 100 cycles then a 1-flit ring exchange, 70 cycles then another. b
+    /// (node 0, 20 cycles from 10) halves a's rank 0 from 10: its end moves to 10 + 2 x 90 =
+    /// 190, then, when b ends at 10 + 2 x 20 = 50, back to 50 + 70 = 120, leaving an event at
+    /// 190. Rank 1 (alone) ends at 100, its message is at rank 0 at 107; rank 0 sends at 120
+    /// (at rank 1 at 127) and computes its second phase 120..190 — ending on the old event's
+    /// cycle. Rank 1 computes 127..197 and sends; rank 0's second message (sent at 190) is at
+    /// rank 1 at 197, rank 1's at rank 0 at 204: a completes at 204, b in its 40 cycles.
+    /// Taking the old event for the second phase's end would resend the first phase's message
+    /// and never send the second: a would not complete.
+    #[test]
+    fn a_superseded_end_is_not_taken_for_a_later_phase_ending_on_its_cycle() {
+        let toml = format!(
+            "{IDEAL}[endpoint]\nprocessors = 1\n\
+             [[application]]\nname = \"a\"\nnodes = [0, 1]\n\
+             [[application.phases]]\ncompute = 100\npattern = \"ring\"\nbytes = 16\n\
+             [[application.phases]]\ncompute = 70\npattern = \"ring\"\nbytes = 16\n\
+             [[application]]\nname = \"b\"\nnodes = [0]\nstart = 10\n\
+             [[application.phases]]\ncompute = 20\n"
+        );
+        assert_eq!(finish(&toml), vec![Some(204), Some(40)]);
+    }
+
+    /// With as many processors as ranks per node, the processor model changes nothing: a run
+    /// of three reserved iterations with best-effort traffic beside it is cycle for cycle the
+    /// run without it.
+    #[test]
+    fn enough_processors_change_nothing() {
+        let with = reserved(5.0, 1).replace("[endpoint]\n", "[endpoint]\nprocessors = 1\n");
+        assert!(with.contains("processors = 1"));
+        assert_eq!(finish(&with), finish(&reserved(5.0, 1)));
     }
 
     fn reserved(mb_s: f64, seed: u64) -> String {

@@ -6,6 +6,7 @@ mod calendar;
 pub(crate) mod driver;
 pub mod on_off;
 pub mod pattern;
+pub(crate) mod processors;
 pub mod video;
 
 use crate::config::TrafficClass;

@@ -13,12 +13,17 @@ dispatched by NIC rate control: T_qos is the job's completion time there. Withou
 middleware, a second engine run holds *every* request (none refused), an admitted one on
 the same curve and nodes, a refused one on the idle cluster's choice placed on the
 least-loaded nodes (counting jobs until their profiled best time), with no reservation and
-GM's round robin over flows: T_noqos. A third kind of run takes each curve alone,
-unreserved (T_alone_noqos), to take the improvement apart into what the reservation costs a
-job (cap factor) and what the other jobs cost it without the middleware (contention
-factor). T_expected is the profiled time the middleware promised; the profiles are the
-profiler's (`qosnet.profiler`), measured on this same engine, so "within x% of expected" is
-a statement about interference, not about a model agreeing with itself by construction.
+GM's round robin over flows: T_noqos. Where that puts several jobs' ranks on one node they
+share its processors (`PROCESSORS`: §4.3.1's "Dual Pentium III" nodes; the engine's
+`endpoint.processors`); with the middleware a job's nodes are its own (§1.3: "for its
+exclusive use only"), so its ranks never wait for a processor. The document does not say
+where jobs run without the middleware; `PLACEMENTS` are the readings run here. A third kind
+of run takes each curve alone, unreserved (T_alone_noqos), to take the improvement apart
+into what the reservation costs a job (cap factor) and what the other jobs cost it without
+the middleware (contention factor). T_expected is the profiled time the middleware
+promised; the profiles are the profiler's (`qosnet.profiler`), measured on this same
+engine, so "within x% of expected" is a statement about interference, not about a model
+agreeing with itself by construction.
 The offered load (`offered_load`) states how much the stream asks of the cluster.
 """
 
@@ -35,12 +40,24 @@ from qosnet.middleware.cluster import DOCUMENT_001_TESTBED, Cluster
 from qosnet.middleware.profiles import Curve, ParamValue, ProfileStore
 from qosnet.middleware.translator import Alternative
 from qosnet.middleware.units import MB
-from qosnet.profiler import engine_config, model, reserve, run_job
+from qosnet.profiler import engine_config, model, reserve, run_job, run_jobs
 from qosnet.reproduce.seed001.fluid import idle_choice
 from qosnet.reproduce.seed001.launcher import Decision, Key, decide, decide_measured
 from qosnet.reproduce.seed001.workload import Subtask, generate
 
-__all__ = ["offered_load", "run_setting"]
+__all__ = ["PLACEMENTS", "PROCESSORS", "offered_load", "run_setting"]
+
+#: Processors per node of the middleware's testbed (document 001 §4.3.1: "sixteen 1GHz Dual
+#: Pentium III processors", sixteen dual-processor nodes).
+PROCESSORS = 2
+
+#: Where jobs run without the middleware (document 001 does not say):
+#: - "least_loaded": an admitted job on the nodes the middleware granted it, a refused one
+#:   on the nodes with the fewest jobs (counted until each job's profiled best time): a
+#:   launcher that spreads jobs, though it reserves nothing;
+#: - "first": every job on nodes 0..N-1, as `mpirun -np N` over the cluster's machine file
+#:   starts it when nothing chooses nodes.
+PLACEMENTS = ("least_loaded", "first")
 
 
 def _app(
@@ -57,8 +74,9 @@ def _app(
 def _noqos_placement(
     subtasks: Sequence[Subtask], curves: Sequence[Curve], qos: Sequence[Decision], nodes: int
 ) -> list[tuple[int, ...]]:
-    """Without the middleware: an admitted job on its granted nodes, a refused one on the
-    least-loaded nodes (jobs counted from arrival to arrival + its curve's best time)."""
+    """Without the middleware, "least_loaded" (`PLACEMENTS`): an admitted job on its granted
+    nodes, a refused one on the least-loaded nodes (jobs counted from arrival to arrival +
+    its curve's best time)."""
     busy: list[tuple[float, tuple[int, ...]]] = []
     out: list[tuple[int, ...]] = [()] * len(subtasks)
     for i in sorted(range(len(subtasks)), key=lambda i: (subtasks[i].arrival, i)):
@@ -97,15 +115,30 @@ class _Engine:
     curve alone without reservation; each run once per distinct set of decisions."""
 
     def __init__(
-        self, subtasks: Sequence[Subtask], idle: Sequence[Alternative], cluster_text: str, seed: int
+        self,
+        subtasks: Sequence[Subtask],
+        idle: Sequence[Alternative],
+        cluster_text: str,
+        seed: int,
+        processors: int | None = PROCESSORS,
+        placement: str = PLACEMENTS[0],
     ) -> None:
+        if placement not in PLACEMENTS:
+            raise ValueError(
+                f"placement: must be one of {', '.join(PLACEMENTS)}, got {placement!r}"
+            )
         self.subtasks = subtasks
         self.idle = idle
         self.cluster_text = cluster_text
         self.nodes = Cluster.from_toml(cluster_text).nodes
         self.seed = seed
+        self.processors = processors
+        self.placement = placement
         self.passes = 0
-        self._noqos: dict[tuple[tuple[bool, Key], ...], list[float]] = {}
+        #: per admitted job (its decision's key), the compute each of its ranks lost to
+        #: shared processors with the middleware, s (0: its nodes are its own)
+        self.qos_stretch: dict[Key, float] = {}
+        self._noqos: dict[tuple[tuple[bool, Key], ...], tuple[list[float], list[float]]] = {}
         self._alone: dict[tuple[str, tuple[tuple[str, ParamValue], ...], int], float] = {}
 
     def qos(self, decisions: Sequence[Decision]) -> list[float]:
@@ -120,9 +153,12 @@ class _Engine:
             d = decisions[i]
             assert d.curve is not None
             apps.append(_app(d.curve, d.nodes, d.start, d.bandwidth, d.job))
-        cfg = engine_config(apps, self.cluster_text, seed=self.seed)
-        for i, t in zip(admitted, run_job(cfg), strict=True):
-            out[i] = t
+        cfg = engine_config(apps, self.cluster_text, seed=self.seed, processors=self.processors)
+        jobs = run_jobs(cfg)
+        per_rank = jobs["compute_stretch_s"] / jobs["ranks"]
+        for i, t, lost in zip(admitted, jobs["time_s"], per_rank, strict=True):
+            out[i] = float(t)
+            self.qos_stretch[decisions[i].key] = float(lost)
         return out
 
     def curves(self, decisions: Sequence[Decision]) -> list[Curve]:
@@ -133,18 +169,33 @@ class _Engine:
             for d, a in zip(decisions, self.idle, strict=True)
         ]
 
-    def noqos(self, decisions: Sequence[Decision]) -> list[float]:
-        """T_noqos: every request, unreserved, GM's interleaved queues."""
+    def noqos(self, decisions: Sequence[Decision]) -> tuple[list[float], list[float]]:
+        """T_noqos: every request, unreserved, GM's interleaved queues; and the compute
+        each job's ranks lost to shared processors (s per rank)."""
         key = tuple((d.admitted, d.key) for d in decisions)
         if key not in self._noqos:
             curves = self.curves(decisions)
-            placement = _noqos_placement(self.subtasks, curves, decisions, self.nodes)
+            if self.placement == "first":
+                placement = [tuple(range(c.nodes)) for c in curves]
+            else:
+                placement = _noqos_placement(self.subtasks, curves, decisions, self.nodes)
             apps = [
                 _app(curves[i], placement[i], s.arrival, None, s.job)
                 for i, s in enumerate(self.subtasks)
             ]
-            cfg = engine_config(apps, self.cluster_text, rate_control=False, seed=self.seed)
-            self._noqos[key] = run_job(cfg) if apps else []
+            cfg = engine_config(
+                apps,
+                self.cluster_text,
+                rate_control=False,
+                seed=self.seed,
+                processors=self.processors,
+            )
+            if apps:
+                jobs = run_jobs(cfg)
+                lost = jobs["compute_stretch_s"] / jobs["ranks"]
+                self._noqos[key] = ([float(t) for t in jobs["time_s"]], [float(x) for x in lost])
+            else:
+                self._noqos[key] = ([], [])
         return self._noqos[key]
 
     def alone(self, curve: Curve) -> float:
@@ -159,15 +210,22 @@ class _Engine:
 
 
 def run_setting(
-    setting: Any, seed: int, store: ProfileStore, cluster_text: str = DOCUMENT_001_TESTBED
+    setting: Any,
+    seed: int,
+    store: ProfileStore,
+    cluster_text: str = DOCUMENT_001_TESTBED,
+    processors: int | None = PROCESSORS,
+    placement: str = PLACEMENTS[0],
 ) -> pd.DataFrame:
     """One run of a `Setting` (`evaluation`): its workload drawn with `seed`, the
     middleware's decisions with releases at the promised ends and at the measured ends
-    (`launcher`), and the engine runs of each; one row per request and release policy."""
+    (`launcher`), and the engine runs of each; one row per request and release policy.
+    `processors` per node (None: a processor per rank) and the `placement` of jobs without
+    the middleware (`PLACEMENTS`) are the engine's host model."""
     cluster = Cluster.from_toml(cluster_text, name="document 001 testbed")
     subtasks = generate(setting.workload, store, seed)
     idle = [idle_choice(store, cluster, s) for s in subtasks]
-    engine = _Engine(subtasks, idle, cluster_text, seed)
+    engine = _Engine(subtasks, idle, cluster_text, seed, processors, placement)
     promised = decide(subtasks)
     t_promised = engine.qos(promised)
     settled = decide_measured(subtasks, engine.qos, first=(promised, t_promised))
@@ -204,7 +262,7 @@ def _rows(
 ) -> pd.DataFrame:
     """One row per request under one release policy, with §4.4.3's metrics."""
     curves = engine.curves(decisions)
-    t_noqos = engine.noqos(decisions)
+    t_noqos, noqos_stretch = engine.noqos(decisions)
     rows = []
     for i, (s, q) in enumerate(zip(subtasks, decisions, strict=True)):
         rows.append(
@@ -215,6 +273,8 @@ def _rows(
                 "interleaving_ratio": setting.interleaving_ratio,
                 "seed": seed,
                 "release": release,
+                "processors": engine.processors or 0,
+                "placement": engine.placement,
                 "offered_load": load,
                 "passes": passes,
                 "converged": converged,
@@ -232,6 +292,11 @@ def _rows(
                 "noqos_nodes": curves[i].nodes,
                 "t_noqos": t_noqos[i],
                 "t_alone_noqos": engine.alone(curves[i]),
+                # compute each rank lost to processors shared with other jobs' ranks
+                "qos_cpu_stretch_s": engine.qos_stretch.get(q.key, math.nan)
+                if q.admitted
+                else math.nan,
+                "noqos_cpu_stretch_s": noqos_stretch[i],
                 "refusal": q.refusal,
             }
         )

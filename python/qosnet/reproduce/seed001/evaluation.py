@@ -103,6 +103,13 @@ CLAIMS = {
         "than polygon rendering because it communicates less for its computation (§4.4.3). "
         "Admission falls below 40% at the heaviest load (Figure 4.17)."
     ),
+    "node_sharing": (
+        "Without the middleware jobs contend for the cluster; the document's testbed nodes "
+        "are dual processors (§4.3.1) and it does not say where jobs run without the "
+        "middleware. Here: Table 4.1's first row and Table 4.2's 10 s row (seed 1) with 1 "
+        "and 2 processors per node and none modelled (a processor per rank), and with jobs "
+        "placed without the middleware on the least-loaded nodes or all on nodes 0..N-1."
+    ),
     "load": (
         "As the inter-arrival time gets larger, the contention and load in the system "
         "decrease, and so do the differences between the expected and actual times; the "
@@ -215,7 +222,28 @@ def experiments(quick: bool = False) -> list[Experiment]:
             "Heavier offered loads than the document's intervals give here (Figure 4.17's trend)",
             CLAIMS["load"],
         ),
-    ]
+    ] + (
+        []
+        if quick
+        else [
+            Experiment(
+                "node_sharing",
+                "Shared processors and placement without the middleware (sensitivity)",
+                CLAIMS["node_sharing"],
+            )
+        ]
+    )
+
+
+#: The `node_sharing` experiment's host models: processors per node (None: a processor per
+#: rank) x where jobs run without the middleware (`engine_eval.PLACEMENTS`), the document's
+#: own (2, least_loaded) left out: the report takes those rows from the tables' seed-1 runs.
+NODE_SHARING = tuple(
+    (p, placement)
+    for p in (None, 1, engine_eval.PROCESSORS)
+    for placement in engine_eval.PLACEMENTS
+    if (p, placement) != (engine_eval.PROCESSORS, engine_eval.PLACEMENTS[0])
+)
 
 
 #: The §4.2 experiments, run by `rate_control`.
@@ -228,15 +256,38 @@ def _world() -> tuple[ProfileStore, Cluster]:
     return load_profiled(), cluster
 
 
-def run_setting(setting: Setting, seed: int) -> pd.DataFrame:
+def run_setting(
+    setting: Setting,
+    seed: int,
+    processors: int | None = engine_eval.PROCESSORS,
+    placement: str = engine_eval.PLACEMENTS[0],
+) -> pd.DataFrame:
     """One run: a workload of `setting` drawn with `seed`, the middleware's decisions, and
-    the jobs on the engine with and without it (`engine_eval`); one row per request."""
+    the jobs on the engine with and without it (`engine_eval`, with its host model:
+    `processors` per node, `placement` without the middleware); one row per request."""
     store, _ = _world()
-    return engine_eval.run_setting(setting, seed, store)
+    return engine_eval.run_setting(setting, seed, store, processors=processors, placement=placement)
 
 
-def _one(args: tuple[Setting, int]) -> pd.DataFrame:
+Work = tuple[Setting, int, int | None, str]
+
+
+def _one(args: Work) -> pd.DataFrame:
     return run_setting(*args)
+
+
+def _work(name: str, quick: bool) -> list[Work]:
+    """The runs of middleware experiment `name`: each setting x seed (quick: the first
+    setting, `SEEDS_QUICK` seeds), on the document's host model; `node_sharing`: the first
+    setting of each application, seed 1, under every `NODE_SHARING` host model."""
+    if name == "node_sharing":
+        first = [settings("ray_tracing")[0], settings("polygon_rendering")[0]]
+        return [(s, 1, p, placement) for s in first for p, placement in NODE_SHARING]
+    seeds = range(1, (SEEDS_QUICK if quick else SEEDS_FULL) + 1)
+    default = (engine_eval.PROCESSORS, engine_eval.PLACEMENTS[0])
+    return [
+        (s, seed, *default) for s in settings(name, quick)[: 1 if quick else None] for seed in seeds
+    ]
 
 
 def run_all(
@@ -255,22 +306,17 @@ def run_all(
     for e in experiments:
         if e.name in functions:
             out[e.name] = functions[e.name](quick, jobs)
-    seeds = range(1, (SEEDS_QUICK if quick else SEEDS_FULL) + 1)
     work = [
-        (e.name, s, seed)
-        for e in experiments
-        if e.name not in functions
-        for s in settings(e.name, quick)[: 1 if quick else None]
-        for seed in seeds
+        (e.name, w) for e in experiments if e.name not in functions for w in _work(e.name, quick)
     ]
     jobs = jobs or os.cpu_count() or 1
     if jobs == 1 or len(work) <= 1:
-        frames = [run_setting(s, seed) for _, s, seed in work]
+        frames = [_one(w) for _, w in work]
     else:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            frames = list(pool.map(_one, [(s, seed) for _, s, seed in work]))
+            frames = list(pool.map(_one, [w for _, w in work]))
     for e in experiments:
-        mine = [f for (name, _, _), f in zip(work, frames, strict=True) if name == e.name]
+        mine = [f for (name, _), f in zip(work, frames, strict=True) if name == e.name]
         if mine:
             out[e.name] = pd.concat(mine, ignore_index=True)
     return out
@@ -316,6 +362,10 @@ def _metrics(g: pd.DataFrame) -> dict[str, float]:
         "avg_improvement_pct": a["improvement_pct"].mean(),
         "cap_factor": a["cap_factor"].mean(),
         "contention_factor": a["contention_factor"].mean(),
+        # compute a rank lost to processors shared with other jobs, as a share of the job's
+        # time without the middleware (with it: the most any admitted job lost, s)
+        "noqos_cpu_share": (a["noqos_cpu_stretch_s"] / a["t_noqos"]).mean(),
+        "qos_cpu_stretch_max_s": a["qos_cpu_stretch_s"].max(),
         "qos_vs_expected_pct": a["qos_vs_expected_pct"].mean(),
         "noqos_vs_expected_pct": a["noqos_vs_expected_pct"].mean(),
         "noqos_vs_expected_max_pct": a["noqos_vs_expected_pct"].max(),
@@ -350,6 +400,8 @@ def spread(jobs: pd.DataFrame, keys: Sequence[str] = (*KEYS, "release")) -> pd.D
             avg_improvement_max=("avg_improvement_pct", "max"),
             cap_factor=("cap_factor", "mean"),
             contention_factor=("contention_factor", "mean"),
+            noqos_cpu_share=("noqos_cpu_share", "mean"),
+            qos_cpu_stretch_max_s=("qos_cpu_stretch_max_s", "max"),
             passes=("passes", "max"),
             converged=("converged", "all"),
         )
@@ -376,6 +428,7 @@ def _beside_document(
         "avg_improvement_sd",
         "cap_factor",
         "contention_factor",
+        "noqos_cpu_share",
     ]
     t = summary[[*keys, *[c for c in cols if c in summary]]].copy()
     doc = [document.get(key, (np.nan, np.nan)) for key in t[keys].itertuples(index=False)]
@@ -421,6 +474,24 @@ def _cell(col: str, v: object) -> str:
     if isinstance(v, float):
         return "–" if np.isnan(v) else f"{v:.3g}" if abs(v) < 10 else f"{v:.1f}"
     return str(v)
+
+
+def _default_host_rows(results: dict[str, pd.DataFrame]) -> list[pd.DataFrame]:
+    """The `node_sharing` runs the tables already made: each application's first setting,
+    seed 1, on the document's host model."""
+    out = []
+    for name in ("ray_tracing", "polygon_rendering"):
+        if name in results:
+            first = settings(name)[0]
+            t = results[name]
+            mine = (
+                (t["seed"] == 1)
+                & (t["max_interarrival"] == first.max_interarrival)
+                & (t["image_ratio"] == first.image_ratio)
+                & (t["interleaving_ratio"] == first.interleaving_ratio)
+            )
+            out.append(t[mine])
+    return out
 
 
 def _by_interval(jobs: pd.DataFrame) -> pd.DataFrame:
@@ -576,8 +647,11 @@ def report(
         "One engine run holds every admitted job on its nodes with its reservation (T_qos), "
         "another every request with no reservation and GM's interleaved queues (T_noqos; a "
         "refused request on the idle cluster's choice, on the least-loaded nodes), and each "
+        "node's two processors (§4.3.1: dual Pentium III) are shared by the ranks computing "
+        "on it: k ranks at once each run at min(1, 2/k) (engine `endpoint.processors`; with "
+        "the middleware a job's nodes are its own, so only T_noqos can be slowed so). Each "
         "curve runs once alone without reservation (T_alone). The improvement "
-        "(T_noqos - T_qos) / T_qos is 1 - cap x contention with cap = T_alone / T_qos (what "
+        "(T_noqos - T_qos) / T_qos is cap x contention - 1 with cap = T_alone / T_qos (what "
         "the reservation costs the job) and contention = T_noqos / T_alone (what the other "
         "jobs cost it without the middleware).",
         "",
@@ -605,7 +679,8 @@ def report(
     results = {k: v for k, v in results.items() if k not in RATE_CONTROL}
     if not results:
         return write_report(out, lines)
-    jobs_all = pd.concat(results.values(), ignore_index=True)
+    # (the node_sharing runs vary the host model: kept out of the per-setting summary)
+    jobs_all = pd.concat([v for k, v in results.items() if k != "node_sharing"], ignore_index=True)
     # every request of every run: Parquet keeps the full table small enough to ship
     write(jobs_all, out / "requests.parquet")
     write(spread(jobs_all), out / "summary.csv")
@@ -613,6 +688,26 @@ def report(
     for name, jobs in results.items():
         e = claims[name]
         lines += claim_section(e, "Document 001")
+        if name == "node_sharing":
+            keys = ("application", "max_interarrival", "processors", "placement", "release")
+            jobs = pd.concat([jobs, *_default_host_rows(results)], ignore_index=True)
+            t = spread(jobs, keys).sort_values(
+                ["application", "processors", "placement"], kind="stable"
+            )
+            t = t[t["release"] == RELEASE].drop(columns=["release", "avg_improvement_sd"])
+            write(t, out / "node_sharing.csv")
+            write(jobs, out / "node_sharing_requests.parquet")
+            lines += [
+                "Seed 1, releases at the measured end; `processors` 0: a processor per rank "
+                "(jobs meet only in the network); `noqos_cpu_share`: the share of an admitted "
+                "job's time without the middleware its ranks spent waiting for a processor "
+                "(mean); `qos_cpu_stretch_max_s`: the most any admitted job lost to that with "
+                "the middleware (its nodes are its own: 0).",
+                "",
+                markdown(t, _cell),
+                "",
+            ]
+            continue
         if name == "load":
             t = spread(jobs, ("application", "max_interarrival", "release"))
             t = t[t["release"] == RELEASE].drop(columns=["release"])
