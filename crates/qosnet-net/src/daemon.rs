@@ -354,6 +354,20 @@ fn serve_client(inner: &Inner, sock: UnixStream, cred: Credentials) {
                 local::E_MALFORMED,
                 format!("the first request must open or attach a port, got op {op}"),
             )),
+            (local::SEND_PIPELINED, Some((p, _))) => {
+                // Answered only when it fails (`local`: the client does not wait for it).
+                let Err(failure) = send(inner, body, p) else { continue };
+                if failure.0 == local::E_MALFORMED {
+                    inner.malformed.fetch_add(1, Ordering::Relaxed);
+                }
+                if reply_async(&mut w, failure).is_err() {
+                    break;
+                }
+                continue;
+            }
+            (local::SEND, Some((p, _))) => {
+                send(inner, body, p).map(|()| Writer::new(0)).map_err(|(kind, msg, _)| (kind, msg))
+            }
             (_, Some((p, _))) => request(inner, &sock, op, &mut b, p, cred),
         };
         let malformed = matches!(&outcome, Err((local::E_MALFORMED, _)));
@@ -395,6 +409,34 @@ fn attach(inner: &Inner, b: &mut Reader, cred: Credentials) -> Result<Port, (u8,
     }
 }
 
+/// A failed send: the error kind and message, and its flow (priority, dst) when the
+/// request named one.
+type SendFailure = (u8, String, Option<(u8, String)>);
+
+/// A send (`SEND` or `SEND_PIPELINED`; body: priority u8, dst, data): the request's own
+/// buffer becomes the message (its header moved off the front, no second allocation).
+fn send(inner: &Inner, mut body: Vec<u8>, port: Port) -> Result<(), SendFailure> {
+    let mut b = Reader::new(&body);
+    let malformed = |e: io::Error| (local::E_MALFORMED, e.to_string(), None);
+    let priority = b.u8().map_err(malformed)?;
+    let dst = b.str().map_err(malformed)?.to_string();
+    let head = body.len() - b.rest().len();
+    body.drain(..head);
+    inner.agent.send_from(port, &dst, priority, body).map_err(|e| {
+        let (kind, msg) = net(e);
+        (kind, msg, Some((priority, dst)))
+    })
+}
+
+/// The failure of a pipelined send (`local`'s `ASYNC` reply): priority u8, dst, message.
+fn reply_async(out: &mut impl Write, (kind, msg, flow): SendFailure) -> io::Result<()> {
+    let (priority, dst) = flow.unwrap_or_default();
+    let mut w = Writer::new(kind | local::ASYNC).u8(priority).str(&dst);
+    w.0.extend_from_slice(msg.as_bytes());
+    w.send(out, &[])?;
+    out.flush()
+}
+
 fn trusted(inner: &Inner, uid: u32) -> bool {
     uid == 0 || uid == inner.own_uid || inner.cfg.trusted_uids.contains(&uid)
 }
@@ -409,12 +451,7 @@ fn request(
 ) -> Outcome {
     let a = &inner.agent;
     match op {
-        local::SEND => {
-            let priority = b.u8().map_err(bad)?;
-            let dst = b.str().map_err(bad)?;
-            a.send_from(port, dst, priority, b.rest().to_vec()).map_err(net)?;
-            Ok(Writer::new(0))
-        }
+        local::SEND => unreachable!("sends are served by `send`"),
         local::FLUSH => {
             let priority = b.u8().map_err(bad)?;
             let timeout = local::millis(b.u64().map_err(bad)?).unwrap_or(Duration::MAX);
@@ -472,7 +509,7 @@ fn request(
                 Ok(Writer::new(0).u8(a.release_from(p, dst, priority) as u8))
             }
         }
-        _ => Err((local::E_MALFORMED, format!("op: must be one of 1..=8, got {op}"))),
+        _ => Err((local::E_MALFORMED, format!("op: must be one of 1..=9, got {op}"))),
     }
 }
 

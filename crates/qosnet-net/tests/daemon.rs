@@ -108,6 +108,59 @@ fn two_applications_share_the_daemons_schedule_by_inverse_idt() {
     assert!((55..=66).contains(&ns), "the slow application sent {ns} packets while the fast one sent 120");
 }
 
+/// Pipelined sends (`local::SEND_PIPELINED`) get no reply when they succeed: after an open
+/// and 100 of them, the next reply on the connection is the stats request's, and the 100
+/// messages arrived in order.
+#[test]
+fn pipelined_sends_are_not_answered_and_arrive_in_order() {
+    let d = daemon(true);
+    let rx = open_rx();
+    let mut s = UnixStream::connect(d.socket()).unwrap();
+    let mut out = Vec::new();
+    Writer::new(local::OPEN).u32(local::ANY_PORT).send(&mut out, &[]).unwrap();
+    for i in 0..100u32 {
+        Writer::new(local::SEND_PIPELINED).u8(1).str(rx.endpoint()).send(&mut out, &i.to_le_bytes()).unwrap();
+    }
+    Writer::new(local::STATS).send(&mut out, &[]).unwrap();
+    s.write_all(&out).unwrap();
+    let mut r = std::io::BufReader::new(s);
+    assert_eq!(local::read_frame(&mut r, 1 << 20).unwrap().unwrap().0, 0, "open's reply");
+    let (status, body) = local::read_frame(&mut r, 1 << 20).unwrap().unwrap();
+    assert_eq!(status, 0);
+    let stats: serde_json::Value = serde_json::from_slice(&body).expect("the next reply is the stats'");
+    assert!(stats["flows"].is_array());
+    for i in 0..100u32 {
+        assert_eq!(rx.recv(WAIT).unwrap().data, i.to_le_bytes());
+    }
+}
+
+/// A pipelined send's failure comes back marked `ASYNC`, naming its flow, ahead of the next
+/// reply; the client reports it on that flow's next send or flush, and other flows go on.
+#[test]
+fn a_pipelined_sends_failure_is_reported_on_the_flows_next_call() {
+    let d = daemon(false);
+    let rx = open_rx();
+    let app = LocalAgent::connect(d.socket(), None).unwrap();
+    let other = format!("{}/3", rx.endpoint());
+    app.reserve(rx.endpoint(), 0, 100e6, None).unwrap();
+    app.reserve(&other, 0, 100e6, None).unwrap();
+    for dst in [rx.endpoint(), other.as_str()] {
+        app.send(dst, 0, b"first".to_vec()).unwrap();
+    }
+    // The control plane withdraws one flow's reservation: the daemon refuses its next send,
+    // which the application posted without waiting.
+    assert!(app.release(rx.endpoint(), 0).unwrap());
+    app.send(rx.endpoint(), 0, b"late".to_vec()).unwrap();
+    app.send(&other, 0, b"second".to_vec()).unwrap();
+    let e = app.flush(rx.endpoint(), 0, Duration::from_secs(20)).unwrap_err();
+    assert!(matches!(&e, NetError::NotAdmitted { dst, .. } if dst == rx.endpoint()), "{e}");
+    app.flush(&other, 0, Duration::from_secs(20)).unwrap();
+    // Reported once; the flow's next send waits for the daemon's verdict again.
+    let e = app.send(rx.endpoint(), 0, b"again".to_vec()).unwrap_err();
+    assert!(matches!(e, NetError::NotAdmitted { .. }), "{e}");
+    assert_eq!(d.agent().stats().refused_sends, 2);
+}
+
 #[test]
 fn a_client_that_dies_mid_request_does_not_wedge_the_daemon() {
     let d = daemon(true);
@@ -170,7 +223,7 @@ fn malformed_local_requests_are_refused_counted_and_bounded() {
     let (kind, msg) = local::read_frame(&mut r, 1 << 20).unwrap().unwrap();
     assert_eq!(
         (kind, String::from_utf8_lossy(&msg).as_ref()),
-        (local::E_MALFORMED, "op: must be one of 1..=8, got 77")
+        (local::E_MALFORMED, "op: must be one of 1..=9, got 77")
     );
     // A body of the wrong length for its op: refused, and the connection goes on.
     assert_eq!(local::read_frame(&mut r, 1 << 20).unwrap().unwrap().0, local::E_MALFORMED);
