@@ -160,6 +160,15 @@ pub struct Daemon {
 impl Daemon {
     pub fn start(agent: AgentConfig, cfg: DaemonConfig) -> Result<Daemon, NetError> {
         cfg.validate()?;
+        if !agent.open && agent.key_file.is_none() {
+            // Without the key any process of an admitted host could connect to this agent
+            // directly and send past its own host's pacing (`auth`).
+            return Err(NetError::Config(
+                "key_file: a closed daemon needs the cluster key file (peer agents prove it at \
+                 every hello, so only agents reach agents); give key_file, or run the daemon open"
+                    .into(),
+            ));
+        }
         // The agent first: a bad agent setting must not leave a socket file behind.
         let agent = Agent::start(agent)?;
         let listener = bind(&cfg.socket, cfg.mode)?;
