@@ -149,6 +149,24 @@ def agent(
         ),
     ] = False,
     packet_size: PacketSize = 4096,
+    key_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--key-file",
+            envvar="QOSNET_KEY_FILE",
+            help="The cluster key (mode 600, at least 32 bytes; the same file on every host): "
+            "peer agents prove it at every connection, so a process that is not an agent "
+            "cannot reach this one. Required unless --open.",
+        ),
+    ] = None,
+    hello_timeout: Annotated[
+        float,
+        typer.Option(
+            "--hello-timeout",
+            help="Seconds a peer may take to accept a connection and answer its hello "
+            "before the flow's send fails.",
+        ),
+    ] = 2.0,
     service: Annotated[
         str | None,
         typer.Option("--service", help="URL of `qosnet serve`: install its admitted flows."),
@@ -179,6 +197,10 @@ def agent(
     at this node is reserved here (its IDT from the reserved bandwidth), every one destined
     to it admitted here, and a flow released or whose lease expired is removed; flows the
     service did not admit are refused, sent or received, unless --open.
+
+    Peer agents authenticate each other with the cluster key (--key-file, HMAC
+    challenge-response at every connection's hello): a closed daemon does not start without
+    it, and refuses (and counts) any connection that cannot prove it.
     """
     from qosnet.dataplane import Daemon
     from qosnet.dataplane.control import ServiceLink, read_hosts
@@ -191,7 +213,8 @@ def agent(
     with _errors():
         a = Daemon(
             socket_path, listen=listen, backend=backend, packet_bytes=packet_size, open=open_,
-            mode=bits, trusted_uids=trusted_uid or [],
+            mode=bits, trusted_uids=trusted_uid or [], key_file=key_file,
+            hello_timeout=hello_timeout,
         )  # fmt: skip
         link = None
         if service is not None and node is not None and hosts is not None:
