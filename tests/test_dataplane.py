@@ -591,6 +591,6 @@ def test_cli_errors_are_messages_not_tracebacks(tmp_path: Path) -> None:
     r = CliRunner().invoke(
         app,
         ["agent", "--listen", "127.0.0.1:0", "--service", "http://127.0.0.1:9", "--node", "0",
-         "--hosts", str(hosts), "--duration", "0"],
+         "--hosts", str(hosts), "--duration", "0", "--key-file", str(cluster_key(tmp_path))],
     )  # fmt: skip
     assert r.exit_code == 1 and "hosts:1: expected `NODE HOST:PORT`" in r.output
