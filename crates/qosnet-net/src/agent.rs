@@ -354,8 +354,13 @@ struct Shared {
     state: Mutex<State>,
     /// The dispatcher (and kernel writers) have work.
     work: Condvar,
-    /// A flow's queue shrank, or a message arrived.
+    /// A flow's queue shrank or failed, or an inbox made room: what senders, flushes and
+    /// deliveries wait for. Notified per packet, so receivers do not wait on it.
     progress: Condvar,
+    /// A message arrived at an inbox, a port closed, or shutdown: what a receive waits for
+    /// (apart from `progress`, so that a thread blocked in `recv` is not woken by every
+    /// packet the dispatcher sends: a daemon's clients each have one).
+    arrivals: Condvar,
     malformed: AtomicU64,
     stopping: AtomicBool,
     /// Wakes the drain thread's poll (an eventfd): a flow blocked, or shutdown.
@@ -423,6 +428,7 @@ impl Agent {
             state: Mutex::new(state),
             work: Condvar::new(),
             progress: Condvar::new(),
+            arrivals: Condvar::new(),
             malformed: AtomicU64::new(0),
             stopping: AtomicBool::new(false),
             drain_wake,
@@ -482,6 +488,7 @@ impl Agent {
             st.flows[slot as usize].sock = None;
         }
         self.shared.progress.notify_all();
+        self.shared.arrivals.notify_all();
         self.shared.work.notify_all();
     }
 
@@ -630,7 +637,7 @@ impl Agent {
                     Some(left)
                 }
             };
-            st = self.shared.wait(&self.shared.progress, st, left);
+            st = self.shared.wait(&self.shared.arrivals, st, left);
         }
     }
 
@@ -705,6 +712,7 @@ impl Agent {
         }
         self.shared.work.notify_all();
         self.shared.progress.notify_all();
+        self.shared.arrivals.notify_all();
         self.shared.wake_drain();
         // Wake the acceptor.
         let _ = TcpStream::connect_timeout(&self.wake_addr(), Duration::from_millis(200));
@@ -1414,7 +1422,7 @@ fn deliver(shared: &Arc<Shared>, p: &Peer, data: Vec<u8>) -> bool {
                 if inbox.bytes + len <= shared.cfg.inbox_bytes || inbox.messages.is_empty() {
                     inbox.bytes += len;
                     inbox.messages.push_back(Message { src: p.src.clone(), priority: p.priority, data });
-                    shared.progress.notify_all();
+                    shared.arrivals.notify_all();
                     return true;
                 }
                 st = shared.wait(&shared.progress, st, Some(Duration::from_millis(100)));
