@@ -288,6 +288,18 @@ def _four_hosts(where: str, link_bps: float = 1e9) -> Iterator[tuple[HostProcess
             p.close()
 
 
+def _roles(
+    rc_tx: HostProcess, plain_tx: HostProcess, echo: HostProcess, sink: HostProcess, peak: float
+) -> None:
+    """Reserve `rc_tx`'s flows (and the echo back to it) above the path's capacity; leave
+    `plain_tx`'s unreserved (the agents are open: they go on unregulated)."""
+    for dst in (echo, sink):
+        plain_tx.call("release", dst=dst.endpoint)
+        rc_tx.call("reserve", dst=dst.endpoint, bps=peak)
+    echo.call("release", dst=plain_tx.endpoint)
+    echo.call("reserve", dst=rc_tx.endpoint, bps=peak)
+
+
 def interleaved(
     where: str = "loopback",
     blocks: int = 40,
@@ -301,8 +313,10 @@ def interleaved(
 
     Both senders live for the whole measurement, one with its flows reserved above the
     path's capacity (the IDT/NDT path on every packet, never throttling), one unreserved,
-    to the same echoing receiver (which reserves its echo to the first) and the same sink.
-    Block after block, each size is measured on both, in alternating order: `pings` round
+    to the same echoing receiver (which reserves its echo to the reserved one) and the same
+    sink; they swap roles every block, so that what is the process's own (the core it
+    shares, say) is not taken for rate control's. Block after block, each size is measured
+    on both, in alternating order: `pings` round
     trips (their median), or `total_bytes` streamed; and the sender's process CPU per round
     trip or per Gb. A block's paired difference is one sample; slow drift in the machine's
     load falls on both halves of a block alike, so the samples' spread is the fast noise
@@ -317,18 +331,20 @@ def interleaved(
     bw: dict[tuple[int, bool], list[float]] = {}
     cpu: dict[tuple[str, int, bool], list[float]] = {}
     agent_cpu: dict[tuple[int, bool], list[float]] = {}
-    with _four_hosts(where) as (rc_tx, plain_tx, echo, sink):
-        rc_tx.call("reserve", dst=echo.endpoint, bps=peak)
-        rc_tx.call("reserve", dst=sink.endpoint, bps=peak)
-        echo.call("reserve", dst=rc_tx.endpoint, bps=peak)
-        senders = {True: rc_tx, False: plain_tx}
-        for tx in senders.values():  # connect, and warm up, outside the samples
+    with _four_hosts(where) as (one, other, echo, sink):
+        for tx in (one, other):  # connect, and warm up, outside the samples
             tx.call("ping_pong", dst=echo.endpoint, size=4, count=50)
             bandwidth(Pair(tx, sink, peak, where), 65536, 1 << 20)
         for b in range(blocks):
             if progress:
                 progress(f"block {b + 1}/{blocks}")
-            order = (True, False) if b % 2 == 0 else (False, True)
+            # The two processes swap roles every block (one reserved, the other not), so a
+            # process's own luck (the core it shares, its cache) falls on both
+            # configurations alike; the order within a block alternates every two blocks.
+            rc_tx, plain_tx = (one, other) if b % 2 == 0 else (other, one)
+            _roles(rc_tx, plain_tx, echo, sink, peak)
+            senders = {True: rc_tx, False: plain_tx}
+            order = (True, False) if (b // 2) % 2 == 0 else (False, True)
             for size in ping_sizes:
                 for rc in order:
                     tx = senders[rc]
