@@ -638,3 +638,16 @@ def test_interleaved_blocks_pair_both_senders_and_give_intervals(tmp_path: Path)
     assert lat.startswith("- latency overhead, loopback (§5.2): document < 1% on average")
     assert "95% interval" in lat and f"verdict: time {v_rtt['verdict']}" in lat
     assert loss.startswith("- bandwidth loss, loopback") and "CPU-s per Gb moved" in loss
+
+
+def test_the_cpu_ratio_is_of_totals_and_not_carried_away_by_one_block() -> None:
+    from qosnet.dataplane.overhead import ratio_interval
+
+    # One block whose small denominator gives a paired ratio of +900%: the mean of the
+    # paired ratios would say +90%; the totals say +8%.
+    with_ = [1.0] * 9 + [1.0]
+    without = [1.0] * 9 + [0.1]
+    ratio, lo, hi = ratio_interval(with_, without)
+    assert ratio == pytest.approx(10 / 9.1 - 1)
+    assert lo <= ratio <= hi < 0.5
+    assert ratio_interval([2.0, 2.0], [1.0, 1.0]) == (1.0, 1.0, 1.0)

@@ -119,10 +119,11 @@ def report(exps: list[Experiment], result: dict[str, Any], out: Path, quick: boo
     lines += [
         "Interleaved paired blocks (`overhead.interleaved`): a sender with its flows reserved "
         "above the path's capacity and one without, alive at once, measured block after block "
-        "in alternating order; a block's paired difference is one sample. Mean, median and a "
-        "95% bootstrap interval of the mean, for time (latency overhead, bandwidth loss) and "
-        "for the sender's process CPU per round trip or per Gb; the agent's scheduling "
-        "threads' CPU per Gb with rate control.",
+        "in alternating order, the two processes swapping roles every block; a block's paired "
+        "difference is one sample. Time (latency overhead, bandwidth loss): mean, median and a "
+        "95% bootstrap interval of the mean. The sender's process CPU per round trip or per "
+        "Gb: the ratio of the totals with its 95% interval. The agent's scheduling threads' "
+        "CPU per Gb with rate control (schedstat).",
         "",
         "| where | test | size (B) | blocks | with RC | without RC | mean | median | 95% "
         "interval | CPU with / without | CPU mean (95%) | agent CPU s per Gb |",
