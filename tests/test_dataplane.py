@@ -181,7 +181,7 @@ def test_a_silent_peer_fails_the_first_send_within_the_hello_timeout() -> None:
     the flow's first send fails after `hello_timeout`, not `peer_timeout`, and the agent's
     other flows go on meanwhile."""
     silent = socket.create_server(("127.0.0.1", 0))
-    dst = "127.0.0.1:%d" % silent.getsockname()[1]
+    dst = f"127.0.0.1:{silent.getsockname()[1]}"
     try:
         with Agent(open=True, hello_timeout=0.3, peer_timeout=30) as tx, Agent(open=True) as rx:
             t0 = time.monotonic()

@@ -10,7 +10,6 @@ PostgreSQL (`db_url`), with a real uvicorn server and a settable clock.
 from __future__ import annotations
 
 import os
-
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any

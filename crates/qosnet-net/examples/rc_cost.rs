@@ -51,8 +51,9 @@ fn main() {
         scheduler(reserved, size, count);
         return;
     }
-    let rx = Agent::start(AgentConfig { open: true, echo: pingpong, deliver: pingpong, ..AgentConfig::default() })
-        .unwrap();
+    let rx =
+        Agent::start(AgentConfig { open: true, echo: pingpong, deliver: pingpong, ..AgentConfig::default() })
+            .unwrap();
     let tx = Agent::start(AgentConfig { open: true, ..AgentConfig::default() }).unwrap();
     if reserved {
         tx.reserve(rx.endpoint(), 0, PEAK_BPS, None).unwrap();

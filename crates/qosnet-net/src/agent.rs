@@ -782,7 +782,10 @@ fn connect(shared: &Shared, port: Port, dst: &str, priority: u8) -> Result<TcpSt
     let limit = shared.cfg.hello_timeout;
     let deadline = Instant::now() + limit;
     let silent = |what: &str| {
-        err(io::Error::new(io::ErrorKind::TimedOut, format!("the receiver did not {what} within {limit:?} (hello_timeout)")))
+        err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!("the receiver did not {what} within {limit:?} (hello_timeout)"),
+        ))
     };
     let sock = TcpStream::connect_timeout(&addr, limit).map_err(|e| match e.kind() {
         io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => silent("accept the connection"),
@@ -816,7 +819,10 @@ fn connect(shared: &Shared, port: Port, dst: &str, priority: u8) -> Result<TcpSt
     };
     let name = endpoint::join(&shared.endpoint, port);
     let nonce = auth::nonce();
-    let tag = shared.key.as_ref().map_or([0; MAC_BYTES], |k| k.hello_mac(&challenge, &nonce, priority, dst_port, &name));
+    let tag = shared
+        .key
+        .as_ref()
+        .map_or([0; MAC_BYTES], |k| k.hello_mac(&challenge, &nonce, priority, dst_port, &name));
     let mut hello = Vec::with_capacity(HEADER_BYTES + NONCE_BYTES + MAC_BYTES + name.len());
     hello.resize(HEADER_BYTES, 0);
     let length = (NONCE_BYTES + MAC_BYTES + name.len()) as u32;
@@ -832,7 +838,9 @@ fn connect(shared: &Shared, port: Port, dst: &str, priority: u8) -> Result<TcpSt
         Kind::Welcome => {
             if let Some(k) = &shared.key {
                 if !k.check_welcome(&challenge, &nonce, &verdict.payload) {
-                    return Err(bad("the receiver's welcome does not prove the cluster key (key_file)".into()));
+                    return Err(bad(
+                        "the receiver's welcome does not prove the cluster key (key_file)".into()
+                    ));
                 }
             }
             sock.set_read_timeout(None).map_err(err)?;
@@ -1293,7 +1301,8 @@ fn read_loop(shared: &Arc<Shared>, sock: &Arc<TcpStream>) -> Result<(), FrameErr
     // within `hello_timeout` (a connection that says nothing does not hold a reader).
     let challenge = auth::nonce();
     let mut c = [0u8; HEADER_BYTES];
-    Header { kind: Kind::Challenge, flags: 0, priority: 0, length: NONCE_BYTES as u32, message: 0 }.encode(&mut c);
+    Header { kind: Kind::Challenge, flags: 0, priority: 0, length: NONCE_BYTES as u32, message: 0 }
+        .encode(&mut c);
     if (&**sock).write_all(&c).and_then(|_| (&**sock).write_all(&challenge)).is_err()
         || sock.set_read_timeout(Some(cfg.hello_timeout)).is_err()
     {
@@ -1320,9 +1329,10 @@ fn read_loop(shared: &Arc<Shared>, sock: &Arc<TcpStream>) -> Result<(), FrameErr
                 let from = sock.peer_addr().map_err(|_| FrameError::Truncated)?;
                 let src = endpoint::source(claimed, from).ok_or(FrameError::HelloName)?;
                 let p = Peer { src, priority: frame.header.priority, port: frame.header.message };
-                let proven = shared.key.as_ref().is_none_or(|k| {
-                    k.check_hello(&challenge, &nonce, p.priority, p.port, claimed, tag)
-                });
+                let proven = shared
+                    .key
+                    .as_ref()
+                    .is_none_or(|k| k.check_hello(&challenge, &nonce, p.priority, p.port, claimed, tag));
                 let proof = shared.key.as_ref().map_or([0; MAC_BYTES], |k| k.welcome_mac(&challenge, &nonce));
                 if !welcome(shared, sock, &p, proven, &proof) {
                     return Ok(());
@@ -1330,7 +1340,9 @@ fn read_loop(shared: &Arc<Shared>, sock: &Arc<TcpStream>) -> Result<(), FrameErr
                 let _ = sock.set_read_timeout(None);
                 peer = Some(p);
             }
-            kind @ (Kind::Welcome | Kind::Refuse | Kind::Challenge) => return Err(FrameError::Direction(kind)),
+            kind @ (Kind::Welcome | Kind::Refuse | Kind::Challenge) => {
+                return Err(FrameError::Direction(kind))
+            }
             Kind::Data => {
                 let Some(p) = &peer else { return Err(FrameError::DataBeforeHello) };
                 if let Some(msg) = reasm.push(&frame.header, &frame.payload)? {

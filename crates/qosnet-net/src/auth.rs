@@ -50,7 +50,8 @@ impl ClusterKey {
     /// works). The file must be the operator's alone: not readable by group or others.
     pub fn from_file(path: &Path) -> Result<ClusterKey, NetError> {
         let bad = |m: String| NetError::Config(format!("key_file: {m}"));
-        let meta = std::fs::metadata(path).map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?;
+        let meta =
+            std::fs::metadata(path).map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?;
         let mode = meta.permissions().mode() & 0o777;
         if mode & 0o077 != 0 {
             return Err(bad(format!(
@@ -60,8 +61,7 @@ impl ClusterKey {
             )));
         }
         let bytes = std::fs::read(path).map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?;
-        ClusterKey::new(bytes.trim_ascii().to_vec())
-            .map_err(|e| bad(format!("{}: {e}", path.display())))
+        ClusterKey::new(bytes.trim_ascii().to_vec()).map_err(|e| bad(format!("{}: {e}", path.display())))
     }
 
     /// A key from its bytes (at least `MIN_KEY_BYTES`).

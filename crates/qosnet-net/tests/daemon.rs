@@ -268,10 +268,7 @@ fn a_live_socket_is_not_taken_over_and_bad_settings_name_the_field() {
     let e = Daemon::start(keyed(), again).err().unwrap();
     assert!(e.to_string().contains("in use by a running daemon"), "{e}");
     let bad = DaemonConfig { socket: socket_path(), max_clients: 0, ..DaemonConfig::default() };
-    assert_eq!(
-        Daemon::start(keyed(), bad).err().unwrap().to_string(),
-        "max_clients: must be >= 1, got 0"
-    );
+    assert_eq!(Daemon::start(keyed(), bad).err().unwrap().to_string(), "max_clients: must be >= 1, got 0");
 }
 
 /// A closed daemon without the cluster key would take any process's connection from an

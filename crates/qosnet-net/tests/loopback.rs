@@ -249,7 +249,8 @@ fn bad_configuration_names_the_field() {
     assert_eq!(e.to_string(), "packet_bytes: must be in 1..=1048576, got 0");
     let e = Agent::start(AgentConfig { listen: "nowhere".into(), ..AgentConfig::default() }).err().unwrap();
     assert!(e.to_string().starts_with("listen: cannot bind"), "{e}");
-    let e = Agent::start(AgentConfig { hello_timeout: Duration::ZERO, ..AgentConfig::default() }).err().unwrap();
+    let e =
+        Agent::start(AgentConfig { hello_timeout: Duration::ZERO, ..AgentConfig::default() }).err().unwrap();
     assert_eq!(e.to_string(), "hello_timeout: must be > 0 s, got 0");
     let missing = Some(std::env::temp_dir().join("qosnet-no-such-key"));
     let e = Agent::start(AgentConfig { key_file: missing, ..AgentConfig::default() }).err().unwrap();
