@@ -818,7 +818,7 @@ fn connect(shared: &Shared, port: Port, dst: &str, priority: u8) -> Result<TcpSt
         (kind, _) => return Err(bad(format!("the receiver opened with a {kind:?} frame, not a challenge"))),
     };
     let name = endpoint::join(&shared.endpoint, port);
-    let nonce = auth::nonce();
+    let nonce = auth::nonce().map_err(err)?;
     let tag = shared
         .key
         .as_ref()
@@ -1299,7 +1299,7 @@ fn read_loop(shared: &Arc<Shared>, sock: &Arc<TcpStream>) -> Result<(), FrameErr
     let max_payload = MAX_PACKET_BYTES;
     // The challenge the hello must prove the cluster key against (`auth`), and the hello
     // within `hello_timeout` (a connection that says nothing does not hold a reader).
-    let challenge = auth::nonce();
+    let Ok(challenge) = auth::nonce() else { return Ok(()) };
     let mut c = [0u8; HEADER_BYTES];
     Header { kind: Kind::Challenge, flags: 0, priority: 0, length: NONCE_BYTES as u32, message: 0 }
         .encode(&mut c);

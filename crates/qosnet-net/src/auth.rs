@@ -128,7 +128,7 @@ fn hello_parts<'a>(
 }
 
 /// A fresh random nonce (the kernel's CSPRNG).
-pub fn nonce() -> Nonce {
+pub fn nonce() -> std::io::Result<Nonce> {
     let mut n = [0u8; NONCE_BYTES];
     let mut got = 0;
     while got < n.len() {
@@ -136,15 +136,14 @@ pub fn nonce() -> Nonce {
         let rc = unsafe { libc::getrandom(n[got..].as_mut_ptr() as *mut libc::c_void, n.len() - got, 0) };
         if rc > 0 {
             got += rc as usize;
-        } else {
-            assert!(
-                std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted,
-                "getrandom failed: {}",
-                std::io::Error::last_os_error()
-            );
+            continue;
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
         }
     }
-    n
+    Ok(n)
 }
 
 #[cfg(test)]
@@ -157,6 +156,7 @@ mod tests {
 
     #[test]
     fn a_proof_checks_only_for_its_key_challenge_and_fields() {
+        let nonce = || super::nonce().unwrap();
         let (c, n) = (nonce(), nonce());
         assert_ne!(c, n, "nonces are fresh");
         let tag = key(1).hello_mac(&c, &n, 3, 7, "10.0.0.1:7400/2");

@@ -17,7 +17,7 @@
 //!   connections (`max_clients_per_uid` per user), a request is refused above
 //!   `max_request_bytes` before anything is allocated and read only as its bytes arrive,
 //!   a flow's queue is bounded by the agent's `queue_bytes` (a send waits), a port's inbox
-//!   by `inbox_bytes`; a connection must open or attach a port within `hello_timeout`;
+//!   by `inbox_bytes`; a connection must open or attach a port within `open_timeout`;
 //! - a client that dies (crash, kill) closes its connection: its port is closed, its queued
 //!   messages dropped and its flows' connections shut; the daemon and the other clients go
 //!   on. A blocking receive notices its client's hang-up within `POLL_SLICE`.
@@ -53,7 +53,7 @@ pub struct DaemonConfig {
     /// Users besides root and the daemon's own that may reserve and release.
     pub trusted_uids: Vec<u32>,
     /// A new connection must open or attach a port within this time.
-    pub hello_timeout: Duration,
+    pub open_timeout: Duration,
 }
 
 impl Default for DaemonConfig {
@@ -65,7 +65,7 @@ impl Default for DaemonConfig {
             max_clients_per_uid: 16,
             max_request_bytes: 64 << 20,
             trusted_uids: Vec::new(),
-            hello_timeout: Duration::from_secs(5),
+            open_timeout: Duration::from_secs(5),
         }
     }
 }
@@ -85,8 +85,8 @@ impl DaemonConfig {
         if self.max_request_bytes < 1024 {
             return bad(format!("max_request_bytes: must be >= 1024, got {}", self.max_request_bytes));
         }
-        if self.hello_timeout.is_zero() {
-            return bad("hello_timeout: must be > 0 s, got 0".into());
+        if self.open_timeout.is_zero() {
+            return bad("open_timeout: must be > 0 s, got 0".into());
         }
         Ok(())
     }
@@ -325,7 +325,7 @@ fn bad(e: io::Error) -> (u8, String) {
 /// Serve one connection until it closes or sends something malformed.
 fn serve_client(inner: &Inner, sock: UnixStream, cred: Credentials) {
     let max = inner.cfg.max_request_bytes + 1024;
-    let _ = sock.set_read_timeout(Some(inner.cfg.hello_timeout));
+    let _ = sock.set_read_timeout(Some(inner.cfg.open_timeout));
     let mut r = BufReader::with_capacity(64 << 10, &sock);
     let mut w = BufWriter::with_capacity(64 << 10, &sock);
     // The port this connection acts for, and whether it owns it (closes it at the end).
@@ -336,7 +336,7 @@ fn serve_client(inner: &Inner, sock: UnixStream, cred: Credentials) {
             Ok(None) => break,
             Err(e) => {
                 // Over-long: the stream is out of step, so it ends here (a truncated one, or
-                // a silent one past `hello_timeout`, just ends: its client went away).
+                // a silent one past `open_timeout`, just ends: its client went away).
                 if e.kind() == io::ErrorKind::InvalidData {
                     inner.malformed.fetch_add(1, Ordering::Relaxed);
                     let _ = reply_err(&mut w, local::E_MALFORMED, &e.to_string());
@@ -450,6 +450,7 @@ fn trusted(inner: &Inner, uid: u32) -> bool {
     uid == 0 || uid == inner.own_uid || inner.cfg.trusted_uids.contains(&uid)
 }
 
+/// Every request of a connection with a port but sends (`SEND`, `SEND_PIPELINED`: `send`).
 fn request(
     inner: &Inner,
     sock: &UnixStream,
@@ -460,7 +461,6 @@ fn request(
 ) -> Outcome {
     let a = &inner.agent;
     match op {
-        local::SEND => unreachable!("sends are served by `send`"),
         local::FLUSH => {
             let priority = b.u8().map_err(bad)?;
             let timeout = local::millis(b.u64().map_err(bad)?).unwrap_or(Duration::MAX);

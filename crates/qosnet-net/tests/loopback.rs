@@ -412,7 +412,7 @@ fn only_holders_of_the_cluster_key_reach_a_keyed_agent() {
     assert!(reason.contains("does not prove the cluster key"), "{reason}");
     // With it.
     let (mut s, challenge) = challenged(rx.endpoint());
-    let nonce = auth::nonce();
+    let nonce = auth::nonce().unwrap();
     let proven = hello("127.0.0.1:1", &nonce, &key.hello_mac(&challenge, &nonce, 0, 0, "127.0.0.1:1"));
     s.write_all(&proven).unwrap();
     let welcome = frame::read_frame(&mut s, 1 << 16).unwrap().unwrap().unwrap();

@@ -142,11 +142,11 @@ def report(exps: list[Experiment], result: dict[str, Any], out: Path, quick: boo
         rows = [r for r in result["overhead"] if r["where"] == where]
         for v in overhead.interleaved_verdicts(rows):
             what = "latency overhead" if "RTT" in v["test"] else "bandwidth loss"
-            agent = [r["agent_cpu_per_gb"] for r in rows if r["test"] == v["test"]]
+            agent_cpu = [r["agent_cpu_per_gb"] for r in rows if r["test"] == v["test"]]
             agent_text = (
-                f"; the agent's scheduling threads {min(agent):.3f}-{max(agent):.3f} CPU-s per "
-                "Gb moved"
-                if all(a is not None for a in agent)
+                f"; the agent's scheduling threads {min(agent_cpu):.3f}-{max(agent_cpu):.3f} "
+                "CPU-s per Gb moved"
+                if all(a is not None for a in agent_cpu)
                 else ""
             )
             findings.append(
