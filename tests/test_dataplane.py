@@ -9,6 +9,7 @@ them; the window's edges are read within a millisecond); speeds and overheads ar
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import socket
@@ -27,6 +28,14 @@ from qosnet.dataplane.cluster import Cluster, HostProcess, available
 from qosnet.dataplane.control import ServiceLink, read_hosts
 
 NAMESPACES, WHY_NOT = available()
+
+
+def cluster_key(tmp_path: Path) -> Path:
+    """A cluster key file as an operator makes one (mode 600, 32 random bytes in base64)."""
+    key = tmp_path / "cluster.key"
+    key.write_text(base64.b64encode(os.urandom(32)).decode() + "\n")
+    key.chmod(0o600)
+    return key
 
 
 def wait_for(cond: Any, timeout: float = 20.0, what: str = "condition") -> None:
@@ -77,6 +86,12 @@ def test_bad_arguments_name_the_field() -> None:
         Agent(packet_bytes=0)
     with pytest.raises(ValueError, match="peer_timeout"):
         Agent(peer_timeout=-1)
+    with pytest.raises(ValueError, match="hello_timeout: must be > 0 s, got 0"):
+        Agent(hello_timeout=0)
+    with pytest.raises(ValueError, match="hello_timeout: must be a finite number"):
+        Agent(hello_timeout=float("nan"))
+    with pytest.raises(ValueError, match="key_file: cannot read"):
+        Agent(key_file="/nonexistent/cluster.key")
     with Agent() as a, pytest.raises(ValueError, match="reservation rate"):
         a.reserve("127.0.0.1:9", -5.0)
     with pytest.raises(ValueError):
@@ -88,10 +103,95 @@ def test_malformed_frames_from_a_rogue_client_are_refused_and_counted() -> None:
         host, port = rx.endpoint.rsplit(":", 1)
         for junk in (b"\x00" * 64, b"QN\x07" + b"\x00" * 13, b"hello, agent\r\n" * 4):
             with socket.create_connection((host, int(port))) as s:
+                _challenge(s)
                 s.sendall(junk)
+                _read_to_close(s)
         wait_for(lambda: rx.stats()["malformed_frames"] == 3, what="3 refusals")
         tx.send(rx.endpoint, b"fine")
         assert rx.recv(timeout=20)[2] == b"fine"
+
+
+def _challenge(s: socket.socket) -> bytes:
+    """The agent's first frame on a connection: its challenge (a 32-byte nonce)."""
+    got = b""
+    while len(got) < 48:
+        chunk = s.recv(48 - len(got))
+        assert chunk, got
+        got += chunk
+    assert got[:4] == b"QN\x03\x05", got
+    return got[16:]
+
+
+def _read_to_close(s: socket.socket) -> bytes:
+    answer = b""
+    while chunk := s.recv(4096):
+        answer += chunk
+    return answer
+
+
+def _hello(name: bytes, proof: bytes = bytes(64)) -> bytes:
+    """A hello to port 0: a nonce and a proof (none: zeros), then the source's name."""
+    payload = proof + name
+    return b"QN\x03\x01\x00\x00\x00\x00" + len(payload).to_bytes(4, "little") + bytes(4) + payload
+
+
+def _data(body: bytes) -> bytes:
+    return b"QN\x03\x02\x01\x00\x00\x00" + len(body).to_bytes(4, "little") + bytes(4) + body
+
+
+def test_agents_with_the_cluster_key_reach_each_other_and_nothing_else_does(
+    tmp_path: Path,
+) -> None:
+    """Peer agents prove the cluster key at every hello: agents holding it exchange flows; a
+    process on the host that connects to the agent directly (no key) is refused and counted,
+    as is an agent without the key (closed or open alike)."""
+    key = cluster_key(tmp_path)
+    with Agent(open=True, key_file=key) as rx, Agent(open=True, key_file=key) as tx:
+        tx.send(rx.endpoint, b"agent")
+        assert rx.recv(timeout=20)[2] == b"agent"
+        host, port = rx.endpoint.rsplit(":", 1)
+        with socket.create_connection((host, int(port))) as s:
+            _challenge(s)
+            s.sendall(_hello(b"127.0.0.1:1") + _data(b"rogue"))
+            answer = _read_to_close(s)
+        assert answer[:4] == b"QN\x03\x04" and b"does not prove the cluster key" in answer
+        with Agent(open=True) as keyless, pytest.raises(FlowNotAdmitted, match="cluster key"):
+            keyless.send(rx.endpoint, b"x")
+        assert rx.stats()["unauthenticated_hellos"] == 2
+        assert [r["messages"] for r in rx.stats()["received"]] == [1]
+    loose = tmp_path / "loose.key"
+    loose.write_text("k" * 40)
+    loose.chmod(0o644)
+    with pytest.raises(ValueError, match="key_file: .* must be readable by its owner only"):
+        Agent(key_file=loose)
+
+
+def test_a_closed_daemon_needs_the_cluster_key(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="key_file: a closed daemon needs the cluster key"):
+        Daemon(tmp_path / "agent.sock", listen="127.0.0.1:0")
+    r = CliRunner().invoke(
+        app, ["agent", "--socket", str(tmp_path / "a.sock"), "--listen", "127.0.0.1:0",
+              "--duration", "0"],
+    )  # fmt: skip
+    assert r.exit_code == 1 and "key_file: a closed daemon needs" in r.output, r.output
+
+
+def test_a_silent_peer_fails_the_first_send_within_the_hello_timeout() -> None:
+    """A peer whose kernel accepts the connection and which never answers (a hung agent):
+    the flow's first send fails after `hello_timeout`, not `peer_timeout`, and the agent's
+    other flows go on meanwhile."""
+    silent = socket.create_server(("127.0.0.1", 0))
+    dst = f"127.0.0.1:{silent.getsockname()[1]}"
+    try:
+        with Agent(open=True, hello_timeout=0.3, peer_timeout=30) as tx, Agent(open=True) as rx:
+            t0 = time.monotonic()
+            with pytest.raises(NetError, match=r"within 300ms \(hello_timeout\)"):
+                tx.send(dst, b"x")
+            assert time.monotonic() - t0 < 5  # the hello timeout, not the peer timeout
+            tx.send(rx.endpoint, b"other")
+            assert rx.recv(timeout=20)[2] == b"other"
+    finally:
+        silent.close()
 
 
 def test_a_rogue_sender_that_skips_its_agent_is_refused_and_counted() -> None:
@@ -100,15 +200,11 @@ def test_a_rogue_sender_that_skips_its_agent_is_refused_and_counted() -> None:
     nothing delivered; an admitted flow from a real agent goes on beside it."""
     with Agent() as rx, Agent() as tx:
         host, port = rx.endpoint.rsplit(":", 1)
-        name = b"127.0.0.1:1"
-        hello = b"QN\x02\x01\x00\x00\x00\x00" + len(name).to_bytes(4, "little") + bytes(4)
-        data = b"QN\x02\x02\x01\x00\x00\x00" + (5).to_bytes(4, "little") + bytes(4) + b"rogue"
         with socket.create_connection((host, int(port))) as s:
-            s.sendall(hello + name + data)
-            answer = b""
-            while chunk := s.recv(4096):
-                answer += chunk
-        assert answer[:4] == b"QN\x02\x04", answer  # a refusal
+            _challenge(s)
+            s.sendall(_hello(b"127.0.0.1:1") + _data(b"rogue"))
+            answer = _read_to_close(s)
+        assert answer[:4] == b"QN\x03\x04", answer  # a refusal
         assert b"from 127.0.0.1:1 to port 0 (priority 0) is not admitted" in answer[16:]
         stats = rx.stats()
         assert (stats["refused_flows"], stats["malformed_frames"]) == (1, 0)
@@ -210,7 +306,8 @@ def test_agent_command_runs_the_daemon_and_prints_its_tables(tmp_path: Path) -> 
     r = CliRunner().invoke(
         app,
         ["agent", "--socket", str(sock), "--listen", "127.0.0.1:0", "--duration", "0.3",
-         "--interval", "0.1"],
+         "--interval", "0.1", "--key-file", str(cluster_key(tmp_path)),
+         "--hello-timeout", "0.5"],
     )  # fmt: skip
     assert r.exit_code == 0, r.output
     assert "received at 127.0.0.1:" in r.output
@@ -240,7 +337,8 @@ def test_two_applications_share_the_daemons_schedule_by_inverse_idt(tmp_path: Pa
     destination: the daemon's one scheduler paces them against each other, 1:2, each at its
     reservation (document 004's NIC, two GM ports)."""
     sock = tmp_path / "agent.sock"
-    with Daemon(sock, listen="127.0.0.1:0") as d, Agent() as rx:
+    key = cluster_key(tmp_path)
+    with Daemon(sock, listen="127.0.0.1:0", key_file=key) as d, Agent(key_file=key) as rx:
         d.reserve(rx.endpoint, parse_bandwidth("20 Mb/s"), port=1)
         d.reserve(rx.endpoint, parse_bandwidth("40 Mb/s"), port=2)
         # Admitted at the receiver as the daemon's ports 1 and 2 (GM's sub-ports).
@@ -297,7 +395,7 @@ def test_only_trusted_users_may_reserve_through_the_daemon() -> None:
     base.chmod(0o755)
     sock = base / "agent.sock"
     try:
-        with Daemon(sock, listen="127.0.0.1:0", mode=0o666) as d:
+        with Daemon(sock, listen="127.0.0.1:0", mode=0o666, key_file=cluster_key(base)) as d:
             code = (
                 # Import as root (the files may not be readable to nobody), then drop.
                 "import os\n"
@@ -317,6 +415,7 @@ def test_only_trusted_users_may_reserve_through_the_daemon() -> None:
             assert not d.stats()["flows"]
     finally:
         sock.unlink(missing_ok=True)
+        (base / "cluster.key").unlink(missing_ok=True)
         base.rmdir()
 
 
@@ -483,7 +582,7 @@ def test_mpi_ranks_on_one_host_share_its_capacity() -> None:
 def test_cli_errors_are_messages_not_tracebacks(tmp_path: Path) -> None:
     sock = tmp_path / "agent.sock"
     r = CliRunner().invoke(
-        app, ["agent", "--socket", str(sock), "--listen", "nowhere", "--duration", "0"]
+        app, ["agent", "--socket", str(sock), "--listen", "nowhere", "--duration", "0", "--open"]
     )
     assert r.exit_code == 1 and "listen: cannot bind" in r.output
     assert not sock.exists()
@@ -492,6 +591,63 @@ def test_cli_errors_are_messages_not_tracebacks(tmp_path: Path) -> None:
     r = CliRunner().invoke(
         app,
         ["agent", "--listen", "127.0.0.1:0", "--service", "http://127.0.0.1:9", "--node", "0",
-         "--hosts", str(hosts), "--duration", "0"],
+         "--hosts", str(hosts), "--duration", "0", "--key-file", str(cluster_key(tmp_path))],
     )  # fmt: skip
     assert r.exit_code == 1 and "hosts:1: expected `NODE HOST:PORT`" in r.output
+
+
+# --- the overhead measurement's statistics -----------------------------------------------
+
+
+def test_the_bootstrap_interval_brackets_the_mean_and_narrows_with_samples() -> None:
+    from qosnet.dataplane.overhead import confidence_interval
+
+    assert confidence_interval([0.02] * 10) == (0.02, 0.02)
+    few = [0.05, -0.03, 0.01, 0.02, -0.01, 0.04]
+    lo, hi = confidence_interval(few)
+    assert min(few) <= lo < sum(few) / len(few) < hi <= max(few)
+    many = few * 20
+    lo2, hi2 = confidence_interval(many)
+    assert lo <= lo2 and hi2 <= hi and hi2 - lo2 < (hi - lo) / 2
+    assert confidence_interval(few) == (lo, hi), "seeded: the same samples, the same interval"
+
+
+def test_interleaved_blocks_pair_both_senders_and_give_intervals(tmp_path: Path) -> None:
+    from qosnet.dataplane import overhead
+
+    rows = overhead.interleaved(
+        blocks=2, pings=20, total_bytes=1 << 20, ping_sizes=(4,), bw_sizes=(65536,)
+    )
+    assert [(r["test"], r["size"], r["blocks"]) for r in rows] == [
+        ("ping-pong RTT (us)", 4, 2),
+        ("bandwidth (Gb/s)", 65536, 2),
+    ]
+    for r in rows:
+        assert r["ci95"][0] <= r["mean"] <= r["ci95"][1]
+        assert r["with"] > 0 and r["without"] > 0 and r["cpu_with"] > 0
+    [v_rtt, v_bw] = overhead.interleaved_verdicts(rows)
+    assert v_rtt["verdict"] in ("under 1%", "over 1%", "unresolved at this noise")
+    assert v_bw["worst_size"] == 65536
+    # The reproduction's report sets them beside the document's 1%, claim by claim.
+    from qosnet.dataplane import reproduce
+
+    result = {"sharing": [], "where": "-", "overhead": [{**r, "where": "loopback"} for r in rows]}
+    reproduce.report([], result, tmp_path)
+    findings = (tmp_path / "FINDINGS.md").read_text().splitlines()
+    [lat, loss] = [f for f in findings if f.startswith("- ")]
+    assert lat.startswith("- latency overhead, loopback (§5.2): document < 1% on average")
+    assert "95% interval" in lat and f"verdict: time {v_rtt['verdict']}" in lat
+    assert loss.startswith("- bandwidth loss, loopback") and "CPU-s per Gb moved" in loss
+
+
+def test_the_cpu_ratio_is_of_totals_and_not_carried_away_by_one_block() -> None:
+    from qosnet.dataplane.overhead import ratio_interval
+
+    # One block whose small denominator gives a paired ratio of +900%: the mean of the
+    # paired ratios would say +90%; the totals say +8%.
+    with_ = [1.0] * 9 + [1.0]
+    without = [1.0] * 9 + [0.1]
+    ratio, lo, hi = ratio_interval(with_, without)
+    assert ratio == pytest.approx(10 / 9.1 - 1)
+    assert lo <= ratio <= hi < 0.5
+    assert ratio_interval([2.0, 2.0], [1.0, 1.0]) == (1.0, 1.0, 1.0)

@@ -9,6 +9,7 @@ PostgreSQL (`db_url`), with a real uvicorn server and a settable clock.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -139,7 +140,10 @@ def test_the_agents_install_a_single_flow_on_its_ports(
     service = make_service(sqlite_url)
     f = service.alice.reserve_flow(4, 6, 5 * MB, src_port=3, dst_port=9, priority=1)
     hosts = {4: "127.0.0.1:20004", 6: "127.0.0.1:20006"}
-    with Daemon(tmp_path / "agent.sock", listen="127.0.0.1:0") as d:
+    key = tmp_path / "cluster.key"
+    key.write_bytes(os.urandom(32).hex().encode())
+    key.chmod(0o600)
+    with Daemon(tmp_path / "agent.sock", listen="127.0.0.1:0", key_file=key) as d:
         link = ServiceLink(d, service.root, 4, hosts)
         link.sync()
         [flow] = d.stats()["flows"]

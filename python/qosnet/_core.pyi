@@ -133,6 +133,8 @@ class Agent:
         echo: bool = False,
         deliver: bool = True,
         send_buffer: int = 0,
+        hello_timeout: float = 2.0,
+        key_file: str | os.PathLike[str] | None = None,
     ) -> Agent: ...
     @staticmethod
     def connect(socket: str | os.PathLike[str], port: int | None = None) -> Agent: ...
@@ -183,6 +185,8 @@ class Daemon:
         max_clients_per_uid: int = 16,
         max_request_bytes: int = ...,
         trusted_uids: list[int] = ...,
+        hello_timeout: float = 2.0,
+        key_file: str | os.PathLike[str] | None = None,
     ) -> Daemon: ...
     @property
     def endpoint(self) -> str: ...

@@ -32,6 +32,7 @@
 //! skips its agent and connects directly is refused the same way. The source is named by
 //! the connection's own address, not by what its hello claims.
 
+use crate::auth::{self, ClusterKey, Nonce, MAC_BYTES, NONCE_BYTES};
 use crate::dispatch::{Dispatch, Pick};
 use crate::endpoint::{self, Port};
 use crate::frame::{self, FrameError, Header, Kind, Reassembly, FLAG_LAST, HEADER_BYTES, MAX_PACKET_BYTES};
@@ -83,6 +84,13 @@ pub struct AgentConfig {
     /// A peer that takes no data for this long fails its flow (a vanished peer must not
     /// wedge the other flows for longer).
     pub peer_timeout: Duration,
+    /// Connecting to a peer and its answer to the hello must take no longer than this (a
+    /// dead or silent peer fails the flow's first send after it); an incoming connection
+    /// must say its hello within it too.
+    pub hello_timeout: Duration,
+    /// The cluster key's file (`auth`): peers prove it at every hello. A daemon that is not
+    /// open needs it.
+    pub key_file: Option<std::path::PathBuf>,
     /// Send every message received back to its sender (ping-pong's far end).
     pub echo: bool,
     /// Keep received messages for `recv`; otherwise count and drop them (a sink).
@@ -104,6 +112,8 @@ impl Default for AgentConfig {
             max_message_bytes: 1 << 30,
             queue_bytes: 4 << 20,
             peer_timeout: Duration::from_secs(10),
+            hello_timeout: DEFAULT_HELLO_TIMEOUT,
+            key_file: None,
             echo: false,
             deliver: true,
             send_buffer: 0,
@@ -136,9 +146,16 @@ impl AgentConfig {
         if self.peer_timeout.is_zero() {
             return bad("peer_timeout: must be > 0 s, got 0".into());
         }
+        if self.hello_timeout.is_zero() {
+            return bad("hello_timeout: must be > 0 s, got 0".into());
+        }
         Ok(())
     }
 }
+
+/// A live agent answers a hello in well under a millisecond, a loaded host within tens; a
+/// dead or silent peer holds a flow's first send no longer than this.
+pub const DEFAULT_HELLO_TIMEOUT: Duration = Duration::from_secs(2);
 
 #[derive(Debug, thiserror::Error)]
 pub enum NetError {
@@ -232,6 +249,10 @@ pub struct Stats {
     pub last_refused: Option<String>,
     /// The incoming flows admitted here (closed agents take only these).
     pub admitted: Vec<AdmittedStats>,
+    /// Hellos refused because they did not prove the cluster key (a process that is not an
+    /// agent, a replayed hello, another cluster's agent).
+    #[serde(default)]
+    pub unauthenticated_hellos: u64,
 }
 
 /// An incoming flow the control plane admitted at this agent.
@@ -321,17 +342,25 @@ struct State {
     refused_flows: u64,
     last_refused: Option<String>,
     last_malformed: Option<String>,
+    unauthenticated_hellos: u64,
 }
 
 struct Shared {
     cfg: AgentConfig,
+    /// The cluster key, if configured (`auth`).
+    key: Option<ClusterKey>,
     endpoint: String,
     start: Instant,
     state: Mutex<State>,
     /// The dispatcher (and kernel writers) have work.
     work: Condvar,
-    /// A flow's queue shrank, or a message arrived.
+    /// A flow's queue shrank or failed, or an inbox made room: what senders, flushes and
+    /// deliveries wait for. Notified per packet, so receivers do not wait on it.
     progress: Condvar,
+    /// A message arrived at an inbox, a port closed, or shutdown: what a receive waits for
+    /// (apart from `progress`, so that a thread blocked in `recv` is not woken by every
+    /// packet the dispatcher sends: a daemon's clients each have one).
+    arrivals: Condvar,
     malformed: AtomicU64,
     stopping: AtomicBool,
     /// Wakes the drain thread's poll (an eventfd): a flow blocked, or shutdown.
@@ -378,6 +407,7 @@ pub struct Agent {
 impl Agent {
     pub fn start(cfg: AgentConfig) -> Result<Agent, NetError> {
         cfg.validate()?;
+        let key = cfg.key_file.as_deref().map(ClusterKey::from_file).transpose()?;
         let listener = TcpListener::bind(&cfg.listen)
             .map_err(|e| NetError::Config(format!("listen: cannot bind {:?}: {e}", cfg.listen)))?;
         let endpoint = listener.local_addr()?.to_string();
@@ -392,11 +422,13 @@ impl Agent {
         state.ports.insert(0, Inbox::default());
         let shared = Arc::new(Shared {
             cfg,
+            key,
             endpoint,
             start: Instant::now(),
             state: Mutex::new(state),
             work: Condvar::new(),
             progress: Condvar::new(),
+            arrivals: Condvar::new(),
             malformed: AtomicU64::new(0),
             stopping: AtomicBool::new(false),
             drain_wake,
@@ -456,6 +488,7 @@ impl Agent {
             st.flows[slot as usize].sock = None;
         }
         self.shared.progress.notify_all();
+        self.shared.arrivals.notify_all();
         self.shared.work.notify_all();
     }
 
@@ -604,7 +637,7 @@ impl Agent {
                     Some(left)
                 }
             };
-            st = self.shared.wait(&self.shared.progress, st, left);
+            st = self.shared.wait(&self.shared.arrivals, st, left);
         }
     }
 
@@ -656,6 +689,7 @@ impl Agent {
             refused_flows: st.refused_flows,
             last_refused: st.last_refused.clone(),
             admitted,
+            unauthenticated_hellos: st.unauthenticated_hellos,
         }
     }
 
@@ -678,6 +712,7 @@ impl Agent {
         }
         self.shared.work.notify_all();
         self.shared.progress.notify_all();
+        self.shared.arrivals.notify_all();
         self.shared.wake_drain();
         // Wake the acceptor.
         let _ = TcpStream::connect_timeout(&self.wake_addr(), Duration::from_millis(200));
@@ -742,31 +777,81 @@ fn connect(shared: &Shared, port: Port, dst: &str, priority: u8) -> Result<TcpSt
         .map_err(err)?
         .next()
         .ok_or_else(|| err(io::Error::new(io::ErrorKind::NotFound, "no address")))?;
-    let sock = TcpStream::connect_timeout(&addr, shared.cfg.peer_timeout).map_err(err)?;
+    // The whole exchange, connection to verdict, within `hello_timeout`: a dead or silent
+    // peer fails this flow's first send then, and only this flow's (the lock is not held).
+    let limit = shared.cfg.hello_timeout;
+    let deadline = Instant::now() + limit;
+    let silent = |what: &str| {
+        err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!("the receiver did not {what} within {limit:?} (hello_timeout)"),
+        ))
+    };
+    let sock = TcpStream::connect_timeout(&addr, limit).map_err(|e| match e.kind() {
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => silent("accept the connection"),
+        _ => err(e),
+    })?;
     sock.set_nodelay(true).map_err(err)?;
     sock.set_write_timeout(Some(shared.cfg.peer_timeout)).map_err(err)?;
     if shared.cfg.send_buffer > 0 {
         pacing::set_send_buffer(&sock, shared.cfg.send_buffer).map_err(err)?;
     }
-    let name = endpoint::join(&shared.endpoint, port);
-    let mut hello = [0u8; HEADER_BYTES];
-    Header { kind: Kind::Hello, flags: 0, priority, length: name.len() as u32, message: dst_port }
-        .encode(&mut hello);
-    (&sock).write_all(&hello).and_then(|_| (&sock).write_all(name.as_bytes())).map_err(err)?;
-    // The receiver's verdict comes before any data (its admission, 004 §3.4 (c)).
-    sock.set_read_timeout(Some(shared.cfg.peer_timeout)).map_err(err)?;
-    let verdict = frame::read_frame(&mut &sock, MAX_REFUSAL_BYTES).map_err(err)?;
     let bad = |what: String| err(io::Error::new(io::ErrorKind::InvalidData, what));
-    match verdict {
-        Some(Ok(f)) if f.header.kind == Kind::Welcome => Ok(sock),
-        Some(Ok(f)) if f.header.kind == Kind::Refuse => Err(NetError::Refused {
+    // Read the next frame from the receiver before the deadline.
+    let answer = |what: &str| -> Result<frame::Frame, NetError> {
+        let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
+        sock.set_read_timeout(Some(left)).map_err(err)?;
+        match frame::read_frame(&mut &sock, MAX_REFUSAL_BYTES) {
+            Ok(Some(Ok(f))) => Ok(f),
+            Ok(Some(Err(e))) => Err(bad(format!("the receiver's {what}: {e}"))),
+            Ok(None) => Err(bad(format!("the receiver closed the connection before its {what}"))),
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+                Err(silent(&format!("send its {what}")))
+            }
+            Err(e) => Err(err(e)),
+        }
+    };
+    // The receiver's challenge, then our hello proving the cluster key against it (`auth`).
+    let challenge = answer("challenge")?;
+    let challenge: Nonce = match (challenge.header.kind, challenge.payload.try_into()) {
+        (Kind::Challenge, Ok(c)) => c,
+        (kind, _) => return Err(bad(format!("the receiver opened with a {kind:?} frame, not a challenge"))),
+    };
+    let name = endpoint::join(&shared.endpoint, port);
+    let nonce = auth::nonce().map_err(err)?;
+    let tag = shared
+        .key
+        .as_ref()
+        .map_or([0; MAC_BYTES], |k| k.hello_mac(&challenge, &nonce, priority, dst_port, &name));
+    let mut hello = Vec::with_capacity(HEADER_BYTES + NONCE_BYTES + MAC_BYTES + name.len());
+    hello.resize(HEADER_BYTES, 0);
+    let length = (NONCE_BYTES + MAC_BYTES + name.len()) as u32;
+    Header { kind: Kind::Hello, flags: 0, priority, length, message: dst_port }
+        .encode((&mut hello[..HEADER_BYTES]).try_into().expect("a header's bytes"));
+    hello.extend_from_slice(&nonce);
+    hello.extend_from_slice(&tag);
+    hello.extend_from_slice(name.as_bytes());
+    (&sock).write_all(&hello).map_err(err)?;
+    // The receiver's verdict comes before any data (its admission, 004 §3.4 (c)).
+    let verdict = answer("answer to the hello")?;
+    match verdict.header.kind {
+        Kind::Welcome => {
+            if let Some(k) = &shared.key {
+                if !k.check_welcome(&challenge, &nonce, &verdict.payload) {
+                    return Err(bad(
+                        "the receiver's welcome does not prove the cluster key (key_file)".into()
+                    ));
+                }
+            }
+            sock.set_read_timeout(None).map_err(err)?;
+            Ok(sock)
+        }
+        Kind::Refuse => Err(NetError::Refused {
             dst: dst.into(),
             priority,
-            reason: String::from_utf8_lossy(&f.payload).into_owned(),
+            reason: String::from_utf8_lossy(&verdict.payload).into_owned(),
         }),
-        Some(Ok(f)) => Err(bad(format!("the receiver answered the hello with a {:?} frame", f.header.kind))),
-        Some(Err(e)) => Err(bad(format!("the receiver's answer to the hello: {e}"))),
-        None => Err(bad("the receiver closed the connection without answering the hello".into())),
+        kind => Err(bad(format!("the receiver answered the hello with a {kind:?} frame"))),
     }
 }
 
@@ -1212,6 +1297,17 @@ fn read_loop(shared: &Arc<Shared>, sock: &Arc<TcpStream>) -> Result<(), FrameErr
     let mut reasm = Reassembly::new(cfg.max_message_bytes);
     // Any packet up to the protocol's limit (a peer may use another packet size).
     let max_payload = MAX_PACKET_BYTES;
+    // The challenge the hello must prove the cluster key against (`auth`), and the hello
+    // within `hello_timeout` (a connection that says nothing does not hold a reader).
+    let Ok(challenge) = auth::nonce() else { return Ok(()) };
+    let mut c = [0u8; HEADER_BYTES];
+    Header { kind: Kind::Challenge, flags: 0, priority: 0, length: NONCE_BYTES as u32, message: 0 }
+        .encode(&mut c);
+    if (&**sock).write_all(&c).and_then(|_| (&**sock).write_all(&challenge)).is_err()
+        || sock.set_read_timeout(Some(cfg.hello_timeout)).is_err()
+    {
+        return Ok(());
+    }
     loop {
         let frame = match frame::read_frame(&mut r, max_payload) {
             Ok(None) | Err(_) => return Ok(()),
@@ -1222,16 +1318,31 @@ fn read_loop(shared: &Arc<Shared>, sock: &Arc<TcpStream>) -> Result<(), FrameErr
                 if peer.is_some() {
                     return Err(FrameError::SecondHello);
                 }
-                let claimed = String::from_utf8(frame.payload).map_err(|_| FrameError::HelloName)?;
+                let n = frame.payload.len();
+                if n < NONCE_BYTES + MAC_BYTES {
+                    return Err(FrameError::HelloShort(n));
+                }
+                let (nonce, rest) = frame.payload.split_at(NONCE_BYTES);
+                let (tag, name) = rest.split_at(MAC_BYTES);
+                let nonce: Nonce = nonce.try_into().expect("a nonce's bytes");
+                let claimed = std::str::from_utf8(name).map_err(|_| FrameError::HelloName)?;
                 let from = sock.peer_addr().map_err(|_| FrameError::Truncated)?;
-                let src = endpoint::source(&claimed, from).ok_or(FrameError::HelloName)?;
+                let src = endpoint::source(claimed, from).ok_or(FrameError::HelloName)?;
                 let p = Peer { src, priority: frame.header.priority, port: frame.header.message };
-                if !welcome(shared, sock, &p) {
+                let proven = shared
+                    .key
+                    .as_ref()
+                    .is_none_or(|k| k.check_hello(&challenge, &nonce, p.priority, p.port, claimed, tag));
+                let proof = shared.key.as_ref().map_or([0; MAC_BYTES], |k| k.welcome_mac(&challenge, &nonce));
+                if !welcome(shared, sock, &p, proven, &proof) {
                     return Ok(());
                 }
+                let _ = sock.set_read_timeout(None);
                 peer = Some(p);
             }
-            kind @ (Kind::Welcome | Kind::Refuse) => return Err(FrameError::Direction(kind)),
+            kind @ (Kind::Welcome | Kind::Refuse | Kind::Challenge) => {
+                return Err(FrameError::Direction(kind))
+            }
             Kind::Data => {
                 let Some(p) = &peer else { return Err(FrameError::DataBeforeHello) };
                 if let Some(msg) = reasm.push(&frame.header, &frame.payload)? {
@@ -1244,13 +1355,24 @@ fn read_loop(shared: &Arc<Shared>, sock: &Arc<TcpStream>) -> Result<(), FrameErr
     }
 }
 
-/// Answer a hello: `Welcome` if the flow may come in (the agent is open, or the control
-/// plane admitted it here), else `Refuse` with the reason, counted; false if refused.
-fn welcome(shared: &Shared, sock: &Arc<TcpStream>, p: &Peer) -> bool {
+/// Answer a hello: `Welcome` (with this agent's `proof` of the cluster key) if the hello
+/// proved the key and the flow may come in (the agent is open, or the control plane
+/// admitted it here), else `Refuse` with the reason, counted; false if refused.
+fn welcome(shared: &Shared, sock: &Arc<TcpStream>, p: &Peer, proven: bool, proof: &[u8]) -> bool {
     let key = (p.src.clone(), p.port, p.priority);
     let refusal = {
         let mut st = shared.lock();
-        if shared.cfg.open || st.admitted.contains_key(&key) {
+        if !proven {
+            // Not an agent of this cluster (or a replay): refused whatever the admission.
+            let reason = format!(
+                "the hello from {} does not prove the cluster key: only the cluster's agents may \
+                 connect to {} (key_file)",
+                p.src, shared.endpoint
+            );
+            st.unauthenticated_hellos += 1;
+            st.last_refused = Some(reason.clone());
+            Some(reason)
+        } else if shared.cfg.open || st.admitted.contains_key(&key) {
             if let Some(c) = st.peers.iter_mut().find(|c| Arc::ptr_eq(&c.sock, sock)) {
                 c.flow = Some(key);
             }
@@ -1267,7 +1389,7 @@ fn welcome(shared: &Shared, sock: &Arc<TcpStream>, p: &Peer) -> bool {
         }
     };
     let (kind, payload) = match &refusal {
-        None => (Kind::Welcome, &[][..]),
+        None => (Kind::Welcome, proof),
         Some(r) => (Kind::Refuse, r.as_bytes()),
     };
     let mut h = [0u8; HEADER_BYTES];
@@ -1312,7 +1434,7 @@ fn deliver(shared: &Arc<Shared>, p: &Peer, data: Vec<u8>) -> bool {
                 if inbox.bytes + len <= shared.cfg.inbox_bytes || inbox.messages.is_empty() {
                     inbox.bytes += len;
                     inbox.messages.push_back(Message { src: p.src.clone(), priority: p.priority, data });
-                    shared.progress.notify_all();
+                    shared.arrivals.notify_all();
                     return true;
                 }
                 st = shared.wait(&shared.progress, st, Some(Duration::from_millis(100)));

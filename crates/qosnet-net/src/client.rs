@@ -2,6 +2,9 @@
 //! (`local`): the same operations (`PortHandle`) as a library-mode `Agent`, on the
 //! application's own port.
 //!
+//! Sends are pipelined after a flow's first (`local`): a client streams without a Unix-socket
+//! round trip per message, and learns of a failure on the flow's next send or flush.
+//!
 //! Two connections, both the port's: requests (send, flush, stats, reserve) on one, receives
 //! on the other, so a thread blocked in `recv` does not hold up a thread sending (the second
 //! is attached to the port, which the daemon allows only to the same process).
@@ -10,7 +13,9 @@ use crate::agent::{Message, NetError, Stats};
 use crate::endpoint::Port;
 use crate::handle::PortHandle;
 use crate::local::{self, Reader, Writer};
+use std::collections::{HashMap, HashSet};
 use std::io::{BufReader, Write};
+use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
@@ -19,9 +24,18 @@ use std::time::Duration;
 /// Replies are at most a message and its header.
 const MAX_REPLY: u64 = (1 << 30) + 1024;
 
+/// A flow of this port: (destination, priority).
+type FlowKey = (String, u8);
+
 struct Conn {
     r: BufReader<UnixStream>,
     w: UnixStream,
+    /// Flows whose first send the daemon accepted: their later sends are pipelined.
+    pipelined: HashSet<FlowKey>,
+    /// Failures of pipelined sends not yet reported, per flow (reported on its next send or
+    /// flush); a failure naming no flow (a malformed request) is reported on the next call.
+    failed: HashMap<FlowKey, NetError>,
+    broken: Option<NetError>,
 }
 
 impl Conn {
@@ -29,35 +43,111 @@ impl Conn {
         let s = UnixStream::connect(path).map_err(|e| {
             NetError::Config(format!("socket: cannot reach the agent daemon at {}: {e}", path.display()))
         })?;
-        Ok(Conn { r: BufReader::with_capacity(64 << 10, s.try_clone()?), w: s })
+        Ok(Conn {
+            r: BufReader::with_capacity(64 << 10, s.try_clone()?),
+            w: s,
+            pipelined: HashSet::new(),
+            failed: HashMap::new(),
+            broken: None,
+        })
     }
 
-    /// Send a request (`tail` after its body) and read the reply body.
+    /// Send a request (`tail` after its body) and read the reply body (earlier pipelined
+    /// sends' failures ahead of it are kept for their flows).
     fn call(&mut self, req: Writer, tail: &[u8], what: &Req) -> Result<Vec<u8>, NetError> {
         req.send(&mut self.w, tail)?;
         self.w.flush()?;
-        let (status, body) = local::read_frame(&mut self.r, MAX_REPLY)?.ok_or(NetError::Shutdown)?;
-        if status == 0 {
-            return Ok(body);
+        loop {
+            let (status, body) = local::read_frame(&mut self.r, MAX_REPLY)?.ok_or(NetError::Shutdown)?;
+            if status & local::ASYNC != 0 {
+                self.record(status & !local::ASYNC, &body);
+                continue;
+            }
+            if status == 0 {
+                return Ok(body);
+            }
+            return Err(error(status, &String::from_utf8_lossy(&body), what));
         }
-        let msg = String::from_utf8_lossy(&body).into_owned();
-        Err(match status {
-            local::E_NOT_ADMITTED => NetError::NotAdmitted { dst: what.dst.into(), priority: what.priority },
-            local::E_FLOW_FAILED => NetError::FlowFailed {
-                dst: what.dst.into(),
-                priority: what.priority,
-                reason: msg.rsplit_once("failed: ").map_or(msg.clone(), |(_, r)| r.to_string()),
-            },
-            local::E_REFUSED => NetError::Refused {
-                dst: what.dst.into(),
-                priority: what.priority,
-                reason: msg.split_once("receiver: ").map_or(msg.clone(), |(_, r)| r.to_string()),
-            },
-            local::E_TIMEOUT => NetError::Timeout,
-            local::E_SHUTDOWN => NetError::Shutdown,
-            local::E_INVALID | local::E_MALFORMED => NetError::Config(msg),
-            _ => NetError::Daemon(msg),
-        })
+    }
+
+    /// Send a request that has no reply on success (a pipelined send).
+    fn post(&mut self, req: Writer, tail: &[u8]) -> Result<(), NetError> {
+        req.send(&mut self.w, tail)?;
+        Ok(())
+    }
+
+    /// Read the failures of pipelined sends that have arrived, without waiting.
+    fn poll_failures(&mut self) -> Result<(), NetError> {
+        while !self.r.buffer().is_empty() || readable(&self.w) {
+            let (status, body) = local::read_frame(&mut self.r, MAX_REPLY)?.ok_or(NetError::Shutdown)?;
+            if status & local::ASYNC == 0 {
+                return Err(NetError::Daemon(format!("the daemon sent an unasked reply (status {status})")));
+            }
+            self.record(status & !local::ASYNC, &body);
+        }
+        Ok(())
+    }
+
+    /// Keep a pipelined send's failure (body: priority u8, dst, message) for its flow; the
+    /// flow's next send is a plain one again.
+    fn record(&mut self, kind: u8, body: &[u8]) {
+        let mut b = Reader::new(body);
+        let (Ok(priority), Ok(dst)) = (b.u8(), b.str()) else {
+            self.broken = Some(NetError::Daemon("the daemon's report of a failed send is malformed".into()));
+            return;
+        };
+        let msg = String::from_utf8_lossy(b.rest()).into_owned();
+        let e = error(kind, &msg, &Req { dst, priority });
+        if dst.is_empty() {
+            self.broken = Some(e);
+            return;
+        }
+        let key = (dst.to_string(), priority);
+        self.pipelined.remove(&key);
+        self.failed.entry(key).or_insert(e);
+    }
+
+    /// The unreported failure of flow (`dst`, `priority`), or of the connection.
+    fn take_failure(&mut self, dst: &str, priority: u8) -> Result<(), NetError> {
+        if let Some(e) = self.broken.take() {
+            return Err(e);
+        }
+        if self.failed.is_empty() {
+            return Ok(());
+        }
+        match self.failed.remove(&(dst.to_string(), priority)) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The socket has something to read now (a reply, or the daemon closed it).
+fn readable(s: &UnixStream) -> bool {
+    let mut p = libc::pollfd { fd: s.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+    // SAFETY: polls one valid pollfd without waiting.
+    let rc = unsafe { libc::poll(&mut p, 1, 0) };
+    rc > 0 && p.revents != 0
+}
+
+/// The error a reply's status and message stand for.
+fn error(status: u8, msg: &str, what: &Req) -> NetError {
+    match status {
+        local::E_NOT_ADMITTED => NetError::NotAdmitted { dst: what.dst.into(), priority: what.priority },
+        local::E_FLOW_FAILED => NetError::FlowFailed {
+            dst: what.dst.into(),
+            priority: what.priority,
+            reason: msg.rsplit_once("failed: ").map_or(msg.to_string(), |(_, r)| r.to_string()),
+        },
+        local::E_REFUSED => NetError::Refused {
+            dst: what.dst.into(),
+            priority: what.priority,
+            reason: msg.split_once("receiver: ").map_or(msg.to_string(), |(_, r)| r.to_string()),
+        },
+        local::E_TIMEOUT => NetError::Timeout,
+        local::E_SHUTDOWN => NetError::Shutdown,
+        local::E_INVALID | local::E_MALFORMED => NetError::Config(msg.to_string()),
+        _ => NetError::Daemon(msg.to_string()),
     }
 }
 
@@ -119,14 +209,29 @@ impl PortHandle for LocalAgent {
         &self.endpoint
     }
 
+    /// A flow's first send waits for the daemon's verdict (admission, the receiver's answer
+    /// to the hello); later ones are pipelined (`local`): their failures are reported on the
+    /// flow's next send or flush.
     fn send(&self, dst: &str, priority: u8, data: Vec<u8>) -> Result<(), NetError> {
+        let mut c = lock(&self.requests);
+        c.poll_failures()?;
+        c.take_failure(dst, priority)?;
+        let key = (dst.to_string(), priority);
+        if c.pipelined.contains(&key) {
+            return c.post(Writer::new(local::SEND_PIPELINED).u8(priority).str(dst), &data);
+        }
         let req = Writer::new(local::SEND).u8(priority).str(dst);
-        lock(&self.requests).call(req, &data, &Req { dst, priority }).map(drop)
+        c.call(req, &data, &Req { dst, priority })?;
+        c.pipelined.insert(key);
+        Ok(())
     }
 
     fn flush(&self, dst: &str, priority: u8, timeout: Duration) -> Result<(), NetError> {
         let req = Writer::new(local::FLUSH).u8(priority).u64(local::to_millis(Some(timeout))).str(dst);
-        lock(&self.requests).call(req, &[], &Req { dst, priority }).map(drop)
+        let mut c = lock(&self.requests);
+        let flushed = c.call(req, &[], &Req { dst, priority }).map(drop);
+        c.take_failure(dst, priority)?;
+        flushed
     }
 
     fn recv(&self, timeout: Option<Duration>) -> Result<Message, NetError> {

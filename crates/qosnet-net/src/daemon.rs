@@ -17,7 +17,7 @@
 //!   connections (`max_clients_per_uid` per user), a request is refused above
 //!   `max_request_bytes` before anything is allocated and read only as its bytes arrive,
 //!   a flow's queue is bounded by the agent's `queue_bytes` (a send waits), a port's inbox
-//!   by `inbox_bytes`; a connection must open or attach a port within `hello_timeout`;
+//!   by `inbox_bytes`; a connection must open or attach a port within `open_timeout`;
 //! - a client that dies (crash, kill) closes its connection: its port is closed, its queued
 //!   messages dropped and its flows' connections shut; the daemon and the other clients go
 //!   on. A blocking receive notices its client's hang-up within `POLL_SLICE`.
@@ -53,7 +53,7 @@ pub struct DaemonConfig {
     /// Users besides root and the daemon's own that may reserve and release.
     pub trusted_uids: Vec<u32>,
     /// A new connection must open or attach a port within this time.
-    pub hello_timeout: Duration,
+    pub open_timeout: Duration,
 }
 
 impl Default for DaemonConfig {
@@ -65,7 +65,7 @@ impl Default for DaemonConfig {
             max_clients_per_uid: 16,
             max_request_bytes: 64 << 20,
             trusted_uids: Vec::new(),
-            hello_timeout: Duration::from_secs(5),
+            open_timeout: Duration::from_secs(5),
         }
     }
 }
@@ -85,8 +85,8 @@ impl DaemonConfig {
         if self.max_request_bytes < 1024 {
             return bad(format!("max_request_bytes: must be >= 1024, got {}", self.max_request_bytes));
         }
-        if self.hello_timeout.is_zero() {
-            return bad("hello_timeout: must be > 0 s, got 0".into());
+        if self.open_timeout.is_zero() {
+            return bad("open_timeout: must be > 0 s, got 0".into());
         }
         Ok(())
     }
@@ -160,6 +160,15 @@ pub struct Daemon {
 impl Daemon {
     pub fn start(agent: AgentConfig, cfg: DaemonConfig) -> Result<Daemon, NetError> {
         cfg.validate()?;
+        if !agent.open && agent.key_file.is_none() {
+            // Without the key any process of an admitted host could connect to this agent
+            // directly and send past its own host's pacing (`auth`).
+            return Err(NetError::Config(
+                "key_file: a closed daemon needs the cluster key file (peer agents prove it at \
+                 every hello, so only agents reach agents); give key_file, or run the daemon open"
+                    .into(),
+            ));
+        }
         // The agent first: a bad agent setting must not leave a socket file behind.
         let agent = Agent::start(agent)?;
         let listener = bind(&cfg.socket, cfg.mode)?;
@@ -316,7 +325,7 @@ fn bad(e: io::Error) -> (u8, String) {
 /// Serve one connection until it closes or sends something malformed.
 fn serve_client(inner: &Inner, sock: UnixStream, cred: Credentials) {
     let max = inner.cfg.max_request_bytes + 1024;
-    let _ = sock.set_read_timeout(Some(inner.cfg.hello_timeout));
+    let _ = sock.set_read_timeout(Some(inner.cfg.open_timeout));
     let mut r = BufReader::with_capacity(64 << 10, &sock);
     let mut w = BufWriter::with_capacity(64 << 10, &sock);
     // The port this connection acts for, and whether it owns it (closes it at the end).
@@ -327,7 +336,7 @@ fn serve_client(inner: &Inner, sock: UnixStream, cred: Credentials) {
             Ok(None) => break,
             Err(e) => {
                 // Over-long: the stream is out of step, so it ends here (a truncated one, or
-                // a silent one past `hello_timeout`, just ends: its client went away).
+                // a silent one past `open_timeout`, just ends: its client went away).
                 if e.kind() == io::ErrorKind::InvalidData {
                     inner.malformed.fetch_add(1, Ordering::Relaxed);
                     let _ = reply_err(&mut w, local::E_MALFORMED, &e.to_string());
@@ -354,6 +363,20 @@ fn serve_client(inner: &Inner, sock: UnixStream, cred: Credentials) {
                 local::E_MALFORMED,
                 format!("the first request must open or attach a port, got op {op}"),
             )),
+            (local::SEND_PIPELINED, Some((p, _))) => {
+                // Answered only when it fails (`local`: the client does not wait for it).
+                let Err(failure) = send(inner, body, p) else { continue };
+                if failure.0 == local::E_MALFORMED {
+                    inner.malformed.fetch_add(1, Ordering::Relaxed);
+                }
+                if reply_async(&mut w, failure).is_err() {
+                    break;
+                }
+                continue;
+            }
+            (local::SEND, Some((p, _))) => {
+                send(inner, body, p).map(|()| Writer::new(0)).map_err(|(kind, msg, _)| (kind, msg))
+            }
             (_, Some((p, _))) => request(inner, &sock, op, &mut b, p, cred),
         };
         let malformed = matches!(&outcome, Err((local::E_MALFORMED, _)));
@@ -395,10 +418,39 @@ fn attach(inner: &Inner, b: &mut Reader, cred: Credentials) -> Result<Port, (u8,
     }
 }
 
+/// A failed send: the error kind and message, and its flow (priority, dst) when the
+/// request named one.
+type SendFailure = (u8, String, Option<(u8, String)>);
+
+/// A send (`SEND` or `SEND_PIPELINED`; body: priority u8, dst, data): the request's own
+/// buffer becomes the message (its header moved off the front, no second allocation).
+fn send(inner: &Inner, mut body: Vec<u8>, port: Port) -> Result<(), SendFailure> {
+    let mut b = Reader::new(&body);
+    let malformed = |e: io::Error| (local::E_MALFORMED, e.to_string(), None);
+    let priority = b.u8().map_err(malformed)?;
+    let dst = b.str().map_err(malformed)?.to_string();
+    let head = body.len() - b.rest().len();
+    body.drain(..head);
+    inner.agent.send_from(port, &dst, priority, body).map_err(|e| {
+        let (kind, msg) = net(e);
+        (kind, msg, Some((priority, dst)))
+    })
+}
+
+/// The failure of a pipelined send (`local`'s `ASYNC` reply): priority u8, dst, message.
+fn reply_async(out: &mut impl Write, (kind, msg, flow): SendFailure) -> io::Result<()> {
+    let (priority, dst) = flow.unwrap_or_default();
+    let mut w = Writer::new(kind | local::ASYNC).u8(priority).str(&dst);
+    w.0.extend_from_slice(msg.as_bytes());
+    w.send(out, &[])?;
+    out.flush()
+}
+
 fn trusted(inner: &Inner, uid: u32) -> bool {
     uid == 0 || uid == inner.own_uid || inner.cfg.trusted_uids.contains(&uid)
 }
 
+/// Every request of a connection with a port but sends (`SEND`, `SEND_PIPELINED`: `send`).
 fn request(
     inner: &Inner,
     sock: &UnixStream,
@@ -409,12 +461,6 @@ fn request(
 ) -> Outcome {
     let a = &inner.agent;
     match op {
-        local::SEND => {
-            let priority = b.u8().map_err(bad)?;
-            let dst = b.str().map_err(bad)?;
-            a.send_from(port, dst, priority, b.rest().to_vec()).map_err(net)?;
-            Ok(Writer::new(0))
-        }
         local::FLUSH => {
             let priority = b.u8().map_err(bad)?;
             let timeout = local::millis(b.u64().map_err(bad)?).unwrap_or(Duration::MAX);
@@ -472,7 +518,7 @@ fn request(
                 Ok(Writer::new(0).u8(a.release_from(p, dst, priority) as u8))
             }
         }
-        _ => Err((local::E_MALFORMED, format!("op: must be one of 1..=8, got {op}"))),
+        _ => Err((local::E_MALFORMED, format!("op: must be one of 1..=9, got {op}"))),
     }
 }
 

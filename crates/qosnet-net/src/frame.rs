@@ -7,13 +7,17 @@
 //! its payload is the source endpoint (`host:port/N`, see `endpoint`), its `message` field
 //! the destination's local port, its `priority` the flow's.
 //!
+//! Before the hello, the receiving agent opens the connection with a `Challenge` (a fresh
+//! nonce), and the hello proves the cluster key against it (`auth`): the hello's payload is
+//! `sender nonce (32) | MAC (32) | source endpoint`.
+//!
 //! The receiving agent answers the hello with one frame before any data flows: `Welcome`
 //! (the flow is admitted there) or `Refuse` (payload: the reason, UTF-8), after which it
 //! closes the connection (document 004 §3.4 (c): admission at the destination too; a closed
 //! agent takes only the flows the control plane admitted, see `agent`).
 //!
 //! Header, little endian:
-//! `magic u16 = 0x4e51 ("QN") | version u8 = 2 | kind u8 | flags u8 | priority u8 |
+//! `magic u16 = 0x4e51 ("QN") | version u8 = 3 | kind u8 | flags u8 | priority u8 |
 //!  reserved u16 = 0 | length u32 | message u32`
 //!
 //! Everything a peer sends is checked before it is trusted (a rogue client must not crash or
@@ -25,8 +29,9 @@
 use std::io::{self, Read};
 
 pub const MAGIC: u16 = 0x4e51;
-/// 2: the receiver answers the hello (`Welcome` / `Refuse`).
-pub const VERSION: u8 = 2;
+/// 2: the receiver answers the hello (`Welcome` / `Refuse`); 3: the receiver challenges
+/// first and the hello and welcome carry the cluster key's proofs (`auth`).
+pub const VERSION: u8 = 3;
 pub const HEADER_BYTES: usize = 16;
 /// The longest packet any agent sends or accepts. A receiver accepts packets of any size up
 /// to this, not only its own packet size: two agents configured with different packet
@@ -48,6 +53,9 @@ pub enum Kind {
     Welcome = 3,
     /// The receiver's answer to a hello: the flow is refused (payload: the reason).
     Refuse = 4,
+    /// The receiver's first frame on a connection: a fresh nonce the hello must prove the
+    /// cluster key against (`auth`).
+    Challenge = 5,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,6 +93,7 @@ impl Header {
             2 => Kind::Data,
             3 => Kind::Welcome,
             4 => Kind::Refuse,
+            5 => Kind::Challenge,
             k => return Err(FrameError::Kind(k)),
         };
         let flags = b[4];
@@ -110,7 +119,7 @@ pub enum FrameError {
     Magic(u16),
     #[error("unsupported version {0} (expected {VERSION})")]
     Version(u8),
-    #[error("unknown frame kind {0} (allowed: 1 hello, 2 data, 3 welcome, 4 refuse)")]
+    #[error("unknown frame kind {0} (allowed: 1 hello, 2 data, 3 welcome, 4 refuse, 5 challenge)")]
     Kind(u8),
     #[error("unknown flags {0:#04x} (allowed: {FLAG_LAST:#04x} last)")]
     Flags(u8),
@@ -124,6 +133,8 @@ pub enum FrameError {
     SecondHello,
     #[error("hello's endpoint name is not host:port or host:port/N with an IP address")]
     HelloName,
+    #[error("hello's payload is shorter than its nonce and proof ({0} bytes)")]
+    HelloShort(usize),
     #[error("a {0:?} frame from the sending side of a flow")]
     Direction(Kind),
     #[error("message id changed from {expected} to {got} inside a message")]
@@ -233,7 +244,7 @@ mod tests {
         };
         assert_eq!(bad(0, 0), FrameError::Magic(0x4e00));
         assert_eq!(bad(2, 9), FrameError::Version(9));
-        assert_eq!(bad(3, 5), FrameError::Kind(5));
+        assert_eq!(bad(3, 6), FrameError::Kind(6));
         let mut refuse = b;
         refuse[3] = 4;
         assert_eq!(Header::decode(&refuse, 4096).map(|h| h.kind), Ok(Kind::Refuse));

@@ -8,9 +8,11 @@
 //! `kernel` back end (`pacing`). On a host, the agent runs as a daemon (`daemon`) that every
 //! local application reaches through a Unix socket (`local`, `client`): the trusted rate
 //! controller of document 004 §3.2. A library-mode `Agent` in one process is the same agent
-//! without the daemon (tests, benchmarks, a single application).
+//! without the daemon (tests, benchmarks, a single application). Agents prove a cluster key
+//! to each other at every connection's hello (`auth`), so only agents reach agents.
 
 pub mod agent;
+pub mod auth;
 pub mod client;
 pub mod daemon;
 pub mod dispatch;

@@ -4,16 +4,56 @@
 //! Rates here are checked only as orderings and shares with wide tolerances; speed belongs
 //! to `qosnet net bench` and `qosnet reproduce seed004-real`.
 
+use qosnet_net::auth::{self, ClusterKey, Nonce, MAC_BYTES, NONCE_BYTES};
+use qosnet_net::frame::{self, Header, Kind, FLAG_LAST, HEADER_BYTES};
 use qosnet_net::{Agent, AgentConfig, Backend, NetError, PortHandle};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+mod common;
 
 fn agent(open: bool) -> Agent {
     Agent::start(AgentConfig { open, ..AgentConfig::default() }).unwrap()
 }
 
 const WAIT: Option<Duration> = Some(Duration::from_secs(20));
+
+/// A frame as it goes on the wire.
+fn frame(kind: Kind, flags: u8, message: u32, payload: &[u8]) -> Vec<u8> {
+    let mut h = [0u8; HEADER_BYTES];
+    Header { kind, flags, priority: 0, length: payload.len() as u32, message }.encode(&mut h);
+    [&h[..], payload].concat()
+}
+
+/// A one-packet message `data` (message id 0).
+fn data(d: &[u8]) -> Vec<u8> {
+    frame(Kind::Data, FLAG_LAST, 0, d)
+}
+
+/// A hello from `claimed` to port 0 with the proof `tag` for `nonce`.
+fn hello(claimed: &str, nonce: &Nonce, tag: &[u8; MAC_BYTES]) -> Vec<u8> {
+    frame(Kind::Hello, 0, 0, &[&nonce[..], &tag[..], claimed.as_bytes()].concat())
+}
+
+/// A hello as a process without the cluster key makes it: no proof.
+fn unproven_hello(claimed: &str) -> Vec<u8> {
+    hello(claimed, &[7; NONCE_BYTES], &[0; MAC_BYTES])
+}
+
+/// A raw connection to `agent` and the challenge it opens with.
+fn challenged(agent: &str) -> (TcpStream, Nonce) {
+    let mut s = TcpStream::connect(agent).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let f = frame::read_frame(&mut s, 1 << 16).unwrap().unwrap().unwrap();
+    assert_eq!(f.header.kind, Kind::Challenge);
+    (s, f.payload.try_into().expect("a 32-byte challenge"))
+}
+
+/// An agent of the test cluster (it holds the cluster key).
+fn keyed(open: bool) -> Agent {
+    Agent::start(AgentConfig { open, key_file: Some(common::key_file()), ..AgentConfig::default() }).unwrap()
+}
 
 /// `rx` admits `tx`'s flow from its port 0 at priority 0 (the control plane's
 /// destination-side admission).
@@ -132,33 +172,36 @@ fn malformed_frames_are_refused_and_counted_and_the_agent_goes_on() {
     // Open: every well-formed hello is welcomed, so what is refused here is the frames.
     let rx = agent(true);
     let tx = agent(true);
-    let garbage: [&[u8]; 4] = [
+    let garbage: [&[u8]; 6] = [
         b"GET / HTTP/1.1\r\n\r\n",
-        &[0x51, 0x4e, 2, 2, 0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0],
+        &data(b"123456789"),
         &[0u8; 16],
         // A hello whose name is not ip:port (the source is named by its address).
-        &[0x51, 0x4e, 2, 1, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, b'x', b':', b'1'],
+        &unproven_hello("x:1"),
+        // A hello too short for its nonce and proof.
+        &frame(Kind::Hello, 0, 0, b"127.0.0.1:1"),
+        // The previous version's hello.
+        &[0x51, 0x4e, 2, 1, 0, 0, 0, 0, 11, 0, 0, 0, 0, 0, 0, 0],
     ];
-    for g in garbage {
-        let mut s = TcpStream::connect(rx.endpoint()).unwrap();
-        s.write_all(g).unwrap();
-        drop(s);
-    }
     // A data frame longer than the packet limit, after a valid hello.
-    let mut s = TcpStream::connect(rx.endpoint()).unwrap();
-    let mut hello = vec![0x51, 0x4e, 2, 1, 0, 0, 0, 0, 11, 0, 0, 0, 0, 0, 0, 0];
-    hello.extend_from_slice(b"127.0.0.1:1");
-    hello.extend_from_slice(&[0x51, 0x4e, 2, 2, 1, 0, 0, 0, 0, 0, 0x20, 0, 0, 0, 0, 0]);
-    s.write_all(&hello).unwrap();
-    drop(s);
-    wait_until("5 refused connections", || rx.stats().malformed_frames >= 5);
+    let mut long = unproven_hello("127.0.0.1:1");
+    long.extend_from_slice(&[0x51, 0x4e, 3, 2, 1, 0, 0, 0, 0, 0, 0x20, 0, 0, 0, 0, 0]);
+    // Each after reading the agent's challenge, and read until the agent closes (closing
+    // with its frames unread would reset the connection before it read the garbage).
+    for g in garbage.into_iter().chain([&long[..]]) {
+        let (mut s, _) = challenged(rx.endpoint());
+        s.write_all(g).unwrap();
+        let _ = s.read_to_end(&mut Vec::new());
+    }
+    wait_until("7 refused connections", || rx.stats().malformed_frames >= 7);
     tx.send(rx.endpoint(), 0, b"still here".to_vec()).unwrap();
     assert_eq!(rx.recv(WAIT).unwrap().data, b"still here");
     let st = rx.stats();
     // The HTTP line is refused at its magic; the second frame announces a data packet before
-    // any hello; the zeros have a bad magic; the hello's name is no address; the long frame
-    // (2 MiB) exceeds the packet limit.
-    assert_eq!(st.malformed_frames, 5, "{st:?}");
+    // any hello; the zeros have a bad magic; the hello's name is no address; the short hello
+    // has no room for its proof; the old hello has version 2; the long frame (2 MiB) exceeds
+    // the packet limit.
+    assert_eq!(st.malformed_frames, 7, "{st:?}");
     assert!(st.last_malformed.is_some());
     assert_eq!(st.refused_flows, 0);
 }
@@ -206,6 +249,12 @@ fn bad_configuration_names_the_field() {
     assert_eq!(e.to_string(), "packet_bytes: must be in 1..=1048576, got 0");
     let e = Agent::start(AgentConfig { listen: "nowhere".into(), ..AgentConfig::default() }).err().unwrap();
     assert!(e.to_string().starts_with("listen: cannot bind"), "{e}");
+    let e =
+        Agent::start(AgentConfig { hello_timeout: Duration::ZERO, ..AgentConfig::default() }).err().unwrap();
+    assert_eq!(e.to_string(), "hello_timeout: must be > 0 s, got 0");
+    let missing = Some(std::env::temp_dir().join("qosnet-no-such-key"));
+    let e = Agent::start(AgentConfig { key_file: missing, ..AgentConfig::default() }).err().unwrap();
+    assert!(e.to_string().starts_with("key_file: cannot read"), "{e}");
     let a = agent(false);
     assert_eq!(
         a.reserve("127.0.0.1:1", 0, 0.0, None).unwrap_err().to_string(),
@@ -232,10 +281,12 @@ fn agents_with_different_packet_sizes_talk() {
 fn a_peer_that_stops_reading_does_not_stall_the_other_flows() {
     let stuck = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let stuck_ep = stuck.local_addr().unwrap().to_string();
-    // It welcomes the flow (the receiver's answer to the hello) and then reads nothing.
+    // It challenges, welcomes the flow (the receiver's answer to the hello) and then reads
+    // nothing.
     let held = std::thread::spawn(move || {
         stuck.accept().map(|(mut s, _)| {
-            s.write_all(&[0x51, 0x4e, 2, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap();
+            s.write_all(&frame(Kind::Challenge, 0, 0, &[1; NONCE_BYTES])).unwrap();
+            s.write_all(&frame(Kind::Welcome, 0, 0, &[])).unwrap();
             s
         })
     });
@@ -321,21 +372,16 @@ fn a_closed_receiver_refuses_a_flow_it_did_not_admit_and_the_sender_hears_why() 
 /// connection's address), and nothing it sends is delivered.
 #[test]
 fn a_rogue_sender_that_skips_its_agent_is_refused_and_counted() {
-    use std::io::Read;
     let rx = agent(false);
     // Another host's agent is admitted; the rogue claims to be it.
     rx.admit("10.9.9.9:7400", 0, 0, None).unwrap();
     for claimed in ["127.0.0.1:1", "10.9.9.9:7400"] {
-        let mut s = TcpStream::connect(rx.endpoint()).unwrap();
-        let mut frames = vec![0x51, 0x4e, 2, 1, 0, 0, 0, 0, claimed.len() as u8, 0, 0, 0, 0, 0, 0, 0];
-        frames.extend_from_slice(claimed.as_bytes());
+        let (mut s, _) = challenged(rx.endpoint());
         // A data packet straight after the hello, without waiting for the answer.
-        frames.extend_from_slice(&[0x51, 0x4e, 2, 2, 1, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0]);
-        frames.extend_from_slice(b"rogue");
-        s.write_all(&frames).unwrap();
+        s.write_all(&[unproven_hello(claimed), data(b"rogue")].concat()).unwrap();
         let mut answer = Vec::new();
         let _ = s.read_to_end(&mut answer);
-        assert_eq!(&answer[..4], &[0x51, 0x4e, 2, 4], "a refusal frame");
+        assert_eq!(&answer[..4], &[0x51, 0x4e, 3, 4], "a refusal frame");
         let reason = String::from_utf8_lossy(&answer[16..]);
         assert!(reason.contains("from 127.0.0.1:") && reason.contains("not admitted"), "{reason}");
     }
@@ -343,4 +389,92 @@ fn a_rogue_sender_that_skips_its_agent_is_refused_and_counted() {
     assert_eq!((st.refused_flows, st.malformed_frames), (2, 0), "{st:?}");
     assert!(st.received.is_empty(), "{st:?}");
     assert!(matches!(rx.recv(Some(Duration::from_millis(50))), Err(NetError::Timeout)));
+}
+
+/// Peer agents prove the cluster key at every hello (`auth`): a process on an admitted host
+/// that connects to a peer agent directly, without the key, is refused and counted whatever
+/// it claims; with the key it is welcomed, and the welcome proves the key back; a hello
+/// recorded from one connection and replayed on another (another challenge) is refused.
+#[test]
+fn only_holders_of_the_cluster_key_reach_a_keyed_agent() {
+    // Open, so that only the key decides here (admission is the test above).
+    let rx = keyed(true);
+    let key = ClusterKey::from_file(&common::key_file()).unwrap();
+    let refusal = |s: &mut TcpStream| {
+        let f = frame::read_frame(s, 1 << 16).unwrap().unwrap().unwrap();
+        assert_eq!(f.header.kind, Kind::Refuse);
+        String::from_utf8(f.payload).unwrap()
+    };
+    // Without the key.
+    let (mut s, _) = challenged(rx.endpoint());
+    s.write_all(&[unproven_hello("127.0.0.1:1"), data(b"rogue")].concat()).unwrap();
+    let reason = refusal(&mut s);
+    assert!(reason.contains("does not prove the cluster key"), "{reason}");
+    // With it.
+    let (mut s, challenge) = challenged(rx.endpoint());
+    let nonce = auth::nonce().unwrap();
+    let proven = hello("127.0.0.1:1", &nonce, &key.hello_mac(&challenge, &nonce, 0, 0, "127.0.0.1:1"));
+    s.write_all(&proven).unwrap();
+    let welcome = frame::read_frame(&mut s, 1 << 16).unwrap().unwrap().unwrap();
+    assert_eq!(welcome.header.kind, Kind::Welcome);
+    assert!(key.check_welcome(&challenge, &nonce, &welcome.payload), "the welcome proves the key");
+    s.write_all(&data(b"proven")).unwrap();
+    assert_eq!(rx.recv(WAIT).unwrap().data, b"proven");
+    // The same hello, replayed.
+    let (mut s, _) = challenged(rx.endpoint());
+    s.write_all(&[proven, data(b"replayed")].concat()).unwrap();
+    assert!(refusal(&mut s).contains("does not prove the cluster key"));
+    let st = rx.stats();
+    assert_eq!((st.unauthenticated_hellos, st.malformed_frames), (2, 0), "{st:?}");
+    assert_eq!(st.received.iter().map(|r| r.messages).sum::<u64>(), 1, "only the proven message");
+    // Agents: one without the key is refused (its send hears why); one with it gets in; and
+    // a keyed sender refuses a receiver that cannot prove the key back.
+    let keyless = agent(true);
+    let e = keyless.send(rx.endpoint(), 0, b"x".to_vec()).unwrap_err();
+    assert!(matches!(&e, NetError::Refused { reason, .. } if reason.contains("cluster key")), "{e}");
+    let tx = keyed(true);
+    tx.send(rx.endpoint(), 0, b"agent".to_vec()).unwrap();
+    assert_eq!(rx.recv(WAIT).unwrap().data, b"agent");
+    let e = tx.send(keyless.endpoint(), 0, b"x".to_vec()).unwrap_err().to_string();
+    assert!(e.contains("does not prove the cluster key"), "{e}");
+    assert_eq!(rx.stats().unauthenticated_hellos, 3);
+}
+
+/// A peer that accepts the connection and never answers (a dead host's kernel backlog, a
+/// hung agent) fails the flow's first send after `hello_timeout`, not the 10 s
+/// `peer_timeout`; and while one send waits on it, the host's other flows go on.
+#[test]
+fn a_silent_peer_fails_the_first_send_within_the_hello_timeout_and_wedges_nothing() {
+    // Never accepted, never answered: the kernel completes the connection and nothing more.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_ep = silent.local_addr().unwrap().to_string();
+    let rx = agent(true);
+    let quick = Agent::start(AgentConfig {
+        open: true,
+        hello_timeout: Duration::from_millis(300),
+        ..AgentConfig::default()
+    })
+    .unwrap();
+    let t0 = Instant::now();
+    let e = quick.send(&silent_ep, 0, b"x".to_vec()).unwrap_err().to_string();
+    assert!(t0.elapsed() < Duration::from_secs(5), "waited {:?}: not the hello timeout", t0.elapsed());
+    assert!(e.contains("did not send its challenge within 300ms (hello_timeout)"), "{e}");
+    let tx = Agent::start(AgentConfig {
+        open: true,
+        hello_timeout: Duration::from_secs(4),
+        ..AgentConfig::default()
+    })
+    .unwrap();
+    std::thread::scope(|sc| {
+        let waiting = sc.spawn(|| tx.send(&silent_ep, 1, b"x".to_vec()));
+        for i in 0..20u8 {
+            tx.send(rx.endpoint(), 0, vec![i; 10_000]).unwrap();
+        }
+        for i in 0..20u8 {
+            assert_eq!(rx.recv(WAIT).unwrap().data, vec![i; 10_000]);
+        }
+        assert!(!waiting.is_finished(), "the other flow went on while this send waited");
+        assert!(waiting.join().unwrap().is_err());
+    });
+    drop(silent);
 }

@@ -125,7 +125,7 @@ impl Agent {
 }
 
 /// The agent settings `Agent` and `Daemon` both take from Python, checked (the back end
-/// by name, the peer timeout in seconds); the rest as `AgentConfig::default()`.
+/// by name, the timeouts in seconds); the rest as `AgentConfig::default()`.
 #[allow(clippy::too_many_arguments)] // the keywords of both constructors
 fn agent_config(
     listen: &str,
@@ -135,6 +135,8 @@ fn agent_config(
     max_message_bytes: u64,
     queue_bytes: u64,
     peer_timeout: f64,
+    hello_timeout: f64,
+    key_file: Option<PathBuf>,
     send_buffer: u32,
 ) -> PyResult<AgentConfig> {
     Ok(AgentConfig {
@@ -145,6 +147,8 @@ fn agent_config(
         max_message_bytes,
         queue_bytes,
         peer_timeout: seconds("peer_timeout", peer_timeout)?,
+        hello_timeout: seconds("hello_timeout", hello_timeout)?,
+        key_file,
         send_buffer,
         ..AgentConfig::default()
     })
@@ -156,7 +160,7 @@ impl Agent {
     #[pyo3(signature = (
         listen = "127.0.0.1:0", backend = "agent", packet_bytes = 4096, open = false,
         max_message_bytes = 1 << 30, queue_bytes = 4 << 20, peer_timeout = 10.0,
-        echo = false, deliver = true, send_buffer = 0
+        echo = false, deliver = true, send_buffer = 0, hello_timeout = 2.0, key_file = None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -171,6 +175,8 @@ impl Agent {
         echo: bool,
         deliver: bool,
         send_buffer: u32,
+        hello_timeout: f64,
+        key_file: Option<PathBuf>,
     ) -> PyResult<PyClassInitializer<Self>> {
         let cfg = AgentConfig {
             echo,
@@ -183,6 +189,8 @@ impl Agent {
                 max_message_bytes,
                 queue_bytes,
                 peer_timeout,
+                hello_timeout,
+                key_file,
                 send_buffer,
             )?
         };
@@ -371,6 +379,7 @@ fn stats_dict(py: Python<'_>, s: Stats) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("undeliverable", s.undeliverable)?;
     d.set_item("refused_flows", s.refused_flows)?;
     d.set_item("last_refused", s.last_refused)?;
+    d.set_item("unauthenticated_hellos", s.unauthenticated_hellos)?;
     let admitted = PyList::empty(py);
     for a in s.admitted {
         admitted.append((a.src, a.port, a.priority))?;
@@ -397,7 +406,8 @@ impl Daemon {
         socket, listen = "0.0.0.0:7400", backend = "agent", packet_bytes = 4096, open = false,
         max_message_bytes = 1 << 30, queue_bytes = 4 << 20, peer_timeout = 10.0, send_buffer = 0,
         inbox_bytes = 64 << 20, mode = 0o660, max_clients = 64, max_clients_per_uid = 16,
-        max_request_bytes = 64 << 20, trusted_uids = Vec::new()
+        max_request_bytes = 64 << 20, trusted_uids = Vec::new(), hello_timeout = 2.0,
+        key_file = None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -417,6 +427,8 @@ impl Daemon {
         max_clients_per_uid: usize,
         max_request_bytes: u64,
         trusted_uids: Vec<u32>,
+        hello_timeout: f64,
+        key_file: Option<PathBuf>,
     ) -> PyResult<PyClassInitializer<Self>> {
         let agent = AgentConfig {
             echo: false,
@@ -430,6 +442,8 @@ impl Daemon {
                 max_message_bytes,
                 queue_bytes,
                 peer_timeout,
+                hello_timeout,
+                key_file,
                 send_buffer,
             )?
         };

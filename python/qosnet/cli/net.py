@@ -149,6 +149,24 @@ def agent(
         ),
     ] = False,
     packet_size: PacketSize = 4096,
+    key_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--key-file",
+            envvar="QOSNET_KEY_FILE",
+            help="The cluster key (mode 600, at least 32 bytes; the same file on every host): "
+            "peer agents prove it at every connection, so a process that is not an agent "
+            "cannot reach this one. Required unless --open.",
+        ),
+    ] = None,
+    hello_timeout: Annotated[
+        float,
+        typer.Option(
+            "--hello-timeout",
+            help="Seconds a peer may take to accept a connection and answer its hello "
+            "before the flow's send fails.",
+        ),
+    ] = 2.0,
     service: Annotated[
         str | None,
         typer.Option("--service", help="URL of `qosnet serve`: install its admitted flows."),
@@ -179,6 +197,10 @@ def agent(
     at this node is reserved here (its IDT from the reserved bandwidth), every one destined
     to it admitted here, and a flow released or whose lease expired is removed; flows the
     service did not admit are refused, sent or received, unless --open.
+
+    Peer agents authenticate each other with the cluster key (--key-file, HMAC
+    challenge-response at every connection's hello): a closed daemon does not start without
+    it, and refuses (and counts) any connection that cannot prove it.
     """
     from qosnet.dataplane import Daemon
     from qosnet.dataplane.control import ServiceLink, read_hosts
@@ -191,7 +213,8 @@ def agent(
     with _errors():
         a = Daemon(
             socket_path, listen=listen, backend=backend, packet_bytes=packet_size, open=open_,
-            mode=bits, trusted_uids=trusted_uid or [],
+            mode=bits, trusted_uids=trusted_uid or [], key_file=key_file,
+            hello_timeout=hello_timeout,
         )  # fmt: skip
         link = None
         if service is not None and node is not None and hosts is not None:
@@ -397,6 +420,15 @@ def bench(
             "mode and the daemon, with CPU per round trip and per Gb.",
         ),
     ] = False,
+    interleaved: Annotated[
+        bool,
+        typer.Option(
+            "--interleaved",
+            help="Rate control's overhead from many short paired blocks, both senders alive "
+            "at once (--reps blocks, default 40): mean, median and a 95% interval of the "
+            "paired difference, in time and in the sender's CPU.",
+        ),
+    ] = False,
     json_out: JsonOption = False,
 ) -> None:
     """Rate control's overhead (document 004 §5.2): ping-pong round trips and streaming
@@ -410,10 +442,15 @@ def bench(
 
     if where not in ("loopback", "veth"):
         raise typer.BadParameter(f"must be loopback or veth, got {where!r}", param_hint="--where")
+    if daemon and interleaved:
+        raise typer.BadParameter("choose --daemon or --interleaved", param_hint="--interleaved")
     if daemon:
         if where != "loopback":
             raise typer.BadParameter("--daemon runs on the loopback only", param_hint="--where")
         _bench_daemon(quick, reps, json_out)
+        return
+    if interleaved:
+        _bench_interleaved(where, quick, reps, json_out)
         return
     with _errors():
         try:
@@ -450,6 +487,44 @@ def bench(
         )  # fmt: skip
         t.add_row(f"{v['test']}: worst", str(v["worst_size"]), "", "", f"{v['worst']:+.2%}",
                   "", "", "", "")  # fmt: skip
+    stdout_console().print(t)
+
+
+def _bench_interleaved(where: str, quick: bool, reps: int | None, json_out: bool) -> None:
+    """`qosnet net bench --interleaved`: paired blocks, intervals of the mean."""
+    from rich.table import Table
+
+    from qosnet.dataplane import overhead
+
+    blocks = reps or (6 if quick else 40)
+    with _errors():
+        try:
+            rows = overhead.interleaved(where, blocks=blocks, progress=None if json_out else err)
+        except RuntimeError as e:
+            err(f"error: {e}")
+            raise typer.Exit(1) from None
+    summary = overhead.interleaved_verdicts(rows)
+    if json_out:
+        typer.echo(json.dumps({"rows": rows, "verdicts": summary}))
+        return
+    pct = "{:+.2%}".format
+    t = Table(title=f"rate control overhead, {where}, {blocks} interleaved paired blocks")
+    for c in ("test", "size B", "with", "without", "mean", "median", "95% interval",
+              "CPU with/without", "CPU mean (95%)"):  # fmt: skip
+        t.add_column(c, justify="left" if c == "test" else "right")
+    for r in rows:
+        t.add_row(
+            r["test"], str(r["size"]), f"{r['with']:.3f}", f"{r['without']:.3f}",
+            pct(r["mean"]), pct(r["median"]), f"{pct(r['ci95'][0])}..{pct(r['ci95'][1])}",
+            f"{r['cpu_with']:.3g}/{r['cpu_without']:.3g}",
+            f"{pct(r['cpu_mean'])} ({pct(r['cpu_ci95'][0])}..{pct(r['cpu_ci95'][1])})",
+        )  # fmt: skip
+    for v in summary:
+        t.add_row(
+            f"{v['test']}: mean", "", "", "", pct(v["mean"]), pct(v["median"]),
+            f"{pct(v['ci95'][0])}..{pct(v['ci95'][1])}", v["verdict"],
+            f"{pct(v['cpu_mean'])} ({v['cpu_verdict']})",
+        )  # fmt: skip
     stdout_console().print(t)
 
 

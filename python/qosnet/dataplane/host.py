@@ -20,8 +20,8 @@ stdin line with one JSON line:
 - `{"op": "received", "src": E}`: bytes arrived from E so far
 - `{"op": "expect", "src": E, "bytes": B}`: wait until B bytes in all have arrived from E,
   return the monotonic time they had (the clock is the machine's, shared by namespaces)
-- `{"op": "cpu"}`: CPU seconds of the agent's dispatcher thread(s) (10 ms ticks) and of the
-  process (`process_time`, to the nanosecond)
+- `{"op": "cpu"}`: CPU seconds of the agent's dispatcher thread(s) (`schedstat`, to the
+  nanosecond) and of the process (`process_time`)
 - `{"op": "quit"}`
 
 It is how a test or `qosnet reproduce seed004-real` runs a host inside a network namespace
@@ -63,14 +63,21 @@ AGENT_THREADS = ("qosnet-dispatch", "qosnet-drain")
 
 
 def thread_cpu() -> dict[str, float]:
-    """CPU seconds (user + system) of this process's agent threads (`AGENT_THREADS`, under
-    "dispatch", in the kernel's 10 ms ticks) and of the whole process (`process_time`)."""
+    """CPU seconds of this process's agent threads (`AGENT_THREADS`, under "dispatch") and
+    of the whole process (`process_time`). A thread's is the scheduler's own account of its
+    run time (`schedstat`, nanoseconds), or where that is missing its user and system time
+    in the kernel's 10 ms ticks, too coarse for a short transfer."""
     tick = os.sysconf("SC_CLK_TCK")
     dispatch = 0.0
     for task in Path("/proc/self/task").iterdir():
         try:
             if (task / "comm").read_text().strip() not in AGENT_THREADS:
                 continue
+            try:
+                dispatch += int((task / "schedstat").read_text().split()[0]) / 1e9
+                continue
+            except (OSError, IndexError, ValueError):
+                pass
             fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue

@@ -21,6 +21,7 @@ Nothing here is asserted: the numbers are a benchmark's (`qosnet net bench`).
 
 from __future__ import annotations
 
+import random
 import statistics
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -35,6 +36,10 @@ __all__ = [
     "TARGET",
     "Pair",
     "bandwidth",
+    "confidence_interval",
+    "interleaved",
+    "ratio_interval",
+    "interleaved_verdicts",
     "local_pair",
     "ping_pong",
     "run",
@@ -239,4 +244,205 @@ def verdicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         out.append({"test": test, "mean": mean, "mean_p25": lo, "mean_p75": hi,
                     "worst": worst["overhead"], "worst_size": worst["size"],
                     "verdict": verdict})  # fmt: skip
+    return out
+
+
+# --- interleaved blocks: both configurations alive at once -------------------------------
+
+
+def confidence_interval(
+    xs: list[float], level: float = 0.95, resamples: int = 4000, seed: int = 0
+) -> tuple[float, float]:
+    """A bootstrap percentile interval of the mean of `xs` (paired differences): no
+    assumption of normality, which these heavy-tailed samples do not meet. Seeded, so that
+    a report is reproducible from its samples."""
+    if len(xs) < 2:
+        return xs[0], xs[0]
+    rng = random.Random(seed)
+    n = len(xs)
+    means = sorted(statistics.fmean(rng.choices(xs, k=n)) for _ in range(resamples))
+    lo = means[int((1 - level) / 2 * resamples)]
+    hi = means[min(resamples - 1, int((1 + level) / 2 * resamples))]
+    return lo, hi
+
+
+def ratio_interval(
+    with_: list[float], without: list[float], level: float = 0.95, resamples: int = 4000
+) -> tuple[float, float, float]:
+    """sum(with) / sum(without) - 1 over paired blocks, and a bootstrap interval of it
+    (blocks resampled in pairs). For CPU per round trip or per Gb: a ratio of totals is not
+    carried away by the few blocks whose small denominator makes a paired ratio huge, as a
+    mean of paired ratios is."""
+    ratio = sum(with_) / sum(without) - 1
+    if len(with_) < 2:
+        return ratio, ratio, ratio
+    rng = random.Random(0)
+    idx = range(len(with_))
+    rs = []
+    for _ in range(resamples):
+        pick = rng.choices(idx, k=len(with_))
+        rs.append(sum(with_[i] for i in pick) / sum(without[i] for i in pick) - 1)
+    rs.sort()
+    return (
+        ratio,
+        rs[int((1 - level) / 2 * resamples)],
+        rs[min(resamples - 1, int((1 + level) / 2 * resamples))],
+    )
+
+
+@contextmanager
+def _four_hosts(where: str, link_bps: float = 1e9) -> Iterator[tuple[HostProcess, ...]]:
+    """Two senders (the first to be reserved), an echoing receiver and a counting sink,
+    all alive at once; on the loopback or between two namespace hosts."""
+    opts = {"open": True, "send_buffer": 0}
+    if where == "veth":
+        with Cluster(2, link_bps=link_bps) as c:
+            yield (c.host(0, **opts), c.host(0, **opts), c.host(1, **opts, echo=True, deliver=True),
+                   c.host(1, **opts, echo=False, deliver=False))  # fmt: skip
+        return
+    procs = [
+        HostProcess.local(opts),
+        HostProcess.local(opts),
+        HostProcess.local({**opts, "echo": True, "deliver": True}),
+        HostProcess.local({**opts, "echo": False, "deliver": False}),
+    ]
+    try:
+        yield tuple(procs)
+    finally:
+        for p in procs:
+            p.close()
+
+
+def _roles(
+    rc_tx: HostProcess, plain_tx: HostProcess, echo: HostProcess, sink: HostProcess, peak: float
+) -> None:
+    """Reserve `rc_tx`'s flows (and the echo back to it) above the path's capacity; leave
+    `plain_tx`'s unreserved (the agents are open: they go on unregulated)."""
+    for dst in (echo, sink):
+        plain_tx.call("release", dst=dst.endpoint)
+        rc_tx.call("reserve", dst=dst.endpoint, bps=peak)
+    echo.call("release", dst=plain_tx.endpoint)
+    echo.call("reserve", dst=rc_tx.endpoint, bps=peak)
+
+
+def interleaved(
+    where: str = "loopback",
+    blocks: int = 40,
+    pings: int = 200,
+    total_bytes: int = 8 << 20,
+    ping_sizes: tuple[int, ...] = (4, 1024, 16384, 65536),
+    bw_sizes: tuple[int, ...] = (4096, 65536, 1048576),
+    progress: Callable[[str], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Rate control's overhead from many short paired blocks rather than few long runs.
+
+    Both senders live for the whole measurement, one with its flows reserved above the
+    path's capacity (the IDT/NDT path on every packet, never throttling), one unreserved,
+    to the same echoing receiver (which reserves its echo to the reserved one) and the same
+    sink; they swap roles every block, so that what is the process's own (the core it
+    shares, say) is not taken for rate control's. Block after block, each size is measured
+    on both, in alternating order: `pings` round
+    trips (their median), or `total_bytes` streamed; and the sender's process CPU per round
+    trip or per Gb. A block's paired difference is one sample; slow drift in the machine's
+    load falls on both halves of a block alike, so the samples' spread is the fast noise
+    only. A row gives, per size, the samples' mean, median and a 95% bootstrap interval of
+    the mean for time, and for CPU the ratio of the totals with its interval
+    (`ratio_interval`) and the paired ratios' median."""
+    if where == "veth":
+        ok, why = available()
+        if not ok:
+            raise RuntimeError(f"veth: {why}")
+    peak = 100e9 if where == "loopback" else 10e9
+    rtt: dict[tuple[int, bool], list[float]] = {}
+    bw: dict[tuple[int, bool], list[float]] = {}
+    cpu: dict[tuple[str, int, bool], list[float]] = {}
+    agent_cpu: dict[tuple[int, bool], list[float]] = {}
+    with _four_hosts(where) as (one, other, echo, sink):
+        for tx in (one, other):  # connect, and warm up, outside the samples
+            tx.call("ping_pong", dst=echo.endpoint, size=4, count=50)
+            bandwidth(Pair(tx, sink, peak, where), 65536, 1 << 20)
+        for b in range(blocks):
+            if progress:
+                progress(f"block {b + 1}/{blocks}")
+            # The two processes swap roles every block (one reserved, the other not), so a
+            # process's own luck (the core it shares, its cache) falls on both
+            # configurations alike; the order within a block alternates every two blocks.
+            rc_tx, plain_tx = (one, other) if b % 2 == 0 else (other, one)
+            _roles(rc_tx, plain_tx, echo, sink, peak)
+            senders = {True: rc_tx, False: plain_tx}
+            order = (True, False) if (b // 2) % 2 == 0 else (False, True)
+            for size in ping_sizes:
+                for rc in order:
+                    tx = senders[rc]
+                    c0 = tx.call("cpu")["process"]
+                    got = tx.call("ping_pong", dst=echo.endpoint, size=size, count=pings)["rtt"]
+                    c1 = tx.call("cpu")["process"]
+                    rtt.setdefault((size, rc), []).append(float(statistics.median(got)))
+                    cpu.setdefault(("rtt", size, rc), []).append((c1 - c0) / pings)
+            for size in bw_sizes:
+                for rc in order:
+                    r = bandwidth(Pair(senders[rc], sink, peak, where), size, total_bytes)
+                    bw.setdefault((size, rc), []).append(r["bps"])
+                    cpu.setdefault(("bw", size, rc), []).append(r["process_cpu_per_gbps"])
+                    agent_cpu.setdefault((size, rc), []).append(r["dispatch_cpu_per_gbps"])
+    rows = []
+    for test, sizes, got in (("rtt", ping_sizes, rtt), ("bw", bw_sizes, bw)):
+        for size in sizes:
+            w, wo = got[(size, True)], got[(size, False)]
+            # latency overhead (w - wo) / wo; bandwidth loss (wo - w) / wo
+            d = [((a - b) if test == "rtt" else (b - a)) / b for a, b in zip(w, wo, strict=True)]
+            cw, cwo = cpu[(test, size, True)], cpu[(test, size, False)]
+            dc = [(a - b) / b for a, b in zip(cw, cwo, strict=True) if b > 0]
+            lo, hi = confidence_interval(d)
+            cratio, clo, chi = ratio_interval(cw, cwo)
+            scale = 1e6 if test == "rtt" else 1e-9
+            rows.append({
+                "test": "ping-pong RTT (us)" if test == "rtt" else "bandwidth (Gb/s)",
+                "size": size, "blocks": len(d), "where": where,
+                "with": statistics.median(w) * scale, "without": statistics.median(wo) * scale,
+                "mean": statistics.fmean(d), "median": statistics.median(d),
+                "ci95": [lo, hi],
+                # CPU: seconds per round trip (x1e6: us) or per Gb, the sender's process
+                "cpu_with": statistics.median(cw) * (1e6 if test == "rtt" else 1.0),
+                "cpu_without": statistics.median(cwo) * (1e6 if test == "rtt" else 1.0),
+                # CPU: the ratio of the totals (with / without - 1), its interval; the
+                # median of the paired ratios beside it
+                "cpu_mean": cratio, "cpu_median": statistics.median(dc),
+                "cpu_ci95": [clo, chi],
+                # the agent's scheduling threads (dispatcher, drain), s per Gb, 10 ms ticks
+                "agent_cpu_per_gb": statistics.fmean(agent_cpu[(size, True)])
+                if test == "bw" else None,
+            })  # fmt: skip
+    return rows
+
+
+def interleaved_verdicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per test: the mean over sizes of the paired means, the mean of the 95% intervals'
+    ends, the worst size, and a verdict against `TARGET` from the intervals: "under 1%"
+    when even the upper end is below it, "over 1%" when even the lower end is above it,
+    else "unresolved at this noise"; the same for CPU."""
+    out = []
+
+    def verdict(lo: float, hi: float) -> str:
+        if hi < TARGET:
+            return "under 1%"
+        if lo > TARGET:
+            return "over 1%"
+        return "unresolved at this noise"
+
+    for test in dict.fromkeys(r["test"] for r in rows):
+        rs = [r for r in rows if r["test"] == test]
+        lo = statistics.fmean(r["ci95"][0] for r in rs)
+        hi = statistics.fmean(r["ci95"][1] for r in rs)
+        clo = statistics.fmean(r["cpu_ci95"][0] for r in rs)
+        chi = statistics.fmean(r["cpu_ci95"][1] for r in rs)
+        worst = max(rs, key=lambda r: r["mean"])
+        out.append({
+            "test": test, "mean": statistics.fmean(r["mean"] for r in rs),
+            "median": statistics.fmean(r["median"] for r in rs), "ci95": [lo, hi],
+            "worst": worst["mean"], "worst_ci95": worst["ci95"], "worst_size": worst["size"],
+            "verdict": verdict(lo, hi),
+            "cpu_mean": statistics.fmean(r["cpu_mean"] for r in rs), "cpu_ci95": [clo, chi],
+            "cpu_verdict": verdict(clo, chi),
+        })  # fmt: skip
     return out
