@@ -159,6 +159,16 @@ def report(exps: list[Experiment], result: dict[str, Any], out: Path, quick: boo
                 f"time {v['verdict']}, CPU {v['cpu_verdict']}."
             )
     lines += ["", "## Findings", "", *findings, ""]
+    # Findings measured by other tools (instruction counts, the daemon's cost) live beside the
+    # results and are carried into each re-run's FINDINGS as they are, not lost by it.
+    apart_file = out / "measured_apart.md"
+    apart = (
+        [line for line in apart_file.read_text().splitlines() if line.startswith("- ")]
+        if apart_file.exists()
+        else []
+    )
+    if apart:
+        findings += ["", "## Measured apart (not re-run by this command)", "", *apart]
     (out / "FINDINGS.md").write_text("\n".join(["# Findings: seed004-real", "", *findings, ""]))
     path = out / "report.md"
     path.write_text("\n".join(lines))
