@@ -130,19 +130,7 @@ fn hello_parts<'a>(
 /// A fresh random nonce (the kernel's CSPRNG).
 pub fn nonce() -> std::io::Result<Nonce> {
     let mut n = [0u8; NONCE_BYTES];
-    let mut got = 0;
-    while got < n.len() {
-        // SAFETY: getrandom writes at most the given length into a valid local buffer.
-        let rc = unsafe { libc::getrandom(n[got..].as_mut_ptr() as *mut libc::c_void, n.len() - got, 0) };
-        if rc > 0 {
-            got += rc as usize;
-            continue;
-        }
-        let e = std::io::Error::last_os_error();
-        if e.kind() != std::io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    }
+    getrandom::getrandom(&mut n).map_err(std::io::Error::from)?;
     Ok(n)
 }
 
