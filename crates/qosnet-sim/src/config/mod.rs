@@ -345,6 +345,30 @@ impl Default for PreemptionConfig {
     }
 }
 
+/// `[router] virtual_clock`: how the router's VirtualClock schedulers keep their state.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct VirtualClockConfig {
+    pub state: VirtualClockState,
+}
+
+/// What a VirtualClock *connection* is (document 003 §3.1: "auxVC and Vtick for each
+/// connection ... determined when a connection is set up"), and so how long its auxVC lives.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VirtualClockState {
+    /// The message holding a VC: its auxVC starts afresh when its header takes the VC, so a
+    /// stream's messages inherit nothing from one another.
+    #[default]
+    Message,
+    /// The stream the message belongs to (its flow: a video connection, §4.2's
+    /// "connection" bound to its input VC): each scheduling point keeps one auxVC per
+    /// stream across its messages, so a frame sent above the stream's reserved rate carries
+    /// its lead in virtual time into the stream's next messages (Zhang's VirtualClock, a
+    /// clock per flow). Unreserved (best-effort) messages keep none.
+    Stream,
+}
+
 /// The preemptive router's control VC (`PreemptionConfig::control_vc`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -464,6 +488,9 @@ pub struct RouterConfig {
     pub vc_release: VcRelease,
     /// Preemptive router only.
     pub preemption: PreemptionConfig,
+    /// The router's VirtualClock schedulers (crossbar input, output multiplexer):
+    /// where a connection's virtual clock lives (`VirtualClockState`).
+    pub virtual_clock: VirtualClockConfig,
     /// Marking at the switch outputs (the switch side of explicit congestion notification):
     /// none by default. Marks are counted per flow (`flows.marked_packets`) and are what
     /// congestion-control agents react to.
@@ -515,6 +542,7 @@ impl Default for RouterConfig {
             vc_selection: VcSelection::LowestFree,
             vc_release: VcRelease::TailCredit,
             preemption: PreemptionConfig::default(),
+            virtual_clock: VirtualClockConfig::default(),
             marking: None,
         }
     }
