@@ -374,8 +374,8 @@ fn video_traces_keep_their_own_or_relative_rates_when_asked() {
 /// and control must preempt them (its dummy tail first, one level per VC); exclusive, VC 0
 /// waits for control alone. On a loaded 8-port preemptive router control's latency falls
 /// several-fold and its tail vanishes (on document 003's router under the mix at 0.70:
-/// mean 113 -> 33 cycles, 99th percentile 2495 -> 106; `results/seed003` keeps the shared
-/// default), and the other classes still use every other VC.
+/// mean 113 -> 33 cycles, 99th percentile 2495 -> 106, which made exclusive the default),
+/// and the other classes still use every other VC.
 #[test]
 fn an_exclusive_control_vc_spares_control_the_preemption() {
     let run = |control_vc: &str| {

@@ -844,13 +844,16 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         }
     }
     // The preemptive router lets real-time and best-effort messages take any VC; control
-    // keeps its own (document 003 §4.2: VC 0 "for both the models") and preempts whatever
-    // lower-priority message holds it.
+    // keeps its own (document 003 §4.2: VC 0 "for both the models"), which the others may
+    // not take (`control_vc = "exclusive"`) or may, control then preempting them ("shared").
     let class_vcs = match rc.kind {
         RouterKind::Preemptive => {
             let all = crate::routing::all_vcs(rc.vcs);
             let exclusive = rc.preemption.control_vc == crate::config::ControlVc::Exclusive;
-            let others = if exclusive && split[0] != 0 { all & !split[0] } else { all };
+            // (exclusive only where control runs and has VCs of its own: a run without
+            // control traffic keeps every VC for the others)
+            let own = all & !split[0];
+            let others = if exclusive && present[0] && split[0] != 0 && own != 0 { own } else { all };
             [if split[0] != 0 { split[0] } else { all }, others, others]
         }
         _ => split,

@@ -334,14 +334,14 @@ pub struct PreemptionConfig {
     pub acceleration: bool,
     /// Whether control's VC is control's alone (document 003 §4.2: "only one virtual
     /// channel is assigned for this kind of traffic ... we assigned VC 0 for both the
-    /// models"), or real time and best effort may take it too and control preempts them
-    /// (§5.1: "any type of traffic can use any VC"; the default).
+    /// models"; the default), or real time and best effort may take it too and control
+    /// preempts them (§5.1's "any type of traffic can use any VC" read for control's VC too).
     pub control_vc: ControlVc,
 }
 
 impl Default for PreemptionConfig {
     fn default() -> Self {
-        Self { extra_buffer: 2, acceleration: true, control_vc: ControlVc::Shared }
+        Self { extra_buffer: 2, acceleration: true, control_vc: ControlVc::Exclusive }
     }
 }
 
@@ -358,7 +358,10 @@ pub struct VirtualClockConfig {
 #[serde(rename_all = "snake_case")]
 pub enum VirtualClockState {
     /// The message holding a VC: its auxVC starts afresh when its header takes the VC, so a
-    /// stream's messages inherit nothing from one another.
+    /// stream's messages inherit nothing from one another. The default: document 003's
+    /// router keeps auxVC in a counter per VC (§3.1's overflow rule: "auxVC_i for some VC
+    /// i", 16-bit counters) and learns Vtick from each message's header (§4.2); it describes
+    /// no per-stream table in the router and no connection set-up reaching it.
     #[default]
     Message,
     /// The stream the message belongs to (its flow: a video connection, §4.2's
@@ -375,7 +378,7 @@ pub enum VirtualClockState {
 pub enum ControlVc {
     /// Any class may take it; control preempts a lower class holding it.
     Shared,
-    /// Control's alone: real time and best effort use the other VCs.
+    /// Control's alone (the default): real time and best effort use the other VCs.
     Exclusive,
 }
 
