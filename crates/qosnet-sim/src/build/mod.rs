@@ -113,7 +113,7 @@ impl Simulation {
         let traffic = Traffic::new(specs, &v.spec_nodes, config.simulation.seed, phase_starts, |_, spec| {
             if let ProcessSpec::Video(v) = &spec.process {
                 deadline_of.push(deadlines.len() as u32);
-                deadlines.push(StreamDeadlines::new(v.period, n_phases));
+                deadlines.push(StreamDeadlines::new(v.period, n_phases).starting(v.first_deadline));
             } else {
                 deadline_of.push(u32::MAX);
             }

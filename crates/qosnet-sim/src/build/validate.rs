@@ -154,7 +154,14 @@ fn video_spec(
         flits_per_cycle.iter().map(|r| (1.0 / r).round().clamp(1.0, u32::MAX as f64) as u32).collect();
     let stream_rate = flits_per_cycle.iter().sum::<f64>() / flits_per_cycle.len() as f64;
     Ok((
-        VideoSpec { traces: loaded, period, streams_by_phase: vec![0], vticks, flits_per_cycle },
+        VideoSpec {
+            traces: loaded,
+            period,
+            streams_by_phase: vec![0],
+            vticks,
+            flits_per_cycle,
+            first_deadline: Default::default(),
+        },
         stream_rate,
     ))
 }
@@ -626,7 +633,16 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
                 }
                 (ProcessSpec::OnOff(params), loads)
             }
-            Process::Video { traces, format, frame_rate, mean_rate, scale, synthetic, streams } => {
+            Process::Video {
+                traces,
+                format,
+                frame_rate,
+                mean_rate,
+                scale,
+                synthetic,
+                streams,
+                first_deadline,
+            } => {
                 match video_spec(
                     cfg,
                     &clock,
@@ -639,6 +655,7 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
                     synthetic,
                 ) {
                     Ok((mut v, stream_rate)) => {
+                        v.first_deadline = *first_deadline;
                         let loads = match streams {
                             Some(n) => {
                                 if t.load.is_some() || t.rate.is_some() {

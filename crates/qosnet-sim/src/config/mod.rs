@@ -1036,6 +1036,9 @@ tagged_enum! {
             synthetic: video::SyntheticVbr,
             #[serde(default)]
             streams: Option<u32>,
+            /// Where a stream's deadline chain starts (`video::FirstDeadline`).
+            #[serde(default)]
+            first_deadline: video::FirstDeadline,
         },
     }
 }
