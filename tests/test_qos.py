@@ -121,7 +121,7 @@ def test_reproduce_seed003_quick_writes_report(tmp_path):
     assert set(phases["load"]) == set(seed003.loads(quick=True))
     p = seed003.SATURATION["P"]
     assert seed003.loads(quick=True) == [round(f * p, 2) for f in (0.67, 0.86)]
-    assert seed003.loads() == [0.62, 0.70, 0.79]
+    assert seed003.loads() == [0.61, 0.69, 0.78]
 
 
 def test_stream_rate_comparison_configurations_are_valid():

@@ -97,6 +97,8 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
         case("trace watch limit zero", with("[trace]\nwatch_flows = [0]\nwatch_limit = 0\n"), "trace.watch_limit", "must be >= 1"),
         case("trace watch limit beyond memory", with("[simulation]\nmemory_limit = \"1 GB\"\n[trace]\nwatch_flows = [0]\nwatch_limit = 4000000000\n"), "trace.watch_limit", "more than the limit of 1"),
         case("vc release tail_sent on the preemptive router", with("[router]\nkind = \"preemptive\"\nvc_release = \"tail_sent\"\n"), "router.vc_release", "the preemptive router needs \"tail_credit\""),
+        case("virtual clock state misspelt", with("[router]\nkind = \"preemptive\"\nvirtual_clock = { state = \"flow\" }\n"), "router.virtual_clock.state", "unknown variant `flow`, expected `message` or `stream`"),
+        case("first deadline misspelt", format!("{MESH}[[traffic]]\nclass = \"real_time\"\nload = 0.1\nprocess = {{ kind = \"video\", mean_rate = \"4 Mb/s\", first_deadline = \"sent\" }}\n"), "traffic[0].process.first_deadline", "unknown variant `sent`, expected `created` or `arrival`"),
         case("vc release misspelt", with("[router]\nvc_release = \"tail\"\n"), "router.vc_release", "expected `tail_credit` or `tail_sent`"),
         case("allocator iterations 0", with("[router]\nallocator = { iterations = 0 }\n"), "router.allocator.iterations", "must be"),
         case("allocator iterations 17", with("[router]\nallocator = { kind = \"islip\", iterations = 17 }\n"), "router.allocator.iterations", "must be in 1..=16"),

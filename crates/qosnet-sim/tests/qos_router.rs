@@ -374,8 +374,8 @@ fn video_traces_keep_their_own_or_relative_rates_when_asked() {
 /// and control must preempt them (its dummy tail first, one level per VC); exclusive, VC 0
 /// waits for control alone. On a loaded 8-port preemptive router control's latency falls
 /// several-fold and its tail vanishes (on document 003's router under the mix at 0.70:
-/// mean 113 -> 33 cycles, 99th percentile 2495 -> 106; `results/seed003` keeps the shared
-/// default), and the other classes still use every other VC.
+/// mean 113 -> 33 cycles, 99th percentile 2495 -> 106, which made exclusive the default),
+/// and the other classes still use every other VC.
 #[test]
 fn an_exclusive_control_vc_spares_control_the_preemption() {
     let run = |control_vc: &str| {
@@ -401,4 +401,32 @@ fn an_exclusive_control_vc_spares_control_the_preemption() {
     assert!(exclusive_p99 < shared_p99, "control p99: shared {shared_p99}, exclusive {exclusive_p99}");
     // (three VCs of four carry the rest as well: the load is not saturating)
     assert!((exclusive_accepted - shared_accepted).abs() < 0.02, "{shared_accepted} {exclusive_accepted}");
+}
+
+/// `[router] virtual_clock.state = "stream"` (document 003 §3.1's connection read as §4.2's
+/// stream): each real-time source here is one stream sending above the rate its Vtick
+/// reserves (load 0.35 against 1/3), so its clock runs ahead from message to message and
+/// the stamps — and with them the order of service — differ from fresh clocks per message.
+/// Either way every invariant holds, the run drains, and what is offered is carried.
+#[test]
+fn per_stream_virtual_clocks_keep_the_invariants_and_change_the_order() {
+    let run = |state: &str| {
+        let toml = format!(
+            "[simulation]\nwarmup = 1000\nmeasure = 20000\n\
+             [topology]\nkind = \"star\"\nports = 4\n\
+             [router]\nkind = \"preemptive\"\nvcs = 4\ninput_buffer = 8\noutput_buffer = 8\n\
+             virtual_clock = {{ state = \"{state}\" }}\n\
+             [endpoint]\nqueues = \"per_vc\"\nconcurrent_packets = 4\n\
+             [[traffic]]\nclass = \"real_time\"\nload = 0.35\nmessage_flits = 20\npacket_flits = 20\nvtick = 3\n\
+             [[traffic]]\nclass = \"best_effort\"\nload = 0.3\nmessage_flits = 20\npacket_flits = 20\n"
+        );
+        let mut s = sim(&toml);
+        s.run_checking_invariants(7).unwrap_or_else(|e| panic!("{state}: {e}"));
+        let r = s.result();
+        assert!(r.summary.drain_complete, "{state}: {:?}", r.summary);
+        assert!((r.summary.accepted_flits_per_node_cycle - 0.65).abs() < 0.03, "{state}: {:?}", r.summary);
+        f64s(&r.classes, "latency_mean").to_vec()
+    };
+    let (message, stream) = (run("message"), run("stream"));
+    assert_ne!(message, stream, "the per-stream clocks changed nothing");
 }

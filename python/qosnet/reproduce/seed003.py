@@ -23,14 +23,16 @@ RATIOS = ["20:80", "30:70", "50:50", "70:30", "80:20"]
 #: Our measured saturation load (flits/node/cycle) of each router under the document's
 #: five-phase mix (router8.toml, the quick phases), by `qosnet sweep --find-saturation
 #: --saturation-axis mix.load` (results/seed003/FINDINGS.md gives the command and the
-#: numbers before the per-VC source queues).
-SATURATION = {"TR": 0.83, "NP": 0.75, "P": 0.92}
+#: numbers before the per-VC source queues). P's was 0.92 before control's VC became its
+#: own (`router.preemption.control_vc = "exclusive"`, the default), 0.91 since.
+SATURATION = {"TR": 0.83, "NP": 0.75, "P": 0.91}
 
 #: The loads of the router study, as fractions of the preemptive router's saturation: the
 #: document runs its preemptive router well at 60-80% of the link, so its loads sit below
 #: its router's saturation; ours are chosen the same way relative to ours.
-#: (0.62 / 0.70 / 0.79: chosen as 70 / 80 / 90% of P's 0.88 before best effort took any
-#: free VC rather than one drawn when it was made, which lifted P to 0.92.)
+#: (chosen as 70 / 80 / 90% of P's 0.88 before best effort took any free VC rather than
+#: one drawn when it was made, which lifted P to 0.92, and kept as fractions: 0.61 / 0.69 /
+#: 0.78 of P's 0.91 with control's VC exclusive.)
 LOAD_FRACTIONS = (0.67, 0.76, 0.86)
 
 #: Two traces of different burstiness (frame size coefficient of variation 0.54 and 1.58,

@@ -55,9 +55,9 @@ def experiments(quick: bool = False, configs: Path | None = None) -> list[Experi
     cfg = configs or seed003._configs()
     router8 = cfg / "router8.toml"
     t = seed003._timing(quick)
-    # the router study's loads: 68 / 77 / 87% of the preemptive router's measured
+    # the router study's loads: 67 / 76 / 86% of the preemptive router's measured
     # saturation with the QoS NIC (0.91, `SATURATION`), as of the router alone with ideal
-    # endpoints (0.92)
+    # endpoints (0.91, control's VC exclusive)
     loads = seed003.loads(quick)
     return [
         Experiment(

@@ -8,7 +8,7 @@ mod validate;
 
 pub use validate::{validate, Validated};
 
-use crate::config::{Config, RouterKind, SourceQueues, VcRelease};
+use crate::config::{Config, RouterKind, SourceQueues, VcRelease, VirtualClockState};
 use crate::endpoint::{EndpointParams, Endpoints, PathChoice};
 use crate::engine::{RunParams, Simulation};
 use crate::error::ConfigErrors;
@@ -113,7 +113,7 @@ impl Simulation {
         let traffic = Traffic::new(specs, &v.spec_nodes, config.simulation.seed, phase_starts, |_, spec| {
             if let ProcessSpec::Video(v) = &spec.process {
                 deadline_of.push(deadlines.len() as u32);
-                deadlines.push(StreamDeadlines::new(v.period, n_phases));
+                deadlines.push(StreamDeadlines::new(v.period, n_phases).starting(v.first_deadline));
             } else {
                 deadline_of.push(u32::MAX);
             }
@@ -177,6 +177,9 @@ impl Simulation {
         .map_err(|e| ConfigErrors(vec![e]))?;
         let mut routers =
             Routers::new(p, topo, routing, &xbar_cfg, &out_cfg, &clock, rc.block_size, v.marking);
+        if rc.virtual_clock.state == VirtualClockState::Stream {
+            routers.keep_stream_clocks(traffic.sources.len() + 1);
+        }
         let mut reservations = reservations;
         if reservations.is_on() {
             // Admission control rewrites each link's arbitration weights (document 000

@@ -154,7 +154,14 @@ fn video_spec(
         flits_per_cycle.iter().map(|r| (1.0 / r).round().clamp(1.0, u32::MAX as f64) as u32).collect();
     let stream_rate = flits_per_cycle.iter().sum::<f64>() / flits_per_cycle.len() as f64;
     Ok((
-        VideoSpec { traces: loaded, period, streams_by_phase: vec![0], vticks, flits_per_cycle },
+        VideoSpec {
+            traces: loaded,
+            period,
+            streams_by_phase: vec![0],
+            vticks,
+            flits_per_cycle,
+            first_deadline: Default::default(),
+        },
         stream_rate,
     ))
 }
@@ -632,7 +639,16 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
                 }
                 (ProcessSpec::OnOff(params), loads)
             }
-            Process::Video { traces, format, frame_rate, mean_rate, scale, synthetic, streams } => {
+            Process::Video {
+                traces,
+                format,
+                frame_rate,
+                mean_rate,
+                scale,
+                synthetic,
+                streams,
+                first_deadline,
+            } => {
                 match video_spec(
                     cfg,
                     &clock,
@@ -645,6 +661,7 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
                     synthetic,
                 ) {
                     Ok((mut v, stream_rate)) => {
+                        v.first_deadline = *first_deadline;
                         let loads = match streams {
                             Some(n) => {
                                 if t.load.is_some() || t.rate.is_some() {
@@ -851,13 +868,16 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         }
     }
     // The preemptive router lets real-time and best-effort messages take any VC; control
-    // keeps its own (document 003 §4.2: VC 0 "for both the models") and preempts whatever
-    // lower-priority message holds it.
+    // keeps its own (document 003 §4.2: VC 0 "for both the models"), which the others may
+    // not take (`control_vc = "exclusive"`) or may, control then preempting them ("shared").
     let class_vcs = match rc.kind {
         RouterKind::Preemptive => {
             let all = crate::routing::all_vcs(rc.vcs);
             let exclusive = rc.preemption.control_vc == crate::config::ControlVc::Exclusive;
-            let others = if exclusive && split[0] != 0 { all & !split[0] } else { all };
+            // (exclusive only where control runs and has VCs of its own: a run without
+            // control traffic keeps every VC for the others)
+            let own = all & !split[0];
+            let others = if exclusive && present[0] && split[0] != 0 && own != 0 { own } else { all };
             [if split[0] != 0 { split[0] } else { all }, others, others]
         }
         _ => split,

@@ -334,15 +334,42 @@ pub struct PreemptionConfig {
     pub acceleration: bool,
     /// Whether control's VC is control's alone (document 003 §4.2: "only one virtual
     /// channel is assigned for this kind of traffic ... we assigned VC 0 for both the
-    /// models"), or real time and best effort may take it too and control preempts them
-    /// (§5.1: "any type of traffic can use any VC"; the default).
+    /// models"; the default), or real time and best effort may take it too and control
+    /// preempts them (§5.1's "any type of traffic can use any VC" read for control's VC too).
     pub control_vc: ControlVc,
 }
 
 impl Default for PreemptionConfig {
     fn default() -> Self {
-        Self { extra_buffer: 2, acceleration: true, control_vc: ControlVc::Shared }
+        Self { extra_buffer: 2, acceleration: true, control_vc: ControlVc::Exclusive }
     }
+}
+
+/// `[router] virtual_clock`: how the router's VirtualClock schedulers keep their state.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct VirtualClockConfig {
+    pub state: VirtualClockState,
+}
+
+/// What a VirtualClock *connection* is (document 003 §3.1: "auxVC and Vtick for each
+/// connection ... determined when a connection is set up"), and so how long its auxVC lives.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VirtualClockState {
+    /// The message holding a VC: its auxVC starts afresh when its header takes the VC, so a
+    /// stream's messages inherit nothing from one another. The default: document 003's
+    /// router keeps auxVC in a counter per VC (§3.1's overflow rule: "auxVC_i for some VC
+    /// i", 16-bit counters) and learns Vtick from each message's header (§4.2); it describes
+    /// no per-stream table in the router and no connection set-up reaching it.
+    #[default]
+    Message,
+    /// The stream the message belongs to (its flow: a video connection, §4.2's
+    /// "connection" bound to its input VC): each scheduling point keeps one auxVC per
+    /// stream across its messages, so a frame sent above the stream's reserved rate carries
+    /// its lead in virtual time into the stream's next messages (Zhang's VirtualClock, a
+    /// clock per flow). Unreserved (best-effort) messages keep none.
+    Stream,
 }
 
 /// The preemptive router's control VC (`PreemptionConfig::control_vc`).
@@ -351,7 +378,7 @@ impl Default for PreemptionConfig {
 pub enum ControlVc {
     /// Any class may take it; control preempts a lower class holding it.
     Shared,
-    /// Control's alone: real time and best effort use the other VCs.
+    /// Control's alone (the default): real time and best effort use the other VCs.
     Exclusive,
 }
 
@@ -464,6 +491,9 @@ pub struct RouterConfig {
     pub vc_release: VcRelease,
     /// Preemptive router only.
     pub preemption: PreemptionConfig,
+    /// The router's VirtualClock schedulers (crossbar input, output multiplexer):
+    /// where a connection's virtual clock lives (`VirtualClockState`).
+    pub virtual_clock: VirtualClockConfig,
     /// Marking at the switch outputs (the switch side of explicit congestion notification):
     /// none by default. Marks are counted per flow (`flows.marked_packets`) and are what
     /// congestion-control agents react to.
@@ -515,6 +545,7 @@ impl Default for RouterConfig {
             vc_selection: VcSelection::LowestFree,
             vc_release: VcRelease::TailCredit,
             preemption: PreemptionConfig::default(),
+            virtual_clock: VirtualClockConfig::default(),
             marking: None,
         }
     }
@@ -1013,6 +1044,9 @@ tagged_enum! {
             synthetic: video::SyntheticVbr,
             #[serde(default)]
             streams: Option<u32>,
+            /// Where a stream's deadline chain starts (`video::FirstDeadline`).
+            #[serde(default)]
+            first_deadline: video::FirstDeadline,
         },
     }
 }

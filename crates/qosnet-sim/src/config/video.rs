@@ -34,6 +34,20 @@ pub enum TraceScale {
     Common,
 }
 
+/// Where a stream's chain of deadlines starts. Document 003 §4.2 sets each frame's deadline
+/// to the previous deadline + 33.3 ms (the previous frame's arrival + 33.3 ms after a miss)
+/// but does not say what the first frame's is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FirstDeadline {
+    /// Its creation + one period: a frame misses when it takes longer than a period.
+    #[default]
+    Created,
+    /// Its own arrival (it cannot miss): each later frame then misses when it takes longer
+    /// than the frame that set the chain, so misses follow the jitter of delivery.
+    Arrival,
+}
+
 /// A synthetic MPEG VBR model (our choice, for when no trace is given): a GOP pattern of
 /// I, P and B frames whose mean sizes stand in the ratio `i_to_p` : 1 : 1/`p_to_b`
 /// (about 5 : 2.5 : 1 in MPEG-1/2 trace studies such as Rose's and Krunz and Tripathi's),

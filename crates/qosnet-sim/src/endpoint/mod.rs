@@ -375,10 +375,11 @@ impl Endpoints {
         size: u32,
         now: Cycle,
     ) {
-        let vtick = net.packets.get(packet).vtick;
+        let pkt = net.packets.get(packet);
+        let (vtick, flow) = (pkt.vtick, pkt.flow);
         self.hold_nic_lane(n, lane, class);
         *self.nic_start_blocked.at_mut(n) = false;
-        self.nic_keys.set_vtick(n, lane, vtick);
+        self.nic_keys.set_vtick(n, lane, vtick, flow);
         let key = self.nic_keys.key(n, lane, now, now);
         *self.nic_pkt.at_mut(n * self.p.lanes + lane) =
             Injecting { packet, seq: 0, size: size as u16, start: now, key, data_start: 0, avail: 0 };

@@ -3,13 +3,16 @@
 //! A frame *arrives* when its last message is delivered. Its deadline is the previous
 //! frame's deadline + P (P = 1/frame rate = 33.3 ms); but if the previous frame missed its
 //! deadline, the deadline is the previous frame's arrival + P. The first frame's deadline is
-//! its creation + P (our choice: the documents do not say). A frame misses when it arrives
+//! its creation + P (our choice: the documents do not say), or with
+//! `first_deadline = "arrival"` its own arrival (it cannot miss; the chain then follows the
+//! jitter of delivery). A frame misses when it arrives
 //! after its deadline, by `arrival − deadline`. Deadline missing probability DMP = missed /
 //! delivered frames; deadline missing time DMT = mean lateness of missed frames;
 //! inter-frame delivery time = arrival_k − arrival_(k−1), its mean and standard deviation
 //! (document 003 Table 1). Frames are evaluated in frame order (the chain needs the
 //! previous frame), so a frame whose messages finish before an earlier frame's waits.
 
+use crate::config::video::FirstDeadline;
 use std::collections::VecDeque;
 
 /// Counts over a set of frames (a stream, a phase, a run). Times in cycles.
@@ -108,6 +111,7 @@ pub struct StreamDeadlines {
     last: Option<(f64, u64, bool, bool)>,
     overall: DeadlineStats,
     per_phase: Vec<DeadlineStats>,
+    first: FirstDeadline,
 }
 
 impl StreamDeadlines {
@@ -118,7 +122,14 @@ impl StreamDeadlines {
             last: None,
             overall: DeadlineStats::default(),
             per_phase: vec![DeadlineStats::default(); phases.max(1)],
+            first: FirstDeadline::Created,
         }
+    }
+
+    /// The chain starts as `first` says (`FirstDeadline`).
+    pub fn starting(mut self, first: FirstDeadline) -> Self {
+        self.first = first;
+        self
     }
 
     /// Frame `frame` (numbered in creation order) was created at `created` as `messages`
@@ -153,7 +164,10 @@ impl StreamDeadlines {
 
     fn evaluate(&mut self, p: Pending) {
         let deadline = match self.last {
-            None => p.created as f64 + self.period,
+            None => match self.first {
+                FirstDeadline::Created => p.created as f64 + self.period,
+                FirstDeadline::Arrival => p.arrival as f64,
+            },
             Some((d, _, false, _)) => d + self.period,
             Some((_, arrival, true, _)) => arrival as f64 + self.period,
         };
@@ -205,6 +219,31 @@ mod tests {
     ///
     /// DMP = 1/5, DMT = 30; inter-frame times 140, 80, 110, 60: mean 97.5, SD
     /// sqrt((42.5² + 17.5² + 12.5² + 37.5²) / 4) = sqrt(918.75) = 30.31.
+    #[test]
+    fn the_chain_can_start_at_the_first_arrival() {
+        // The arrivals above with `first_deadline = "arrival"`:
+        // | frame | deadline                         | arrival | missed by |
+        // | 0     | its own arrival, 90              | 90      | -         |
+        // | 1     | 90 + 100 = 190                   | 230     | 40        |
+        // | 2     | 230 + 100 = 330 (after a miss)   | 310     | -         |
+        // | 3     | 430                              | 420     | -         |
+        // | 4     | 530                              | 480     | -         |
+        let mut s = StreamDeadlines::new(100.0, 1).starting(FirstDeadline::Arrival);
+        for (k, arrival) in [90u64, 230, 310, 420, 480].into_iter().enumerate() {
+            s.expect_frame(k as u64, 100 * k as u64, 1, 0, true);
+            s.message_delivered(k as u64, arrival);
+        }
+        assert_eq!((s.overall().frames, s.overall().missed, s.overall().dmt()), (5, 1, 40.0));
+        // a frame quicker than the first sets nothing back: 50, 140 (deadline 150), 260
+        // (deadline 250: 10 late), 350 (deadline 360)
+        let mut s = StreamDeadlines::new(100.0, 1).starting(FirstDeadline::Arrival);
+        for (k, arrival) in [50u64, 140, 260, 350].into_iter().enumerate() {
+            s.expect_frame(k as u64, 100 * k as u64, 1, 0, true);
+            s.message_delivered(k as u64, arrival);
+        }
+        assert_eq!((s.overall().missed, s.overall().miss_time_sum), (1, 10.0));
+    }
+
     #[test]
     fn hand_worked_arrivals() {
         let mut s = StreamDeadlines::new(100.0, 1);

@@ -400,7 +400,7 @@ impl Routers {
             let ready = in_vc.buf.front().ready;
             if next_packet && !AGE && !self.in_keys.mode.is_age() {
                 let pkt = net.packets.get(in_vc.buf.front().packet());
-                self.in_keys.set_vtick(ip, v, pkt.vtick);
+                self.in_keys.set_vtick(ip, v, pkt.vtick, pkt.flow);
             }
             let key = self.in_keys.key_in::<AGE>(ip, v, ready - self.p.d_sync, ready);
             // (a tail ends the lane's acceleration: `after_traverse`)
@@ -426,7 +426,7 @@ impl Routers {
         if out_vc.buf.is_empty() {
             if !AGE && flit.is_head() && !self.out_keys.mode.is_age() {
                 let pkt = net.packets.get(flit.packet());
-                self.out_keys.set_vtick(op, ov, pkt.vtick);
+                self.out_keys.set_vtick(op, ov, pkt.vtick, pkt.flow);
             }
             out_vc.key = self.out_keys.key_in::<AGE>(op, ov, now, flit.ready);
         }

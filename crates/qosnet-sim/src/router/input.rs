@@ -53,7 +53,7 @@ impl Routers {
         if in_vc.buf.is_empty() {
             if !AGE && flit.is_head() && !self.in_keys.mode.is_age() {
                 let pkt = net.packets.get(flit.packet());
-                self.in_keys.set_vtick(ip, v, pkt.vtick);
+                self.in_keys.set_vtick(ip, v, pkt.vtick, pkt.flow);
             }
             let key = self.in_keys.key_in::<AGE>(ip, v, now, flit.ready);
             let accelerated = PRE && *self.ip_accel.at(ip) >> v & 1 == 1;

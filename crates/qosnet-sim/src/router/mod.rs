@@ -182,6 +182,14 @@ impl Routers {
         }
     }
 
+    /// VirtualClock state per stream (`[router] virtual_clock.state = "stream"`, document
+    /// 003 §3.1's connection read as §4.2's video connection) at the crossbar inputs and
+    /// the output multiplexers, for flows `0..flows`.
+    pub(crate) fn keep_stream_clocks(&mut self, flows: usize) {
+        self.in_keys.keep_streams(flows);
+        self.out_keys.keep_streams(flows);
+    }
+
     /// This run's variant, read from the configuration it was built with.
     #[inline]
     pub(crate) fn variant(&self) -> Variant {

@@ -50,7 +50,7 @@ impl Routers {
                 if HOOK && flit.is_tail() && self.p.release_on_send && !AGE && !self.out_keys.mode.is_age() {
                     // the next packet's header follows (`VcRelease::TailSent`): its Vtick
                     let pkt = net.packets.get(ovc.buf.front().packet());
-                    self.out_keys.set_vtick(op, v, pkt.vtick);
+                    self.out_keys.set_vtick(op, v, pkt.vtick, pkt.flow);
                 }
                 ovc.key = self.out_keys.key_in::<AGE>(op, v, ready - self.p.d_crossbar, ready);
             }

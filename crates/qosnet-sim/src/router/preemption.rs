@@ -95,7 +95,7 @@ impl Routers {
         let (r, port) = *self.ip_place.at(ip);
         if flit.is_head() {
             let pkt = net.packets.get(flit.packet());
-            self.in_keys.set_vtick(ip, v, pkt.vtick);
+            self.in_keys.set_vtick(ip, v, pkt.vtick, pkt.flow);
         }
         self.inbuf.push_front(&mut self.in_vc.at_mut(ivc).buf, ivc, flit);
         if self.port_queues.on {

@@ -8,6 +8,15 @@
 //! Queueing finish tag. One implementation serves the router's input and output side and
 //! the NIC, so the three cannot drift apart.
 //!
+//! **Per-stream state** (`[router] virtual_clock.state = "stream"`, [`RateKeys::keep_streams`]):
+//! the connection is the message's stream instead (its flow, §4.2's video "connection"):
+//! each port keeps an auxVC per stream, and a VC holding one of its messages stamps that
+//! stream's clock. A stream's messages then carry its virtual time from one to the next,
+//! as in Zhang's VirtualClock (one clock per flow), even when two of them are at the port
+//! on different VCs at once. The VC's own clock then reads `vtick = 0, aux = 1 + stream`:
+//! the per-flit path tests `vtick == 0` as before and only the unreserved branch looks
+//! further, so message-state runs execute what they did before.
+//!
 //! Best-effort messages reserve nothing (their Vtick is 0, [`UNRESERVED`]): VirtualClock
 //! with an infinite Vtick. Their keys lie beyond every reserved stamp and order them by
 //! arrival, so they use what the reserved connections leave, oldest first, across ports as
@@ -34,6 +43,10 @@ pub struct RateKeys {
     base: Vec<u64>,
     fq: Vec<FqFlow>,
     fq_port: Vec<FqPort>,
+    /// Streams per port with a clock of their own (0: message state, nothing allocated).
+    streams: usize,
+    /// `ports x streams` clocks (per-stream state only); the port's `base` is theirs.
+    stream_clock: Vec<VcClock>,
 }
 
 impl RateKeys {
@@ -48,19 +61,40 @@ impl RateKeys {
             base: vec![0; if rated { ports } else { 0 }],
             fq: vec![FqFlow::default(); if mode == KeyMode::FairQueueing { clocks } else { 0 }],
             fq_port: vec![FqPort::default(); if mode == KeyMode::FairQueueing { ports } else { 0 }],
+            streams: 0,
+            stream_clock: Vec::new(),
         }
     }
 
-    /// A new message took VC `vc` of `port`: a new connection is set up on the VC, with
-    /// the Vtick its header carries and a fresh virtual clock (document 003 §3.1: both are
-    /// set at connection set-up), so it inherits nothing from the VC's previous message.
-    /// Vtick 0: an unreserved (best-effort) message.
+    /// Keep VirtualClock state per stream (flows `0..flows`) rather than per message
+    /// (module comment). Only VirtualClock keys have it; FCFS and Fair Queueing are left as
+    /// they are.
+    pub fn keep_streams(&mut self, flows: usize) {
+        if !matches!(self.mode, KeyMode::VirtualClock(_)) {
+            return;
+        }
+        let ports = self.base.len();
+        self.streams = flows;
+        self.stream_clock = vec![VcClock { vtick: 1, aux: 0 }; ports * flows];
+    }
+
+    /// A new message of stream `flow` took VC `vc` of `port`, its header carrying `vtick`
+    /// (0: an unreserved, best-effort message). With message state a new connection is set
+    /// up on the VC with a fresh virtual clock (document 003 §3.1: both are set at
+    /// connection set-up), so it inherits nothing from the VC's previous message; with
+    /// stream state the VC stamps the stream's clock, which goes on from where the stream's
+    /// last flit at this port left it.
     #[inline]
-    pub fn set_vtick(&mut self, port: usize, vc: usize, vtick: u32) {
+    pub fn set_vtick(&mut self, port: usize, vc: usize, vtick: u32, flow: u32) {
         if self.mode.is_age() {
             return;
         }
         let i = port * self.vcs + vc;
+        if self.streams != 0 && vtick != 0 && (flow as usize) < self.streams {
+            self.stream_clock.at_mut(port * self.streams + flow as usize).vtick = vtick;
+            *self.clock.at_mut(i) = VcClock { vtick: 0, aux: 1 + flow as u64 };
+            return;
+        }
         *self.clock.at_mut(i) = VcClock { vtick, aux: 0 };
         if self.mode == KeyMode::FairQueueing {
             let f = self.fq.at_mut(i);
@@ -84,6 +118,10 @@ impl RateKeys {
         }
         let vtick = self.clock.at(port * self.vcs + vc).vtick;
         if vtick == 0 {
+            let stream = self.clock.at(port * self.vcs + vc).aux;
+            if stream != 0 {
+                return self.stream_key(port, stream as usize - 1, arrival);
+            }
             return UNRESERVED + arrival;
         }
         let range = port * self.vcs..(port + 1) * self.vcs;
@@ -107,6 +145,15 @@ impl RateKeys {
         }
     }
 
+    /// The stamp of a flit of stream `stream` (per-stream state): the stream's clock at
+    /// this port advances; a finite counter's overflow rebases the port's streams.
+    #[inline(never)]
+    fn stream_key(&mut self, port: usize, stream: usize, arrival: Cycle) -> u64 {
+        let KeyMode::VirtualClock(mode) = self.mode else { unreachable!("stream state is VirtualClock's") };
+        let range = port * self.streams..(port + 1) * self.streams;
+        stamp(&mut self.stream_clock[range], self.base.at_mut(port), stream, arrival, mode)
+    }
+
     #[inline(never)]
     fn fq_key(&mut self, port: usize, vc: usize, vtick: u32, arrival: Cycle) -> u64 {
         let range = port * self.vcs..(port + 1) * self.vcs;
@@ -117,5 +164,70 @@ impl RateKeys {
     #[inline]
     pub fn unreserved(key: u64) -> bool {
         key >= UNRESERVED
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sched::CounterMode;
+
+    fn vc_keys() -> RateKeys {
+        RateKeys::new(KeyMode::VirtualClock(CounterMode::default()), 1, 2)
+    }
+
+    /// Hand-worked: stream 1 (Vtick 10) sends a burst of three flits at cycle 0 in one
+    /// message, then its next message's first flit arrives at cycle 5, when stream 2
+    /// (Vtick 10, within its rate) also starts a message on the other VC.
+    #[test]
+    fn a_stream_carries_its_virtual_clock_into_its_next_message() {
+        let mut k = vc_keys();
+        k.keep_streams(3);
+        k.set_vtick(0, 0, 10, 1);
+        // auxVC = max(now, auxVC) + Vtick: 0 + 10, then backlogged +10 each
+        assert_eq!([k.key(0, 0, 0, 0), k.key(0, 0, 0, 0), k.key(0, 0, 0, 0)], [10, 20, 30]);
+        // the next message of stream 1 on the same VC: max(5, 30) + 10, not max(5, 0) + 10
+        k.set_vtick(0, 0, 10, 1);
+        assert_eq!(k.key(0, 0, 5, 5), 40);
+        // stream 2 has sent nothing: max(5, 0) + 10; it is served before stream 1's 40
+        k.set_vtick(0, 1, 10, 2);
+        assert_eq!(k.key(0, 1, 5, 5), 15);
+        // stream 1 on two VCs at once stamps one clock: 40 + 10 on VC 1, then 50 + 10 on VC 0
+        k.set_vtick(0, 1, 10, 1);
+        assert_eq!(k.key(0, 1, 6, 6), 50);
+        assert_eq!(k.key(0, 0, 6, 6), 60);
+        // after an idle spell the clock catches up with real time: max(100, 60) + 10
+        assert_eq!(k.key(0, 0, 100, 100), 110);
+        // best effort keeps no clock: beyond every reserved stamp, by arrival
+        k.set_vtick(0, 1, 0, 2);
+        assert_eq!(k.key(0, 1, 7, 7), UNRESERVED + 7);
+        // stream 2's clock was left at 15 by its one flit: max(20, 15) + 10
+        k.set_vtick(0, 1, 10, 2);
+        assert_eq!(k.key(0, 1, 20, 20), 30);
+    }
+
+    /// The same sequence with message state: each message starts a fresh clock.
+    #[test]
+    fn with_message_state_each_message_starts_afresh() {
+        let mut k = vc_keys();
+        k.set_vtick(0, 0, 10, 1);
+        assert_eq!([k.key(0, 0, 0, 0), k.key(0, 0, 0, 0), k.key(0, 0, 0, 0)], [10, 20, 30]);
+        k.set_vtick(0, 0, 10, 1);
+        assert_eq!(k.key(0, 0, 5, 5), 15);
+        k.set_vtick(0, 1, 10, 2);
+        assert_eq!(k.key(0, 1, 5, 5), 15);
+    }
+
+    /// Per-stream clocks exist only for VirtualClock, and only when asked for.
+    #[test]
+    fn stream_state_is_virtual_clocks_alone() {
+        let mut fcfs = RateKeys::new(KeyMode::Age, 1, 2);
+        fcfs.keep_streams(3);
+        fcfs.set_vtick(0, 0, 10, 1);
+        assert_eq!(fcfs.key(0, 0, 4, 9), 9);
+        let mut fq = RateKeys::new(KeyMode::FairQueueing, 1, 2);
+        fq.keep_streams(3);
+        assert!(fq.stream_clock.is_empty());
+        assert!(vc_keys().stream_clock.is_empty());
     }
 }

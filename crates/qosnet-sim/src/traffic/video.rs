@@ -126,6 +126,8 @@ pub struct VideoSpec {
     pub vticks: Vec<u32>,
     /// Per trace: mean rate in flits per cycle.
     pub flits_per_cycle: Vec<f64>,
+    /// Where each stream's deadline chain starts (`metrics::deadline`).
+    pub first_deadline: crate::config::video::FirstDeadline,
 }
 
 /// Flits of a frame of `bytes` (at least one).

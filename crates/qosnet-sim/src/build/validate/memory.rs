@@ -229,6 +229,20 @@ pub(crate) fn estimate(cfg: &Config, shape: Shape, traffic: TrafficShape) -> Vec
         format!("{size} x (ports + router.vcs with a rate scheduler)"),
     );
 
+    // (`[router] virtual_clock.state = "stream"`: a clock per port and flow, for each
+    // VirtualClock scheduling point: `sched::RateKeys::keep_streams`)
+    if rc.virtual_clock.state == crate::config::VirtualClockState::Stream {
+        let points = [rc.crossbar(), rc.output()]
+            .iter()
+            .filter(|c| matches!(c, SchedulerConfig::VirtualClock { .. }))
+            .count() as u128;
+        part(
+            "VirtualClock stream clocks",
+            of::<VcClock>(n_ports.saturating_mul(traffic.sources.saturating_add(1)).saturating_mul(points)),
+            format!("{size} x sources (router.virtual_clock.state = \"stream\")"),
+        );
+    }
+
     let table = if shape.table { 2 * r.saturating_mul(n) + 8 * n_ports } else { 0 };
     part(
         "topology and routing",

@@ -558,9 +558,9 @@ impl Endpoints {
     fn nic_begin(&mut self, net: &mut Net, n: usize, lane: usize, b: Buffered, now: Cycle) {
         let lanes = self.p.lanes;
         let pkt = net.packets.get(b.packet);
-        let (class, vtick, size) = (pkt.class, pkt.vtick, pkt.size);
+        let (class, vtick, size, flow) = (pkt.class, pkt.vtick, pkt.size, pkt.flow);
         self.hold_nic_lane(n, lane, class.index() as u8);
-        self.nic_keys.set_vtick(n, lane, vtick);
+        self.nic_keys.set_vtick(n, lane, vtick, flow);
         let start = b.data_start.max(now);
         let key = self.nic_keys.key(n, lane, start, start);
         let avail = b.data_start + self.nic_p.dma.flit(0);
