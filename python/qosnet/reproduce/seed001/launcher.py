@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from qosnet.middleware.profiles import Curve
+from qosnet.reproduce.seed001.fluid import QosOutcome
 from qosnet.reproduce.seed001.workload import Subtask
 
 __all__ = ["MAX_PASSES", "Decision", "Launcher", "decide", "decide_measured"]
@@ -46,17 +46,10 @@ Key = tuple[str, tuple[int, ...], float]
 
 
 @dataclass(frozen=True)
-class Decision:
-    """A request's fate with the middleware."""
+class Decision(QosOutcome):
+    """A request's fate with the middleware (`QosOutcome`'s fields: the allocator's own
+    decision, made here through the request handler), and when its reservation ended."""
 
-    job: str
-    admitted: bool
-    curve: Curve | None  # the curve it runs on, if admitted
-    bandwidth: float  # reserved per flow, bytes/s (0 if refused)
-    nodes: tuple[int, ...]
-    start: float
-    time: float  # the promised (profiled) time, s (nan if refused)
-    refusal: str = ""
     #: When its reservation was released, s from the start of the run (nan if refused).
     released: float = math.nan
 
