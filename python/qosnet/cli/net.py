@@ -39,13 +39,15 @@ PacketSize = Annotated[
 
 
 @contextmanager
-def _errors() -> Iterator[None]:
+def _errors(*also: type[Exception]) -> Iterator[None]:
     """`user_errors`, and the data plane's bad arguments (a listen address that cannot be
-    bound, a bad host file) as messages, not tracebacks."""
+    bound, a bad host file) as messages, not tracebacks; `also`: more exception types the
+    caller reports the same way (a benchmark's failed measurement)."""
+    reported: tuple[type[Exception], ...] = (ValueError, TimeoutError, *also)
     with user_errors():
         try:
             yield
-        except (ValueError, TimeoutError) as e:
+        except reported as e:
             err(f"error: {e}")
             raise typer.Exit(1) from None
 
@@ -452,12 +454,8 @@ def bench(
     if interleaved:
         _bench_interleaved(where, quick, reps, json_out)
         return
-    with _errors():
-        try:
-            rows = overhead.run(where, quick=quick, progress=None if json_out else err, reps=reps)
-        except RuntimeError as e:
-            err(f"error: {e}")
-            raise typer.Exit(1) from None
+    with _errors(RuntimeError):
+        rows = overhead.run(where, quick=quick, progress=None if json_out else err, reps=reps)
     summary = overhead.verdicts(rows)
     if json_out:
         typer.echo(json.dumps({"rows": rows, "verdicts": summary}))
@@ -497,12 +495,8 @@ def _bench_interleaved(where: str, quick: bool, reps: int | None, json_out: bool
     from qosnet.dataplane import overhead
 
     blocks = reps or (6 if quick else 40)
-    with _errors():
-        try:
-            rows = overhead.interleaved(where, blocks=blocks, progress=None if json_out else err)
-        except RuntimeError as e:
-            err(f"error: {e}")
-            raise typer.Exit(1) from None
+    with _errors(RuntimeError):
+        rows = overhead.interleaved(where, blocks=blocks, progress=None if json_out else err)
     summary = overhead.interleaved_verdicts(rows)
     if json_out:
         typer.echo(json.dumps({"rows": rows, "verdicts": summary}))
