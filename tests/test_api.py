@@ -334,6 +334,35 @@ def test_a_repeated_key_is_named(tmp_path):
         load_config(path)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x = " + "[" * 600 + "]" * 600,
+        "x = " + "{a = " * 1100 + "1" + "}" * 1100,
+        "x = " + "1" * 100_000,
+    ],
+    ids=["arrays 600 deep", "inline tables 1100 deep", "100k-digit integer"],
+)
+def test_deep_or_huge_input_is_a_config_error(tmp_path, text):
+    """tomllib and json recurse: deep input is refused before they see it (it was a
+    RecursionError traceback)."""
+    with pytest.raises(qosnet.ConfigError) as info:
+        load_config(text)
+    ((path, message),) = info.value.errors
+    assert path == "<root>" and ("levels deep" in message or "digits" in message)
+    assert qosnet.validate(text)[0][0] == "<root>"
+    deep: dict = {}
+    node = deep
+    for _ in range(2000):
+        node["a"] = {}
+        node = node["a"]
+    assert "levels deep" in qosnet.validate(deep)[0][1]
+    f = tmp_path / "deep.json"
+    f.write_text('{"a":' * 5000 + "1" + "}" * 5000)
+    with pytest.raises(qosnet.ConfigError, match="levels deep"):
+        load_config(f)
+
+
 def test_estimate_memory(small):
     e = qosnet.estimate_memory(small)
     assert isinstance(e, qosnet.MemoryEstimate)

@@ -101,9 +101,36 @@ def test_run_deadlock_is_a_message(deadlocking, tmp_path):
 def test_validate_ok(small_toml):
     result = invoke("validate", small_toml)
     assert result.exit_code == 0
-    first, memory = result.stdout.strip().splitlines()
+    first, memory, cost = result.stdout.strip().splitlines()
     assert first == "ok"
     assert re.fullmatch(r"memory: about [\d.]+ [kMGT]?B \(limit .+\)", memory), memory
+    # SMALL: 1000 + 4000 cycles; 16 nodes at load 0.1 offer 1.6 flits per cycle
+    assert cost.startswith("cost: 5,000 cycles (the drain at most"), cost
+    assert "1.6 flits/cycle offered" in cost and "on this machine" in cost, cost
+
+
+def test_a_run_past_its_time_limit_keeps_its_partial_results(small_toml, tmp_path):
+    """`simulation.time_limit`: the run stops with a clear error, exit 1, and what it
+    measured so far is written, marked as stopped."""
+    out = tmp_path / "run"
+    result = invoke(
+        "run",
+        small_toml,
+        "-o",
+        str(out),
+        "--json",
+        "--set",
+        "simulation.measure=100000000",
+        "--set",
+        'simulation.time_limit="1 s"',
+    )
+    assert result.exit_code == 1, result.stdout
+    assert "past simulation.time_limit (1 s)" in result.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["stopped"] == "time_limit"
+    assert summary["messages_delivered"] > 0
+    bad = invoke("validate", small_toml, "--set", "simulation.time_limit=100")
+    assert bad.exit_code == 1 and "simulation.time_limit: is wall-clock time" in bad.stdout
 
 
 def test_validate_refuses_a_run_over_the_memory_limit(small_toml):

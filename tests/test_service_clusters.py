@@ -74,8 +74,9 @@ def test_files_inside_the_cluster_dir_install(
     r = put(service, fabric("four.net"), "four")
     assert r.status_code == 200, r.text
     assert r.json()["nodes"] == 4
-    # an absolute name inside the directory is the same file
-    assert put(service, fabric(str(cluster_dir / "four.net"))).status_code == 200
+    # an absolute name is refused even inside the directory: names are relative to it
+    r = put(service, fabric(str(cluster_dir / "four.net")))
+    assert r.status_code == 422 and "inside the service's cluster directory" in r.text
     # and a restart (another working directory) reads it from the directory again
     first_tokens, clock = service.tokens, service.clock
     service.stop()
@@ -137,7 +138,7 @@ def test_parse_errors_name_the_file_and_line_only(
         }
     ]
     r = put(service, fabric("routes", None))
-    assert r.status_code == 422 and "routes is not a file" in r.text
+    assert r.status_code == 422 and "routes: is a directory, not a file" in r.text
     r = put(service, fabric("missing.net"))
     assert r.status_code == 422 and "missing.net does not exist in the cluster directory" in r.text
 
@@ -161,6 +162,63 @@ def test_uploads_describe_a_cluster_only(
     assert r.status_code == 422 and "is not valid TOML" in r.text
     r = service.http("root").put("/v1/cluster", content=b"[topology]\x00\n")
     assert r.status_code == 422 and "NUL" in r.text
+
+
+def test_every_key_naming_a_file_is_confined(
+    make_service: Callable[..., RunningService], sqlite_url: str, cluster_dir: Path
+) -> None:
+    """Not only `[topology]`: an IBA CC agent's table file (`[endpoint] agent.cct`) once
+    read `/proc/self/environ` into a 422 and `/dev/zero` until the service ran out of
+    memory. Every key naming a file goes through the engine's one resolver."""
+    service = make_service(sqlite_url, cluster_dir=cluster_dir)
+    (cluster_dir / "cct.conf").write_text("cc_cct TOPSECRET-hunter2\n")
+
+    def cct(path: str) -> str:
+        return (
+            '[topology]\nkind = "star"\nports = 4\n[router]\n'
+            'marking = { kind = "iba_cc", threshold = 8 }\n[endpoint]\n'
+            'agent = { kind = "iba_cc", ccti_increase = 1, ccti_timer = "20 us", '
+            f'cct = {{ kind = "file", path = "{path}", unit = 1 }} }}\n'
+        )
+
+    for name in ("/proc/self/environ", "/etc/shadow", "../secret.txt", "/dev/zero"):
+        r = put(service, cct(name))
+        assert r.status_code == 422, r.text
+        assert r.json()["errors"][0]["field"] == "toml: endpoint.agent.cct.path"
+        assert "inside the service's cluster directory" in r.json()["detail"]
+        assert "SHELL" not in r.text and "TOPSECRET" not in r.text and "root:" not in r.text
+    # inside, a bad table is named with its file, never quoted
+    r = put(service, cct("cct.conf"))
+    assert r.status_code == 422, r.text
+    assert "cct.conf: not a usable congestion control table" in r.text
+    assert "TOPSECRET" not in r.text and "hunter2" not in r.text
+    # a device inside the directory is not read either
+    os.symlink("/dev/zero", cluster_dir / "zero")
+    r = put(service, cct("zero"))
+    assert r.status_code == 422 and "inside the service's cluster directory" in r.text
+    assert service.http("root").get("/health").status_code == 200
+
+
+def test_deep_or_huge_bodies_are_clean_4xx_and_the_connection_goes_on(
+    make_service: Callable[..., RunningService], sqlite_url: str
+) -> None:
+    service = make_service(sqlite_url)
+    root = service.http("root")
+    bodies = [
+        ("/v1/cluster", "text/plain", "x = " + "[" * 600 + "]" * 600),
+        ("/v1/cluster", "text/plain", "x = " + "{a = " * 1100 + "1" + "}" * 1100),
+        ("/v1/profiles", "application/json", '{"a":' * 5000 + "1" + "}" * 5000),
+        ("/v1/profiles", "application/json", "[" * 100_000),
+        ("/v1/profiles", "application/json", '{"a": ' + "9" * 100_000 + "}"),
+    ]
+    for path, kind, body in bodies:
+        r = root.put(path, content=body.encode(), headers={"content-type": kind})
+        assert r.status_code == 422, (path, r.status_code, r.text[:200])
+        assert r.headers["content-type"] == "application/problem+json"
+        assert "levels deep" in r.text or "digits" in r.text
+        # the same connection answers the next request
+        assert r.headers.get("connection", "").lower() != "close"
+        assert root.get("/health").status_code == 200
 
 
 # ------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from qosnet.config import (
 )
 
 if TYPE_CHECKING:
-    from qosnet.api import run
+    from qosnet.api import TimeLimitError, run
     from qosnet.results import RunResult
 
 __all__ = [
@@ -46,6 +46,7 @@ __all__ = [
     "QosnetError",
     "RunResult",
     "SimulationError",
+    "TimeLimitError",
     "__version__",
     "estimate_memory",
     "load_config",
@@ -64,6 +65,10 @@ def __getattr__(name: str) -> Any:
         from qosnet.results import RunResult
 
         value = RunResult
+    elif name == "TimeLimitError":
+        from qosnet.api import TimeLimitError
+
+        value = TimeLimitError
     else:
         raise AttributeError(f"module 'qosnet' has no attribute {name!r}")
     globals()[name] = value

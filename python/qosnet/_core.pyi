@@ -16,7 +16,9 @@ __all__ = [
     "QosnetError",
     "Simulation",
     "SimulationError",
+    "check",
     "estimate_memory",
+    "named_files",
     "parse_bandwidth",
     "validate",
     "__version__",
@@ -65,7 +67,7 @@ class CallAdmission:
     Bandwidths are in bits per second."""
 
     def __new__(
-        cls, text: str, fmt: str = "toml", base_dir: str | None = None
+        cls, text: str, fmt: str = "toml", base_dir: str | None = None, confined: bool = False
     ) -> CallAdmission: ...
     @property
     def nodes(self) -> int: ...
@@ -94,6 +96,8 @@ class Simulation:
     @property
     def now(self) -> int: ...
     @property
+    def time_limit(self) -> float | None: ...
+    @property
     def window_end(self) -> int: ...
     @property
     def finished(self) -> bool: ...
@@ -108,6 +112,10 @@ class Simulation:
 def validate(
     text: str, fmt: str = "toml", base_dir: str | None = None
 ) -> list[tuple[str, str]]: ...
+def check(text: str, fmt: str = "toml", base_dir: str | None = None) -> dict[str, Any]: ...
+def named_files(
+    text: str, fmt: str = "toml", base_dir: str | None = None, confined: bool = False
+) -> list[tuple[str, str, bool, int]]: ...
 def estimate_memory(
     text: str, fmt: str = "toml", base_dir: str | None = None
 ) -> dict[str, Any]: ...

@@ -13,10 +13,21 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from qosnet._core import SimulationError
 from qosnet.config import LoadedConfig, load_config, set_path, simulation
 from qosnet.results import RunResult
 
-__all__ = ["Progress", "RunResult", "run"]
+__all__ = ["Progress", "RunResult", "TimeLimitError", "run"]
+
+
+class TimeLimitError(SimulationError):
+    """The run took longer than `[simulation] time_limit` of wall-clock time. `.result` is
+    what it measured so far (a partial run: its summary says `"stopped": "time_limit"`)."""
+
+    def __init__(self, message: str, result: RunResult) -> None:
+        super().__init__(message)
+        self.result = result
+
 
 #: Called after every chunk with (cycles simulated so far, end of the measurement window).
 #: The first may exceed the second while the run drains the last measured messages.
@@ -34,7 +45,8 @@ def run(
 ) -> RunResult:
     """Simulate `config` (a path, TOML text, a dict or a LoadedConfig; see `load_config`)
     with `path=value` overrides applied, until every measured message is delivered or the
-    drain limit is reached.
+    drain limit is reached, or `[simulation] time_limit` of wall-clock time has passed
+    (TimeLimitError, carrying the results so far).
 
     `overrides` is an iterable of `path=value` strings, or one such string.
     `record_messages` overrides `simulation.record_messages` when not None (True or False;
@@ -53,6 +65,7 @@ def run(
             pass  # `simulation` is not a table: the engine reports that with its own path
     sim = simulation(loaded)
     target = sim.window_end
+    limit = sim.time_limit
     start = time.perf_counter()
     chunk = 1024
     while True:
@@ -62,6 +75,16 @@ def run(
             progress(sim.now, target)
         if finished:
             break
+        elapsed = time.perf_counter() - start
+        if limit is not None and elapsed > limit:
+            partial = RunResult.from_engine(sim.result(), sim.resolved_config(), elapsed)
+            partial.summary["stopped"] = "time_limit"
+            raise TimeLimitError(
+                f"stopped at cycle {sim.now:,} of {target:,} (the measurement window's end) "
+                f"after {elapsed:.1f} s of wall-clock time, past simulation.time_limit "
+                f"({limit:g} s); the results so far are kept (a partial run)",
+                partial,
+            )
         chunk = _next_chunk(chunk, time.perf_counter() - t0)
     raw = sim.result()
     wall = time.perf_counter() - start

@@ -14,11 +14,11 @@ import math
 import os
 import re
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from qosnet import _core
+from qosnet import _core, nesting
 from qosnet._core import ConfigError
 
 __all__ = [
@@ -102,6 +102,7 @@ def load_config(
     if isinstance(source, LoadedConfig):
         data, found_dir = copy.deepcopy(source.data), source.base_dir
     elif isinstance(source, Mapping):
+        _not_too_deep(lambda: nesting.check_object(source), "<dict>")
         data, found_dir = copy.deepcopy(dict(source)), None
     elif isinstance(source, str) and _looks_like_text(source):
         data, found_dir = _parse_toml(source, "<text>"), None
@@ -143,7 +144,17 @@ def _looks_like_text(s: str) -> bool:
     return ("\n" in s or "=" in s) and not os.path.isfile(s)
 
 
+def _not_too_deep(check: Callable[[], None], where: str) -> None:
+    """`check`'s `TooDeep` as a ConfigError naming `where`: deep input is refused before a
+    recursive parser meets it (`nesting.py`)."""
+    try:
+        check()
+    except nesting.TooDeep as e:
+        raise config_error([("<root>", f"{where}: {e}")]) from None
+
+
 def _parse_toml(text: str, where: str) -> dict[str, Any]:
+    _not_too_deep(lambda: nesting.check_text(text), where)
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -207,6 +218,7 @@ def _parse_json(text: str, where: str) -> dict[str, Any]:
             seen[key] = value
         return seen
 
+    _not_too_deep(lambda: nesting.check_text(text), where)
     try:
         data = json.loads(text, object_pairs_hook=no_duplicates)
     except json.JSONDecodeError as e:
@@ -371,6 +383,69 @@ class MemoryEstimate(NamedTuple):
     def __str__(self) -> str:
         limit = "unlimited" if self.limit is None else format_bytes(self.limit)
         return f"about {format_bytes(self.total)} (limit {limit}: {self.limit_source})"
+
+
+class Cost(NamedTuple):
+    """What a run costs, estimated by `check` before it runs (`build/cost.rs`): cycles of
+    warm-up and measurement (the drain may add up to `drain_cycles`), the flit-hops in
+    them at the offered load, and wall-clock seconds on this machine from the engine's
+    calibrated cost per flit-hop (a rough figure: within about 2x below saturation)."""
+
+    cycles: int
+    drain_cycles: int
+    offered_flits_per_cycle: float
+    mean_hops: float
+    flit_hops: float
+    seconds: float
+    seconds_with_drain: float
+
+    def __str__(self) -> str:
+        return (
+            f"{self.cycles:,} cycles (the drain at most {self.drain_cycles:,} more), "
+            f"about {self.flit_hops:.3g} flit-hops ({self.offered_flits_per_cycle:.3g} "
+            f"flits/cycle offered over {self.mean_hops:.3g} hops): about "
+            f"{_duration(self.seconds)} on this machine, at most about "
+            f"{_duration(self.seconds_with_drain)} with the drain"
+        )
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.2g} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.3g} min"
+    return f"{seconds / 3600:.3g} h"
+
+
+class Checked(NamedTuple):
+    """A configuration checked once: its problems, or the memory and cost of a run."""
+
+    errors: list[tuple[str, str]]
+    memory: MemoryEstimate | None
+    cost: Cost | None
+
+
+def check(
+    source: str | os.PathLike[str] | Mapping[str, Any] | LoadedConfig,
+    overrides: Iterable[str] | str = (),
+) -> Checked:
+    """Validate `source` once (as `validate`) and, when it is valid, estimate the memory
+    and the cost of a run of it. An unreadable file raises OSError."""
+    try:
+        config = load_config(source, overrides)
+        text = config.to_json()
+    except ConfigError as e:
+        return Checked(list(e.errors), None, None)
+    base = str(config.base_dir) if config.base_dir is not None else None
+    raw = _core.check(text, "json", base)
+    errors = _clean(raw["errors"])
+    if errors or raw["memory"] is None or raw["cost"] is None:
+        return Checked(errors, None, None)
+    m = raw["memory"]
+    memory = MemoryEstimate(
+        m["total"], m["limit"], m["limit_source"], tuple(MemoryPart(*p) for p in m["parts"])
+    )
+    return Checked([], memory, Cost(**raw["cost"]))
 
 
 def format_bytes(n: int) -> str:

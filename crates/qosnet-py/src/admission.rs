@@ -23,12 +23,15 @@ pub struct CallAdmission {
 
 #[pymethods]
 impl CallAdmission {
+    /// `confined`: the files the text names must lie inside `base_dir` (an upload to the
+    /// service; `config/files.rs`).
     #[new]
-    #[pyo3(signature = (text, fmt = "toml", base_dir = None))]
-    fn new(text: &str, fmt: &str, base_dir: Option<PathBuf>) -> PyResult<Self> {
+    #[pyo3(signature = (text, fmt = "toml", base_dir = None, confined = false))]
+    fn new(text: &str, fmt: &str, base_dir: Option<PathBuf>, confined: bool) -> PyResult<Self> {
         error::guard(|| {
             let mut cfg = crate::parse(text, fmt)?.map_err(error::config_error)?;
             cfg.base_dir = base_dir;
+            cfg.file_scope = crate::scope(confined);
             let inner = Engine::from_config(&cfg).map_err(error::config_error)?;
             Ok(Self { inner, broken: OnceLock::new() })
         })

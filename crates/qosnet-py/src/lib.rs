@@ -59,6 +59,13 @@ impl Simulation {
         self.with(|s| Ok(s.now()))
     }
 
+    /// `[simulation] time_limit` in seconds of wall-clock time (None: no limit); `qosnet.run`
+    /// stops a run past it (`TimeLimitError`, the results so far kept).
+    #[getter]
+    fn time_limit(&mut self) -> PyResult<Option<f64>> {
+        self.with(|s| Ok(s.time_limit()))
+    }
+
     /// End of the measurement window, in cycles.
     #[getter]
     fn window_end(&mut self) -> PyResult<u64> {
@@ -139,6 +146,46 @@ fn parse(text: &str, fmt: &str) -> PyResult<Result<Config, ConfigErrors>> {
     }
 }
 
+/// The scope the files a configuration names are read in (`config/files.rs`).
+fn scope(confined: bool) -> qosnet_sim::config::FileScope {
+    if confined {
+        qosnet_sim::config::FileScope::Confined
+    } else {
+        qosnet_sim::config::FileScope::Local
+    }
+}
+
+/// The files configuration text names, checked against the scope as the engine will read
+/// them, but not read: [(key, name, is a directory, bytes)]. Raises ConfigError listing
+/// every file that may not or cannot be read.
+#[pyfunction]
+#[pyo3(signature = (text, fmt = "toml", base_dir = None, confined = false))]
+fn named_files(
+    text: &str,
+    fmt: &str,
+    base_dir: Option<PathBuf>,
+    confined: bool,
+) -> PyResult<Vec<(String, String, bool, u64)>> {
+    error::guard(|| {
+        let mut cfg = parse(text, fmt)?.map_err(error::config_error)?;
+        cfg.base_dir = base_dir;
+        cfg.file_scope = scope(confined);
+        let files = cfg.files();
+        let (mut out, mut errs) = (Vec::new(), Vec::new());
+        for named in cfg.named_files() {
+            match files.size(&named) {
+                Ok(bytes) => out.push((named.field, named.file.shown(), named.directory, bytes)),
+                Err(e) => errs.push(e),
+            }
+        }
+        if errs.is_empty() {
+            Ok(out)
+        } else {
+            Err(error::config_error(ConfigErrors(errs)))
+        }
+    })
+}
+
 /// Validate configuration text; returns a list of (path, message), empty when valid.
 #[pyfunction]
 #[pyo3(signature = (text, fmt = "toml", base_dir = None))]
@@ -159,6 +206,67 @@ fn validate(text: &str, fmt: &str, base_dir: Option<PathBuf>) -> PyResult<Vec<(S
     })
 }
 
+/// Validate configuration text once and tell what a run of it costs:
+/// {"errors": [(path, message)], "memory": as `estimate_memory` (None when invalid),
+/// "cost": {"cycles", "drain_cycles", "offered_flits_per_cycle", "mean_hops", "flit_hops",
+/// "seconds", "seconds_with_drain"} (None when invalid)}.
+#[pyfunction]
+#[pyo3(signature = (text, fmt = "toml", base_dir = None))]
+fn check<'py>(
+    py: Python<'py>,
+    text: &str,
+    fmt: &str,
+    base_dir: Option<PathBuf>,
+) -> PyResult<Bound<'py, PyDict>> {
+    error::guard(|| {
+        let d = PyDict::new(py);
+        let (errors, memory, cost) = match parse(text, fmt)? {
+            Err(e) => (e.0, None, None),
+            Ok(mut c) => {
+                c.base_dir = base_dir;
+                match qosnet_sim::build::validate(&c) {
+                    Ok(v) => {
+                        let cost = qosnet_sim::build::cost::estimate(&c, &v);
+                        (Vec::new(), Some(v.memory), Some(cost))
+                    }
+                    Err(e) => (e.0, None, None),
+                }
+            }
+        };
+        let pairs: Vec<(String, String)> = errors.into_iter().map(|e| (e.path, e.message)).collect();
+        d.set_item("errors", pairs)?;
+        match memory {
+            Some(e) => d.set_item("memory", memory_dict(py, e)?)?,
+            None => d.set_item("memory", py.None())?,
+        }
+        match cost {
+            Some(c) => {
+                let cd = PyDict::new(py);
+                cd.set_item("cycles", c.cycles)?;
+                cd.set_item("drain_cycles", c.drain_cycles)?;
+                cd.set_item("offered_flits_per_cycle", c.offered_flits_per_cycle)?;
+                cd.set_item("mean_hops", c.mean_hops)?;
+                cd.set_item("flit_hops", c.flit_hops)?;
+                cd.set_item("seconds", c.seconds)?;
+                cd.set_item("seconds_with_drain", c.seconds_with_drain)?;
+                d.set_item("cost", cd)?;
+            }
+            None => d.set_item("cost", py.None())?,
+        }
+        Ok(d)
+    })
+}
+
+fn memory_dict(py: Python<'_>, e: qosnet_sim::config::MemoryEstimate) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("total", e.total)?;
+    d.set_item("limit", (e.limit != u64::MAX).then_some(e.limit))?;
+    d.set_item("limit_source", e.limit_source)?;
+    let parts: Vec<(&str, u64, String)> = e.parts.into_iter().map(|p| (p.name, p.bytes, p.drivers)).collect();
+    d.set_item("parts", parts)?;
+    Ok(d)
+}
+
 /// The memory a run of the configuration needs when built, and the limit `validate` holds
 /// it to: {"total": bytes, "limit": bytes or None (unlimited), "limit_source": str,
 /// "parts": [(name, bytes, what it grows with), ...]}. Raises ConfigError when the
@@ -175,14 +283,7 @@ fn estimate_memory<'py>(
         let mut cfg = parse(text, fmt)?.map_err(error::config_error)?;
         cfg.base_dir = base_dir;
         let e = cfg.estimate_memory().map_err(error::config_error)?;
-        let d = PyDict::new(py);
-        d.set_item("total", e.total)?;
-        d.set_item("limit", (e.limit != u64::MAX).then_some(e.limit))?;
-        d.set_item("limit_source", e.limit_source)?;
-        let parts: Vec<(&str, u64, String)> =
-            e.parts.into_iter().map(|p| (p.name, p.bytes, p.drivers)).collect();
-        d.set_item("parts", parts)?;
-        Ok(d)
+        memory_dict(py, e)
     })
 }
 
@@ -211,6 +312,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add_class::<admission::CallAdmission>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(named_files, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(estimate_memory, m)?)?;
     // (set, not added: not in `__all__`, not public API)
     m.setattr("_panic_for_tests", wrap_pyfunction!(_panic_for_tests, m)?)?;

@@ -93,6 +93,13 @@ pub enum SimError {
         /// The occupied VCs.
         stuck: Vec<VcPath>,
     },
+    /// The run took longer than `[simulation] time_limit` of wall-clock time; the
+    /// simulation's results so far are still there (`Simulation::result`).
+    #[error(
+        "stopped at cycle {cycle} after {elapsed_ms} ms of wall-clock time, past simulation.time_limit \
+         ({limit_ms} ms); the results so far are kept (a partial run)"
+    )]
+    TimeLimit { cycle: u64, elapsed_ms: u64, limit_ms: u64 },
     /// An internal invariant failed (a bug in the engine, reported rather than hidden).
     #[error("invariant violated at cycle {cycle}: {what}")]
     Invariant { cycle: u64, what: String },

@@ -123,10 +123,35 @@ fn ratio(a: u64, b: u64) -> f64 {
 }
 
 impl Simulation {
-    /// Run until finished; then the results.
+    /// Run until finished; then the results. With `[simulation] time_limit`, a run that
+    /// takes longer stops with `SimError::TimeLimit` (checked every 64k cycles), its results
+    /// so far still readable with `result`.
     pub fn run(&mut self) -> Result<RunResult, SimError> {
-        while !self.advance(u64::MAX)? {}
+        let Some(limit) = self.time_limit() else {
+            while !self.advance(u64::MAX)? {}
+            return Ok(self.result());
+        };
+        let start = std::time::Instant::now();
+        while !self.advance(1 << 16)? {
+            let seconds = start.elapsed().as_secs_f64();
+            if seconds > limit {
+                let ms = |s: f64| (s * 1e3).round() as u64;
+                return Err(SimError::TimeLimit {
+                    cycle: self.now,
+                    elapsed_ms: ms(seconds),
+                    limit_ms: ms(limit),
+                });
+            }
+        }
         Ok(self.result())
+    }
+
+    /// `[simulation] time_limit`, seconds of wall-clock time.
+    pub fn time_limit(&self) -> Option<f64> {
+        match self.config.simulation.time_limit {
+            Some(crate::units::Duration::Seconds(s)) => Some(s),
+            _ => None,
+        }
     }
 
     /// The results so far (complete once `advance` reported the run finished).

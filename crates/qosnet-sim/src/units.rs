@@ -219,8 +219,16 @@ const BANDWIDTH_UNITS: &[(&str, f64)] = &[
     ("Gbps", 1e9),
 ];
 
-const TIME_UNITS: &[(&str, f64)] =
-    &[("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("µs", 1e-6), ("ns", 1e-9), ("ps", 1e-12)];
+const TIME_UNITS: &[(&str, f64)] = &[
+    ("s", 1.0),
+    ("ms", 1e-3),
+    ("us", 1e-6),
+    ("µs", 1e-6),
+    ("ns", 1e-9),
+    ("ps", 1e-12),
+    ("min", 60.0),
+    ("h", 3600.0),
+];
 
 fn split_number(s: &str) -> Option<(f64, &str)> {
     let s = s.trim();

@@ -36,6 +36,15 @@ fn ibsim(file: &std::path::Path, extra: &str) -> String {
     topo(&format!("kind = \"ib_fabric\"\nfile = {}\n{extra}", toml_path(file)), "")
 }
 
+/// A valid IBA CC agent (it needs `[router] marking` beside it).
+const IBA_CC: &str = "agent = { kind = \"iba_cc\", ccti_increase = 1, ccti_timer = \"20 us\", \
+                      cct = { kind = \"linear\", entries = 32, step = 20 } }";
+
+/// `MESH` + `TRAFFIC` + an `[[application]]` with `body`, and one phase with `phase`.
+fn app(body: &str, phase: &str) -> String {
+    format!("{MESH}{TRAFFIC}[[application]]\n{body}[[application.phases]]\n{phase}")
+}
+
 /// One bad configuration and what the error must say about it.
 struct Case {
     name: &'static str,
@@ -84,6 +93,37 @@ fn toml_path(p: &std::path::Path) -> String {
 
 fn catalogue(tmp: &Tmp) -> Vec<Case> {
     vec![
+        // ---- checked by `validate` as by `run` (hardening: these passed `validate`) ----
+        case("admission effective factor 1.5", with("[endpoint]\nadmission = { effective_factor = 1.5 }\n"), "endpoint.admission.effective_factor", "must be in [0, 1]"),
+        case("admission limit 0", with("[endpoint]\nadmission = { limit = 0 }\n"), "endpoint.admission.limit", "must be in (0, 1]"),
+        case("admission limit 2", with("[endpoint]\nadmission = { limit = 2 }\n"), "endpoint.admission.limit", "must be in (0, 1]"),
+        case("admission signal flits 0", with("[endpoint]\nadmission = { signal_flits = 0 }\n"), "endpoint.admission.signal_flits", "must be a whole number >= 1"),
+        case("credit best effort above M with admission", with("[endpoint]\nadmission = {}\nagent = { kind = \"credit\", hca_messages = 4, best_effort = 5 }\n"), "endpoint.agent.best_effort", "C_b = 5 exceeds M = 4"),
+        case("self-tuned decrement below 0", with("[endpoint]\nagent = { kind = \"self_tuned\", decrement = -0.1 }\n"), "endpoint.agent.decrement", "must be in [0, 1]"),
+        case("self-tuned initial 5", with("[endpoint]\nagent = { kind = \"self_tuned\", initial = 5 }\n"), "endpoint.agent.initial", "must be in [0, 1]"),
+        case("application with no nodes", app("nodes = []\n", "pattern = \"ring\"\nbytes = 160\n"), "application[0].nodes", "at least one node"),
+        case("application node out of range", app("nodes = [0, 99]\n", "pattern = \"ring\"\nbytes = 160\n"), "application[0].nodes[1]", "must be a node of the network, 0..=15, got 99"),
+        case("application node repeated", app("nodes = [3, 3]\n", "pattern = \"ring\"\nbytes = 160\n"), "application[0].nodes[1]", "listed twice"),
+        case("application iterations 0", app("nodes = [0, 1]\niterations = 0\n", "pattern = \"ring\"\nbytes = 160\n"), "application[0].iterations", "must be >= 1"),
+        case("application packet flits 0", app("nodes = [0, 1]\npacket_flits = 0\n", "pattern = \"ring\"\nbytes = 160\n"), "application[0].packet_flits", "must be 1..=65535"),
+        case("application reserve without rate control", app("nodes = [0, 1]\nreserve = \"100 Mb/s\"\n", "pattern = \"ring\"\nbytes = 160\n"), "application[0].reserve", "needs NIC rate control"),
+        case("application binary swap on 3 nodes", app("nodes = [0, 1, 2]\n", "pattern = \"binary_swap\"\nbytes = 160\n"), "application[0].phases[0].pattern", "power-of-two"),
+        case("application bytes 2^62", app("nodes = [0, 1]\n", "pattern = \"ring\"\nbytes = 4611686018427387904\n"), "application[0].phases[0].bytes", "a message of at most 16777216 flits"),
+        case("trace link series 0 us", with("[trace]\nlink_series = \"0 us\"\n"), "trace.link_series", "must be at least one cycle"),
+        case("trace watched flow out of range", with("[trace]\nwatch_flows = [999999]\n"), "trace.watch_flows", "got 999999"),
+        case("iba cc agent without marking", with(&format!("[endpoint]\n{IBA_CC}\n")), "endpoint.agent", "no switch marks"),
+        case("iba cc increase 0", with(&format!("[router]\nmarking = {{ kind = \"iba_cc\", threshold = 8 }}\n[endpoint]\n{}\n", IBA_CC.replace("ccti_increase = 1", "ccti_increase = 0"))), "endpoint.agent.ccti_increase", "must be >= 1"),
+        // ---- bounded construction: LID path tables are counted and their work capped ----
+        case("LID paths on an 8x4000 mesh", "[topology]\nkind = \"mesh\"\ndims = [8, 4000]\n[routing]\nlmc = 2\n[router]\nvcs = 3\n[[traffic]]\nload = 0.1\n", "routing.lmc", "routing.lmc"),
+        case("LID paths on an 8x1000 mesh", "[topology]\nkind = \"mesh\"\ndims = [8, 1000]\n[routing]\nlmc = 2\n[router]\nvcs = 3\n[[traffic]]\nload = 0.1\n", "routing.lmc", "alternative paths to search"),
+        case("time limit in cycles", with("[simulation]\ntime_limit = 1000\n"), "simulation.time_limit", "is wall-clock time"),
+        case("time limit negative", with("[simulation]\ntime_limit = \"-5 s\"\n"), "simulation.time_limit", ""),
+        // ---- the files a configuration names (config/files.rs) ----
+        case("cct file a device", with(&format!("[router]\nmarking = {{ kind = \"iba_cc\", threshold = 8 }}\n[endpoint]\n{}\n", IBA_CC.replace("cct = { kind = \"linear\", entries = 32, step = 20 }", "cct = { kind = \"file\", path = \"/dev/zero\", unit = 1 }"))), "endpoint.agent.cct.path", "not a regular file"),
+        case("cct file a directory", with(&format!("[router]\nmarking = {{ kind = \"iba_cc\", threshold = 8 }}\n[endpoint]\n{}\n", IBA_CC.replace("cct = { kind = \"linear\", entries = 32, step = 20 }", "cct = { kind = \"file\", path = \"/\", unit = 1 }"))), "endpoint.agent.cct.path", "is a directory"),
+        case("pattern file a device", traffic("load = 0.1\npattern = { kind = \"matrix\", file = \"/dev/null\" }\n"), "traffic[0].pattern.file", "not a regular file"),
+        case("video trace a FIFO-like device", traffic("class = \"real_time\"\nload = 0.1\nprocess = { kind = \"video\", traces = [\"/dev/zero\"] }\n"), "traffic[0].process.traces[0]", "not a regular file"),
+        case("fabric file a device", topo("kind = \"ib_fabric\"\nfile = \"/dev/zero\"\n", ""), "topology.file", "not a regular file"),
         // ---- QoS router (document 003 §3) ----
         case("unknown router kind", with("[router]\nkind = \"mediaworm\"\n"), "router.kind", "expected one of `traditional`, `non_preemptive`, `preemptive`"),
         case("vc classes not summing to vcs", with("[router]\nvcs = 4\nvc_classes = { control = 1, real_time = 1, best_effort = 1 }\n"), "router.vc_classes", "= 3 must equal router.vcs = 4"),
@@ -689,6 +729,15 @@ fn every_bad_config_is_rejected_with_path_and_reason() {
             Ok(Ok(_)) => failures.push(format!("[{}] was accepted", c.name)),
             Ok(Err(ConfigErrors(errs))) => {
                 let hit = errs.iter().any(|e| e.path == c.path && e.message.contains(c.contains));
+                // One validation path: what `run` refuses, `validate` refuses, at the same key.
+                if let Ok(cfg) = qosnet_sim::Config::from_toml_str(&c.toml) {
+                    match qosnet_sim::build::validate(&cfg) {
+                        Ok(_) => failures.push(format!("[{}] validate said ok; building refused it", c.name)),
+                        Err(ConfigErrors(v)) if !v.iter().any(|e| e.path == c.path) => failures
+                            .push(format!("[{}] validate names no {:?}; got:\n{}", c.name, c.path, show(&v))),
+                        Err(_) => {}
+                    }
+                }
                 if !hit {
                     failures.push(format!(
                         "[{}] no error with path {:?} containing {:?}; got:\n{}",

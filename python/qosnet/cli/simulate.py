@@ -14,13 +14,13 @@ from rich.table import Table
 from qosnet.cli.common import (
     ConfigArg,
     SetOption,
+    err,
     format_error,
     progress_bar,
     stdout_console,
     user_errors,
 )
-from qosnet.config import estimate_memory
-from qosnet.config import validate as validate_config
+from qosnet.config import check as check_config
 from qosnet.metrics import unit_of
 
 __all__ = ["run", "validate"]
@@ -65,20 +65,29 @@ def run(
     """Simulate CONFIG and print its summary."""
     if csv and output is None:
         raise typer.BadParameter("--csv only applies with --output DIR", param_hint="--csv")
+    stopped = None
     with user_errors(config):
+        from qosnet.api import TimeLimitError
         from qosnet.api import run as run_config
 
-        with progress_bar(enabled=not json_out) as progress:
-            result = run_config(
-                config,
-                sets or (),
-                progress=progress,
-                record_messages=True if record_messages else None,
-            )
+        try:
+            with progress_bar(enabled=not json_out) as progress:
+                result = run_config(
+                    config,
+                    sets or (),
+                    progress=progress,
+                    record_messages=True if record_messages else None,
+                )
+        except TimeLimitError as e:
+            # (the partial results are written and shown, then the run fails)
+            result, stopped = e.result, str(e)
         if output is not None:
             result.write(output, fmt="csv" if csv else "parquet")
     if json_out:
         typer.echo(result.summary_json(), nl=False)
+        if stopped is not None:
+            err(f"error: {stopped}")
+            raise typer.Exit(1)
         return
     console = stdout_console()
     table = Table(title=escape(config.name), show_header=False)
@@ -105,6 +114,9 @@ def run(
     if output is not None:
         written = sorted(p.name for p in output.iterdir() if p.is_file())
         console.print(f"wrote {escape(str(output))}/: {', '.join(written)}")
+    if stopped is not None:
+        err(f"error: {stopped}")
+        raise typer.Exit(1)
 
 
 def _warn(summary: dict[str, Any]) -> None:
@@ -142,11 +154,11 @@ def validate(config: ConfigArg, sets: SetOption = None) -> None:
     machine's available memory).
     """
     with user_errors():
-        errors = validate_config(config, sets or ())
-        estimate = None if errors else estimate_memory(config, sets or ())
-    for path, message in errors:
+        checked = check_config(config, sets or ())
+    for path, message in checked.errors:
         typer.echo(format_error(path, message))
-    if errors or estimate is None:
+    if checked.errors or checked.memory is None or checked.cost is None:
         raise typer.Exit(1)
     typer.echo("ok")
-    typer.echo(f"memory: {estimate}")
+    typer.echo(f"memory: {checked.memory}")
+    typer.echo(f"cost: {checked.cost}")

@@ -73,18 +73,25 @@ class Cluster:
     #: The directory relative file names in the text (a fabric dump, its routes) are read
     #: from; None for the working directory.
     base_dir: str | None = None
+    #: Whether the files it names must lie inside `base_dir` (an upload to the service).
+    confined: bool = False
 
     @classmethod
     def from_toml(
-        cls, text: str, name: str = "cluster", base_dir: str | PathLike[str] | None = None
+        cls,
+        text: str,
+        name: str = "cluster",
+        base_dir: str | PathLike[str] | None = None,
+        *,
+        confined: bool = False,
     ) -> Cluster:
-        """The cluster `text` describes, its file names relative to `base_dir`;
-        `qosnet.ConfigError` (with `.errors`, a list of (path, message)) if the engine
-        rejects it."""
+        """The cluster `text` describes, its file names relative to `base_dir` (with
+        `confined`, only inside it); `qosnet.ConfigError` (with `.errors`, a list of (path,
+        message)) if the engine rejects it."""
         if not isinstance(text, str):
             raise TypeError(f"text: must be a string, got {type(text).__name__}")
         base = None if base_dir is None else str(base_dir)
-        engine = qosnet.CallAdmission(text, base_dir=base)
+        engine = qosnet.CallAdmission(text, base_dir=base, confined=confined)
         ports = engine.ports()
         # Every link of a qosnet network has the one `[physical] link_bandwidth`; the
         # engine has already turned "1680 Mb/s" into bits/s, so no second unit parser.
@@ -97,6 +104,7 @@ class Cluster:
             link_bandwidth=link_bps / 8,
             node_bandwidth=engine.node(0)[2] / 8,
             base_dir=base,
+            confined=confined,
         )
 
     @classmethod
@@ -109,7 +117,7 @@ class Cluster:
 
     def admission(self) -> qosnet.CallAdmission:
         """A fresh accounting object over this cluster, with nothing reserved."""
-        return qosnet.CallAdmission(self.text, base_dir=self.base_dir)
+        return qosnet.CallAdmission(self.text, base_dir=self.base_dir, confined=self.confined)
 
     def to_dict(self) -> dict[str, Any]:
         """Name, sizes and links, JSON-able (bandwidths bytes/s).

@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from qosnet import nesting
 from qosnet.middleware.errors import MISSING, InvalidData, Issue, parse
 from qosnet.middleware.profiles import (
     RESERVED_COLUMNS,
@@ -45,6 +46,10 @@ def to_json(store: ProfileStore) -> str:
 
 def from_json(text: str) -> ProfileStore:
     """A store from JSON text; InvalidData naming every problem."""
+    try:
+        nesting.check_text(text)  # (json.loads recurses: refuse deep input first)
+    except nesting.TooDeep as error:
+        raise InvalidData([Issue("<root>", str(error))]) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:

@@ -1,57 +1,51 @@
 """The files a cluster description names: which it may name, and what errors may say.
 
-A cluster's `[topology]` may name files the engine reads: an `ib_fabric`'s `file` (an
-`ibnetdiscover -p` report or an ibsim net file) and `routes` (a directory of `ibroute`
-dumps, every file in it read). Uploaded by an admin over HTTP (`PUT /v1/cluster`), those
-names must not reach files the operator did not offer (issue 21: `/etc/shadow` echoed in
-an error, `routes=/etc` reading a whole directory). So, for an upload:
+A cluster may name files the engine reads: an `ib_fabric`'s `file` and `routes` (a
+directory of `ibroute` dumps), an IBA CC agent's `cct` file, and so on. Uploaded by an
+admin over HTTP (`PUT /v1/cluster`), those names must not reach files the operator did not
+offer (`/etc/shadow` echoed in an error, `/dev/zero` read until the service ran out of
+memory). The engine's one resolver (`crates/qosnet-sim/src/config/files.rs`) decides every
+name, for every key that names a file; here:
 
-- only the sections that describe a cluster are accepted (`[[traffic]]` and `[mix]` name
-  pattern and trace files and mean nothing to the control plane);
-- every named file is resolved, symlinks followed, and must lie inside the operator's
-  `Settings.cluster_dir`; a `routes` directory's entries too. Outside it, whether the file
-  exists or not, the answer is the same;
-- the engine's messages about these files may quote a line of them: they are replaced by
-  the file's name relative to the cluster directory and the line number only.
+- only the sections that describe a cluster are accepted (`[[traffic]]` and `[mix]` mean
+  nothing to the control plane);
+- `named` asks the engine, in its confined scope (relative names inside the operator's
+  `Settings.cluster_dir`, symlinks followed, regular files only), for every named file and
+  its size, without reading any, so that the size limit is checked before anything is read;
+- the engine's messages about a file's contents are cut to the file's name and line there
+  too; `redact` keeps a message about a stored cluster's files to that as well.
 
 The operator's own `--cluster` file is trusted: its names resolve relative to itself,
-anywhere (`resolve`), and its errors reach only the operator's terminal.
+anywhere, and its errors reach only the operator's terminal.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from qosnet import _core
 from qosnet.service.errors import Invalid
 from qosnet.service.schemas import FieldError
 
-__all__ = ["CLUSTER_SECTIONS", "NamedFile", "check_sections", "confine", "named", "redact"]
+__all__ = ["CLUSTER_SECTIONS", "NamedFile", "check_sections", "named", "redact"]
 
 #: The sections of a qosnet configuration that describe a cluster.
 CLUSTER_SECTIONS = ("simulation", "physical", "topology", "routing", "router", "endpoint")
 
-#: `[topology]` keys naming a file (False) or a directory (True).
-_FILE_KEYS = {"file": False, "routes": True}
-
 
 @dataclass(frozen=True)
 class NamedFile:
-    """A file a description names: the key, the name as written, and where it leads."""
+    """A file a description names: its key, the name as written, whether it is a
+    directory, and its size in bytes (a directory's: its files' together)."""
 
     key: str
-    written: str
-    path: Path
+    shown: str
     directory: bool
-
-    def shown(self, root: Path | None) -> str:
-        """The name to show a client: relative to the cluster directory if inside it."""
-        if root is not None and self.path.is_relative_to(root):
-            return str(self.path.relative_to(root))
-        return self.written
+    size: int
 
 
 def check_sections(doc: dict[str, Any]) -> None:
@@ -66,69 +60,36 @@ def check_sections(doc: dict[str, Any]) -> None:
         raise Invalid(f"toml: {errors[0].field[6:]}: {errors[0].message}", errors)
 
 
-def named(doc: dict[str, Any], base: Path | None) -> list[NamedFile]:
-    """The files `[topology]` names, relative names taken from `base` (None: the working
-    directory, as the engine does), resolved with symlinks followed."""
-    topology = doc.get("topology")
-    if not isinstance(topology, dict):
-        return []
-    out: list[NamedFile] = []
-    for key, directory in _FILE_KEYS.items():
-        value = topology.get(key)
-        if value is None:
-            continue
-        where = f"toml: topology.{key}"
-        if not isinstance(value, str) or not value:
-            raise Invalid.field(where, "must be a file name")
-        try:
-            raw = Path(value)
-            path = (raw if raw.is_absolute() or base is None else base / raw).resolve()
-        except (ValueError, OSError):  # a NUL byte, a symlink loop
-            raise Invalid.field(where, "is not a usable file name") from None
-        out.append(NamedFile(f"topology.{key}", value, path, directory))
-    return out
+def named(text: str, base: Path | None, *, confined: bool) -> list[NamedFile]:
+    """Every file `text` names, as the engine's resolver finds it (relative names from
+    `base`; `confined`: inside `base` only), or `Invalid` naming each that may not or
+    cannot be read. A text the engine cannot parse names no file here (the engine then
+    reports it whole)."""
+    try:
+        found = _core.named_files(
+            text, "toml", None if base is None else str(base), confined=confined
+        )
+    except _core.ConfigError as e:
+        pairs: list[tuple[str, str]] = list(getattr(e, "errors", []))
+        if not confined or any(not _is_file_key(p) for p, _ in pairs):
+            return []  # not about files: the engine's own run reports it
+        errors = [FieldError(field=f"toml: {p}", message=m) for p, m in pairs]
+        raise Invalid(f"toml: {pairs[0][0]}: {pairs[0][1]}", errors) from None
+    return [NamedFile(k, shown, d, size) for k, shown, d, size in found]
 
 
-def confine(files: Iterable[NamedFile], root: Path | None) -> None:
-    """Every file (and every entry of a `routes` directory) lies inside `root`."""
-    for f in files:
-        where = f"toml: {f.key}"
-        if root is None:
-            raise Invalid.field(
-                where,
-                "names a file, but this service takes no cluster files: its operator can "
-                "offer a directory of them (`qosnet serve --cluster-dir DIR`)",
-            )
-        outside = "must name a file inside the service's cluster directory"
-        if not f.path.is_relative_to(root):
-            raise Invalid.field(where, outside)
-        shown = f.shown(root)
-        if not f.path.exists():
-            raise Invalid.field(where, f"{shown} does not exist in the cluster directory")
-        if f.directory != f.path.is_dir():
-            kind = "a directory" if f.directory else "a file"
-            raise Invalid.field(where, f"{shown} is not {kind}")
-        if f.directory:
-            for entry in sorted(f.path.iterdir()):
-                try:
-                    inside = entry.resolve().is_relative_to(root)
-                except (ValueError, OSError):
-                    inside = False
-                if not inside:
-                    raise Invalid.field(
-                        where, f"{shown}/{entry.name} leads outside the cluster directory"
-                    )
+def _is_file_key(path: str) -> bool:
+    return path.startswith(("topology.", "traffic[", "endpoint.agent."))
 
 
 # The engine names a file as written in the description, then a line: "{name} line 12: ...".
 _LINE = re.compile(r" line (\d+)\b")
 
 
-def redact(
-    errors: Sequence[tuple[str, str]], files: Sequence[NamedFile], root: Path | None
-) -> list[tuple[str, str]]:
+def redact(errors: Sequence[tuple[str, str]], files: Sequence[NamedFile]) -> list[tuple[str, str]]:
     """The engine's (path, message) errors with every message about a named file cut to
-    the file's name and line number: the engine may quote the line it could not read."""
+    the file's name and line number, whatever scope the engine read it in (a stored
+    cluster's errors are shown by `GET /health`)."""
     by_key = {f.key: f for f in files}
     out: list[tuple[str, str]] = []
     for path, message in errors:
@@ -138,11 +99,13 @@ def redact(
             continue
         line = _LINE.search(message)
         at = f" line {line.group(1)}" if line else ""
-        what = "forwarding tables" if f.directory else "fabric description"
+        if "not a usable" in message:  # already cut by the engine's resolver
+            out.append((path, message))
+            continue
         out.append(
             (
                 path,
-                f"{f.shown(root)}{at}: not a usable {what} (the service does not quote "
+                f"{f.shown}{at}: not a usable file here (the service does not quote "
                 "its files; `qosnet validate` on the file shows the whole message)",
             )
         )

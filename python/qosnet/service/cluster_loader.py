@@ -3,7 +3,8 @@
 One path for the three ways a cluster arrives:
 
 - an upload (`PUT /v1/cluster`, `Origin.UPLOAD`): only cluster sections, files only from
-  the operator's cluster directory, errors about files cut to name and line;
+  the operator's cluster directory (the engine's resolver in its confined scope, for every
+  key that names a file), errors about files cut to name and line;
 - the stored cluster, at start or when another process installed one (`Origin.STORED`):
   checked for size again (the limit may have been lowered after a bad one was saved), and
   its errors cut too, since they are shown by `GET /health`;
@@ -24,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qosnet import ConfigError
+from qosnet import ConfigError, nesting
 from qosnet.middleware.cluster import Cluster
-from qosnet.service.cluster_files import check_sections, confine, named, redact
+from qosnet.service.cluster_files import check_sections, named, redact
 from qosnet.service.cluster_size import check_built, check_estimate
 from qosnet.service.errors import Invalid
 from qosnet.service.schemas import FieldError
@@ -62,25 +63,27 @@ def load_cluster(
     `base_dir`: where relative file names are read from (an upload's is `cluster_dir`).
     """
     try:
+        nesting.check_text(text)  # (tomllib recurses: refuse deep input first)
         doc = tomllib.loads(text)
+    except nesting.TooDeep as e:
+        raise Invalid.field("toml", str(e)) from None
     except tomllib.TOMLDecodeError as e:
         raise Invalid.field("toml", f"is not valid TOML: {e}") from None
-    if origin is Origin.UPLOAD:
+    confined = origin is Origin.UPLOAD
+    if confined:
         check_sections(doc)
-        base_dir = cluster_dir
-    files = named(doc, base_dir)
-    if origin is Origin.UPLOAD:
-        confine(files, cluster_dir)
+        base_dir = cluster_dir  # (None: the engine refuses any file named, saying why)
+    files = named(text, base_dir, confined=confined)
     check_estimate(doc, files, max_nodes)
     try:
-        cluster = Cluster.from_toml(text, name, base_dir=base_dir)
+        cluster = Cluster.from_toml(text, name, base_dir=base_dir, confined=confined)
         check_built(cluster.nodes, cluster.switches, max_nodes)
         description = cluster.to_dict()
     except ConfigError as e:
         errors = list(getattr(e, "errors", None) or [("<root>", str(e))])
         if origin is not Origin.OPERATOR:
             log.warning("cluster %r refused by the engine: %s", name, e)
-            errors = redact(errors, files, cluster_dir)
+            errors = redact(errors, files)
         raise Invalid(
             f"toml: not a valid qosnet network: {errors[0][0]}: {errors[0][1]}",
             [FieldError(field=f"toml: {p}", message=m) for p, m in errors],

@@ -97,18 +97,6 @@ pub(super) fn complete(
 
     if let Some(AgentConfig::Credit { hca_messages, best_effort, retry_after }) = &cfg.endpoint.agent {
         let m = *hca_messages;
-        if m == 0 {
-            errs.push(ConfigError::new(
-                "endpoint.agent.hca_messages",
-                "must be a whole number >= 1 (M, the HCA buffer in messages), got 0",
-            ));
-        }
-        if *best_effort == 0 {
-            errs.push(ConfigError::new(
-                "endpoint.agent.best_effort",
-                "must be a whole number >= 1 (C_b, best effort's initial credits per node), got 0",
-            ));
-        }
         let retry = crate::control::control_delay(
             "endpoint.agent.retry_after",
             Some(retry_after.unwrap_or(crate::units::Duration::Cycles(40))),
@@ -157,17 +145,9 @@ pub(super) fn complete(
         // With admission control a connection holds its C_j only while admitted, and best
         // effort's credits shrink to what the admitted ones leave of M (`CreditCc`): only
         // C_b itself must fit. Without it every configured connection holds its C_j.
+        // (C_b <= M itself is checked with the parameters: `check_params`)
         let admission = cfg.endpoint.admission.is_some();
-        if admission && *best_effort > m {
-            errs.push(ConfigError::new(
-                "endpoint.agent.best_effort",
-                format!(
-                    "C_b = {best_effort} exceeds M = {m} (endpoint.agent.hca_messages): C_b <= M - sum C_j"
-                ),
-            ));
-        } else if let Some((node, &sum)) =
-            per_node.iter().enumerate().find(|(_, &c)| c > m as u64 && !admission)
-        {
+        if let Some((node, &sum)) = per_node.iter().enumerate().find(|(_, &c)| c > m as u64 && !admission) {
             errs.push(ConfigError::new(
                 "endpoint.agent.best_effort",
                 format!("C_b + sum of C_j = {sum} at node {node} exceeds M = {m} (endpoint.agent.hca_messages): sum C_i <= M (with endpoint.admission, only the admitted connections count)"),
@@ -191,35 +171,16 @@ pub(super) fn complete(
             Err(e) => errs.push(e),
         },
         Some(AgentConfig::SelfTuned { gather, tune_every, increment, decrement, initial, tolerance }) => {
-            let f = |name: &str, v: Option<f64>, default: f64, errs: &mut Vec<ConfigError>| {
-                let v = v.unwrap_or(default);
-                if !(0.0..=1.0).contains(&v) {
-                    errs.push(ConfigError::new(
-                        format!("endpoint.agent.{name}"),
-                        format!("must be in [0, 1] (a fraction of the network's buffers), got {v}"),
-                    ));
-                }
-                v
-            };
-            // (defaults: our unverified reading of Thottethodi et al., HPCA 2001; see
+            // (ranges: `check_params`; defaults: our unverified reading of Thottethodi et al., HPCA 2001; see
             // `control/self_tuned.rs` for what was searched)
             let p = SelfTunedParams {
                 gather: clock.duration_cycles(gather.unwrap_or(crate::units::Duration::Cycles(32))),
                 tune_every: tune_every.unwrap_or(3),
-                increment: f("increment", *increment, 0.01, &mut errs),
-                decrement: f("decrement", *decrement, 0.04, &mut errs),
-                initial: f("initial", *initial, 0.04, &mut errs),
-                tolerance: f("tolerance", *tolerance, 0.0, &mut errs),
+                increment: increment.unwrap_or(SELF_TUNED_DEFAULTS[0]),
+                decrement: decrement.unwrap_or(SELF_TUNED_DEFAULTS[1]),
+                initial: initial.unwrap_or(SELF_TUNED_DEFAULTS[2]),
+                tolerance: tolerance.unwrap_or(SELF_TUNED_DEFAULTS[3]),
             };
-            if p.gather == 0 {
-                errs.push(ConfigError::new("endpoint.agent.gather", "must be at least one cycle"));
-            }
-            if p.tune_every == 0 {
-                errs.push(ConfigError::new(
-                    "endpoint.agent.tune_every",
-                    "must be a whole number >= 1 (gathers per tuning period), got 0",
-                ));
-            }
             let buffers = (topo.routers * topo.ports) as u64 * cfg.router.vcs as u64;
             agents.sideband = p.gather.max(1);
             agents.congestion = Congestion::SelfTuned(SelfTuned::new(p, buffers, flow_class.clone()));
@@ -229,30 +190,6 @@ pub(super) fn complete(
 
     let mut reservations = Reservations::default();
     if let Some(a) = &cfg.endpoint.admission {
-        if !(0.0..=1.0).contains(&a.effective_factor) {
-            errs.push(ConfigError::new(
-                "endpoint.admission.effective_factor",
-                format!("must be in [0, 1] (0: the mean rate, 1: the peak), got {}", a.effective_factor),
-            ));
-        }
-        if !(a.limit > 0.0 && a.limit <= 1.0) {
-            errs.push(ConfigError::new(
-                "endpoint.admission.limit",
-                format!("must be in (0, 1] (a share of a link's bandwidth), got {}", a.limit),
-            ));
-        }
-        if a.attempts > 0 && cfg.endpoint.model != crate::config::NicModel::Ideal && nic_flow_queues(cfg) {
-            errs.push(ConfigError::new(
-                "endpoint.admission.attempts",
-                "giving up (dropping a refused connection's messages at the source) is modelled with doorbell queues only (endpoint.queues = \"fifo\" or \"per_class\"): use 0 (retry until admitted) with flow send queues",
-            ));
-        }
-        if a.signal_flits == 0 {
-            errs.push(ConfigError::new(
-                "endpoint.admission.signal_flits",
-                "must be a whole number >= 1, got 0",
-            ));
-        }
         if control_vcs == 0 {
             errs.push(ConfigError::new(
                 "router.vc_classes",
@@ -321,6 +258,102 @@ pub(super) fn complete(
         Ok(reservations)
     } else {
         Err(ConfigErrors(errs))
+    }
+}
+
+/// Self-Tuned's increment, decrement, initial threshold and tolerance when not given (our
+/// unverified reading of Thottethodi et al., HPCA 2001; see `control/self_tuned.rs`).
+const SELF_TUNED_DEFAULTS: [f64; 4] = [0.01, 0.04, 0.04, 0.0];
+
+/// The agents' and admission control's parameters on their own (ranges, and settings that
+/// would do nothing): checked with the rest of the configuration, before the flows exist.
+pub(super) fn check_params(cfg: &Config, clock: &Clock, errs: &mut Vec<ConfigError>) {
+    let mut err = |path: &str, message: String| errs.push(ConfigError::new(path, message));
+    match &cfg.endpoint.agent {
+        Some(AgentConfig::Credit { hca_messages, best_effort, .. }) => {
+            if *hca_messages == 0 {
+                err(
+                    "endpoint.agent.hca_messages",
+                    "must be a whole number >= 1 (M, the HCA buffer in messages), got 0".into(),
+                );
+            }
+            if *best_effort == 0 {
+                err(
+                    "endpoint.agent.best_effort",
+                    "must be a whole number >= 1 (C_b, best effort's initial credits per node), got 0".into(),
+                );
+            } else if cfg.endpoint.admission.is_some() && best_effort > hca_messages {
+                // (without admission, C_b plus every connection's C_j must fit: `complete`)
+                err(
+                    "endpoint.agent.best_effort",
+                    format!(
+                        "C_b = {best_effort} exceeds M = {hca_messages} (endpoint.agent.hca_messages): C_b <= M - sum C_j"
+                    ),
+                );
+            }
+        }
+        Some(AgentConfig::SelfTuned { gather, tune_every, increment, decrement, initial, tolerance }) => {
+            let given = [increment, decrement, initial, tolerance];
+            for (name, (v, d)) in ["increment", "decrement", "initial", "tolerance"]
+                .into_iter()
+                .zip(given.into_iter().zip(SELF_TUNED_DEFAULTS))
+            {
+                let v = v.unwrap_or(d);
+                if !(0.0..=1.0).contains(&v) {
+                    err(
+                        &format!("endpoint.agent.{name}"),
+                        format!("must be in [0, 1] (a fraction of the network's buffers), got {v}"),
+                    );
+                }
+            }
+            if gather.is_some_and(|g| clock.duration_cycles(g) == 0) {
+                err("endpoint.agent.gather", "must be at least one cycle".into());
+            }
+            if *tune_every == Some(0) {
+                err(
+                    "endpoint.agent.tune_every",
+                    "must be a whole number >= 1 (gathers per tuning period), got 0".into(),
+                );
+            }
+        }
+        Some(AgentConfig::IbaCc { ccti_increase, .. }) => {
+            if *ccti_increase == 0 {
+                err(
+                    "endpoint.agent.ccti_increase",
+                    "must be >= 1 (a BECN that raises the index by 0 never throttles), got 0".into(),
+                );
+            }
+            if cfg.router.marking.is_none() {
+                err(
+                    "endpoint.agent",
+                    "\"iba_cc\" reacts to FECN marks, and no switch marks: set [router] marking (e.g. { kind = \"iba_cc\", threshold = 10 })".into(),
+                );
+            }
+        }
+        _ => {}
+    }
+    if let Some(a) = &cfg.endpoint.admission {
+        if !(0.0..=1.0).contains(&a.effective_factor) {
+            err(
+                "endpoint.admission.effective_factor",
+                format!("must be in [0, 1] (0: the mean rate, 1: the peak), got {}", a.effective_factor),
+            );
+        }
+        if !(a.limit > 0.0 && a.limit <= 1.0) {
+            err(
+                "endpoint.admission.limit",
+                format!("must be in (0, 1] (a share of a link's bandwidth), got {}", a.limit),
+            );
+        }
+        if a.attempts > 0 && cfg.endpoint.model != crate::config::NicModel::Ideal && nic_flow_queues(cfg) {
+            err(
+                "endpoint.admission.attempts",
+                "giving up (dropping a refused connection's messages at the source) is modelled with doorbell queues only (endpoint.queues = \"fifo\" or \"per_class\"): use 0 (retry until admitted) with flow send queues".into(),
+            );
+        }
+        if a.signal_flits == 0 {
+            err("endpoint.admission.signal_flits", "must be a whole number >= 1, got 0".into());
+        }
     }
 }
 

@@ -4,6 +4,8 @@
 
 mod admission;
 mod agents;
+pub mod cost;
+mod flows;
 mod validate;
 
 pub use validate::{validate, Validated};
@@ -15,14 +17,9 @@ use crate::error::ConfigErrors;
 use crate::flit::Slab;
 use crate::ids::LinkEnd;
 use crate::links::Links;
-use crate::metrics::deadline::StreamDeadlines;
-use crate::metrics::trace::Tracing;
 use crate::metrics::{Metrics, Observers};
 use crate::net::{Net, Progress};
 use crate::router::{Params, Routers};
-use crate::topology::Peer;
-use crate::traffic::driver::Traffic;
-use crate::traffic::ProcessSpec;
 use crate::units::Cycle;
 
 impl Simulation {
@@ -36,13 +33,12 @@ impl Simulation {
     /// Validate `config` completely and build the network.
     pub fn new(config: Config) -> Result<Simulation, ConfigErrors> {
         let v = validate(&config)?;
-        let (topo, routing, specs, nic_p) = (v.topology, v.routing, v.specs, v.nic);
+        let (topo, routing, nic_p) = (v.topology, v.routing, v.nic);
         let clock = v.clock;
         let rc = &config.router;
         let (vcs, ports) = (rc.vcs as usize, topo.ports);
         let cyc = |d| clock.duration_cycles(d);
-        let warmup = cyc(config.simulation.warmup);
-        let window_end = warmup.saturating_add(cyc(config.simulation.measure));
+        let (warmup, window_end) = flows::window(&config, &clock);
         let run = RunParams {
             window_end,
             drain_end: window_end.saturating_add(cyc(config.simulation.drain_limit)),
@@ -96,38 +92,11 @@ impl Simulation {
         let max_delay = (p.d_output + p.link[0].max(p.link[1])).max(injection).max(p.credit) as usize;
         let (xbar_cfg, out_cfg) = (rc.crossbar(), rc.output());
         let nic_cfg = config.endpoint.scheduler.clone().unwrap_or_else(|| xbar_cfg.clone());
+        let flows = v.flows;
+        let (traffic, reservations) = (flows.traffic, flows.reservations);
         let nodes = topo.nodes;
         let n_ports = topo.routers * ports;
         let n_phases = config.mix.as_ref().map_or(1, |m| m.phases.len().max(1));
-        let phase_starts = config.mix.as_ref().map_or(Vec::new(), |m| {
-            m.phases
-                .iter()
-                .take(m.phases.len().saturating_sub(1))
-                .scan(0u64, |t, p| {
-                    *t = t.saturating_add(cyc(p.duration));
-                    Some(*t)
-                })
-                .collect()
-        });
-        let (mut deadlines, mut deadline_of) = (Vec::new(), Vec::new());
-        let traffic = Traffic::new(specs, &v.spec_nodes, config.simulation.seed, phase_starts, |_, spec| {
-            if let ProcessSpec::Video(v) = &spec.process {
-                deadline_of.push(deadlines.len() as u32);
-                deadlines.push(StreamDeadlines::new(v.period, n_phases).starting(v.first_deadline));
-            } else {
-                deadline_of.push(u32::MAX);
-            }
-        });
-        let mut traffic = traffic;
-        let jobs =
-            crate::traffic::application::build_jobs(&config, &clock, topo.nodes).map_err(ConfigErrors)?;
-        let app_flows = if jobs.is_empty() {
-            (0, 0)
-        } else {
-            traffic.add_applications(jobs, config.simulation.seed, config.endpoint.processors, topo.nodes)
-        };
-        // (application flows are no video streams)
-        deadline_of.resize(traffic.sources.len(), u32::MAX);
         let mut metrics = Metrics::new(warmup, window_end, nodes, n_ports, config.simulation.record_messages);
         metrics.flows = vec![Default::default(); traffic.sources.len() + 1];
         metrics.phases = vec![Default::default(); n_phases];
@@ -142,10 +111,7 @@ impl Simulation {
             .collect();
         let attach_port =
             topo.attach.iter().map(|&(r, p)| LinkEnd::router_port(r.0 * ports as u32 + p)).collect();
-        let mut agents = v.agents;
-        let reservations =
-            agents::complete(&mut agents, &config, &traffic, &topo, &routing, &clock, v.class_vcs)?;
-        agents.size_flows(traffic.sources.len() + 1);
+        let agents = v.agents;
         let control_delay = agents.control_delay() as usize;
         let mut endpoints = Endpoints::new(
             ep,
@@ -165,16 +131,6 @@ impl Simulation {
             nic_idt,
         );
         endpoints.cnp_flow = traffic.sources.len() as u32;
-        let links = nodes + topo.peer.iter().filter(|p| !matches!(p, Peer::None)).count();
-        let tracing = Tracing::build(
-            config.trace.as_ref(),
-            &clock,
-            (warmup, window_end),
-            links,
-            traffic.sources.len() + 1,
-            n_ports * p.lane_stride,
-        )
-        .map_err(|e| ConfigErrors(vec![e]))?;
         let mut routers =
             Routers::new(p, topo, routing, &xbar_cfg, &out_cfg, &clock, rc.block_size, v.marking);
         if rc.virtual_clock.state == VirtualClockState::Stream {
@@ -200,10 +156,10 @@ impl Simulation {
                 messages: Slab::default(),
                 progress: Progress::default(),
                 reservations,
-                obs: Observers::new(metrics, deadlines, deadline_of, tracing),
+                obs: Observers::new(metrics, flows.deadlines, flows.deadline_of, flows.tracing),
                 app_deliveries: crate::net::AppDeliveries {
-                    first: app_flows.0,
-                    count: app_flows.1 - app_flows.0,
+                    first: flows.app_flows.0,
+                    count: flows.app_flows.1 - flows.app_flows.0,
                     list: Vec::new(),
                 },
             },

@@ -24,7 +24,6 @@ pub struct Validated {
     pub clock: Clock,
     pub topology: Topology,
     pub routing: Routing,
-    pub specs: Vec<TrafficSpec>,
     /// Per spec, the nodes that run it.
     pub spec_nodes: Vec<Vec<u32>>,
     /// Per class: the VCs it may be given, and its own split (see `engine::Params`).
@@ -39,6 +38,8 @@ pub struct Validated {
     pub(crate) marking: Marking,
     /// The memory the run will take when built, and the limit it was checked against.
     pub memory: crate::config::MemoryEstimate,
+    /// The flows, their agents and recordings, built (`flows.rs`).
+    pub flows: super::flows::Flows,
 }
 
 /// A video source's streams: its traces (read, or made by the synthetic model) at the frame
@@ -48,7 +49,7 @@ fn video_spec(
     cfg: &Config,
     clock: &Clock,
     path: &str,
-    traces: &[std::path::PathBuf],
+    traces: &[crate::config::FilePath],
     format: crate::traffic::video::TraceFormat,
     fps: f64,
     mean_rate: Option<crate::units::Bandwidth>,
@@ -56,7 +57,7 @@ fn video_spec(
     synthetic: &crate::traffic::video::SyntheticVbr,
 ) -> Result<(crate::traffic::video::VideoSpec, f64), ConfigError> {
     use crate::config::video::TraceScale;
-    use crate::traffic::video::{read_trace, resolved_format, TraceFormat, VideoSpec};
+    use crate::traffic::video::{parse_trace, resolved_format, TraceFormat, VideoSpec};
     use rand::SeedableRng;
     if !(fps > 0.0 && fps <= 10_000.0) {
         return Err(ConfigError::new(
@@ -101,14 +102,14 @@ fn video_spec(
             _ => {}
         }
         for (i, p) in traces.iter().enumerate() {
-            if resolved_format(&cfg.resolve_path(p), format) == TraceFormat::Plain {
+            if resolved_format(p.extension(), format) == TraceFormat::Plain {
                 return Err(ConfigError::new(
                     format!("{path}.process.traces[{i}]"),
                     format!(
                         "{}: a plain list of values, whose units are not stated, has no rate of its own: \
                          scale = \"{name}\" needs EvalVid (`.st`) or LTE-Sim (`.dat`) traces in bytes; \
                          use scale = \"each\" for it",
-                        p.display()
+                        p.shown()
                     ),
                 ));
             }
@@ -132,8 +133,11 @@ fn video_spec(
         loaded.push(synthetic.generate(frames, &mut rng).scaled_to(r.bits_per_second, fps));
     }
     for (i, p) in traces.iter().enumerate() {
-        let t = read_trace(&cfg.resolve_path(p), format)
-            .map_err(|e| ConfigError::new(format!("{path}.process.traces[{i}]"), e))?;
+        let field = format!("{path}.process.traces[{i}]");
+        let files = cfg.files();
+        let read = files.read(&field, p)?;
+        let t = parse_trace(&read.text, &read.shown, p.extension(), format)
+            .map_err(|e| files.about_contents(ConfigError::new(&field, e), &read.shown, "video trace"))?;
         loaded.push(match (scale, mean_rate) {
             (TraceScale::Each, Some(r)) => t.scaled_to(r.bits_per_second, fps),
             _ => t,
@@ -373,6 +377,18 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
                 ));
             }
         }
+        match sim.time_limit {
+            Some(crate::units::Duration::Seconds(s)) if s > 0.0 && s.is_finite() => {}
+            Some(crate::units::Duration::Cycles(c)) => errs.push(ConfigError::new(
+                "simulation.time_limit",
+                format!("is wall-clock time: give it with a unit (\"30 s\", \"10 min\", \"2 h\"), got {c} (cycles)"),
+            )),
+            Some(d) => errs.push(ConfigError::new(
+                "simulation.time_limit",
+                format!("must be a positive wall-clock time (\"10 min\"), got {d}"),
+            )),
+            None => {}
+        }
         if clock.duration_cycles(sim.measure) == 0 {
             errs.push(ConfigError::new("simulation.measure", "must be at least one cycle, got 0"));
         }
@@ -480,11 +496,11 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         }
     }
 
-    let built = Topology::build_in(&cfg.topology, &|p| cfg.resolve_path(p)).and_then(|t| {
+    let built = Topology::build_in(&cfg.topology, &cfg.files()).and_then(|t| {
         // A real fabric's routes (its forwarding tables, or minimal-hop ones) must take
         // every node to every other without loops.
         if let TopologyConfig::IbFabric { file, .. } = &cfg.topology {
-            crate::routing::check_fabric_routes(&t, &file.display().to_string())?;
+            crate::routing::check_fabric_routes(&t, &file.shown())?;
         }
         Ok(t)
     });
@@ -732,7 +748,7 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
                 l.iter().copied().filter(|&n| (n as usize) < topo.nodes).collect()
             }
         };
-        let built = Pattern::build(&t.pattern, topo, |p| cfg.resolve_path(p), &format!("{path}.pattern"));
+        let built = Pattern::build(&t.pattern, topo, &cfg.files(), &format!("{path}.pattern"));
         match built.map(|p| if t.self_traffic { p.with_self_traffic() } else { p }) {
             Ok(pattern) => {
                 let vtick = match (t.vtick, t.class) {
@@ -841,11 +857,20 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
             errs.push(e);
             Marking::None
         });
-    let agents = Agents::build(cfg.endpoint.agent.as_ref(), nodes, &clock, |p| cfg.resolve_path(p))
-        .unwrap_or_else(|e| {
+    let agents =
+        Agents::build(cfg.endpoint.agent.as_ref(), nodes, &clock, &cfg.files()).unwrap_or_else(|e| {
             errs.push(e);
             Agents::NONE
         });
+    super::agents::check_params(cfg, &clock, &mut errs);
+    // (an application's ranks are checked against the nodes; its jobs are built here)
+    let jobs = match &topology {
+        Some(t) => crate::traffic::application::build_jobs(cfg, &clock, t.nodes).unwrap_or_else(|e| {
+            errs.extend(e);
+            Vec::new()
+        }),
+        None => Vec::new(),
+    };
     let drb_timer = check_drb(cfg, &clock, &mut errs);
     if let (Some(topo), Some(routing)) = (&topology, &routing) {
         check_reservations(cfg, &clock, &nic, topo, routing, &specs, &spec_nodes, &mut errs);
@@ -885,14 +910,28 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
     if let Some(routing) = &routing {
         vcs_per_class(&mut errs, present, class_vcs, routing);
     }
-    if !errs.is_empty() {
+    let (Some(topology), Some(routing), true) = (topology, routing, errs.is_empty()) else {
         return Err(ConfigErrors(errs));
-    }
+    };
+    let mut agents = agents;
+    let lanes = if rc.kind == RouterKind::Preemptive { 2 * rc.vcs } else { rc.vcs } as usize;
+    let lane_records = topology.routers * topology.ports * (lanes | 1);
+    let flows = super::flows::build(
+        cfg,
+        &clock,
+        &topology,
+        &routing,
+        specs,
+        &spec_nodes,
+        jobs,
+        &mut agents,
+        class_vcs,
+        lane_records,
+    )?;
     Ok(Validated {
         clock,
-        topology: topology.unwrap(),
-        routing: routing.unwrap(),
-        specs,
+        topology,
+        routing,
         spec_nodes,
         class_vcs,
         home_vcs: split,
@@ -901,6 +940,7 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         drb_timer,
         marking,
         memory: estimate.unwrap_or_else(|| memory::assemble(Vec::new(), (u64::MAX, String::new()))),
+        flows,
     })
 }
 

@@ -9,10 +9,12 @@
 mod tagged;
 pub mod application;
 mod de;
+pub mod files;
 pub mod memory;
 pub mod value;
 pub mod video;
 
+pub use files::{FilePath, FileScope, Files};
 pub use memory::{MemoryEstimate, MemoryPart};
 
 use crate::error::{ConfigError, ConfigErrors};
@@ -47,9 +49,12 @@ pub struct Config {
     /// What a run records beyond its metrics, to look inside it (all off by default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceConfig>,
-    /// Directory that relative file paths (pattern files) are resolved against.
+    /// Directory that relative file names are resolved against (`files.rs`).
     #[serde(skip)]
     pub base_dir: Option<PathBuf>,
+    /// Where the files the configuration names may be (confined: inside `base_dir` only).
+    #[serde(skip)]
+    pub file_scope: FileScope,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -73,6 +78,10 @@ pub struct SimulationConfig {
     /// (`build::validate`'s memory estimate).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_limit: Option<ByteSize>,
+    /// Wall-clock time a run may take (`"10 min"`); past it the run stops with an error
+    /// (`SimError::TimeLimit`) and its results so far are kept. None: no limit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_limit: Option<Duration>,
 }
 
 impl Default for SimulationConfig {
@@ -85,6 +94,7 @@ impl Default for SimulationConfig {
             watchdog: Duration::Cycles(20_000),
             record_messages: false,
             memory_limit: None,
+            time_limit: None,
         }
     }
 }
@@ -134,11 +144,11 @@ tagged_enum! {
         /// net file (`format`, inferred from the file when absent), `routes` (optional, ports
         /// reports only) a directory of its switches' `ibroute` forwarding tables.
         IbFabric {
-            file: PathBuf,
+            file: FilePath,
             #[serde(default, skip_serializing_if = "Option::is_none")]
             format: Option<IbFabricFormat>,
             #[serde(default)]
-            routes: Option<PathBuf>,
+            routes: Option<FilePath>,
         },
     }
 }
@@ -890,7 +900,7 @@ tagged_enum! {
         Delays { delays: Vec<Duration> },
         /// Read from an OpenSM-style file: `cc_cct shift:multiplier,shift:multiplier,...`
         /// (or the bare list); entry delay = multiplier x 2^shift x `unit`.
-        File { path: PathBuf, unit: Duration },
+        File { path: FilePath, unit: Duration },
     }
 }
 
@@ -1031,7 +1041,7 @@ tagged_enum! {
         /// divided by a stream's mean rate (the traces' average).
         Video {
             #[serde(default)]
-            traces: Vec<PathBuf>,
+            traces: Vec<FilePath>,
             #[serde(default)]
             format: video::TraceFormat,
             #[serde(default = "default_frame_rate")]
@@ -1129,11 +1139,11 @@ tagged_enum! {
         },
         /// One destination per source: lines `dst` (line i is source i) or `src dst`.
         Permutation {
-            file: PathBuf,
+            file: FilePath,
         },
         /// N rows of N non-negative weights: row s gives the destination distribution of s.
         Matrix {
-            file: PathBuf,
+            file: FilePath,
         },
     }
 }
@@ -1285,10 +1295,8 @@ impl Config {
         toml::to_string(self).expect("a parsed configuration serialises")
     }
 
-    pub fn resolve_path(&self, p: &Path) -> PathBuf {
-        match &self.base_dir {
-            Some(base) if p.is_relative() => base.join(p),
-            _ => p.to_path_buf(),
-        }
+    /// The resolver for the files this configuration names (`files.rs`).
+    pub fn files(&self) -> Files<'_> {
+        Files::new(self.base_dir.as_deref(), self.file_scope)
     }
 }

@@ -6,10 +6,9 @@
 //! table in physical time here, as every duration in a configuration is). The table is
 //! generated (linear), given delay by delay, or read from an OpenSM-style file.
 
-use crate::config::CctConfig;
+use crate::config::{CctConfig, Files};
 use crate::error::ConfigError;
 use crate::units::{Clock, Cycle};
-use std::path::{Path, PathBuf};
 
 /// The most entries a table has (CCTI_Limit is a 16-bit index).
 pub(crate) const MAX_ENTRIES: usize = 1 << 16;
@@ -22,14 +21,14 @@ pub(crate) struct Cct {
 
 impl Cct {
     /// Check `cfg` (at `path`, e.g. `endpoint.agent.cct`) and build the table; each delay
-    /// is at most `max_delay` cycles (the control channel's reach); a file path resolves by
-    /// `resolve`.
+    /// is at most `max_delay` cycles (the control channel's reach); a file is read through
+    /// `files` (the one resolver, `config/files.rs`).
     pub fn build(
         cfg: &CctConfig,
         path: &str,
         clock: &Clock,
         max_delay: Cycle,
-        resolve: impl Fn(&Path) -> PathBuf,
+        files: &Files,
     ) -> Result<Cct, ConfigError> {
         let delays: Vec<Cycle> = match cfg {
             CctConfig::Linear { entries, step } => {
@@ -53,12 +52,11 @@ impl Cct {
                 delays.iter().map(|&d| clock.duration_cycles(d)).collect()
             }
             CctConfig::File { path: file, unit } => {
-                let full = resolve(file);
-                let text = std::fs::read_to_string(&full).map_err(|e| {
-                    ConfigError::new(format!("{path}.path"), format!("cannot read {}: {e}", full.display()))
-                })?;
-                let entries = parse_opensm(&text).map_err(|e| {
-                    ConfigError::new(format!("{path}.path"), format!("{}: {e}", full.display()))
+                let field = format!("{path}.path");
+                let read = files.read(&field, file)?;
+                let entries = parse_opensm(&read.text).map_err(|e| {
+                    let e = ConfigError::new(&field, format!("{}: {e}", read.shown));
+                    files.about_contents(e, &read.shown, "congestion control table")
                 })?;
                 let unit = clock.duration_cycles_f64(*unit);
                 entries
@@ -128,10 +126,10 @@ pub(crate) fn parse_opensm(text: &str) -> Result<Vec<(u32, u32)>, String> {
                 Err(_) => Err(format!("entry {i}: {what} must be a whole number in 0..={max}, got {v:?}")),
             }
         };
+        if out.len() == MAX_ENTRIES {
+            return Err(format!("at most {MAX_ENTRIES} entries, got more"));
+        }
         out.push((num("shift", s, 3)?, num("multiplier", m, 16383)?));
-    }
-    if out.len() > MAX_ENTRIES {
-        return Err(format!("at most {MAX_ENTRIES} entries, got {}", out.len()));
     }
     Ok(out)
 }
@@ -146,7 +144,7 @@ mod tests {
     }
 
     fn build(cfg: &CctConfig) -> Result<Cct, ConfigError> {
-        Cct::build(cfg, "endpoint.agent.cct", &clock(), 1000, |p| p.to_path_buf())
+        Cct::build(cfg, "endpoint.agent.cct", &clock(), 1000, &Files::local(None))
     }
 
     #[test]
@@ -170,8 +168,9 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("qosnet-cct-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("cct.conf"), "cc_cct 0:0,0:3,1:3,2:16\n").unwrap();
-        let cfg = CctConfig::File { path: "cct.conf".into(), unit: Duration::Cycles(2) };
-        let cct = Cct::build(&cfg, "endpoint.agent.cct", &clock(), 1000, |p| dir.join(p)).unwrap();
+        let cfg =
+            CctConfig::File { path: crate::config::FilePath::new("cct.conf"), unit: Duration::Cycles(2) };
+        let cct = Cct::build(&cfg, "endpoint.agent.cct", &clock(), 1000, &Files::local(Some(&dir))).unwrap();
         assert_eq!(cct, Cct::of(vec![0, 6, 12, 128]));
         std::fs::remove_dir_all(&dir).ok();
     }
@@ -186,7 +185,10 @@ mod tests {
         assert!(e.contains("multiplier") && e.contains("0..=16383"), "{e}");
         assert!(parse_opensm("cc_cct").unwrap_err().contains("no CCT entries"));
         assert!(parse_opensm("0-1").unwrap_err().contains("shift:multiplier"));
-        let cfg = CctConfig::File { path: "/nonexistent/cct.conf".into(), unit: Duration::Cycles(1) };
+        let cfg = CctConfig::File {
+            path: crate::config::FilePath::new("/nonexistent/cct.conf"),
+            unit: Duration::Cycles(1),
+        };
         let e = build(&cfg).unwrap_err().to_string();
         assert!(e.contains("endpoint.agent.cct.path") && e.contains("cannot read"), "{e}");
     }

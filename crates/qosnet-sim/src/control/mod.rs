@@ -42,7 +42,6 @@ use crate::config::AgentConfig;
 use crate::error::ConfigError;
 use crate::links::Control;
 use crate::units::{Clock, Cycle};
-use std::path::{Path, PathBuf};
 use window::Window;
 
 /// Longest control-message delay, cycles (the control channel's timing wheel).
@@ -112,12 +111,12 @@ impl Agents {
 
     /// Check `cfg` (`[endpoint] agent`) and build its state for `nodes` nodes. The
     /// per-flow agents (credits, admission) are completed once the flows are known
-    /// (`build/agents.rs`). Files it names resolve by `resolve`.
+    /// (`build/agents.rs`). Files it names are read through `files`.
     pub fn build(
         cfg: Option<&AgentConfig>,
         nodes: usize,
         clock: &Clock,
-        resolve: impl Fn(&Path) -> PathBuf,
+        files: &crate::config::Files,
     ) -> Result<Agents, ConfigError> {
         let congestion = match cfg {
             // (built once the flows are known: `build/agents.rs`)
@@ -135,7 +134,7 @@ impl Agents {
                 Congestion::Window(Window::new(*messages, nodes, delay))
             }
             Some(AgentConfig::IbaCc { ccti_increase, ccti_limit, ccti_min, ccti_timer, cct }) => {
-                let cct = cct::Cct::build(cct, "endpoint.agent.cct", clock, MAX_CONTROL_DELAY, resolve)?;
+                let cct = cct::Cct::build(cct, "endpoint.agent.cct", clock, MAX_CONTROL_DELAY, files)?;
                 let ccti_limit = ccti_limit.unwrap_or(cct.last());
                 if ccti_limit > cct.last() {
                     return Err(ConfigError::new(

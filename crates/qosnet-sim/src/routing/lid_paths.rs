@@ -74,12 +74,32 @@ pub struct LidPaths {
 /// disjointness (the search is exponential in the slack at worst).
 const SEARCH_LIMIT: usize = 200_000;
 
+/// Most alternative paths (source, destination, LID >= 1) built: each is a depth-first
+/// search, 10-100 us apiece on the networks measured (a 16x16 mesh with LMC 2, 196k paths,
+/// 7 s; a 24x24 one, 1.3M paths, 71 s; an 8x128 one, 3.1M paths, 394 s), so past this a
+/// configuration is refused with the count rather than left to run for minutes inside
+/// `validate`. Document 002's 64-node torus with LMC 2 builds 12k; the 281-node Avakas
+/// fabric 237k.
+pub const MAX_LID_SEARCHES: u128 = 1_000_000;
+
+/// The alternative paths a LID path set over `nodes` nodes with LMC `lmc` builds.
+pub fn lid_searches(nodes: u128, lmc: u8) -> u128 {
+    nodes.saturating_mul(nodes.saturating_sub(1)).saturating_mul((1u128 << lmc.min(7)) - 1)
+}
+
 impl LidPaths {
     /// Path sets of 2^`lmc` LIDs per destination, LID 0 along `base`, the others by DFS
     /// within `slack` hops of the shortest, split over at most `vcs` VC layers.
     pub fn build(topo: &Topology, base: &Routing, lmc: u8, slack: u32, vcs: u32) -> Result<LidPaths, String> {
         let paths = 1u32 << lmc;
         let (nodes, routers, ports) = (topo.nodes, topo.routers, topo.ports);
+        let searches = lid_searches(nodes as u128, lmc);
+        if searches > MAX_LID_SEARCHES {
+            return Err(format!(
+                "{} LIDs per node on {nodes} nodes means {searches} alternative paths to search                  (each pair of nodes, each LID above 0); at most {MAX_LID_SEARCHES} are built                  (about a minute): use a smaller routing.lmc or a smaller network",
+                paths
+            ));
+        }
         let moves = Moves::of(topo, vcs);
         let mut next = vec![NONE; routers * nodes * paths as usize];
         let mut shared = 0;

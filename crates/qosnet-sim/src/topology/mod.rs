@@ -87,22 +87,38 @@ pub struct Topology {
 const MAX_ROUTERS: u64 = 1 << 20;
 
 impl Topology {
-    /// Build the topology; relative file paths resolve with `resolve`.
+    /// Build the topology (of a kind that names no file; see `build_in`).
     pub fn build(cfg: &TopologyConfig) -> Result<Topology, ConfigError> {
-        Self::build_in(cfg, &|p| p.to_path_buf())
+        Self::build_in(cfg, &crate::config::Files::local(None))
     }
 
-    pub fn build_in(
-        cfg: &TopologyConfig,
-        resolve: &dyn Fn(&std::path::Path) -> std::path::PathBuf,
-    ) -> Result<Topology, ConfigError> {
+    /// Build the topology; the files it names are read through `files`.
+    pub fn build_in(cfg: &TopologyConfig, files: &crate::config::Files) -> Result<Topology, ConfigError> {
         match cfg {
-            TopologyConfig::IbFabric { file, format, routes } => ib_fabric::build(
-                &resolve(file),
-                *format,
-                routes.as_deref().map(resolve).as_deref(),
-                &file.display().to_string(),
-            ),
+            TopologyConfig::IbFabric { file, format, routes } => {
+                let read = files.read("topology.file", file)?;
+                // (the resolver's own refusal stands as it is: it quotes no file)
+                let refused = std::cell::RefCell::new(None);
+                let tables = routes.as_ref().map(|dir| {
+                    || {
+                        files.read_dir("topology.routes", dir).inspect_err(|e| {
+                            refused.replace(Some(e.clone()));
+                        })
+                    }
+                });
+                let tables = tables.as_ref().map(|f| f as ib_fabric::ReadRoutes);
+                ib_fabric::build(&read.text, *format, tables, &read.shown).map_err(|e| {
+                    if let Some(e) = refused.take() {
+                        return e;
+                    }
+                    // (a message about the routes directory names the directory)
+                    let (shown, what) = match (&routes, e.path.as_str()) {
+                        (Some(dir), "topology.routes") => (dir.shown(), "set of forwarding tables"),
+                        _ => (read.shown.clone(), "fabric description"),
+                    };
+                    files.about_contents(e, &shown, what)
+                })
+            }
             TopologyConfig::Star { ports } => star::build(*ports),
             TopologyConfig::Mesh { k, n, dims } => mesh::build(mesh_dims(*k, *n, dims.as_deref())?, false),
             TopologyConfig::Torus { k, n, dims } => mesh::build(mesh_dims(*k, *n, dims.as_deref())?, true),

@@ -195,6 +195,22 @@ pub fn build_job(
             continue;
         }
         let flits = |bytes: f64| (clock.bytes_to_flits(bytes).ceil() as u64).clamp(1, u32::MAX as u64) as u32;
+        if let Some(b) = ph.bytes {
+            // (a message past this never arrives in any run a machine can make: refused, not
+            // left to run for ever doing nothing)
+            if clock.bytes_to_flits(b.0 as f64) > MAX_MESSAGE_FLITS as f64 {
+                errs.push(ConfigError::new(
+                    format!("{ppath}.bytes"),
+                    format!(
+                        "a message of at most {MAX_MESSAGE_FLITS} flits ({} bytes at {} bits per flit), got {}",
+                        MAX_MESSAGE_FLITS as u64 * clock.flit_bits as u64 / 8,
+                        clock.flit_bits,
+                        b.0
+                    ),
+                ));
+                continue;
+            }
+        }
         match (ph.pattern, ph.bytes) {
             (AppPattern::None, Some(_)) => {
                 errs.push(ConfigError::new(
@@ -238,6 +254,9 @@ pub fn build_job(
         packet_flits: cfg.packet_flits,
     })
 }
+
+/// Longest message a phase may send, flits (as a `[[traffic]]` source's `message_flits`).
+pub const MAX_MESSAGE_FLITS: u32 = 1 << 24;
 
 /// Every `[[application]]` of `cfg`, validated.
 pub fn build_jobs(cfg: &Config, clock: &Clock, nodes: usize) -> Result<Vec<JobSpec>, Vec<ConfigError>> {

@@ -50,7 +50,7 @@ impl Pattern {
     pub fn build(
         cfg: &PatternConfig,
         topo: &Topology,
-        resolve: impl Fn(&std::path::Path) -> std::path::PathBuf,
+        files: &crate::config::Files,
         path: &str,
     ) -> Result<Pattern, ConfigError> {
         let n = topo.nodes;
@@ -150,13 +150,17 @@ impl Pattern {
             }
             PatternConfig::Permutation { file } => {
                 let fpath = format!("{path}.file");
-                let rows = read_numbers(&resolve(file), &fpath)?;
-                permutation(&rows, n, &fpath)?
+                let read = files.read(&fpath, file)?;
+                read_numbers(&read.text, &read.shown, &fpath)
+                    .and_then(|rows| permutation(&rows, n, &fpath))
+                    .map_err(|e| files.about_contents(e, &read.shown, "permutation file"))?
             }
             PatternConfig::Matrix { file } => {
                 let fpath = format!("{path}.file");
-                let rows = read_numbers(&resolve(file), &fpath)?;
-                matrix(&rows, n, &fpath)?
+                let read = files.read(&fpath, file)?;
+                read_numbers(&read.text, &read.shown, &fpath)
+                    .and_then(|rows| matrix(&rows, n, &fpath))
+                    .map_err(|e| files.about_contents(e, &read.shown, "traffic matrix file"))?
             }
         })
     }
@@ -231,9 +235,8 @@ fn uniform_other(nodes: usize, src: usize, rng: &mut Xoshiro256PlusPlus) -> usiz
     }
 }
 
-fn read_numbers(file: &std::path::Path, path: &str) -> Result<Vec<Vec<f64>>, ConfigError> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| ConfigError::new(path, format!("cannot read {}: {e}", file.display())))?;
+/// The rows of numbers in a pattern file's `text` (`name` for messages).
+fn read_numbers(text: &str, name: &str, path: &str) -> Result<Vec<Vec<f64>>, ConfigError> {
     let mut rows = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("").trim();
@@ -248,13 +251,13 @@ fn read_numbers(file: &std::path::Path, path: &str) -> Result<Vec<Vec<f64>>, Con
         let row = row.map_err(|_| {
             ConfigError::new(
                 path,
-                format!("{} line {}: not a list of numbers: {line:?}", file.display(), i + 1),
+                format!("{name} line {}: not a list of numbers: {:?}", i + 1, crate::error::clip(line)),
             )
         })?;
         if row.iter().any(|v| !v.is_finite() || *v < 0.0) {
             return Err(ConfigError::new(
                 path,
-                format!("{} line {}: values must be finite and >= 0", file.display(), i + 1),
+                format!("{name} line {}: values must be finite and >= 0", i + 1),
             ));
         }
         rows.push(row);
@@ -331,8 +334,8 @@ mod tests {
     #[test]
     fn bit_permutations_on_4x4() {
         let t = mesh(4);
-        let id = |p: &std::path::Path| p.to_path_buf();
-        let b = |c: PatternConfig| Pattern::build(&c, &t, id, "traffic[0].pattern").unwrap();
+        let id = crate::config::Files::local(None);
+        let b = |c: PatternConfig| Pattern::build(&c, &t, &id, "traffic[0].pattern").unwrap();
         // node 1 = (x=1, y=0) -> transpose (0,1) = node 4
         assert_eq!(dest(&b(PatternConfig::Transpose), 1), Some(4));
         assert_eq!(dest(&b(PatternConfig::Transpose), 5), None); // diagonal is silent
@@ -347,8 +350,13 @@ mod tests {
     #[test]
     fn power_of_two_required() {
         let t = mesh(6);
-        let e = Pattern::build(&PatternConfig::BitComplement, &t, |p| p.to_path_buf(), "traffic[0].pattern")
-            .unwrap_err();
+        let e = Pattern::build(
+            &PatternConfig::BitComplement,
+            &t,
+            &crate::config::Files::local(None),
+            "traffic[0].pattern",
+        )
+        .unwrap_err();
         assert_eq!(e.path, "traffic[0].pattern.kind");
         assert!(e.message.contains("36 nodes"));
     }
@@ -379,7 +387,8 @@ mod tests {
         }
         assert!(seen.iter().all(|&c| (850..1150).contains(&c)), "{seen:?}");
         let t = mesh(4);
-        let transpose = Pattern::build(&PatternConfig::Transpose, &t, |p| p.to_path_buf(), "p").unwrap();
+        let transpose =
+            Pattern::build(&PatternConfig::Transpose, &t, &crate::config::Files::local(None), "p").unwrap();
         assert_eq!(transpose.fixed_destination(5), None);
         assert!(transpose.is_silent(5));
         let with_self = transpose.with_self_traffic();

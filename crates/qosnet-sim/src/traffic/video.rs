@@ -13,7 +13,6 @@
 
 pub use crate::config::video::{SyntheticVbr, TraceFormat};
 use rand::Rng;
-use std::path::Path;
 
 /// Frame sizes of one video, in bytes, in display order.
 #[derive(Clone, Debug, PartialEq)]
@@ -38,10 +37,10 @@ impl FrameTrace {
     }
 }
 
-/// The format a trace at `path` is read in: `format`, or by extension if `Auto`.
-pub fn resolved_format(path: &Path, format: TraceFormat) -> TraceFormat {
+/// The format a trace named with `extension` is read in: `format`, or by extension if `Auto`.
+pub fn resolved_format(extension: Option<&str>, format: TraceFormat) -> TraceFormat {
     match format {
-        TraceFormat::Auto => match path.extension().and_then(|e| e.to_str()) {
+        TraceFormat::Auto => match extension {
             Some("st") => TraceFormat::Evalvid,
             Some("dat") => TraceFormat::LteSim,
             _ => TraceFormat::Plain,
@@ -50,11 +49,15 @@ pub fn resolved_format(path: &Path, format: TraceFormat) -> TraceFormat {
     }
 }
 
-/// Read a frame-size trace; errors name the file, the line and what is wrong.
-pub fn read_trace(path: &Path, format: TraceFormat) -> Result<FrameTrace, String> {
-    let name = path.display();
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {name}: {e}"))?;
-    let format = resolved_format(path, format);
+/// A frame-size trace from its text (read through `config::Files`; `name` for messages,
+/// `extension` for the format when `Auto`); errors name the file, the line and what is wrong.
+pub fn parse_trace(
+    text: &str,
+    name: &str,
+    extension: Option<&str>,
+    format: TraceFormat,
+) -> Result<FrameTrace, String> {
+    let format = resolved_format(extension, format);
     let (column, columns) = match format {
         TraceFormat::Evalvid => (2, 5),
         TraceFormat::LteSim => (3, 4),
@@ -139,6 +142,7 @@ pub fn frame_flits(bytes: f64, flit_bits: u32) -> u32 {
 mod tests {
     use super::*;
     use rand::SeedableRng;
+    use std::path::Path;
 
     fn data(name: &str) -> std::path::PathBuf {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/video-traces").join(name)
@@ -163,6 +167,12 @@ mod tests {
                 assert!((t.mean_bytes() - mean).abs() < 2.0, "{file}: {}", t.mean_bytes());
             }
         }
+    }
+
+    fn read_trace(path: &Path, format: TraceFormat) -> Result<FrameTrace, String> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {name}: {e}"))?;
+        parse_trace(&text, &name, path.extension().and_then(|e| e.to_str()), format)
     }
 
     #[test]

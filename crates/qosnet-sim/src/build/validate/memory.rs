@@ -243,6 +243,28 @@ pub(crate) fn estimate(cfg: &Config, shape: Shape, traffic: TrafficShape) -> Vec
         );
     }
 
+    // `[routing] lmc`: LID path tables (`routing/lid_paths.rs`): a next hop per switch,
+    // destination and LID, held twice while built; on other than a 2-D grid, a VC layer
+    // per (source, destination, LID); the channel dependency graphs, a list per link and
+    // VC class.
+    if let Some(lmc) = cfg.routing.lmc {
+        let lids = 1u128 << lmc.min(7);
+        let grid = matches!(
+            &cfg.topology,
+            TopologyConfig::Mesh { n: Some(2), .. } | TopologyConfig::Torus { n: Some(2), .. }
+        ) || matches!(&cfg.topology, TopologyConfig::Mesh { dims: Some(d), .. } | TopologyConfig::Torus { dims: Some(d), .. } if d.len() == 2);
+        let layers = if grid { 0 } else { n.saturating_mul(n).saturating_mul(lids) };
+        let graphs = n_ports.saturating_mul(vcs).saturating_mul(24 + 8 * p);
+        part(
+            "LID path tables",
+            r.saturating_mul(n)
+                .saturating_mul(lids)
+                .saturating_mul(2)
+                .saturating_add(layers)
+                .saturating_add(graphs),
+            "switches x nodes x 2^routing.lmc".into(),
+        );
+    }
     let table = if shape.table { 2 * r.saturating_mul(n) + 8 * n_ports } else { 0 };
     part(
         "topology and routing",
@@ -390,7 +412,7 @@ impl Config {
         let shape = match Shape::of_config(&self.topology) {
             Some(s) => s,
             None => {
-                let t = crate::topology::Topology::build_in(&self.topology, &|p| self.resolve_path(p))?;
+                let t = crate::topology::Topology::build_in(&self.topology, &self.files())?;
                 Shape::of_topology(&t)
             }
         };
@@ -439,6 +461,7 @@ fn culprit(cfg: &Config, e: &MemoryEstimate) -> String {
     match largest {
         "traffic and measurement" => return "traffic".into(),
         "topology and routing" => return "topology".into(),
+        "LID path tables" => return "routing.lmc".into(),
         "trace" => {
             let watch = cfg.trace.as_ref().is_some_and(|t| !t.watch_flows.is_empty());
             return if watch { "trace.watch_limit" } else { "trace" }.into();

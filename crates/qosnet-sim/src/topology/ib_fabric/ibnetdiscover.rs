@@ -12,9 +12,9 @@
 //! times [`lane_rate`] of its speed.
 
 use super::{lane_rate, Dump, End, HalfLink, Keys, NO_ROUTE};
+use crate::config::files::FileText;
 use crate::error::ConfigError;
 use std::collections::HashMap;
-use std::path::Path;
 
 fn parse_end(kind: &str, lid: &str, port: &str, guid: &str) -> Option<End> {
     let switch = match kind {
@@ -71,16 +71,13 @@ fn lid_range_lmc(tokens: &[&str]) -> Option<u8> {
     (a > 0 && count.is_power_of_two()).then(|| count.trailing_zeros() as u8)
 }
 
-/// Linear forwarding tables: switch LID -> (destination LID -> output port as in the dump).
-fn parse_routes(dir: &Path, shown: &str) -> Result<HashMap<u32, HashMap<u32, u32>>, ConfigError> {
+/// Linear forwarding tables: switch LID -> (destination LID -> output port as in the dump),
+/// from the texts of the `routes` directory's files (read by `config::Files`, in name order).
+fn parse_routes(files: &[FileText], shown: &str) -> Result<HashMap<u32, HashMap<u32, u32>>, ConfigError> {
     let err = |why: String| ConfigError::new("topology.routes", format!("{shown}: {why}"));
-    let entries = std::fs::read_dir(dir).map_err(|e| err(format!("cannot read the directory: {e}")))?;
-    let mut files: Vec<_> =
-        entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_file()).collect();
-    files.sort();
     let mut out = HashMap::new();
     for f in files {
-        let text = std::fs::read_to_string(&f).map_err(|e| err(format!("{}: {e}", f.display())))?;
+        let text = &f.text;
         let Some(lid) = text.lines().next().and_then(|l| {
             let rest = l.split(" of switch Lid ").nth(1)?;
             rest.split_whitespace().next()?.parse::<u32>().ok()
@@ -107,7 +104,7 @@ fn parse_routes(dir: &Path, shown: &str) -> Result<HashMap<u32, HashMap<u32, u32
 /// The routes of the forwarding tables in `dir`: `[router * nodes + node]`, the output port
 /// (from 0) toward `node`.
 pub(super) fn forwarding_tables(
-    dir: &Path,
+    dir: &[FileText],
     shown: &str,
     keys: &Keys,
     ports: usize,
@@ -159,14 +156,7 @@ SW     2  2 0x0000000000000002 4x QDR - SW     1  2 0x0000000000000001 ( 's2' - 
 ";
 
     fn two_switches() -> Topology {
-        // one file per call: tests run in parallel threads of one process
-        static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("qosnet-ib-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let f = dir.join(format!("report-{call}.txt"));
-        std::fs::write(&f, REPORT).unwrap();
-        build(&f, None, None, "report.txt").unwrap()
+        build(REPORT, None, None, "report.txt").unwrap()
     }
 
     #[test]

@@ -30,11 +30,11 @@ mod ibsim;
 mod routes;
 
 use super::{Peer, Shape, Topology};
+use crate::config::files::FileText;
 use crate::config::IbFabricFormat;
 use crate::error::ConfigError;
 use crate::ids::{NodeId, RouterId};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::Path;
 
 /// No route (the destination is unreachable from this switch).
 pub const NO_ROUTE: u8 = u8::MAX;
@@ -114,18 +114,20 @@ fn describe(format: IbFabricFormat) -> &'static str {
     }
 }
 
-/// Build the topology from `file` (in `format`, or inferred) and optional forwarding tables.
+/// The forwarding tables' files, read when they are needed (through `config::Files`).
+pub(super) type ReadRoutes<'a> = &'a dyn Fn() -> Result<Vec<FileText>, ConfigError>;
+
+/// Build the topology from the fabric file's `text` (in `format`, or inferred) and the
+/// optional forwarding tables (`shown`: the file's name for messages).
 pub(super) fn build(
-    file: &Path,
+    text: &str,
     format: Option<IbFabricFormat>,
-    routes: Option<&Path>,
+    routes: Option<ReadRoutes>,
     shown: &str,
 ) -> Result<Topology, ConfigError> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| ConfigError::new("topology.file", format!("cannot read {shown}: {e}")))?;
-    let read_as = format.unwrap_or_else(|| infer(&text));
+    let read_as = format.unwrap_or_else(|| infer(text));
     let dump = match read_as {
-        IbFabricFormat::Ibnetdiscover => ibnetdiscover::parse_report(&text, shown)?,
+        IbFabricFormat::Ibnetdiscover => ibnetdiscover::parse_report(text, shown)?,
         IbFabricFormat::Ibsim if routes.is_some() => {
             let why = if format.is_some() { "" } else { " (inferred from its first record)" };
             return Err(ConfigError::new(
@@ -137,11 +139,11 @@ pub(super) fn build(
                 ),
             ));
         }
-        IbFabricFormat::Ibsim => ibsim::parse(&text, shown)?,
+        IbFabricFormat::Ibsim => ibsim::parse(text, shown)?,
     };
     let (mut t, keys) = assemble(&dump, shown, read_as)?;
     let table = match routes {
-        Some(dir) => ibnetdiscover::forwarding_tables(dir, shown, &keys, t.ports)?,
+        Some(read) => ibnetdiscover::forwarding_tables(&read()?, shown, &keys, t.ports)?,
         None => routes::minimal_routes(&t),
     };
     t.shape = Shape::Fabric { routes: table, lmc: dump.lmc };
