@@ -343,7 +343,7 @@ def test_a_repeated_key_is_named(tmp_path):
     ],
     ids=["arrays 600 deep", "inline tables 1100 deep", "100k-digit integer"],
 )
-def test_deep_or_huge_input_is_a_config_error(tmp_path, text):
+def test_deep_or_huge_input_is_a_config_error(tmp_path, small, text):
     """tomllib and json recurse: deep input is refused before they see it (it was a
     RecursionError traceback)."""
     with pytest.raises(qosnet.ConfigError) as info:
@@ -357,6 +357,9 @@ def test_deep_or_huge_input_is_a_config_error(tmp_path, text):
         node["a"] = {}
         node = node["a"]
     assert "levels deep" in qosnet.validate(deep)[0][1]
+    value = text.removeprefix("x = ")
+    ((where, why),) = qosnet.validate(small, f"traffic[0].load={value}")
+    assert where.startswith("traffic[0].load=") and ("levels deep" in why or "digits" in why)
     f = tmp_path / "deep.json"
     f.write_text('{"a":' * 5000 + "1" + "}" * 5000)
     with pytest.raises(qosnet.ConfigError, match="levels deep"):

@@ -69,7 +69,19 @@ PATHS = [
     "simulation.seed",
     "simulation.watchdog",
     "simulation.memory_limit",
+    "simulation.time_limit",
+    "simulation.record_messages",
     "simulation",
+    "endpoint.admission",
+    "endpoint.admission.limit",
+    "endpoint.admission.effective_factor",
+    "endpoint.admission.signal_flits",
+    "routing.lmc",
+    "routing.slack",
+    "trace",
+    "trace.link_series",
+    "trace.watch_flows",
+    "application",
     "mix",
     "mix.phases",
     "unknown",
@@ -163,6 +175,28 @@ VALUES = [
     "[{ duration = 100, real_time = 0, best_effort = 0 }]",
     "{ seed = 3 }",
     "{ unknown = 1 }",
+    # (hardening: each of these once passed `validate` and was refused by `run`, or reads a
+    # file no configuration should)
+    '"0 us"',
+    '"5 min"',
+    "[999999]",
+    "{ limit = 2 }",
+    "{ effective_factor = 1.5 }",
+    '{ kind = "credit", hca_messages = 4, best_effort = 5 }',
+    '{ kind = "self_tuned", decrement = -0.1, initial = 5 }',
+    '{ kind = "iba_cc", ccti_increase = 0, ccti_timer = 10, '
+    'cct = { kind = "linear", entries = 4, step = 5 } }',
+    '{ kind = "iba_cc", ccti_timer = 10, cct = { kind = "file", path = "/dev/zero", unit = 1 } }',
+    '{ kind = "iba_cc", ccti_timer = 10, '
+    'cct = { kind = "file", path = "/proc/self/environ", unit = 1 } }',
+    '{ kind = "matrix", file = "/dev/zero" }',
+    '[{ nodes = [], phases = [{ pattern = "ring", bytes = 160 }] }]',
+    '[{ nodes = [0, 99], phases = [{ pattern = "ring", bytes = 160 }] }]',
+    '[{ nodes = [0, 1, 2], phases = [{ pattern = "binary_swap", bytes = 160 }] }]',
+    '[{ nodes = [0, 1], iterations = 0, phases = [{ pattern = "ring", bytes = 160 }] }]',
+    '[{ nodes = [0, 1], phases = [{ pattern = "ring", bytes = 4611686018427387904 }] }]',
+    '[{ nodes = [0, 1], phases = [{ pattern = "ring", bytes = 160 }] }]',
+    "[" * 200 + "]" * 200,
 ]
 
 overrides = st.lists(
@@ -199,6 +233,24 @@ def test_run_completes_or_raises_a_qosnet_error(small, drawn):
     except qosnet.QosnetError:
         return
     assert result.summary["cycles"] > 0
+
+
+@SETTINGS
+@given(drawn=overrides)
+def test_what_validate_accepts_runs(small, drawn):
+    """One validation path: a configuration `validate` accepts is one `run` builds and runs
+    (issue: 18 of 76 bad configurations passed `validate` and were refused by `run`); what
+    `run` may still raise is a run's error (a deadlock, the time limit), never a
+    configuration's."""
+    config, drawn = _short(small), [*drawn, *SHORT]
+    if qosnet.validate(config, drawn):
+        return
+    try:
+        qosnet.run(config, drawn)
+    except qosnet.ConfigError as e:
+        raise AssertionError(f"validate said ok; run refused: {e}") from None
+    except qosnet.SimulationError:
+        pass
 
 
 @pytest.mark.parametrize("text", ["router.vcs=4", "traffic[0].load=0.2"])

@@ -254,6 +254,10 @@ def parse_override(override: str) -> tuple[list[Key], Any]:
             raise config_error([(override, message)], OverrideError)
         keys.append(m.group(1))
         keys.extend(int(i) for i in re.findall(r"\[(\d+)\]", m.group(2)))
+    try:
+        nesting.check_text(raw)  # (tomllib recurses: refuse deep values first)
+    except nesting.TooDeep as e:
+        raise config_error([(override, f"the value: {e}")], OverrideError) from None
     return keys, parse_value(raw.strip())
 
 

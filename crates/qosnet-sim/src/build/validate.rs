@@ -886,6 +886,11 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
                 .zip(&spec_nodes)
                 .map(|(s, n)| n.len() as u128 * s.sources_per_node() as u128)
                 .sum();
+            traffic.messages_per_cycle = specs
+                .iter()
+                .zip(&spec_nodes)
+                .map(|(s, n)| n.len() as f64 * s.messages_per_cycle_per_node())
+                .sum();
         }
         match memory::check(cfg, memory::estimate(cfg, shape, traffic)) {
             Ok(e) => estimate = Some(e),

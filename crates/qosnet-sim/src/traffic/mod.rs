@@ -72,6 +72,20 @@ impl TrafficSpec {
     }
 
     /// Sources per node this spec needs (video: the most streams any phase has).
+    /// Messages a node creates per cycle in the busiest phase (every stream of a video
+    /// source on: its mean rate in flits over the message length, rounded up per frame).
+    pub fn messages_per_cycle_per_node(&self) -> f64 {
+        match &self.process {
+            ProcessSpec::Video(v) => {
+                let flits: f64 =
+                    v.flits_per_cycle.iter().sum::<f64>() / v.flits_per_cycle.len().max(1) as f64;
+                let per_frame = (flits * v.period / self.message_flits.max(1) as f64).ceil();
+                self.sources_per_node() as f64 * per_frame / v.period
+            }
+            _ => self.rate_by_phase.iter().copied().fold(0.0, f64::max),
+        }
+    }
+
     pub fn sources_per_node(&self) -> u32 {
         match &self.process {
             ProcessSpec::Video(v) => v.streams_by_phase.iter().copied().max().unwrap_or(0),

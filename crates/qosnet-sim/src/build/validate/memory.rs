@@ -115,6 +115,9 @@ pub(crate) struct TrafficShape {
     pub matrices: u128,
     /// Frames of synthetic video traces generated (ten minutes at the frame rate).
     pub video_frames: u128,
+    /// Messages created per cycle over the network in the busiest phase (known once the
+    /// sources are built; 0 before): what `record_messages` keeps a row of.
+    pub messages_per_cycle: f64,
 }
 
 impl TrafficShape {
@@ -323,6 +326,21 @@ pub(crate) fn estimate(cfg: &Config, shape: Shape, traffic: TrafficShape) -> Vec
         );
     }
 
+    // `simulation.record_messages`: a row per measured message (`metrics::MessageRecords`:
+    // six u64 columns and the class's name, about 96 bytes, the columns grown by doubling).
+    if cfg.simulation.record_messages {
+        let clock = crate::units::Clock {
+            flit_bits: cfg.physical.flit_bits.max(1),
+            link_bits_per_second: cfg.physical.link_bandwidth.bits_per_second,
+        };
+        let measured = traffic.messages_per_cycle * clock.duration_cycles(cfg.simulation.measure) as f64;
+        part(
+            "recorded messages",
+            (RECORD_BYTES * measured).min(u64::MAX as f64) as u128,
+            "messages per cycle x simulation.measure (simulation.record_messages)".into(),
+        );
+    }
+
     // What a run adds as it goes, bounded: the links' timing wheels (a flit and a credit per
     // port and node per cycle of delay), a packet per node's lane and per VC holding one
     // (the worm spans many; one in 16 is plenty at any load a run completes at), a message
@@ -348,6 +366,9 @@ pub(crate) fn estimate(cfg: &Config, shape: Shape, traffic: TrafficShape) -> Vec
     });
     parts
 }
+
+/// Bytes per recorded message, growth included (see `estimate`).
+const RECORD_BYTES: f64 = 144.0;
 
 /// The memory limit in force: `[simulation] memory_limit`, else `QOSNET_MEMORY_LIMIT`, else
 /// what the machine has available (the least of /proc/meminfo's MemAvailable and the
@@ -462,6 +483,7 @@ fn culprit(cfg: &Config, e: &MemoryEstimate) -> String {
         "traffic and measurement" => return "traffic".into(),
         "topology and routing" => return "topology".into(),
         "LID path tables" => return "routing.lmc".into(),
+        "recorded messages" => return "simulation.record_messages".into(),
         "trace" => {
             let watch = cfg.trace.as_ref().is_some_and(|t| !t.watch_flows.is_empty());
             return if watch { "trace.watch_limit" } else { "trace" }.into();
