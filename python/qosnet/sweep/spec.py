@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from qosnet import nesting
 from qosnet.config import parse_value
 
 __all__ = ["Axis", "Point", "Saturation", "Sweep", "SweepError", "parse_axis", "read_sweep"]
@@ -194,16 +195,20 @@ def _split(rhs: str) -> list[str]:
 def is_sweep_file(path: Path) -> bool:
     """A TOML file with a `[sweep]` table (a configuration has none)."""
     try:
-        return "sweep" in tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        text = path.read_text(encoding="utf-8")
+        nesting.check_text(text)
+        return "sweep" in tomllib.loads(text)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, nesting.TooDeep):
         return False
 
 
 def read_sweep(path: Path) -> Sweep:
     """Read a sweep file (see the module comment)."""
     try:
-        tree = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as e:
+        text = path.read_text(encoding="utf-8")
+        nesting.check_text(text)  # (tomllib recurses: refuse deep input first)
+        tree = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, nesting.TooDeep) as e:
         raise SweepError(f"{path}: {e}") from None
     s = tree.get("sweep")
     if not isinstance(s, dict):

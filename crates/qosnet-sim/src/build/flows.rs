@@ -98,7 +98,7 @@ pub fn build(
         lane_records,
     )
     .unwrap_or_else(|e| {
-        errs.push(e);
+        errs.extend(e);
         Tracing::default()
     });
     if !errs.is_empty() {

@@ -214,21 +214,21 @@ impl Tracing {
         links: usize,
         flows: usize,
         vc_records: usize,
-    ) -> Result<Tracing, ConfigError> {
+    ) -> Result<Tracing, Vec<ConfigError>> {
         let Some(cfg) = cfg else { return Ok(Tracing::default()) };
+        let mut errs = Vec::new();
         let series = match cfg.link_series {
             None => None,
             Some(d) => {
                 let interval = clock.duration_cycles(d);
+                let rows = (end - start).div_ceil(interval.max(1)).saturating_mul(links as u64);
                 if interval == 0 {
-                    return Err(ConfigError::new(
+                    errs.push(ConfigError::new(
                         "trace.link_series",
                         format!("must be at least one cycle, got {d}"),
                     ));
-                }
-                let rows = (end - start).div_ceil(interval).saturating_mul(links as u64);
-                if rows > MAX_SERIES_ROWS {
-                    return Err(ConfigError::new(
+                } else if rows > MAX_SERIES_ROWS {
+                    errs.push(ConfigError::new(
                         "trace.link_series",
                         format!(
                             "{d} over the measurement window gives {rows} rows ({links} links); at most \
@@ -236,21 +236,25 @@ impl Tracing {
                         ),
                     ));
                 }
-                Some(LinkSeries::new(interval, start, end))
+                Some(interval)
             }
         };
         if cfg.watch_limit == 0 {
-            return Err(ConfigError::new(
+            errs.push(ConfigError::new(
                 "trace.watch_limit",
                 "must be >= 1 (events recorded for the watched flows), got 0",
             ));
         }
         if let Some(&f) = cfg.watch_flows.iter().find(|&&f| f as usize >= flows) {
-            return Err(ConfigError::new(
+            errs.push(ConfigError::new(
                 "trace.watch_flows",
                 format!("flows are numbered 0..{} (rows of the flows table), got {f}", flows - 1),
             ));
         }
+        if !errs.is_empty() {
+            return Err(errs);
+        }
+        let series = series.map(|interval| LinkSeries::new(interval, start, end));
         let watch =
             (!cfg.watch_flows.is_empty()).then(|| Watch::new(&cfg.watch_flows, flows, cfg.watch_limit));
         let stalls = cfg.stalls.then(|| Stalls::new(vc_records));
