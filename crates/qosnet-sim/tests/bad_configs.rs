@@ -125,6 +125,8 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
         case("pattern file a device", traffic("load = 0.1\npattern = { kind = \"matrix\", file = \"/dev/null\" }\n"), "traffic[0].pattern.file", "not a regular file"),
         case("video trace a FIFO-like device", traffic("class = \"real_time\"\nload = 0.1\nprocess = { kind = \"video\", traces = [\"/dev/zero\"] }\n"), "traffic[0].process.traces[0]", "not a regular file"),
         case("fabric file a device", topo("kind = \"ib_fabric\"\nfile = \"/dev/zero\"\n", ""), "topology.file", "not a regular file"),
+        case("a misspelt key is suggested", with("[simulation]\nmesure = 5000\n"), "simulation.mesure", "did you mean `measure`?"),
+        case("a misspelt kind is suggested", with("[router]\nkind = \"premptive\"\n"), "router.kind", "did you mean `preemptive`?"),
         // ---- QoS router (document 003 §3) ----
         case("unknown router kind", with("[router]\nkind = \"mediaworm\"\n"), "router.kind", "expected one of `traditional`, `non_preemptive`, `preemptive`"),
         case("vc classes not summing to vcs", with("[router]\nvcs = 4\nvc_classes = { control = 1, real_time = 1, best_effort = 1 }\n"), "router.vc_classes", "= 3 must equal router.vcs = 4"),

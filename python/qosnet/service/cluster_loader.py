@@ -69,8 +69,16 @@ def load_cluster(
         raise Invalid.field("toml", str(e)) from None
     except tomllib.TOMLDecodeError as e:
         raise Invalid.field("toml", f"is not valid TOML: {e}") from None
-    confined = origin is Origin.UPLOAD
-    if confined:
+    # (a stored cluster whose names are the cluster directory's came from an upload, or
+    # lives there: read again in the same confined scope, so a link changed since cannot
+    # lead it out)
+    confined = origin is Origin.UPLOAD or (
+        origin is Origin.STORED
+        and cluster_dir is not None
+        and base_dir is not None
+        and base_dir.resolve() == cluster_dir.resolve()
+    )
+    if origin is Origin.UPLOAD:
         check_sections(doc)
         base_dir = cluster_dir  # (None: the engine refuses any file named, saying why)
     files = named(text, base_dir, confined=confined)

@@ -105,13 +105,23 @@ impl de::Error for DeError {
         Self::custom(format!("must be {}, got {len}", expected_in_user_terms(exp)))
     }
     fn unknown_variant(variant: &str, expected: &'static [&'static str]) -> Self {
-        Self::custom(format!("unknown variant `{}`, expected {}", clip(variant), one_of(expected)))
+        Self::custom(format!(
+            "unknown variant `{}`, expected {}{}",
+            clip(variant),
+            one_of(expected),
+            did_you_mean(variant, expected)
+        ))
     }
     fn unknown_field(field: &str, expected: &'static [&'static str]) -> Self {
         if expected.is_empty() {
             Self::custom(format!("unknown field `{}`: this kind takes no parameters", clip(field)))
         } else {
-            Self::custom(format!("unknown field `{}`, expected {}", clip(field), one_of(expected)))
+            Self::custom(format!(
+                "unknown field `{}`, expected {}{}",
+                clip(field),
+                one_of(expected),
+                did_you_mean(field, expected)
+            ))
         }
     }
     fn missing_field(field: &'static str) -> Self {
@@ -120,6 +130,36 @@ impl de::Error for DeError {
     fn duplicate_field(field: &'static str) -> Self {
         Self::custom(format!("duplicate key `{field}`"))
     }
+}
+
+/// "; did you mean `measure`?" when one of `names` is a likely misspelling of `given`: the
+/// nearest by edit distance, within a third of its length (at least 1, at most 3 edits).
+pub(crate) fn did_you_mean(given: &str, names: &[&str]) -> String {
+    if given.chars().count() > 64 {
+        return String::new();
+    }
+    let best = names
+        .iter()
+        .map(|n| (edit_distance(&given.to_lowercase(), n), *n))
+        .filter(|&(d, n)| d <= (n.chars().count() / 3).clamp(1, 3))
+        .min_by_key(|&(d, _)| d);
+    best.map_or(String::new(), |(_, n)| format!("; did you mean `{n}`?"))
+}
+
+/// Levenshtein distance (insertions, deletions, substitutions; an adjacent swap counts two).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (prev + usize::from(ca != cb)).min(row[j] + 1).min(row[j + 1] + 1);
+            prev = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }
 
 /// "`a`", "`a` or `b`", "one of `a`, `b`, `c`" (serde's wording, which tests and users know).
@@ -530,6 +570,19 @@ pub(crate) fn from_value_message<T: DeserializeOwned>(value: &Value) -> Result<T
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_misspelt_key_or_kind_is_suggested() {
+        assert_eq!(edit_distance("mesure", "measure"), 1);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(did_you_mean("mesure", &["seed", "warmup", "measure"]), "; did you mean `measure`?");
+        assert_eq!(did_you_mean("Measure", &["measure"]), "; did you mean `measure`?");
+        // (too far from every name: nothing suggested)
+        assert_eq!(did_you_mean("mine", &["shared", "exclusive"]), "");
+        assert_eq!(did_you_mean("vc", &["vcs"]), "; did you mean `vcs`?");
+        assert_eq!(did_you_mean("x", &["vcs"]), "");
+    }
+
     use super::*;
     use serde::Deserialize;
 
