@@ -740,7 +740,14 @@ class RequestHandler:
         for job in self.jobs(who, state="active", limit=1_000_000):
             for f in job.flows:
                 if wanted(f.src, f.dst):
-                    out.append(ReservationOut(job=job.id, owner=job.owner, **f.model_dump()))
+                    out.append(
+                        ReservationOut(
+                            job=job.id,
+                            owner=job.owner,
+                            lease_expires=job.lease_expires,
+                            **f.model_dump(),
+                        )
+                    )
         for flow in self.flows(who, state="active", limit=1_000_000):
             if wanted(flow.src, flow.dst):
                 out.append(
@@ -748,7 +755,7 @@ class RequestHandler:
                         flow=flow.id,
                         **flow.model_dump(
                             include={"owner", "src", "dst", "bandwidth", "idt", "path",
-                                     "src_port", "dst_port", "priority"}
+                                     "src_port", "dst_port", "priority", "lease_expires"}
                         ),
                     )
                 )  # fmt: skip
