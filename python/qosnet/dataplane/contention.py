@@ -322,8 +322,9 @@ def run(
     only: list[str] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The contended scenarios (rows) by both back ends, the agent back end also as it was
-    before (`knows_link=False`) unless `quick`; and the RTT rows if `rtt` is wanted."""
+    """The contended scenarios (rows) by both back ends, the agent back end also without its
+    link rate and marking on FIFO ports (`knows_link=False`, the baseline) unless `quick`;
+    and the RTT rows if `rtt` is wanted."""
     warmup, window = (0.5, 1.5) if quick else (1.0, 5.0)
     rows: list[dict[str, Any]] = []
     for sc in CONTENDED:
@@ -393,7 +394,12 @@ def findings(rows: list[dict[str, Any]], rtts: list[dict[str, Any]]) -> list[str
             )
             how = f"worst rate error {worst:+.2%}"
         link_unknown = backend.endswith("link unknown")
-        word = "the agent as before issue 34" if link_unknown else f"{backend} back end"
+        word = (
+            "agent back end without its link rate or marking, FIFO ports (as before issue 34 "
+            "in those respects; its per-flow connections and byte costs are this change's)"
+            if link_unknown
+            else f"{backend} back end"
+        )
         v = "holds" if holds else "does not hold"
         cpu = [r["agent_cpu_per_gb"] for r in rs if r["agent_cpu_per_gb"] is not None]
         cpu_text = f"; agent CPU {cpu[0]:.3f} s per Gb" if cpu else ""

@@ -149,7 +149,11 @@ def report(exps: list[Experiment], result: dict[str, Any], out: Path, quick: boo
             "reserved flows are marked (DSCP EF) and, where the contention is at a port the "
             "source's agent does not schedule (another host's traffic) or the kernel back "
             "end is used, the cluster's ports serve marked packets first. `agent, link "
-            "unknown`: the agent as it was before (no link rate, no marking, FIFO ports).",
+            "unknown`: the baseline, the agent without its link rate or marking on FIFO "
+            "ports, as before issue 34 in those respects (its per-flow connections and "
+            "byte costs are already this change's). The agent CPU column is its "
+            "scheduling threads' CPU (dispatcher and drain, `schedstat`, the kernel's TCP "
+            "send path in their context included) per Gb received.",
             "",
             *contention.table(contended),
         ]
