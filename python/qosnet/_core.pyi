@@ -137,7 +137,7 @@ class Agent:
         key_file: str | os.PathLike[str] | None = None,
         link_bps: float | None = None,
         mtu: int = 1500,
-        dscp: int | None = 46,
+        dscp: int | None = ...,
     ) -> Agent: ...
     @staticmethod
     def connect(socket: str | os.PathLike[str], port: int | None = None) -> Agent: ...
@@ -192,7 +192,7 @@ class Daemon:
         key_file: str | os.PathLike[str] | None = None,
         link_bps: float | None = None,
         mtu: int = 1500,
-        dscp: int | None = 46,
+        dscp: int | None = ...,
     ) -> Daemon: ...
     @property
     def endpoint(self) -> str: ...

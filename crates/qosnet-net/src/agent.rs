@@ -177,10 +177,21 @@ impl AgentConfig {
 }
 
 /// Full packets a dispatcher that woke late may send back to back to catch up with the
-/// link's clock (`link::LinkClock`): on a loaded 2-core machine wake-ups come milliseconds
-/// late, and a smaller burst left 20-25% of a 100 Mb/s link unused; 4 packets (17.5 KB)
-/// stay well inside a switch port's buffer (the test cluster's ports burst 32 KB).
-pub const LINK_BURST_PACKETS: u64 = 4;
+/// link's clock (`link::LinkClock`), or `LINK_BURST_SECONDS` of the link if that is more:
+/// on a loaded 2-core machine wake-ups come milliseconds late; a burst of 2 packets left
+/// 20-25% of a 100 Mb/s link unused, 4 still 3-5% under a load of 8 when reservations
+/// filled the link. 8 packets (35 KB, 2.8 ms at 100 Mb/s) is about a switch port's burst
+/// (the test cluster's token buckets hold 32 KB; the rest waits in their 10 ms queue).
+pub const LINK_BURST_PACKETS: u64 = 8;
+
+/// The least catch-up in time (on fast links 8 packets are microseconds).
+pub const LINK_BURST_SECONDS: f64 = 0.002;
+
+/// Full packets the agent keeps queued ahead of the link (a NIC's transmit ring): the link
+/// goes on with them while a late dispatcher wakes, where with none it would sit idle and
+/// reservations summing to the whole link would lose that time for good. Two packets
+/// (8.8 KB) delay a reserved packet behind unreserved ones by at most two packet times.
+pub const LINK_AHEAD_PACKETS: u64 = 2;
 
 /// Expedited Forwarding (RFC 3246): the code point switches commonly queue strictly first.
 pub const DSCP_EF: u8 = 46;
@@ -465,7 +476,10 @@ impl Agent {
         state.ports.insert(0, Inbox::default());
         // What a late wake-up may make up (`LINK_BURST_PACKETS`).
         let packet_wire = cfg.wire.wire_bytes(cfg.packet_bytes as u64 + HEADER_BYTES as u64);
-        state.link = cfg.link_bps.map(|r| LinkClock::new(r, LINK_BURST_PACKETS * packet_wire));
+        state.link = cfg.link_bps.map(|r| {
+            let burst = (LINK_BURST_PACKETS * packet_wire).max((r / 8.0 * LINK_BURST_SECONDS) as u64);
+            LinkClock::new(r, LINK_AHEAD_PACKETS * packet_wire, burst)
+        });
         let shared = Arc::new(Shared {
             cfg,
             key,
@@ -1031,6 +1045,14 @@ fn kernel_pacing(shared: &Shared, st: &State) {
     }
 }
 
+/// Whether a flow's queue going from `before` to `after` bytes may let a waiter go on: a
+/// sender waiting for room (it fell below `limit`) or a flush (it emptied). Only then are
+/// they woken: woken at every packet, a full flow's senders cost a wake-up (and the lock)
+/// per packet for nothing, CPU the dispatcher needs on a loaded host.
+fn frees_waiters(before: u64, after: u64, limit: u64) -> bool {
+    after == 0 || (before >= limit && after < limit)
+}
+
 /// Take the next packet of `flow` into `buf` (header and payload); whether the flow has
 /// more, and the packet's payload bytes.
 fn take_packet(flow: &mut Flow, packet_bytes: usize, buf: &mut Vec<u8>) -> (bool, usize) {
@@ -1173,9 +1195,9 @@ fn dispatch_loop(shared: Arc<Shared>) {
         let now = shared.now();
         // The link is still carrying what was dispatched (004 §3.3: at most one packet per
         // T): nothing goes before it is free, whichever flow is due.
-        let link_free = st.link.as_ref().map_or(0, LinkClock::free_at);
-        if link_free > now {
-            let wake = st.dispatch.next_ready(now).map(|t| t.max(link_free));
+        let link_ready = st.link.as_ref().map_or(0, LinkClock::ready_at);
+        if link_ready > now {
+            let wake = st.dispatch.next_ready(now).map(|t| t.max(link_ready));
             st = wait_until(&shared, st, now, wake, next_lease);
             continue;
         }
@@ -1214,7 +1236,9 @@ fn dispatch_loop(shared: Arc<Shared>) {
             st_ref.dispatch.dispatched(pick, false, 0, packet as u64);
             continue;
         }
+        let before = flow.queued_bytes;
         let (more, bytes) = take_packet(flow, packet, &mut buf);
+        let wake = frees_waiters(before, flow.queued_bytes, shared.cfg.queue_bytes);
         // A short packet costs its own bytes at the flow's rate, a full one exactly its IDT
         // (`qosnet_rate::RateControl::dispatched_bytes`).
         st_ref.dispatch.dispatched(pick, more, bytes as u64, packet as u64);
@@ -1223,7 +1247,9 @@ fn dispatch_loop(shared: Arc<Shared>) {
         }
         let sock = flow.sock.clone().expect("a flow with messages is connected");
         drop(st);
-        shared.progress.notify_all();
+        if wake {
+            shared.progress.notify_all();
+        }
         let res = write_now(&sock, &buf);
         st = shared.lock();
         match res {
@@ -1344,10 +1370,14 @@ fn writer_loop(shared: Arc<Shared>, slot: u32) {
             st = shared.wait(&shared.work, st, Some(Duration::from_millis(100)));
             continue;
         }
+        let before = flow.queued_bytes;
         take_packet(flow, packet, &mut buf);
+        let wake = frees_waiters(before, flow.queued_bytes, shared.cfg.queue_bytes);
         let sock = flow.sock.clone().expect("a flow with messages is connected");
         drop(st);
-        shared.progress.notify_all();
+        if wake {
+            shared.progress.notify_all();
+        }
         let res = (&*sock).write_all(&buf);
         st = shared.lock();
         if let Err(e) = res {

@@ -64,6 +64,10 @@ pub struct LinkClock {
     bits_per_second: f64,
     /// When the last packet dispatched has left the link (virtual finish time).
     free_at: Ticks,
+    /// How far ahead of the link the agent may dispatch: what it keeps queued in the
+    /// kernel, as a NIC keeps a few packets in its transmit ring, so that a dispatcher
+    /// woken late finds the link still busy with what it queued instead of idle.
+    ahead: Ticks,
     /// How far behind real time the clock may start a packet: a dispatcher that woke late
     /// catches up by up to this much (a short burst at the line rate), and an idle link
     /// gathers no more credit than this.
@@ -71,10 +75,11 @@ pub struct LinkClock {
 }
 
 impl LinkClock {
-    /// A link of `bits_per_second`, allowing a burst of `burst_bytes` after idle or a late
-    /// wake-up.
-    pub fn new(bits_per_second: f64, burst_bytes: u64) -> LinkClock {
-        let mut l = LinkClock { bits_per_second, free_at: 0, burst: 0 };
+    /// A link of `bits_per_second`, with `ahead_bytes` queued ahead of it at most and a
+    /// burst of `burst_bytes` after idle or a late wake-up.
+    pub fn new(bits_per_second: f64, ahead_bytes: u64, burst_bytes: u64) -> LinkClock {
+        let mut l = LinkClock { bits_per_second, free_at: 0, ahead: 0, burst: 0 };
+        l.ahead = l.time(ahead_bytes);
         l.burst = l.time(burst_bytes);
         l
     }
@@ -88,14 +93,20 @@ impl LinkClock {
         self.bits_per_second
     }
 
-    /// The earliest time the next packet may be dispatched.
+    /// The earliest time the next packet may be dispatched: `ahead` before the link has
+    /// carried what was dispatched.
+    pub fn ready_at(&self) -> Ticks {
+        self.free_at.saturating_sub(self.ahead)
+    }
+
+    /// When the link has carried everything dispatched (by its clock).
     pub fn free_at(&self) -> Ticks {
         self.free_at
     }
 
-    /// A packet of `wire_bytes` was dispatched at `now` (not before `free_at`).
+    /// A packet of `wire_bytes` was dispatched at `now` (not before `ready_at`).
     pub fn sent(&mut self, now: Ticks, wire_bytes: u64) {
-        debug_assert!(self.free_at <= now, "dispatched before the link was free");
+        debug_assert!(self.ready_at() <= now, "dispatched before the link was ready");
         self.free_at = self.free_at.max(now.saturating_sub(self.burst)) + self.time(wire_bytes);
     }
 }
@@ -121,7 +132,7 @@ mod tests {
     /// it, and a dispatcher that wakes late catches up by at most the burst.
     #[test]
     fn the_clock_spaces_packets_at_the_link_rate() {
-        let mut l = LinkClock::new(100e6, 8764);
+        let mut l = LinkClock::new(100e6, 0, 8764);
         assert_eq!(l.time(4382), 350_560);
         l.sent(1_000_000, 4382);
         assert_eq!(l.free_at(), 1_000_000 - 701_120 + 350_560);
@@ -133,5 +144,19 @@ mod tests {
         let late = l.free_at() + 10_000_000;
         l.sent(late, 4382);
         assert_eq!(l.free_at(), late - 701_120 + 350_560);
+    }
+
+    /// With two packets ahead, the next packet may go while the link still carries two:
+    /// in steady state the agent dispatches a packet each packet time, two in the kernel.
+    #[test]
+    fn the_agent_keeps_a_few_packets_ahead_of_the_link() {
+        let mut l = LinkClock::new(100e6, 8764, 0);
+        l.sent(0, 4382);
+        assert_eq!(l.ready_at(), 0, "two ahead: still ready");
+        l.sent(0, 4382);
+        l.sent(0, 4382);
+        assert_eq!((l.free_at(), l.ready_at()), (3 * 350_560, 350_560));
+        l.sent(350_560, 4382);
+        assert_eq!(l.ready_at(), 2 * 350_560);
     }
 }
