@@ -179,7 +179,9 @@ def run_one(
                 apps[i] = c.application(i, sock)
                 senders[i] = apps[i]
             else:
-                hosts[i] = c.host(i, **opts)
+                # Receivers count and drop (a sink): a 64 MiB inbox nobody reads would fill
+                # in ~6 s at the link's rate and then hold every flow into it back.
+                hosts[i] = c.host(i, **opts, deliver=False)
                 senders[i] = hosts[i]
         fraction = hosts[srcs[0]].call("stats")["payload_fraction"]
         reserved = _reserved_mbps(sc, link_bps, fraction)
