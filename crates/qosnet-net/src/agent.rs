@@ -1194,7 +1194,8 @@ fn dispatch_loop(shared: Arc<Shared>) {
         let next_lease = expire_leases(&shared, &mut st);
         let now = shared.now();
         // The link is still carrying what was dispatched (004 §3.3: at most one packet per
-        // T): nothing goes before it is free, whichever flow is due.
+        // T): nothing goes before it is ready (free but for `LINK_AHEAD_PACKETS` queued
+        // ahead of it), whichever flow is due.
         let link_ready = st.link.as_ref().map_or(0, LinkClock::ready_at);
         if link_ready > now {
             let wake = st.dispatch.next_ready(now).map(|t| t.max(link_ready));
