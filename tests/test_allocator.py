@@ -582,3 +582,24 @@ def test_utilisation_rows_are_link_usages(mesh):
     assert all(isinstance(u, LinkUsage) for u in rows)
     assert Counter(u.to for u in rows) == {"node": 16, "router": 48}
     assert {u.capacity for u in rows} == {LINK}
+
+
+# -- admission on the wire (issue 34) -----------------------------------------------------
+
+
+def test_admission_on_the_wire_gives_out_only_the_links_payload(testbed: Cluster) -> None:
+    """With `payload_fraction` every capacity is the payload its link carries (the data
+    plane's headers counted): a flow of the whole raw rate is refused, one of the payload
+    fraction admitted; the agents report the same fraction for their packets."""
+    from qosnet._core import Agent
+    from qosnet.middleware.wire import WIRE_PAYLOAD_FRACTION
+
+    with Agent(link_bps=100e6) as a:
+        assert a.stats()["payload_fraction"] == pytest.approx(WIRE_PAYLOAD_FRACTION, rel=1e-12)
+    raw = ResourceAllocator(testbed).node_utilisation()[0].capacity
+    alloc = ResourceAllocator(testbed, payload_fraction=WIRE_PAYLOAD_FRACTION)
+    cap = alloc.node_utilisation()[0].capacity
+    assert cap == pytest.approx(raw * WIRE_PAYLOAD_FRACTION)
+    with pytest.raises(AllocationRefused, match="not_enough_bandwidth"):
+        alloc.reserve_flow("whole", 0, 1, raw * 0.99)
+    alloc.reserve_flow("payload", 0, 1, cap * 0.999)

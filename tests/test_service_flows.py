@@ -200,6 +200,8 @@ def test_the_flow_cli_reserves_lists_shows_renews_and_releases(
     refused = qosnet("reserve", "0", "2", "200 MB/s")
     assert refused.exit_code == 3, refused.output
     assert "refused (not_enough_bandwidth)" in refused.stderr and "node 0" in refused.stderr
+    # The reason is said once, not "not_enough_bandwidth: not_enough_bandwidth".
+    assert refused.stderr.count("not_enough_bandwidth") == 1, refused.stderr
 
     renewed = qosnet("renew", flow["id"], "--lease", "120")
     assert renewed.exit_code == 0 and "lease expires" in renewed.stdout

@@ -143,6 +143,9 @@ class Agent:
         send_buffer: int = 0,
         hello_timeout: float = 2.0,
         key_file: str | os.PathLike[str] | None = None,
+        link_bps: float | None = None,
+        mtu: int = 1500,
+        dscp: int | None = ...,
     ) -> Agent: ...
     @staticmethod
     def connect(socket: str | os.PathLike[str], port: int | None = None) -> Agent: ...
@@ -189,12 +192,15 @@ class Daemon:
         send_buffer: int = 0,
         inbox_bytes: int = ...,
         mode: int = 0o660,
-        max_clients: int = 64,
-        max_clients_per_uid: int = 16,
+        max_clients: int = 256,
+        max_clients_per_uid: int = 64,
         max_request_bytes: int = ...,
         trusted_uids: list[int] = ...,
         hello_timeout: float = 2.0,
         key_file: str | os.PathLike[str] | None = None,
+        link_bps: float | None = None,
+        mtu: int = 1500,
+        dscp: int | None = ...,
     ) -> Daemon: ...
     @property
     def endpoint(self) -> str: ...

@@ -106,7 +106,8 @@ fn scheduler(reserved: bool, size: usize, count: u64) {
             // the reservation): the reserved flow is always due, as in the measured runs.
             now += 2 * idt;
             let pick = std::hint::black_box(d.pick(now)).expect("the flow is due");
-            d.dispatched(pick, k + 1 < packets);
+            let bytes = (size - k * 4096).min(4096) as u64;
+            d.dispatched(pick, k + 1 < packets, bytes, 4096);
             sent += 1;
         }
     }

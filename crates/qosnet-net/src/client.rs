@@ -5,9 +5,13 @@
 //! Sends are pipelined after a flow's first (`local`): a client streams without a Unix-socket
 //! round trip per message, and learns of a failure on the flow's next send or flush.
 //!
-//! Two connections, both the port's: requests (send, flush, stats, reserve) on one, receives
-//! on the other, so a thread blocked in `recv` does not hold up a thread sending (the second
-//! is attached to the port, which the daemon allows only to the same process).
+//! Connections, all the port's: requests (stats, reserve, release) on one, receives on
+//! another, so a thread blocked in `recv` does not hold up a thread sending, and **one per
+//! flow for its sends and flushes**: a flow whose queue in the daemon is full holds up its
+//! own connection (the daemon's thread for it waits, and the socket pushes back), never
+//! another flow of the same application (document 004 §4.2: GM's send queues are per
+//! sub-port, and a sendable token of one never waits behind another's). The extra
+//! connections are attached to the port, which the daemon allows only to the same process.
 
 use crate::agent::{Message, NetError, Stats};
 use crate::endpoint::Port;
@@ -18,7 +22,7 @@ use std::io::{BufReader, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 /// Replies are at most a message and its header.
@@ -160,11 +164,14 @@ struct Req<'a> {
 
 /// A local application's connection to its host's daemon.
 pub struct LocalAgent {
+    socket: std::path::PathBuf,
     requests: Mutex<Conn>,
     receives: Mutex<Conn>,
-    /// The two sockets again, to shut them without their locks (a thread may be blocked
-    /// in `recv` holding one).
-    shut: [UnixStream; 2],
+    /// Each flow's own connection for its sends and flushes, attached on its first send.
+    flows: Mutex<HashMap<FlowKey, Arc<Mutex<Conn>>>>,
+    /// Every socket again, to shut them without their locks (a thread may be blocked in
+    /// `recv`, or in a full flow's send, holding one).
+    shut: Mutex<Vec<UnixStream>>,
     port: Port,
     endpoint: String,
 }
@@ -188,14 +195,31 @@ impl LocalAgent {
         let endpoint = b.str().map_err(bad)?.to_string();
         let mut receives = Conn::new(socket)?;
         receives.call(Writer::new(local::ATTACH).u32(port), &[], &Req::default())?;
-        let shut = [requests.w.try_clone()?, receives.w.try_clone()?];
+        let shut = vec![requests.w.try_clone()?, receives.w.try_clone()?];
         Ok(LocalAgent {
+            socket: socket.to_path_buf(),
             requests: Mutex::new(requests),
             receives: Mutex::new(receives),
-            shut,
+            flows: Mutex::new(HashMap::new()),
+            shut: Mutex::new(shut),
             port,
             endpoint,
         })
+    }
+
+    /// Flow (`dst`, `priority`)'s own connection, attached to this port on first use.
+    fn flow(&self, dst: &str, priority: u8) -> Result<Arc<Mutex<Conn>>, NetError> {
+        let key = (dst.to_string(), priority);
+        let mut flows = self.flows.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = flows.get(&key) {
+            return Ok(c.clone());
+        }
+        let mut c = Conn::new(&self.socket)?;
+        c.call(Writer::new(local::ATTACH).u32(self.port), &[], &Req::default())?;
+        self.shut.lock().unwrap_or_else(|p| p.into_inner()).push(c.w.try_clone()?);
+        let c = Arc::new(Mutex::new(c));
+        flows.insert(key, c.clone());
+        Ok(c)
     }
 
     pub fn port(&self) -> Port {
@@ -213,7 +237,8 @@ impl PortHandle for LocalAgent {
     /// to the hello); later ones are pipelined (`local`): their failures are reported on the
     /// flow's next send or flush.
     fn send(&self, dst: &str, priority: u8, data: Vec<u8>) -> Result<(), NetError> {
-        let mut c = lock(&self.requests);
+        let flow = self.flow(dst, priority)?;
+        let mut c = lock(&flow);
         c.poll_failures()?;
         c.take_failure(dst, priority)?;
         let key = (dst.to_string(), priority);
@@ -228,7 +253,9 @@ impl PortHandle for LocalAgent {
 
     fn flush(&self, dst: &str, priority: u8, timeout: Duration) -> Result<(), NetError> {
         let req = Writer::new(local::FLUSH).u8(priority).u64(local::to_millis(Some(timeout))).str(dst);
-        let mut c = lock(&self.requests);
+        // On the flow's own connection, behind its pipelined sends.
+        let flow = self.flow(dst, priority)?;
+        let mut c = lock(&flow);
         let flushed = c.call(req, &[], &Req { dst, priority }).map(drop);
         c.take_failure(dst, priority)?;
         flushed
@@ -273,10 +300,10 @@ impl PortHandle for LocalAgent {
         Ok(body.first() == Some(&1))
     }
 
-    /// Close both connections (the daemon closes the port; a `recv` blocked in another
+    /// Close every connection (the daemon closes the port; a `recv` blocked in another
     /// thread returns an error).
     fn close(&self) {
-        for s in &self.shut {
+        for s in self.shut.lock().unwrap_or_else(|p| p.into_inner()).iter() {
             let _ = s.shutdown(std::net::Shutdown::Both);
         }
     }

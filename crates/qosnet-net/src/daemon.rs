@@ -61,8 +61,8 @@ impl Default for DaemonConfig {
         DaemonConfig {
             socket: PathBuf::from("/run/qosnet/agent.sock"),
             mode: 0o660,
-            max_clients: 64,
-            max_clients_per_uid: 16,
+            max_clients: 256,
+            max_clients_per_uid: 64,
             max_request_bytes: 64 << 20,
             trusted_uids: Vec::new(),
             open_timeout: Duration::from_secs(5),

@@ -73,11 +73,13 @@ impl Dispatch {
         self.ring.front().map(|&slot| Pick::Unregulated { slot })
     }
 
-    /// The picked flow sent a packet (or was stale and sent nothing); it stays in the
-    /// discipline while `still_sendable`.
-    pub fn dispatched(&mut self, pick: Pick, still_sendable: bool) {
+    /// The picked flow sent a packet of `bytes` (a full one has `nominal`; 0 if it was stale
+    /// and sent nothing); it stays in the discipline while `still_sendable`. A reserved
+    /// flow's NDT advances by the packet's own time at its rate (byte cost: exactly IDT for
+    /// a full packet).
+    pub fn dispatched(&mut self, pick: Pick, still_sendable: bool, bytes: u64, nominal: u64) {
         match pick {
-            Pick::Reserved { rc, .. } => self.rate.dispatched(rc, still_sendable),
+            Pick::Reserved { rc, .. } => self.rate.dispatched_bytes(rc, still_sendable, bytes, nominal),
             Pick::Unregulated { slot } => {
                 let head = self.ring.pop_front();
                 debug_assert_eq!(head, Some(slot));
@@ -91,6 +93,16 @@ impl Dispatch {
     /// When the next reserved flow is due, if one is waiting.
     pub fn next_due(&self) -> Option<Ticks> {
         self.rate.least().map(|(_, ndt)| ndt)
+    }
+
+    /// When the next packet could go, were the link free: now if an unregulated flow waits,
+    /// else the least NDT.
+    pub fn next_ready(&self, now: Ticks) -> Option<Ticks> {
+        if self.ring.is_empty() {
+            self.next_due()
+        } else {
+            Some(now)
+        }
     }
 }
 
@@ -112,7 +124,7 @@ mod tests {
         for now in 0..6 {
             let p = d.pick(now).unwrap();
             sent.push(p.slot());
-            d.dispatched(p, true);
+            d.dispatched(p, true, 1, 1);
         }
         assert_eq!(sent, [10, 11, 10, 11, 10, 12]);
     }
@@ -126,7 +138,7 @@ mod tests {
         for i in 0..5 {
             let p = d.pick(0).unwrap();
             sent.push(p.slot());
-            d.dispatched(p, !(p.slot() == 2 && i >= 3));
+            d.dispatched(p, !(p.slot() == 2 && i >= 3), 1, 1);
         }
         assert_eq!(sent, [1, 2, 1, 2, 1]);
         d.unqueue(1);
@@ -139,9 +151,54 @@ mod tests {
         let a = d.reserve(0, 100);
         d.became_sendable(0, Some(a), 50);
         let p = d.pick(50).unwrap();
-        d.dispatched(p, true);
+        d.dispatched(p, true, 1, 1);
         assert_eq!(d.pick(149), None);
         assert_eq!(d.next_due(), Some(150));
         assert_eq!(d.pick(150), Some(Pick::Reserved { rc: a, slot: 0 }));
+    }
+
+    /// One link slot every T (a full packet's time on the link), as 004 §3.3's sender:
+    /// the packets each flow slot sends in `slots` slots, all flows always backlogged.
+    fn on_the_link(d: &mut Dispatch, slots: u64, t: Ticks) -> std::collections::BTreeMap<u32, u64> {
+        let mut sent = std::collections::BTreeMap::new();
+        for k in 0..slots {
+            if let Some(p) = d.pick(k * t) {
+                *sent.entry(p.slot()).or_insert(0) += 1;
+                d.dispatched(p, true, 4096, 4096);
+            }
+        }
+        sent
+    }
+
+    /// Reservations summing to 1.2x the link (IDTs 1.25T and 2.5T): every slot has a due
+    /// flow, and the least NDT shares the link 2:1, by 1/IDT, as the simulator's NIC does.
+    #[test]
+    fn over_subscribed_reservations_share_by_1_over_idt() {
+        let t = 1000;
+        let mut d = Dispatch::default();
+        let a = d.reserve(0, 1250);
+        let b = d.reserve(1, 2500);
+        d.became_sendable(0, Some(a), 0);
+        d.became_sendable(1, Some(b), 0);
+        d.became_sendable(2, None, 0);
+        let sent = on_the_link(&mut d, 3000, t);
+        assert_eq!(sent[&0], 2000);
+        assert_eq!(sent[&1], 1000);
+        assert_eq!(sent.get(&2), None, "nothing is left for the unreserved flow");
+    }
+
+    /// A 60% reservation beside two unreserved flows: the reserved flow gets its 60% of the
+    /// slots, the unreserved ones the rest, 20% each, interleaved.
+    #[test]
+    fn unreserved_flows_get_what_the_reserved_leave() {
+        let t = 3000;
+        let mut d = Dispatch::default();
+        let a = d.reserve(0, 5000); // 60% of the link: IDT = T / 0.6
+        d.became_sendable(0, Some(a), 0);
+        d.became_sendable(1, None, 0);
+        d.became_sendable(2, None, 0);
+        let sent = on_the_link(&mut d, 3000, t);
+        assert_eq!(sent[&0], 1800);
+        assert_eq!((sent[&1], sent[&2]), (600, 600));
     }
 }

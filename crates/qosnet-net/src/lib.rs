@@ -19,6 +19,7 @@ pub mod dispatch;
 pub mod endpoint;
 pub mod frame;
 pub mod handle;
+pub mod link;
 pub mod local;
 pub mod pacing;
 

@@ -304,3 +304,41 @@ fn closing_a_client_ends_a_receive_blocked_in_another_thread() {
         assert!(r.join().unwrap().is_err());
     });
 }
+
+/// One application, one handle, two flows at 20 and 60 Mb/s sent from two threads: the
+/// slow flow's queue fills (4 MiB) and its sends wait, but only on its own connection, so
+/// the fast flow keeps its rate and the two share 1:3 by their reservations.
+#[test]
+fn a_full_flow_does_not_hold_up_another_flow_of_the_same_application() {
+    let d = daemon(false);
+    let (rx1, rx2) = (open_rx(), open_rx());
+    let app = LocalAgent::connect(d.socket(), None).unwrap();
+    let (slow, fast) = (rx1.endpoint().to_string(), rx2.endpoint().to_string());
+    app.reserve(&slow, 0, 20e6, None).unwrap();
+    app.reserve(&fast, 0, 60e6, None).unwrap();
+    let sent = |dst: &str| d.agent().stats().flows.iter().find(|f| f.dst == dst).map_or(0, |f| f.bytes_sent);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|sc| {
+        for dst in [&slow, &fast] {
+            let (app, stop) = (&app, &stop);
+            sc.spawn(move || {
+                // Until stopped, or the handle is closed under a waiting send.
+                while !stop.load(Ordering::Relaxed) && app.send(dst, 0, vec![0; 64 * 1024]).is_ok() {}
+            });
+        }
+        // Past the slow flow's queue filling (4 MiB at 20 Mb/s would take 1.7 s to send,
+        // but the application fills it in milliseconds).
+        wait_until("the slow flow's queue to fill", || {
+            d.agent().stats().flows.iter().any(|f| f.dst == slow && f.queued_bytes >= 3 << 20)
+        });
+        let (s0, f0, t0) = (sent(&slow), sent(&fast), Instant::now());
+        std::thread::sleep(Duration::from_millis(1500));
+        let (s1, f1, secs) = (sent(&slow), sent(&fast), t0.elapsed().as_secs_f64());
+        stop.store(true, Ordering::Relaxed);
+        app.close();
+        let (rs, rf) = ((s1 - s0) as f64 * 8.0 / secs, (f1 - f0) as f64 * 8.0 / secs);
+        let share = rs / (rs + rf);
+        assert!((share - 0.25).abs() < 0.02, "shares {share:.3} : {:.3}, expected 0.25 : 0.75", 1.0 - share);
+        assert!(rf > 0.95 * 60e6, "the fast flow got {:.1} Mb/s of its 60", rf / 1e6);
+    });
+}

@@ -6,6 +6,8 @@ use crate::error::QosnetError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use pyo3::PyClassInitializer;
+use qosnet_net::agent::DSCP_EF;
+use qosnet_net::link::WireModel;
 use qosnet_net::{
     Agent as Lib, AgentConfig, Backend, Daemon as DaemonInner, DaemonConfig, LocalAgent, NetError as Error,
     PortHandle, Stats,
@@ -124,6 +126,9 @@ impl Agent {
     }
 }
 
+/// The host's link: its rate (bits/s), MTU and the DSCP of reserved flows.
+type LinkArgs = (Option<f64>, u32, Option<u8>);
+
 /// The agent settings `Agent` and `Daemon` both take from Python, checked (the back end
 /// by name, the timeouts in seconds); the rest as `AgentConfig::default()`.
 #[allow(clippy::too_many_arguments)] // the keywords of both constructors
@@ -138,8 +143,12 @@ fn agent_config(
     hello_timeout: f64,
     key_file: Option<PathBuf>,
     send_buffer: u32,
+    link: LinkArgs,
 ) -> PyResult<AgentConfig> {
     Ok(AgentConfig {
+        link_bps: link.0,
+        wire: WireModel { mtu: link.1, ..WireModel::default() },
+        dscp: link.2,
         listen: listen.to_string(),
         backend: backend.parse::<Backend>().map_err(net_error)?,
         packet_bytes,
@@ -160,7 +169,8 @@ impl Agent {
     #[pyo3(signature = (
         listen = "127.0.0.1:0", backend = "agent", packet_bytes = 4096, open = false,
         max_message_bytes = 1 << 30, queue_bytes = 4 << 20, peer_timeout = 10.0,
-        echo = false, deliver = true, send_buffer = 0, hello_timeout = 2.0, key_file = None
+        echo = false, deliver = true, send_buffer = 0, hello_timeout = 2.0, key_file = None,
+        link_bps = None, mtu = 1500, dscp = Some(DSCP_EF)
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -177,6 +187,9 @@ impl Agent {
         send_buffer: u32,
         hello_timeout: f64,
         key_file: Option<PathBuf>,
+        link_bps: Option<f64>,
+        mtu: u32,
+        dscp: Option<u8>,
     ) -> PyResult<PyClassInitializer<Self>> {
         let cfg = AgentConfig {
             echo,
@@ -192,6 +205,7 @@ impl Agent {
                 hello_timeout,
                 key_file,
                 send_buffer,
+                (link_bps, mtu, dscp),
             )?
         };
         let lib = Arc::new(py.allow_threads(|| Lib::start(cfg)).map_err(net_error)?);
@@ -380,6 +394,9 @@ fn stats_dict(py: Python<'_>, s: Stats) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("refused_flows", s.refused_flows)?;
     d.set_item("last_refused", s.last_refused)?;
     d.set_item("unauthenticated_hellos", s.unauthenticated_hellos)?;
+    d.set_item("link_bps", s.link_bps)?;
+    d.set_item("payload_fraction", s.payload_fraction)?;
+    d.set_item("reserved_bps", s.reserved_bps)?;
     let admitted = PyList::empty(py);
     for a in s.admitted {
         admitted.append((a.src, a.port, a.priority))?;
@@ -405,9 +422,9 @@ impl Daemon {
     #[pyo3(signature = (
         socket, listen = "0.0.0.0:7400", backend = "agent", packet_bytes = 4096, open = false,
         max_message_bytes = 1 << 30, queue_bytes = 4 << 20, peer_timeout = 10.0, send_buffer = 0,
-        inbox_bytes = 64 << 20, mode = 0o660, max_clients = 64, max_clients_per_uid = 16,
+        inbox_bytes = 64 << 20, mode = 0o660, max_clients = 256, max_clients_per_uid = 64,
         max_request_bytes = 64 << 20, trusted_uids = Vec::new(), hello_timeout = 2.0,
-        key_file = None
+        key_file = None, link_bps = None, mtu = 1500, dscp = Some(DSCP_EF)
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -429,6 +446,9 @@ impl Daemon {
         trusted_uids: Vec<u32>,
         hello_timeout: f64,
         key_file: Option<PathBuf>,
+        link_bps: Option<f64>,
+        mtu: u32,
+        dscp: Option<u8>,
     ) -> PyResult<PyClassInitializer<Self>> {
         let agent = AgentConfig {
             echo: false,
@@ -445,6 +465,7 @@ impl Daemon {
                 hello_timeout,
                 key_file,
                 send_buffer,
+                (link_bps, mtu, dscp),
             )?
         };
         let cfg = DaemonConfig {

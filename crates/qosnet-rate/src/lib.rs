@@ -14,6 +14,12 @@
 //! from the reserved flows. With every IDT >= T the flows are served in the ratio
 //! 1/idt_1 : 1/idt_2 : ... (§3.3, Table 1).
 //!
+//! **Cost in bytes** (`dispatched_bytes`): the document assumes every packet has the same
+//! size (§2.1), so a dispatch advances NDT by one IDT. A packet shorter than the nominal
+//! size costs its own bytes at the flow's rate instead, NDT += IDT · bytes / nominal, so a
+//! small message is never held for a whole IDT; a full packet costs exactly IDT, so with
+//! nominal packets this is §3.3's algorithm unchanged (Table 1 holds tick for tick).
+//!
 //! The least NDT is kept ready in a min-heap of the valid flows, so the dispatch decision is
 //! a look at the heap's top, off the per-packet critical path (document 001 §2.1.2
 //! precomputes the least NDT the same way). Ties go to the lower flow index, which is what
@@ -78,10 +84,33 @@ impl RateControl {
     /// The flow returned by `due` sent a packet: NDT += IDT; it stays valid while it still
     /// has sendable tokens.
     pub fn dispatched(&mut self, f: u32, still_valid: bool) {
+        let idt = self.flows[f as usize].idt;
+        self.advance(f, still_valid, idt);
+    }
+
+    /// As `dispatched`, for a packet of `bytes` where a full one has `nominal` bytes: NDT
+    /// advances by the packet's own time at the flow's rate, IDT · bytes / nominal (rounded
+    /// up, at least one tick), which is exactly IDT for a full packet.
+    pub fn dispatched_bytes(&mut self, f: u32, still_valid: bool, bytes: u64, nominal: u64) {
+        let cost = self.cost(f, bytes, nominal);
+        self.advance(f, still_valid, cost);
+    }
+
+    /// The ticks a packet of `bytes` costs flow `f` (`dispatched_bytes`): IDT for a full
+    /// packet, else IDT · bytes / nominal rounded up, at least one tick.
+    pub fn cost(&self, f: u32, bytes: u64, nominal: u64) -> Ticks {
+        let idt = self.flows[f as usize].idt;
+        if nominal == 0 || bytes == nominal {
+            return idt;
+        }
+        ((idt as u128 * bytes as u128).div_ceil(nominal as u128) as Ticks).max(1)
+    }
+
+    fn advance(&mut self, f: u32, still_valid: bool, cost: Ticks) {
         let Reverse((_, top)) = self.heap.pop().expect("a dispatch without a valid flow");
         debug_assert_eq!(top, f, "dispatched a flow other than the least NDT");
         let flow = &mut self.flows[f as usize];
-        flow.ndt += flow.idt;
+        flow.ndt += cost;
         flow.valid = still_valid;
         if still_valid {
             self.heap.push(Reverse((flow.ndt, f)));
@@ -141,6 +170,48 @@ mod tests {
                 rc.dispatched(f, true);
             }
         }
+    }
+
+    /// Table 1 again, the packets full (4096 bytes of 4096): `dispatched_bytes` is
+    /// `dispatched`, tick for tick.
+    #[test]
+    fn full_packets_cost_exactly_one_idt() {
+        let mut rc = RateControl::default();
+        let a = rc.add_flow(2);
+        let b = rc.add_flow(3);
+        rc.became_valid(a, 0);
+        rc.became_valid(b, 0);
+        let mut sent = vec![];
+        for now in 0..6 {
+            if let Some(f) = rc.due(now) {
+                sent.push(f);
+                rc.dispatched_bytes(f, true, 4096, 4096);
+            }
+        }
+        assert_eq!(sent, [a, b, a, b, a]);
+        assert_eq!((rc.ndt(a), rc.ndt(b)), (6, 6));
+    }
+
+    /// Hand-worked: a flow reserved at 100 Mb/s with 4096-byte packets has IDT 327,680 ns.
+    /// A 4-byte message costs ceil(327,680 · 4 / 4096) = 320 ns, so the next one may go
+    /// 320 ns later, not a whole IDT; a 1000-byte packet costs 80,000 ns; a 1-byte one at
+    /// least a tick.
+    #[test]
+    fn a_short_packet_costs_its_own_bytes() {
+        let mut rc = RateControl::default();
+        let idt = idt_ticks(4096, 100e6, 1e9);
+        assert_eq!(idt, 327_680);
+        let a = rc.add_flow(idt);
+        rc.became_valid(a, 1_000);
+        rc.dispatched_bytes(a, true, 4, 4096);
+        assert_eq!(rc.ndt(a), 1_320);
+        assert_eq!(rc.due(1_319), None);
+        assert_eq!(rc.due(1_320), Some(a));
+        rc.dispatched_bytes(a, true, 1000, 4096);
+        assert_eq!(rc.ndt(a), 81_320);
+        assert_eq!(rc.cost(a, 1, 4096), 80);
+        let tiny = rc.add_flow(3);
+        assert_eq!(rc.cost(tiny, 1, 4096), 1, "never less than a tick");
     }
 
     #[test]

@@ -180,9 +180,40 @@ def agent(
         Path | None,
         typer.Option("--hosts", help="Host file: one `NODE HOST:PORT` per line (agents)."),
     ] = None,
-    token: Annotated[
-        str | None, typer.Option("--token", envvar="QOSNET_TOKEN", help="Service API token.")
+    token_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--token-file",
+            envvar="QOSNET_TOKEN_FILE",
+            help="File holding the service's API token (an admin token: it must see every "
+            "tenant's reservations). Or set QOSNET_TOKEN; never on the command line, where "
+            "`ps` shows it.",
+        ),
     ] = None,
+    link_rate: Annotated[
+        str | None,
+        typer.Option(
+            "--link-rate",
+            help="The host's link rate (e.g. '10 Gb/s'): the agent dispatches no faster in "
+            "all, reserved flows by their IDTs and unreserved ones in what is left. Default: "
+            "the node's NIC capacity from the service, if it answers at start.",
+        ),
+    ] = None,
+    metrics: Annotated[
+        str | None,
+        typer.Option(
+            "--metrics",
+            help="Serve Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9474).",
+        ),
+    ] = None,
+    drain: Annotated[
+        float,
+        typer.Option(
+            "--drain",
+            min=0,
+            help="On SIGTERM/SIGINT, seconds to keep sending what is queued before dropping it.",
+        ),
+    ] = 5.0,
     interval: Annotated[
         float, typer.Option("--interval", min=0.1, help="Seconds between status lines.")
     ] = 5.0,
@@ -191,64 +222,111 @@ def agent(
     ] = None,
 ) -> None:
     """Run this host's rate-control agent daemon (document 004's NIC firmware) until
-    interrupted: it owns the host's connections to other agents and its one scheduler, and
-    local applications send and receive through it at --socket (`Agent.connect`,
-    `qosnet net send --agent-socket`), so none can pass its pacing by.
+    SIGTERM or SIGINT: it owns the host's link, its connections to other agents and its one
+    scheduler, and local applications send and receive through it at --socket
+    (`Agent.connect`, `qosnet net send --agent-socket`), so none can pass its pacing by.
 
     With --service, --node and --hosts it follows the service: every admitted flow sourced
     at this node is reserved here (its IDT from the reserved bandwidth), every one destined
     to it admitted here, and a flow released or whose lease expired is removed; flows the
-    service did not admit are refused, sent or received, unless --open.
+    service did not admit are refused, sent or received, unless --open. If the service
+    cannot be reached (at start or later) the installed reservations are kept until their
+    leases end and the daemon retries with back-off; it does not exit.
+
+    On SIGTERM or SIGINT it sends what is queued for at most --drain seconds (a second
+    signal drops it), prints the final flow table and removes its socket.
 
     Peer agents authenticate each other with the cluster key (--key-file, HMAC
     challenge-response at every connection's hello): a closed daemon does not start without
     it, and refuses (and counts) any connection that cannot prove it.
     """
+    import os
+
     from qosnet.dataplane import Daemon
     from qosnet.dataplane.control import ServiceLink, read_hosts
+    from qosnet.dataplane.metrics import AgentCollector, serve
+    from qosnet.dataplane.supervise import Supervisor
 
     if (service is None) != (node is None) or (service is not None and hosts is None):
         raise typer.BadParameter(
             "--service, --node and --hosts go together", param_hint="--service"
         )
     bits = _parse_mode(mode)
-    with _errors():
+    link_bps = _bps(link_rate, "--link-rate") if link_rate is not None else None
+
+    def log(text: str) -> None:
+        err(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {text}")
+
+    with _errors(OSError):
+        token = _token(token_file)
+        link = None
+        if service is not None and node is not None and hosts is not None:
+            table = read_hosts(hosts)
+            if link_bps is None:
+                link_bps = _nic_rate(service, token, node, log)
         a = Daemon(
             socket_path, listen=listen, backend=backend, packet_bytes=packet_size, open=open_,
             mode=bits, trusted_uids=trusted_uid or [], key_file=key_file,
-            hello_timeout=hello_timeout,
+            hello_timeout=hello_timeout, link_bps=link_bps,
         )  # fmt: skip
-        link = None
-        if service is not None and node is not None and hosts is not None:
-            link = ServiceLink(a, service, node, read_hosts(hosts), token=token)
-        err(
-            f"agent {a.endpoint} ({backend}{', open' if open_ else ''}) serving {a.socket} "
-            f"(mode {bits:o}); Ctrl-C stops"
+        if service is not None and node is not None:
+            link = ServiceLink(a, service, node, table, token=token)
+        sup = Supervisor(a, link, log, status_every=interval, drain=drain, duration=duration)
+        sup.install_signals()
+        server = serve(metrics, AgentCollector(a.stats, sup.link_state)) if metrics else None
+        s = a.stats()
+        rate = (
+            f"link {link_bps / 1e6:g} Mb/s, {s['payload_fraction']:.1%} payload"
+            if link_bps
+            else "link rate unknown (--link-rate): unreserved flows are not held back"
         )
-        t0 = time.monotonic()
-        last = t0
+        log(
+            f"agent {a.endpoint} ({backend}{', open' if open_ else ''}) serving {a.socket} "
+            f"(mode {bits:o}); {rate}"
+            + (f"; metrics at http://{metrics}/metrics" if metrics else "")
+            + f"; pid {os.getpid()}"
+        )
         try:
-            while duration is None or time.monotonic() - t0 < duration:
-                if link is not None:
-                    link.sync()
-                time.sleep(min(interval, link.interval if link else interval))
-                if time.monotonic() - last >= interval:
-                    last = time.monotonic()
-                    s = a.stats()
-                    sent = sum(f["bytes_sent"] for f in s["flows"])
-                    got = sum(r["bytes"] for r in s["received"])
-                    d = s["daemon"]
-                    err(
-                        f"{last - t0:8.1f} s  clients {d['clients']}  flows {len(s['flows'])}  "
-                        f"sent {sent / 1e6:.1f} MB  received {got / 1e6:.1f} MB  "
-                        f"malformed {s['malformed_frames']}+{d['malformed_requests']}"
-                    )
+            sup.run()
         finally:
             s = a.stats()
             a.close()
+            if server is not None:
+                server[0].shutdown()
             console = stdout_console()
             console.print(_flow_table(s))
             console.print(_recv_table(s))
+            if sup.signal:
+                log(f"stopped by {sup.signal}")
+
+
+def _token(path: Path | None) -> str | None:
+    """The service token: from `path` (its first line), else QOSNET_TOKEN, else None."""
+    import os
+
+    if path is None:
+        return os.environ.get("QOSNET_TOKEN") or None
+    try:
+        text = path.read_text().strip()
+    except OSError as e:
+        raise ValueError(f"--token-file: cannot read {path}: {e.strerror}") from None
+    if not text:
+        raise ValueError(f"--token-file: {path} is empty")
+    return text.splitlines()[0].strip()
+
+
+def _nic_rate(service: str, token: str | None, node: int, log: Any) -> float | None:
+    """Node `node`'s NIC capacity from the service's cluster (bits/s), or None (logged) if
+    the service does not answer now."""
+    from qosnet.client import Client
+
+    try:
+        u = Client(service, token=token, retries=0).utilisation()
+    except Exception as e:  # unreachable at start: the daemon starts anyway
+        log(f"link rate: the service did not answer ({type(e).__name__}); give --link-rate")
+        return None
+    nic = next((n for n in u.nics if n.node == node), None)
+    return nic.capacity * 8 if nic is not None else u.link_bandwidth * 8
 
 
 def _mine(stats: dict[str, Any], endpoint: str) -> list[dict[str, Any]]:

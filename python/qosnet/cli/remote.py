@@ -70,7 +70,9 @@ def service_client(url: str, token: str | None) -> Iterator[Any]:
         with Client(url, token) as client:
             yield client
     except Refused as e:
-        err(f"refused ({e.reason}): {e.detail.removeprefix('refused: ')}")
+        # The reason once: the service's detail may open with it too.
+        detail = e.detail.removeprefix("refused: ").removeprefix(f"{e.reason}: ")
+        err(f"refused ({e.reason}): {detail}")
         raise typer.Exit(3) from None
     except Invalid as e:
         err(f"error: invalid request: {e.detail}")

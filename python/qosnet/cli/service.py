@@ -68,6 +68,18 @@ def serve(
         float,
         typer.Option("--max-lease", metavar="SECONDS", help="Longest lease a request may ask."),
     ] = 86_400.0,
+    payload_fraction: Annotated[
+        float,
+        typer.Option(
+            "--payload-fraction",
+            min=0.0,
+            max=1.0,
+            help="Share of each link's rate admission gives out as payload (admission on the "
+            "wire; default 0.9347: the agents' 4 KB packets on a 1500-byte MTU); 1 admits "
+            "the raw rate.",
+            show_default=False,
+        ),
+    ] = 4096 / 4382,
     sweep: Annotated[
         float | None,
         typer.Option(
@@ -146,6 +158,7 @@ def serve(
             db_url=db,
             lease_seconds=lease,
             max_lease_seconds=max(max_lease, lease),
+            payload_fraction=payload_fraction,
             sweep_seconds=sweep,
             cluster_file=cluster,
             profiles_file=profiles,

@@ -10,7 +10,15 @@ host h2 (ns) eth0 ──veth── p2 ┘
 Each host's `eth0` is rate-limited on egress (its NIC's link into the switch) and so is each
 switch port `p<i>` (the switch's output port towards host i), both at `link_bps`: flows from
 two sources to one destination share the switch port `p<dest>`, as in document 004 §5.4
-(Fig. 12c). Everything lives in namespaces this process creates and deletes (the root
+(Fig. 12c).
+
+With `priority` (the default) every such port is set up as an operator sets up a switch for
+reserved traffic: packets marked DSCP EF (46; the agents mark reserved flows) are served
+strictly first, the rest get what is left (`tc` HTB: a class of rate 99% for EF at priority
+0 and one of 1% for the rest at priority 1, both may borrow up to the link rate; a u32
+filter on the DSCP). Without it each port is a plain token bucket (`tbf`), FIFO, as a
+switch with no QoS configured. The queue at each port is about 10 ms of the link's rate
+either way. Everything lives in namespaces this process creates and deletes (the root
 namespace is not touched); the addresses are 10.201.0.0/24 inside them, reached by no one
 else. Needs root (`ip netns`); `available()` says whether it can run here.
 
@@ -31,6 +39,8 @@ from typing import Any
 __all__ = ["Cluster", "HostProcess", "available"]
 
 SUBNET = "10.201.0"
+#: The code point the agents mark reserved flows with (Expedited Forwarding).
+DSCP_EF = 46
 
 
 def _run(*argv: str) -> None:
@@ -126,6 +136,7 @@ class Cluster:
 
     hosts: int
     link_bps: float = 100e6
+    priority: bool = True
     prefix: str = field(default_factory=lambda: f"qn{os.getpid()}")
     processes: list[HostProcess] = field(default_factory=list)
     _made: list[str] = field(default_factory=list)
@@ -156,11 +167,29 @@ class Cluster:
     ) -> None:
         self.close()
 
-    def _tbf(self, ns: str, dev: str) -> None:
+    def _shape(self, ns: str, dev: str) -> None:
         # Burst of a few packets and a queue of ~10 ms: a switch port's buffering, not a
         # bufferbloat that would hide the sharing.
-        _run("ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", dev, "root", "tbf",
-             "rate", f"{int(self.link_bps)}bit", "burst", "32kb", "latency", "10ms")  # fmt: skip
+        rate = int(self.link_bps)
+        tc = ("ip", "netns", "exec", ns, "tc")
+        if not self.priority:
+            _run(*tc, "qdisc", "add", "dev", dev, "root", "tbf",
+                 "rate", f"{rate}bit", "burst", "32kb", "latency", "10ms")  # fmt: skip
+            return
+        queue = max(int(self.link_bps / 8 * 0.010), 32 * 1024)
+        _run(*tc, "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "20")
+        _run(*tc, "class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb",
+             "rate", f"{rate}bit", "ceil", f"{rate}bit", "burst", "32kb")  # fmt: skip
+        # Reserved traffic (EF) at priority 0 with 99% guaranteed, the rest at priority 1
+        # with 1%: HTB serves the lower priority number first whenever both may send.
+        for cls, share, prio in (("1:10", 0.99, "0"), ("1:20", 0.01, "1")):
+            _run(*tc, "class", "add", "dev", dev, "parent", "1:1", "classid", cls, "htb",
+                 "rate", f"{int(rate * share)}bit", "ceil", f"{rate}bit", "prio", prio,
+                 "burst", "32kb")  # fmt: skip
+            _run(*tc, "qdisc", "add", "dev", dev, "parent", cls, "bfifo", "limit", str(queue))
+        tos = f"{DSCP_EF << 2:#x}"
+        _run(*tc, "filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1",
+             "u32", "match", "ip", "tos", tos, "0xfc", "flowid", "1:10")  # fmt: skip
 
     def _build(self) -> None:
         sw = self.switch
@@ -179,12 +208,27 @@ class Cluster:
             _run("ip", "-n", h, "link", "set", "eth0", "up")
             _run("ip", "-n", sw, "link", "set", f"p{i}", "master", "br0")
             _run("ip", "-n", sw, "link", "set", f"p{i}", "up")
-            self._tbf(h, "eth0")
-            self._tbf(sw, f"p{i}")
+            self._shape(h, "eth0")
+            self._shape(sw, f"p{i}")
 
     def host(self, i: int, **options: Any) -> HostProcess:
         """Start host i's agent, listening on its address (port chosen by the kernel)."""
         p = HostProcess(self.ns(i), {"listen": f"{self.address(i)}:0", **options})
+        self.processes.append(p)
+        return p
+
+    def daemon(self, i: int, socket: str, **options: Any) -> HostProcess:
+        """Start host i's agent daemon (`Daemon`), serving applications at `socket` (a path
+        inside the host's namespace's view of the file system: the machine's)."""
+        listen = f"{self.address(i)}:0"
+        p = HostProcess(self.ns(i), {"daemon": {"socket": socket, "listen": listen, **options}})
+        self.processes.append(p)
+        return p
+
+    def application(self, i: int, socket: str) -> HostProcess:
+        """Start an application on host i that reaches the network only through its
+        daemon at `socket` (one handle: `Agent.connect`)."""
+        p = HostProcess(self.ns(i), {"socket": socket})
         self.processes.append(p)
         return p
 

@@ -10,9 +10,11 @@ flow no longer listed — its job or flow released, or its lease expired — is 
 destination's side too (004 §3.4 (c); `GET /v1/reservations?dst=N`): each flow destined to
 the node is admitted in its agent, from the source node's agent and port to its
 destination port, and withdrawn when no longer listed. Every installed reservation and
-admission carries its own lease in the agent (a few sync intervals), renewed at each sync:
-if the service or the link goes silent, the agent drops them by itself rather than keep
-pacing for a job nobody holds. Flows the service did not admit are refused by a closed
+admission carries its own lease in the agent, renewed at each sync: until the service's own
+lease of the job or flow ends (`lease_expires`), and at least a few sync intervals. So if
+the service or the link goes silent, the agent keeps what the service granted for as long
+as it granted it (the flows go on), and then drops them by itself rather than keep pacing
+for a job nobody holds. Flows the service did not admit are refused by a closed
 agent, at the source (its sends) and at the destination (its connections).
 
 Reading the whole node's table needs a token that sees every tenant's reservations (an
@@ -21,6 +23,7 @@ admin token).
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +97,9 @@ class ServiceLink:
         nothing (the leases run on)."""
         reservations = self.client.reservations(node=self.node)
         incoming = self.client.reservations(dst=self.node)
+        now = datetime.now(UTC)
+        #: Each flow's lease in the agent, seconds: the service's lease, at least `lease`.
+        leases: dict[tuple[Any, ...], float] = {}
         wanted: dict[tuple[int, str, int], float] = {}
         for r in reservations:
             if r.src != self.node:
@@ -104,22 +110,26 @@ class ServiceLink:
             key = (r.src_port, dst, self._priority(r))
             # Several jobs' flows between the same two ports share one agent flow.
             wanted[key] = wanted.get(key, 0.0) + r.bandwidth * 8
+            leases[key] = max(leases.get(key, 0.0), self._lease_of(r, now))
         admit: set[tuple[str, int, int]] = set()
         for r in incoming:
             src = self._endpoint(r.src, r.src_port) if r.dst == self.node else None
             if src is not None:
-                admit.add((src, r.dst_port, self._priority(r)))
+                k = (src, r.dst_port, self._priority(r))
+                admit.add(k)
+                leases[k] = max(leases.get(k, 0.0), self._lease_of(r, now))
         added = [k for k in wanted if k not in self.installed]
         removed = [k for k in self.installed if k not in wanted]
         for (port, dst, priority), bps in wanted.items():
+            lease = leases[(port, dst, priority)]
             if isinstance(self.agent, Daemon):
-                self.agent.reserve(dst, bps, priority, self.lease, port=port)
+                self.agent.reserve(dst, bps, priority, lease, port=port)
             elif port:
                 raise ValueError(
                     f"flow from port {port}: only a daemon's agent has ports other than 0"
                 )
             else:
-                self.agent.reserve(dst, bps, priority, self.lease)
+                self.agent.reserve(dst, bps, priority, lease)
         for port, dst, priority in removed:
             if isinstance(self.agent, Daemon):
                 self.agent.release(dst, priority, port=port)
@@ -127,7 +137,7 @@ class ServiceLink:
                 self.agent.release(dst, priority)
         self.installed = wanted
         for src, port, priority in admit:
-            self.agent.admit(src, port, priority, self.lease)
+            self.agent.admit(src, port, priority, leases[(src, port, priority)])
         revoked = self.admitted - admit
         for src, port, priority in revoked:
             self.agent.revoke(src, port, priority)
@@ -140,6 +150,16 @@ class ServiceLink:
             "admitted": sorted(_incoming(k) for k in newly),
             "revoked": sorted(_incoming(k) for k in revoked),
         }
+
+    def _lease_of(self, r: Any, now: datetime) -> float:
+        """Seconds the agent holds reservation `r`: to the service's lease end, at least
+        `lease` (a few sync intervals)."""
+        end = getattr(r, "lease_expires", None)
+        if end is None:
+            return self.lease
+        if end.tzinfo is None:
+            end = end.replace(tzinfo=UTC)
+        return max(self.lease, (end - now).total_seconds())
 
 
 def _name(key: tuple[int, str, int]) -> str:

@@ -133,7 +133,9 @@ def _on_loopback(
 
     def make(n: int, open_: bool, backend: str) -> list[HostProcess]:
         procs.extend(
-            HostProcess.local({"open": open_, "send_buffer": 256 * 1024, "backend": backend})
+            HostProcess.local(
+                {"open": open_, "send_buffer": 256 * 1024, "backend": backend, "deliver": False}
+            )
             for _ in range(n)
         )
         return procs
@@ -169,7 +171,13 @@ def run(
                     def make(
                         n: int, open_: bool, backend: str, c: Cluster = cluster
                     ) -> list[HostProcess]:
-                        opts = {"open": open_, "send_buffer": 256 * 1024, "backend": backend}
+                        # Sinks: an inbox nobody reads would fill and hold the flows back.
+                        opts = {
+                            "open": open_,
+                            "send_buffer": 256 * 1024,
+                            "backend": backend,
+                            "deliver": False,
+                        }
                         return [c.host(i, **opts) for i in range(n)]
 
                     rows += _one(sc, rc, link_bps, make, warmup, window, backend)

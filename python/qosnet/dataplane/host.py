@@ -163,6 +163,11 @@ def main() -> None:
             reply({"error": str(e)})
     stop.set()
     agent.close()
+    # The streams' threads return once the agent is closed; let them, before the
+    # interpreter finalizes: a thread coming back from Rust into a finalizing interpreter
+    # is killed mid-unwind ("FATAL: exception not rethrown") and aborts the process.
+    for t in streams:
+        t.join(timeout=10)
 
 
 if __name__ == "__main__":

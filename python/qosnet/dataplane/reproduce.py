@@ -2,7 +2,10 @@
 its overhead measurement (§5.2, Figs. 9-10) on real sockets, through the reproduce command's
 self-run protocol (`experiments`, `run`, `report`).
 
-The sharing experiments run on a namespace cluster with 100 Mb/s links (`experiments`);
+The sharing experiments run on a namespace cluster with 100 Mb/s links (`experiments`), and
+beside them the same cluster under contention (issue 34, `contention`: reserved flows
+beside unreserved traffic of the same host and of another, two flows of one application,
+over-subscribed reservations, a fully admitted link, small-message round trips);
 the overhead on the loopback and, where namespaces can be built, between two namespace
 hosts on 1 Gb/s links (`overhead`). The report sets each number beside the document's and
 gives a verdict that claims no more than the numbers.
@@ -14,9 +17,10 @@ import csv
 from pathlib import Path
 from typing import Any
 
+from qosnet.dataplane import contention, overhead
 from qosnet.dataplane import experiments as sharing
-from qosnet.dataplane import overhead
 from qosnet.dataplane.cluster import available
+from qosnet.reproduce.report import write_report
 from qosnet.reproduce.runner import Experiment
 
 __all__ = ["SELF_RUN", "experiments", "report", "run"]
@@ -34,6 +38,17 @@ def experiments(quick: bool = False) -> list[Experiment]:
         )
         for sc in sharing.SCENARIOS
     ]
+    out += [
+        Experiment(sc.name, f"Issue 34: {sc.what}", "§3.3 under contention")
+        for sc in contention.CONTENDED
+    ]
+    out.append(
+        Experiment(
+            "rtt",
+            "Issue 34: 4-byte ping-pong with and without a 90 Mb/s reservation",
+            "small messages on a reserved flow are not held for a whole IDT",
+        )
+    )
     out.append(
         Experiment(
             "overhead",
@@ -47,9 +62,14 @@ def experiments(quick: bool = False) -> list[Experiment]:
 def run(exps: list[Experiment], quick: bool = False, jobs: int | None = None) -> dict[str, Any]:
     del jobs  # the experiments share the machine's network: they run one at a time
     names = [e.name for e in exps]
-    wanted = [n for n in names if n != "overhead"]
+    contended = {sc.name for sc in contention.CONTENDED} | {"rtt"}
+    wanted = [n for n in names if n != "overhead" and n not in contended]
     rows, where = sharing.run(quick=quick, only=wanted) if wanted else ([], "-")
-    result: dict[str, Any] = {"sharing": rows, "where": where, "overhead": []}
+    result: dict[str, Any] = {"sharing": rows, "where": where, "overhead": [], "rtt": []}
+    mine = [n for n in names if n in contended]
+    if mine and available()[0]:
+        extra, result["rtt"] = contention.run(quick=quick, only=mine)
+        result["sharing"] = rows + extra
     if "overhead" in names:
         blocks = 4 if quick else 40
         result["overhead"] = [
@@ -65,8 +85,10 @@ def run(exps: list[Experiment], quick: bool = False, jobs: int | None = None) ->
 def _csv(path: Path, rows: list[dict[str, Any]]) -> None:
     if not rows:
         return
+    # Every row's columns, in first-seen order (the contended rows add a few).
+    columns = list(dict.fromkeys(k for r in rows for k in r))
     with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w = csv.DictWriter(f, fieldnames=columns)
         w.writeheader()
         w.writerows(rows)
 
@@ -75,6 +97,9 @@ def report(exps: list[Experiment], result: dict[str, Any], out: Path, quick: boo
     out.mkdir(parents=True, exist_ok=True)
     _csv(out / "sharing.csv", result["sharing"])
     _csv(out / "overhead.csv", result["overhead"])
+    _csv(out / "rtt.csv", result.get("rtt", []))
+    contended = [r for r in result["sharing"] if r["figure"] == "issue 34"]
+    result = {**result, "sharing": [r for r in result["sharing"] if r["figure"] != "issue 34"]}
     lines = ["# Document 004 on real sockets (`qosnet reproduce seed004-real`)", ""]
     if quick:
         lines += ["**Quick run: short windows, a smoke test, not results.**", ""]
@@ -115,6 +140,37 @@ def report(exps: list[Experiment], result: dict[str, Any], out: Path, quick: boo
                 f"- {sc} without rate control: ours {shares} (no reservation: the agent's "
                 f"interleaving or TCP decides), against {want} asked for."
             )
+    if contended or result.get("rtt"):
+        lines += [
+            "",
+            "## Under contention (issue 34)",
+            "",
+            "Each host's agent knows its link (100 Mb/s) and dispatches no faster in all; "
+            "reserved flows are marked (DSCP EF) and, where the contention is at a port the "
+            "source's agent does not schedule (another host's traffic) or the kernel back "
+            "end is used, the cluster's ports serve marked packets first. `agent, link "
+            "unknown`: the baseline, the agent without its link rate or marking on FIFO "
+            "ports, as before issue 34 in those respects (its per-flow connections and "
+            "byte costs are already this change's). The agent CPU column is its "
+            "scheduling threads' CPU (dispatcher and drain, `schedstat`, the kernel's TCP "
+            "send path in their context included) per Gb received.",
+            "",
+            *contention.table(contended),
+        ]
+        if result.get("rtt"):
+            lines += [
+                "",
+                "| back end | reservation Mb/s | round trips | median RTT reserved (us) "
+                "| unreserved (us) | difference |",
+                "|---|---|---|---|---|---|",
+            ]
+            lines += [
+                f"| {r['backend']} | {r['reserved_mbps']:g} | {r['round_trips']} | "
+                f"{r['rtt_reserved_us']:.1f} | {r['rtt_unreserved_us']:.1f} | "
+                f"{r['difference']:+.1%} |"
+                for r in result["rtt"]
+            ]
+        findings += contention.findings(contended, result.get("rtt", []))
     lines += ["", "## Overhead (§5.2, Figs. 9-10)", ""]
     lines += [
         "Interleaved paired blocks (`overhead.interleaved`): a sender with its flows reserved "
@@ -170,6 +226,4 @@ def report(exps: list[Experiment], result: dict[str, Any], out: Path, quick: boo
     if apart:
         findings += ["", "## Measured apart (not re-run by this command)", "", *apart]
     (out / "FINDINGS.md").write_text("\n".join(["# Findings: seed004-real", "", *findings, ""]))
-    path = out / "report.md"
-    path.write_text("\n".join(lines))
-    return path
+    return write_report(out, lines)

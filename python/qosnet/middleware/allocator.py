@@ -65,6 +65,7 @@ import qosnet
 from qosnet.middleware.cluster import Cluster
 from qosnet.middleware.patterns import Pattern
 from qosnet.middleware.units import MB
+from qosnet.middleware.wire import on_the_wire
 
 __all__ = [
     "Allocation",
@@ -234,11 +235,22 @@ class ResourceAllocator:
     `admission` is the engine object to account in, by default a fresh one from the
     cluster; pass one to start from reservations made elsewhere (background flows,
     lowered capacities). The allocator must then be its only user.
+    `payload_fraction` scales a fresh engine's capacities to the payload the links carry
+    (`wire.on_the_wire`; the service gives `Settings.payload_fraction`).
     """
 
-    def __init__(self, cluster: Cluster, admission: qosnet.CallAdmission | None = None) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        admission: qosnet.CallAdmission | None = None,
+        payload_fraction: float = 1.0,
+    ) -> None:
         self._cluster = cluster
-        self._engine = cluster.admission() if admission is None else admission
+        # Admission on the wire (`wire`): a fresh engine's capacities are the payload the
+        # links carry; a given engine is taken as it is.
+        self._engine = (
+            on_the_wire(cluster.admission(), payload_fraction) if admission is None else admission
+        )
         if self._engine.nodes != cluster.nodes:
             raise ValueError(
                 f"admission: must describe the cluster's {cluster.nodes} nodes, "

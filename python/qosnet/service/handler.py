@@ -381,7 +381,7 @@ class RequestHandler:
 
     def _rebuild_allocator(self, session: Session, cluster: Cluster, revision: int) -> None:
         self._revision = revision  # tried at this revision, whatever comes of it
-        allocator = ResourceAllocator(cluster)
+        allocator = ResourceAllocator(cluster, payload_fraction=self.settings.payload_fraction)
         live = session.scalars(
             select(JobRow).where(JobRow.state == "active").order_by(JobRow.created_at)
         ).all()
@@ -740,7 +740,14 @@ class RequestHandler:
         for job in self.jobs(who, state="active", limit=1_000_000):
             for f in job.flows:
                 if wanted(f.src, f.dst):
-                    out.append(ReservationOut(job=job.id, owner=job.owner, **f.model_dump()))
+                    out.append(
+                        ReservationOut(
+                            job=job.id,
+                            owner=job.owner,
+                            lease_expires=job.lease_expires,
+                            **f.model_dump(),
+                        )
+                    )
         for flow in self.flows(who, state="active", limit=1_000_000):
             if wanted(flow.src, flow.dst):
                 out.append(
@@ -748,7 +755,7 @@ class RequestHandler:
                         flow=flow.id,
                         **flow.model_dump(
                             include={"owner", "src", "dst", "bandwidth", "idt", "path",
-                                     "src_port", "dst_port", "priority"}
+                                     "src_port", "dst_port", "priority", "lease_expires"}
                         ),
                     )
                 )  # fmt: skip
@@ -894,7 +901,9 @@ class RequestHandler:
         Loaded and checked whole before anything is written: a cluster that fails (or
         would not fit the size limit) is never saved, so no restart meets it."""
         loaded = self._load(text, name, Origin.UPLOAD, None)
-        allocator = ResourceAllocator(loaded.cluster)
+        allocator = ResourceAllocator(
+            loaded.cluster, payload_fraction=self.settings.payload_fraction
+        )
         base_dir = self.settings.cluster_dir
         with self._write() as txn:
             active = self._active_count(txn.session)

@@ -215,6 +215,11 @@ class ReservationOut(FlowOut):
     src_port: int = 0
     dst_port: int = 0
     priority: int = 0
+    lease_expires: datetime | None = Field(
+        default=None,
+        description="When the job's or flow's lease ends unless renewed: an agent that loses "
+        "the service keeps the reservation until then.",
+    )
 
 
 class ReservationList(BaseModel):

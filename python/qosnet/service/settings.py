@@ -56,6 +56,11 @@ class Settings:
     - `max_cluster_nodes`: the largest cluster, endpoint nodes and switches each; checked
       before the engine loads a cluster (start, upload, restart).
     - `clock`: seconds since the epoch (injectable, for tests of leases).
+    - `payload_fraction`: the share of each link's rate that admission gives out as
+      payload. 1 (the default here) admits the raw rate, as document 001's middleware and
+      its worked example do; `qosnet serve` defaults to admission on the wire,
+      `middleware.wire.WIRE_PAYLOAD_FRACTION` (the data plane's 4 KB packets on a
+      1500-byte MTU: 93.47%), so that an admitted flow gets its payload rate.
     - `sqlite_synchronous`: `FULL` (default: a commit survives power loss) or `NORMAL`
       (survives a crash of the service, which is what WAL mode promises then).
     """
@@ -72,6 +77,7 @@ class Settings:
     max_cluster_nodes: int = DEFAULT_MAX_CLUSTER_NODES
     clock: Callable[[], float] = field(default=time.time)
     sqlite_synchronous: str = "FULL"
+    payload_fraction: float = 1.0
 
     def __post_init__(self) -> None:
         self.db_url = database_url(self.db_url)
@@ -90,6 +96,8 @@ class Settings:
                 raise ValueError(f"cluster_dir: {str(directory)!r} is not a directory")
             # resolved once: every check compares real paths against this one
             self.cluster_dir = directory.resolve()
+        if not 0 < self.payload_fraction <= 1:
+            raise ValueError(f"payload_fraction: must be in (0, 1], got {self.payload_fraction!r}")
         if not self.max_body_bytes >= 1:
             raise ValueError(f"max_body_bytes: must be >= 1, got {self.max_body_bytes!r}")
         if not self.max_cluster_nodes >= 1:
