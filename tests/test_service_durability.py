@@ -178,7 +178,7 @@ def test_cli_against_a_running_service(serve: Any, tmp_path: Path) -> None:
     listed = qosnet("job", "list", env=env)
     assert listed.exit_code == 0 and job["id"] in listed.stdout
     usage = qosnet("job", "utilisation", env=env)
-    assert usage.exit_code == 0 and "1 active jobs, 0/16 nodes free" in usage.stdout
+    assert usage.exit_code == 0 and "1 active job, 0/16 nodes free" in usage.stdout
 
     refused = qosnet("job", "submit", "polygon_rendering", "--t2", "5", env=env)
     assert refused.exit_code == 3 and "refused (not_enough_nodes)" in refused.stderr

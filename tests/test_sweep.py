@@ -116,15 +116,17 @@ def test_two_processes_give_the_same_bytes_and_a_second_run_is_all_cached(refere
         "sweep", str(MESH8), "-o", str(tmp_path), "--axis", LOADS, *_sets(), "-j", "2"
     )
     assert code == 0, output
-    assert "20 run, 0 from the cache, 0 failed (2 local processes)" in output
+    assert "20 points run, 0 from the cache, 0 failed (2 local processes)" in output
     assert (tmp_path / "sweep.parquet").read_bytes() == (reference / "sweep.parquet").read_bytes()
     code, output = cli("sweep", str(MESH8), "-o", str(tmp_path), "--axis", LOADS, *_sets())
-    assert code == 0 and "0 run, 20 from the cache" in output, output
+    assert code == 0 and "0 points run, 20 from the cache" in output, output
     # a changed point runs again, the rest does not
     code, output = cli(
         "sweep", str(MESH8), "-o", str(tmp_path), "--axis", LOADS, *_sets(), "--seeds", "1,2"
     )
-    assert code == 0 and "20 run, 20 from the cache" in output, output  # seed 1 is the base's
+    assert code == 0 and "20 points run, 20 from the cache" in output, (
+        output
+    )  # seed 1 is the base's
 
 
 def _sets() -> list[str]:
@@ -149,7 +151,10 @@ def test_an_interrupted_sweep_resumes_with_only_the_missing_points(reference, tm
     assert not (tmp_path / "sweep.parquet").exists()
     code, output = cli("sweep", "-o", str(tmp_path), "--resume")
     assert code == 0, output
-    assert f"{20 - finished} run, {finished} from the cache" in output
+    assert (
+        f"{20 - finished} point{'' if 20 - finished == 1 else 's'} run, {finished} from the cache"
+        in output
+    )
     assert (tmp_path / "sweep.parquet").read_bytes() == (reference / "sweep.parquet").read_bytes()
 
 
@@ -170,7 +175,7 @@ def test_a_dask_cluster_gives_the_same_bytes(reference, dask_cluster, tmp_path, 
     monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", dask_cluster)
     code, output = cli("sweep", str(MESH8), "-o", str(tmp_path), "--axis", LOADS, *_sets())
     assert code == 0, output
-    assert f"20 run, 0 from the cache, 0 failed (Dask scheduler {dask_cluster})" in output
+    assert f"20 points run, 0 from the cache, 0 failed (Dask scheduler {dask_cluster})" in output
     assert (tmp_path / "sweep.parquet").read_bytes() == (reference / "sweep.parquet").read_bytes()
     for run in pd.read_parquet(tmp_path / "sweep.parquet")["run"]:
         for table in ("summary.json", "classes.parquet", "links.parquet"):
@@ -204,7 +209,7 @@ def test_a_failed_point_is_reported_and_the_others_kept(tmp_path, deadlocking):
         "sweep", str(base), "-o", str(tmp_path / "out"), "--axis", "traffic[0].load=0.02,0.9"
     )
     assert code == 1
-    assert "1 run, 0 from the cache, 1 failed" in output
+    assert "1 point run, 0 from the cache, 1 failed" in output
     assert "traffic[0].load=0.9" in output and "deadlock" in output
     table = pd.read_parquet(tmp_path / "out" / "sweep.parquet")
     assert table["traffic[0].load"].tolist() == [0.02]

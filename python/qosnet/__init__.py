@@ -55,6 +55,11 @@ __all__ = [
 ]
 
 
+def __dir__() -> list[str]:
+    """The public names (`run` and `RunResult` included, though imported on first use)."""
+    return sorted(__all__)
+
+
 def __getattr__(name: str) -> Any:
     value: Any
     if name == "run":

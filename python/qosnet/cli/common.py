@@ -56,6 +56,11 @@ def booksim_program(path: Path) -> Path:
     return found
 
 
+def plural(n: int, noun: str) -> str:
+    """ "1 active job", "2 active jobs", "0 points"."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def err(line: str) -> None:
     typer.echo(line, err=True)
 

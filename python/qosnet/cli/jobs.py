@@ -10,7 +10,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from qosnet.cli.common import JsonOption, stdout_console, when
+from qosnet.cli.common import JsonOption, plural, stdout_console, when
 from qosnet.cli.remote import (
     DEFAULT_URL,
     LeaseOption,
@@ -194,7 +194,9 @@ def job_utilisation(
         typer.echo(use.model_dump_json(indent=2))
         return
     table = Table(
-        title=f"{use.active_jobs} active jobs, {len(use.free_nodes)}/{use.nodes} nodes free",
+        title=(
+            f"{plural(use.active_jobs, 'active job')}, {len(use.free_nodes)}/{use.nodes} nodes free"
+        ),
         box=box.SIMPLE_HEAD,
         pad_edge=False,
     )

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from qosnet.cli.common import SetOption, err, user_errors
+from qosnet.cli.common import SetOption, err, plural, user_errors
 
 __all__ = ["sweep", "runs_progress", "pool_options"]
 
@@ -269,7 +269,10 @@ def sweep(
             failed.update(outcome.failed)
             typer.echo(f"wrote {path}")
             _print_saturation(path)
-    console.print(f"{ran} run, {cached} from the cache, {len(failed)} failed ({pool.describe()})")
+    console.print(
+        f"{plural(ran, 'point')} run, {cached} from the cache, {len(failed)} failed "
+        f"({pool.describe()})"
+    )
     for p, o in failed.values():
         err(f"  failed: {' '.join(p.overrides)}: {o.error}")
     if failed:
