@@ -151,7 +151,9 @@ def test_reservations_survive_kill_9(serve: Any, tmp_path: Path) -> None:
 
 
 def test_cli_against_a_running_service(serve: Any, tmp_path: Path) -> None:
-    served = serve("--init-admin")
+    # (document 001's worked example admits raw link capacity: idt 5.25 at --payload-fraction
+    # 1; the CLI's default leaves room for the data plane's headers, 0.9347 of each link)
+    served = serve("--init-admin", "--payload-fraction", "1")
     served.admin_token()
     db = str(tmp_path / "qosnet.db")
 
