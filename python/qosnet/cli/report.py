@@ -21,7 +21,12 @@ def report(
     ],
 ) -> None:
     """Write DIRECTORY/report.html: one page, plots embedded, viewable offline."""
-    with user_errors():
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    # (drawing the plots takes seconds to a minute: say so at once, and spin meanwhile)
+    console.print(f"writing {directory}/report.html: reading the tables, drawing the plots")
+    with user_errors(), console.status("drawing the plots"):
         from qosnet.report import write_report
 
         path = write_report(directory)
