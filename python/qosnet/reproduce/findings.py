@@ -1,0 +1,91 @@
+"""FINDINGS.md as every scored reproduction writes it: a head saying how verdicts are
+scored, the table of claims (claim, what the runs give, verdict), what changed since the
+FINDINGS.md it replaces, and the notes kept beside it by hand (`notes.md`, carried in
+verbatim so a re-run does not drop them; their numbers are not regenerated).
+
+Why the change list: a verdict that flips between runs (another seed count, another
+scoring) is itself a finding, and the previous file is the only record of the old one
+that the new file can cite.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from qosnet.reproduce.scoring import LEVEL
+from qosnet.tables import write_text
+
+__all__ = ["SCORING", "previous_verdicts", "write_findings"]
+
+#: How verdicts are scored (`qosnet.reproduce.scoring`), as FINDINGS states it.
+SCORING = (
+    f"Each claim is scored across seeds: the mean and {LEVEL:.0%} interval (Student's t) of "
+    "each side and of their difference, paired by seed (runs of one seed draw the same "
+    "traffic). **holds**: the difference's interval excludes zero in the claimed direction; "
+    "**not**: it excludes zero the other way; **tie**: it contains zero. A claim over "
+    "several mechanisms holds when each pairwise comparison does; a claim over a load range "
+    "is scored at every load and says at how many it holds. **untestable at these loads**: "
+    "the baseline never misses a deadline there. **not like for like**: the claimed side "
+    "wins while refusing over 5% more of the traffic or delivering under 95% of the "
+    "other's. **circular**: true by construction. Numbers are means with their "
+    "intervals in brackets."
+)
+
+_ROW = re.compile(r"^\|(?P<claim>[^|]+)\|(?P<here>.*)\|(?P<verdict>[^|]+)\|\s*$")
+
+
+def previous_verdicts(path: Path) -> dict[str, str]:
+    """Claim -> verdict of the table in an existing FINDINGS.md (empty if none)."""
+    if not path.is_file():
+        return {}
+    out = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        m = _ROW.match(line)
+        if not m or set(m["claim"].strip()) <= {"-"} or m["claim"].strip().startswith("claim"):
+            continue
+        out[m["claim"].strip()] = m["verdict"].strip()
+    return out
+
+
+def _changes(old: dict[str, str], findings: Sequence[tuple[str, str, str]]) -> list[str]:
+    new = {c: v for c, _, v in findings}
+    lines = [f"- {c}: {old[c]} → **{v}**" for c, v in new.items() if c in old and old[c] != v]
+    gone = [c for c in old if c not in new]
+    added = [c for c in new if c not in old]
+    if gone:
+        lines.append("- scored no longer under the same name: " + "; ".join(gone))
+    if added:
+        lines.append("- new claims: " + "; ".join(added))
+    return lines
+
+
+def write_findings(
+    out: Path,
+    title: str,
+    intro: Sequence[str],
+    findings: Sequence[tuple[str, str, str]],
+    quick: bool,
+    document: str,
+) -> Path:
+    """Write `out`/FINDINGS.md; return its path."""
+    path = out / "FINDINGS.md"
+    old = previous_verdicts(path)
+    lines = [f"# {title}", ""]
+    if quick:
+        lines += ["*Quick run: shortened simulated time; numbers without statistical weight.*", ""]
+    lines += [*intro, "", SCORING, ""]
+    lines += [
+        f"| claim (document {document}) | here | verdict |",
+        "|---|---|---|",
+        *[f"| {c} | {h} | {v} |" for c, h, v in findings],
+        "",
+    ]
+    changes = _changes(old, findings) if old else []
+    if changes:
+        lines += ["## Verdicts changed since the previous FINDINGS.md", "", *changes, ""]
+    notes = out / "notes.md"
+    if notes.is_file():
+        lines += [notes.read_text(encoding="utf-8").rstrip(), ""]
+    return write_text(path, "\n".join(lines))
