@@ -13,6 +13,7 @@ from qosnet.reproduce.scoring import (
     CIRCULAR,
     HOLDS,
     NOT,
+    ONE_SEED,
     TIE,
     UNLIKE,
     UNTESTABLE,
@@ -77,7 +78,8 @@ def test_equal_sides_tie():
 
 
 def test_one_seed_decides_nothing():
-    assert compare({1: 1.0}, {1: 5.0}, "lower").verdict == TIE
+    assert compare({1: 1.0}, {1: 5.0}, "lower").verdict == ONE_SEED
+    assert scoring.within([0.001], 0.01) == ONE_SEED
 
 
 def test_dmp_untestable_where_the_baseline_never_misses():
@@ -100,6 +102,13 @@ def test_a_win_on_refused_traffic_is_not_like_for_like():
     # the same win on the same traffic holds
     s = compare(fast, slow, "lower", traffic=(everything, everything))
     assert s.verdict == HOLDS
+
+
+def test_matches_is_an_equivalence_test():
+    # value - 0.5: 0, 0.01, -0.01; mean 0, half width 4.3027 * 0.01 / sqrt(3) = 0.0248
+    assert scoring.matches([0.50, 0.51, 0.49], 0.5, 0.02) == TIE
+    assert scoring.matches([0.50, 0.51, 0.49], 0.5, 0.03) == HOLDS
+    assert scoring.matches([0.60, 0.61, 0.59], 0.5, 0.02) == NOT
 
 
 def test_combine_and_loads():

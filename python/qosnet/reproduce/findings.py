@@ -29,7 +29,8 @@ SCORING = (
     "is scored at every load and says at how many it holds. **untestable at these loads**: "
     "the baseline never misses a deadline there. **not like for like**: the claimed side "
     "wins while refusing over 5% more of the traffic or delivering under 95% of the "
-    "other's. **circular**: true by construction. Numbers are means with their "
+    "other's. **circular**: true by construction. **one seed, no interval**: measured with "
+    "one seed only, so not scored. Numbers are means with their "
     "intervals in brackets."
 )
 
@@ -37,23 +38,40 @@ _ROW = re.compile(r"^\|(?P<claim>[^|]+)\|(?P<here>.*)\|(?P<verdict>[^|]+)\|\s*$"
 
 
 def previous_verdicts(path: Path) -> dict[str, str]:
-    """Claim -> verdict of the table in an existing FINDINGS.md (empty if none)."""
+    """Claim -> verdict of the claims tables (headed "| claim") in an existing FINDINGS.md:
+    the first cell and the last (empty if there is no file)."""
     if not path.is_file():
         return {}
     out = {}
+    claims = False
     for line in path.read_text(encoding="utf-8").splitlines():
         m = _ROW.match(line)
-        if not m or set(m["claim"].strip()) <= {"-"} or m["claim"].strip().startswith("claim"):
+        if not m:
+            claims = False
             continue
-        out[m["claim"].strip()] = m["verdict"].strip()
+        cell = m["claim"].strip()
+        if cell.lower().startswith("claim"):
+            claims = True
+        elif claims and not set(cell) <= {"-", ":"}:
+            out[cell] = m["verdict"].strip()
     return out
 
 
-def _changes(old: dict[str, str], findings: Sequence[tuple[str, str, str]]) -> list[str]:
+def _changes(
+    old: dict[str, str],
+    findings: Sequence[tuple[str, str, str]],
+    renamed: dict[str, str],
+) -> list[str]:
     new = {c: v for c, _, v in findings}
-    lines = [f"- {c}: {old[c]} → **{v}**" for c, v in new.items() if c in old and old[c] != v]
-    gone = [c for c in old if c not in new]
-    added = [c for c in new if c not in old]
+    lines = []
+    for c, v in new.items():
+        was = c if c in old else renamed.get(c)
+        if was in old and old[was] != v:
+            name = c if was == c else f"{c} (before: {was})"
+            lines.append(f"- {name}: {old[was]} → **{v}**")
+    matched = {c if c in old else renamed.get(c) for c in new}
+    gone = [c for c in old if c not in matched]
+    added = [c for c in new if c not in old and renamed.get(c) not in old]
     if gone:
         lines.append("- scored no longer under the same name: " + "; ".join(gone))
     if added:
@@ -68,8 +86,10 @@ def write_findings(
     findings: Sequence[tuple[str, str, str]],
     quick: bool,
     document: str,
+    renamed: dict[str, str] | None = None,
 ) -> Path:
-    """Write `out`/FINDINGS.md; return its path."""
+    """Write `out`/FINDINGS.md; return its path. `renamed`: a claim's name in the previous
+    FINDINGS.md where it differs (several claims may split one old one)."""
     path = out / "FINDINGS.md"
     old = previous_verdicts(path)
     lines = [f"# {title}", ""]
@@ -82,7 +102,7 @@ def write_findings(
         *[f"| {c} | {h} | {v} |" for c, h, v in findings],
         "",
     ]
-    changes = _changes(old, findings) if old else []
+    changes = _changes(old, findings, renamed or {}) if old else []
     if changes:
         lines += ["## Verdicts changed since the previous FINDINGS.md", "", *changes, ""]
     notes = out / "notes.md"

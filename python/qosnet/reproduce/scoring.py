@@ -45,6 +45,7 @@ __all__ = [
     "CIRCULAR",
     "HOLDS",
     "NOT",
+    "ONE_SEED",
     "TIE",
     "UNLIKE",
     "UNTESTABLE",
@@ -67,8 +68,10 @@ UNTESTABLE = "untestable at these loads"
 CIRCULAR = "circular"
 #: The claimed side wins only by carrying less traffic than the other (not like against like).
 UNLIKE = "not like for like"
-#: Fewer values than an interval needs (a run that measured nothing: no frames).
+#: No value on a side (a run that measured nothing: no frames).
 UNMEASURED = "not measured"
+#: One seed: a difference without an interval decides nothing.
+ONE_SEED = "one seed, no interval"
 
 #: Confidence of every interval.
 LEVEL = 0.95
@@ -294,8 +297,7 @@ def compare(
             diff = Interval(math.nan, math.nan, math.nan, 0)
         paired = False
     if diff.n == 1:
-        # one seed: a difference without an interval decides nothing
-        verdict = UNMEASURED if math.isnan(diff.mean) else TIE
+        verdict = UNMEASURED if math.isnan(diff.mean) else ONE_SEED
     else:
         verdict = _verdict(diff, direction)
     baseline = ib if direction == "lower" else ia
@@ -317,7 +319,7 @@ def combine(verdicts: Sequence[str]) -> str:
         return HOLDS
     if any(v == NOT for v in vs):
         return NOT
-    for special in (UNTESTABLE, UNLIKE, CIRCULAR, UNMEASURED):
+    for special in (UNTESTABLE, UNLIKE, CIRCULAR, ONE_SEED, UNMEASURED):
         if any(v == special for v in vs):
             return special
     return TIE
@@ -347,7 +349,7 @@ def within(values: Mapping[int, float] | Sequence[float], bound: float) -> str:
     interval lies at or below `bound`, not when it lies above, tie when it straddles."""
     i = interval(_values(values))
     if i.n < 2:
-        return UNMEASURED if i.n == 0 else TIE
+        return UNMEASURED if i.n == 0 else ONE_SEED
     if i.high <= bound:
         return HOLDS
     if i.low > bound:
@@ -363,7 +365,7 @@ def matches(
     lies wholly outside, tie otherwise."""
     i = interval([v - expected for v in _values(values)])
     if i.n < 2:
-        return UNMEASURED if i.n == 0 else TIE
+        return UNMEASURED if i.n == 0 else ONE_SEED
     if -tolerance <= i.low and i.high <= tolerance:
         return HOLDS
     if i.low > tolerance or i.high < -tolerance:
