@@ -9,6 +9,7 @@ without statistical weight.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -308,8 +309,12 @@ def report(
     out: Path,
     quick: bool = False,
     title: str = "Document 003, reproduced",
+    scored: Callable[[dict[str, Gathered]], list[claims_of.Finding]] | None = None,
+    name: str = "seed003",
+    renamed: dict[str, str] | None = None,
 ) -> Path:
-    """Write tables (CSV), figures (PNG) and report.md; return the report's path."""
+    """Write tables (CSV), figures (PNG), report.md and FINDINGS.md (the claims `scored`,
+    by default `findings`; `renamed`: their names before, by prefix); return the report."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -436,13 +441,14 @@ def report(
             ]
             lines.append(preformatted(s))
             lines.append("")
-    found = findings(results)
+    found = (scored or findings)(results)
     lines += ["## Findings", "", *[f"- {c}: {h} — **{v}**" for c, h, v in found], ""]
+    old = RENAMED if renamed is None else renamed
     write_findings(
         out,
-        "Document 003 reproduced: what comes out (qosnet reproduce seed003)",
+        f"{title}: what comes out (qosnet reproduce {name})",
         [
-            "The table is written by `qosnet reproduce seed003` from the tables beside it "
+            f"The table is written by `qosnet reproduce {name}` from the tables beside it "
             "(`*_summary.csv`, `*_phases.csv`, `*_classes.csv`, a row per seed). DMP is the "
             "deadline missing probability over the run (or a phase), latency is end to end "
             "(queueing at the source included) unless marked network. Loads 0.61 / 0.69 / "
@@ -451,7 +457,7 @@ def report(
         found,
         quick,
         "003",
-        {c: RENAMED[k] for c, _, _ in found for k in RENAMED if c.startswith(k)},
+        {c: old[k] for c, _, _ in found for k in old if c.startswith(k)},
     )
     return write_report(out, lines)
 

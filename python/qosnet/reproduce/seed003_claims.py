@@ -26,7 +26,16 @@ from qosnet.reproduce.scoring import (
     per_seed,
 )
 
-__all__ = ["Finding", "control", "fewer_vcs", "inter_frame", "routers", "simple"]
+__all__ = [
+    "Finding",
+    "control",
+    "dmp_score",
+    "fewer_vcs",
+    "inter_frame",
+    "routers",
+    "select",
+    "simple",
+]
 
 Finding = tuple[str, str, str]
 
@@ -36,7 +45,7 @@ RATIOS = ("20:80", "30:70", "50:50", "70:30", "80:20")
 INTER_FRAME_MS = 0.333
 
 
-def _rows(frame: pd.DataFrame, **where: object) -> pd.DataFrame:
+def select(frame: pd.DataFrame, **where: object) -> pd.DataFrame:
     for k, v in where.items():
         frame = frame[frame[k] == v]
     return frame
@@ -44,8 +53,8 @@ def _rows(frame: pd.DataFrame, **where: object) -> pd.DataFrame:
 
 def _traffic(s: pd.DataFrame, phases: pd.DataFrame | None, **where: object) -> Traffic:
     """A run's delivered throughput, its real-time latency in the network and end to end."""
-    run = _rows(s, **where)
-    rt = _rows(phases, **where) if phases is not None else None
+    run = select(s, **where)
+    rt = select(phases, **where) if phases is not None else None
     rt = rt[rt["class"] == "real_time"] if rt is not None else None
 
     def mean(f: pd.DataFrame | None, c: str) -> float:
@@ -58,14 +67,14 @@ def _traffic(s: pd.DataFrame, phases: pd.DataFrame | None, **where: object) -> T
     )
 
 
-def _dmp(
+def dmp_score(
     s: pd.DataFrame, phases: pd.DataFrame | None, a: dict, b: dict, direction: str = "lower"
 ) -> Score:
     """DMP of the run `a` (labels) against `b`, untestable where the one expected to miss
     more never misses."""
     return compare(
-        per_seed(_rows(s, **a), "dmp"),
-        per_seed(_rows(s, **b), "dmp"),
+        per_seed(select(s, **a), "dmp"),
+        per_seed(select(s, **b), "dmp"),
         "lower" if direction == "lower" else "higher",
         (_traffic(s, phases, **a), _traffic(s, phases, **b)),
         dmp=True,
@@ -76,13 +85,13 @@ def routers(
     s: pd.DataFrame, phases: pd.DataFrame, where: dict[str, object], tag: str
 ) -> list[Finding]:
     """Fig. 4-5's claims for one router study (`where`: the VC count, the NIC...)."""
-    s, phases = _rows(s, **where), _rows(phases, **where)
+    s, phases = select(s, **where), select(phases, **where)
     loads = sorted(s["load"].unique())
     out: list[Finding] = []
     for a, b in (("P", "NP"), ("P", "TR")):
         verdicts, texts = {}, []
         for ld in loads:
-            x = _dmp(s, phases, {"router": a, "load": ld}, {"router": b, "load": ld})
+            x = dmp_score(s, phases, {"router": a, "load": ld}, {"router": b, "load": ld})
             verdicts[ld] = x.verdict
             texts.append(f"{ld:g}: {x.text((a, b), '.3f')}")
         out.append(
@@ -95,8 +104,8 @@ def routers(
     verdicts, texts = {}, []
     rt = phases[phases["class"] == "real_time"]
     for ld in loads:
-        first = per_seed(_rows(rt, router="NP", load=ld, phase=0), "dmp")
-        last = per_seed(_rows(rt, router="NP", load=ld, phase=len(RATIOS) - 1), "dmp")
+        first = per_seed(select(rt, router="NP", load=ld, phase=0), "dmp")
+        last = per_seed(select(rt, router="NP", load=ld, phase=len(RATIOS) - 1), "dmp")
         x = compare(last, first, "higher", dmp=True)
         verdicts[ld] = x.verdict
         texts.append(f"{ld:g}: {x.text(('80:20', '20:80'), '.3f')}")
@@ -118,8 +127,8 @@ def _per_phase_latency(rt: pd.DataFrame, loads: Sequence[float], tag: str) -> li
     for ld in loads:
         verdicts, texts = {}, []
         for phase, ratio in enumerate(RATIOS):
-            p = per_seed(_rows(rt, router="P", load=ld, phase=phase), "latency_mean")
-            np_ = per_seed(_rows(rt, router="NP", load=ld, phase=phase), "latency_mean")
+            p = per_seed(select(rt, router="P", load=ld, phase=phase), "latency_mean")
+            np_ = per_seed(select(rt, router="NP", load=ld, phase=phase), "latency_mean")
             if not p or not np_:
                 continue
             x = compare(p, np_, "lower")
@@ -143,14 +152,14 @@ def control(classes: pd.DataFrame, loads: Sequence[float], tag: str) -> Finding:
     for ld in loads:
         scores = [
             compare(
-                per_seed(_rows(c, router=a, load=ld), "latency_mean"),
-                per_seed(_rows(c, router=b, load=ld), "latency_mean"),
+                per_seed(select(c, router=a, load=ld), "latency_mean"),
+                per_seed(select(c, router=b, load=ld), "latency_mean"),
                 "lower",
             )
             for a, b in pairs
         ]
         verdicts[ld] = combine([x.verdict for x in scores])
-        q = per_seed(_rows(c, router="P", load=ld), "queueing_mean")
+        q = per_seed(select(c, router="P", load=ld), "queueing_mean")
         texts.append(
             f"{ld:g}: "
             + "; ".join(x.text(p, ".1f") for x, p in zip(scores, pairs, strict=True))
@@ -174,8 +183,8 @@ def fewer_vcs(s: pd.DataFrame, phases: pd.DataFrame, base: pd.DataFrame | None) 
     verdicts, texts = {}, []
     for vcs in sorted(s["vcs"].unique(), reverse=True):
         for ld in sorted(s["load"].unique()):
-            few = _margin(_rows(s, vcs=vcs, load=ld))
-            full = _margin(_rows(base, load=ld))
+            few = _margin(select(s, vcs=vcs, load=ld))
+            full = _margin(select(base, load=ld))
             x = compare(few, full, "higher")
             verdicts[f"{vcs} VCs at {ld:g}"] = x.verdict
             texts.append(f"{vcs} VCs, {ld:g}: {x.text((f'{vcs} VCs', '16 VCs'), '.3f')}")
@@ -190,7 +199,7 @@ def fewer_vcs(s: pd.DataFrame, phases: pd.DataFrame, base: pd.DataFrame | None) 
 
 
 def _margin(s: pd.DataFrame) -> dict[int, float]:
-    np_, p = per_seed(_rows(s, router="NP"), "dmp"), per_seed(_rows(s, router="P"), "dmp")
+    np_, p = per_seed(select(s, router="NP"), "dmp"), per_seed(select(s, router="P"), "dmp")
     return {k: np_[k] - p[k] for k in np_ if k in p}
 
 
@@ -206,12 +215,12 @@ def simple(
     where: dict[str, object] | None = None,
 ) -> Finding:
     """`better` lower than `worse` on the run's `metric`, at each load."""
-    s = _rows(s, **(where or {}))
+    s = select(s, **(where or {}))
     verdicts, texts = {}, []
     for ld in sorted(s["load"].unique()):
         x = compare(
-            per_seed(_rows(s, **{label: better, "load": ld}), metric),
-            per_seed(_rows(s, **{label: worse, "load": ld}), metric),
+            per_seed(select(s, **{label: better, "load": ld}), metric),
+            per_seed(select(s, **{label: worse, "load": ld}), metric),
             "lower",
             dmp=dmp,
         )
@@ -229,8 +238,8 @@ def inter_frame(s: pd.DataFrame) -> Finding:
     """Table 1: VirtualClock and Fair Queueing give nearly the same inter-frame time."""
     verdicts, texts = {}, []
     for ld in sorted(s["load"].unique()):
-        vc = per_seed(_rows(s, scheduler="virtual_clock", load=ld), "inter_frame_mean_ms")
-        fq = per_seed(_rows(s, scheduler="fair_queueing", load=ld), "inter_frame_mean_ms")
+        vc = per_seed(select(s, scheduler="virtual_clock", load=ld), "inter_frame_mean_ms")
+        fq = per_seed(select(s, scheduler="fair_queueing", load=ld), "inter_frame_mean_ms")
         diff = {k: vc[k] - fq[k] for k in vc if k in fq}
         verdicts[ld] = matches(diff, 0.0, INTER_FRAME_MS)
         x = compare(vc, fq, "lower")
