@@ -112,9 +112,13 @@ def reproduce(
             # applied after each run's own overrides, so they win
             for e in experiments:
                 e.runs = [replace(r, overrides=(*r.overrides, *sets)) for r in e.runs]
+        if rescore and self_run:
+            # (a set running its own experiments rewrites its verdicts from its own tables)
+            if not hasattr(module, "rescore"):
+                raise typer.BadParameter(f"{name} cannot be rescored", param_hint="--rescore")
+            typer.echo(f"wrote {module.rescore(out, quick)}")
+            return
         if rescore:
-            if self_run:
-                raise typer.BadParameter(f"{name} has no engine tables to rescore")
             results = load_gathered(out, [e.name for e in experiments])
             missing = [e.name for e in experiments if e.name not in results]
             if missing:
