@@ -537,18 +537,7 @@ def _other_findings(results: dict[str, Gathered]) -> list[claims_of.Finding]:
                 )
             )
     if (g := results.get("mesh")) is not None:
-        out.append(
-            simple(
-                g.summaries,
-                "router",
-                "P",
-                "NP",
-                "dmp",
-                "2x2 mesh: P's DMP below NP's (Fig. 8a)",
-                ".3f",
-                dmp=True,
-            )
-        )
+        out.append(claims_of.p_below_np(g.summaries, "2x2 mesh: P's DMP below NP's (Fig. 8a)"))
         out.append(
             simple(
                 claims_of.class_metric(g.tables["classes"], "best_effort"),
@@ -563,19 +552,8 @@ def _other_findings(results: dict[str, Gathered]) -> list[claims_of.Finding]:
     for name, label in (("burstiness", "video"), ("stream_rates", "rates")):
         if (g := results.get(name)) is not None:
             for v in g.summaries[label].unique():
-                out.append(
-                    simple(
-                        g.summaries,
-                        "router",
-                        "P",
-                        "NP",
-                        "dmp",
-                        f"P's DMP below NP's with the {v} {label} (§4.2)",
-                        ".3f",
-                        dmp=True,
-                        where={label: v},
-                    )
-                )
+                claim = f"P's DMP below NP's with the {v} {label} (§4.2)"
+                out.append(claims_of.p_below_np(g.summaries, claim, {label: v}))
     if (g := results.get("vc_vs_fq")) is not None:
         out.append(claims_of.inter_frame(g.summaries))
     return out

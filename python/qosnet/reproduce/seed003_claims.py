@@ -32,6 +32,7 @@ __all__ = [
     "dmp_score",
     "fewer_vcs",
     "inter_frame",
+    "p_below_np",
     "routers",
     "select",
     "simple",
@@ -227,6 +228,11 @@ def simple(
         verdicts[ld] = x.verdict
         texts.append(f"{ld:g}: {x.text((str(better), str(worse)), spec)}")
     return (claim, f"{metric}; " + " · ".join(texts), over_loads(verdicts))
+
+
+def p_below_np(s: pd.DataFrame, claim: str, where: dict[str, object] | None = None) -> Finding:
+    """P's DMP below NP's at each load (untestable where NP misses nothing)."""
+    return simple(s, "router", "P", "NP", "dmp", claim, ".3f", dmp=True, where=where)
 
 
 def class_metric(g_classes: pd.DataFrame, cls: str) -> pd.DataFrame:
