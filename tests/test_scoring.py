@@ -86,6 +86,8 @@ def test_dmp_untestable_where_the_baseline_never_misses():
     zero = {1: 0.0, 2: 0.0, 3: 0.0}
     s = compare(zero, zero, "lower", dmp=True)
     assert s.verdict == UNTESTABLE
+    # a mechanism that misses where the baseline never does is a reversal, not untestable
+    assert compare({1: 0.1, 2: 0.2, 3: 0.15}, zero, "lower", dmp=True).verdict == NOT
     # and testable once the baseline misses
     s = compare(zero, {1: 0.1, 2: 0.2, 3: 0.15}, "lower", dmp=True)
     assert s.verdict == HOLDS

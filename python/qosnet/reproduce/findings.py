@@ -34,23 +34,28 @@ SCORING = (
     "intervals in brackets."
 )
 
+#: The heading of the list of changed verdicts: those of the last re-run that changed any.
+CHANGED = "## Verdicts changed (the last time any changed, against the FINDINGS.md before)"
+
 _ROW = re.compile(r"^\|(?P<claim>[^|]+)\|(?P<here>.*)\|(?P<verdict>[^|]+)\|\s*$")
 
 
 def previous_verdicts(path: Path) -> dict[str, str]:
-    """Claim -> verdict of the claims tables (headed "| claim") in an existing FINDINGS.md:
-    the first cell and the last (empty if there is no file)."""
+    """Claim -> verdict of the first claims table (headed "| claim") in an existing
+    FINDINGS.md: the first cell and the last (empty if there is no file). Only the first:
+    notes carried in below it may quote an older table."""
     if not path.is_file():
         return {}
-    out = {}
+    out: dict[str, str] = {}
     claims = False
     for line in path.read_text(encoding="utf-8").splitlines():
         m = _ROW.match(line)
         if not m:
-            claims = False
+            if claims:
+                break
             continue
         cell = m["claim"].strip()
-        if cell.lower().startswith("claim"):
+        if not claims and cell.lower().startswith("claim"):
             claims = True
         elif claims and not set(cell) <= {"-", ":"}:
             out[cell] = m["verdict"].strip()
@@ -79,6 +84,16 @@ def _changes(
     return lines
 
 
+def _last_changes(text: str) -> list[str]:
+    """The changed-verdicts section of a FINDINGS.md, as its lines (empty if none)."""
+    lines = text.splitlines()
+    start = next((i for i, x in enumerate(lines) if x.startswith("## Verdicts changed")), None)
+    if start is None:
+        return []
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return [CHANGED, *lines[start + 1 : end]]
+
+
 def write_findings(
     out: Path,
     title: str,
@@ -104,7 +119,11 @@ def write_findings(
     ]
     changes = _changes(old, findings, renamed or {}) if old else []
     if changes:
-        lines += ["## Verdicts changed since the previous FINDINGS.md", "", *changes, ""]
+        lines += [f"{CHANGED}", "", *changes, ""]
+    elif path.is_file():
+        # (nothing changed this time: the record of the last change stays)
+        last = _last_changes(path.read_text(encoding="utf-8"))
+        lines += [*last, ""] if last and last[-1] else last
     notes = out / "notes.md"
     if notes.is_file():
         lines += [notes.read_text(encoding="utf-8").rstrip(), ""]

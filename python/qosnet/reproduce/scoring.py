@@ -301,7 +301,9 @@ def compare(
     else:
         verdict = _verdict(diff, direction)
     baseline = ib if direction == "lower" else ia
-    if dmp and baseline.n and baseline.high <= 0:
+    # (a baseline that never misses cannot show a mechanism missing less; one that misses
+    # more than a never-missing baseline is still a reversal: `not` stands)
+    if dmp and baseline.n and baseline.high <= 0 and verdict != NOT:
         verdict = UNTESTABLE
     if verdict == HOLDS and traffic is not None and unlike(*traffic):
         verdict = UNLIKE

@@ -474,6 +474,7 @@ def report(
     lines += ["Largest relative errors (absolute value):", "", _worst(tables, results), ""]
     for name, table in tables.items():
         e = claims[name]
+        write(results[name].summaries, out / f"{name}_summary.csv")
         write(results[name].tables["flows"], out / f"{name}_flows.csv")
         write(table, out / f"{name}_compare.csv")
         lines += claim_section(e, "Document 004")
