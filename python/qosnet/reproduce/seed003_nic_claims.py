@@ -9,6 +9,8 @@ saturated traditional NIC holding frames) is not scored a win.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pandas as pd
 
 from qosnet.reproduce.runner import Gathered
@@ -92,7 +94,9 @@ def findings(results: dict[str, Gathered]) -> list[Finding]:
                         other = {"router": r, "nic": nic, "load": ld}
                         scores.append(dmp_score(s, ph, {**best, "load": ld}, other))
             verdicts[ld] = combine([x.verdict for x in scores])
-            texts.append(f"{ld:g}: P + QoS {scores[0].a.text('.3f')}")
+            counts = Counter(x.verdict for x in scores)
+            tally = ", ".join(f"{v} against {n}" for v, n in sorted(counts.items()))
+            texts.append(f"{ld:g}: P + QoS {scores[0].a.text('.3f')} ({tally} of 5)")
         out.append(
             (
                 "P with the QoS NIC has the lowest DMP of the six (Fig. 9a-b)",
