@@ -475,7 +475,8 @@ RENAMED = {
     "larger blocks hurt": "larger blocks (1 → 5 → 10 flits) hurt (P, Fig. 6)",
     "acceleration helps": "acceleration helps real time and best effort (Fig. 7)",
     "2x2 mesh": "2x2 mesh: P beats NP, DMP and best-effort latency grow with the real-time share",
-    "P's DMP below NP's with the": "burstier streams (two traces alone, 0.69)",
+    "P's DMP below NP's with the smooth": "burstier streams (two traces alone, 0.69)",
+    "P's DMP below NP's with the bursty": "burstier streams (two traces alone, 0.69)",
 }
 
 
