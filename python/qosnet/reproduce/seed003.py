@@ -451,8 +451,11 @@ def report(
             f"The table is written by `qosnet reproduce {name}` from the tables beside it "
             "(`*_summary.csv`, `*_phases.csv`, `*_classes.csv`, a row per seed). DMP is the "
             "deadline missing probability over the run (or a phase), latency is end to end "
-            "(queueing at the source included) unless marked network. Loads 0.61 / 0.69 / "
-            "0.78 are 67 / 76 / 86% of the preemptive router's measured saturation (0.91)."
+            "(queueing at the source included) unless marked network. Loads "
+            + " / ".join(f"{x:g}" for x in loads())
+            + " are "
+            + " / ".join(f"{f:.0%}" for f in LOAD_FRACTIONS)
+            + f" of the preemptive router's measured saturation ({SATURATION['P']:g})."
         ],
         found,
         quick,
