@@ -310,7 +310,7 @@ def report(
     quick: bool = False,
     title: str = "Document 003, reproduced",
     scored: Callable[[dict[str, Gathered]], list[claims_of.Finding]] | None = None,
-    name: str = "seed003",
+    set_name: str = "seed003",
     renamed: dict[str, str] | None = None,
 ) -> Path:
     """Write tables (CSV), figures (PNG), report.md and FINDINGS.md (the claims `scored`,
@@ -446,9 +446,9 @@ def report(
     old = RENAMED if renamed is None else renamed
     write_findings(
         out,
-        f"{title}: what comes out (qosnet reproduce {name})",
+        f"{title}: what comes out (qosnet reproduce {set_name})",
         [
-            f"The table is written by `qosnet reproduce {name}` from the tables beside it "
+            f"The table is written by `qosnet reproduce {set_name}` from the tables beside it "
             "(`*_summary.csv`, `*_phases.csv`, `*_classes.csv`, a row per seed). DMP is the "
             "deadline missing probability over the run (or a phase), latency is end to end "
             "(queueing at the source included) unless marked network. Loads "

@@ -125,6 +125,6 @@ def report(
         quick=quick,
         title="Document 003 §5.3 (router and NIC), reproduced",
         scored=seed003_nic_claims.findings,
-        name="seed003-nic",
+        set_name="seed003-nic",
         renamed=seed003_nic_claims.RENAMED,
     )
