@@ -18,6 +18,7 @@ from qosnet.reproduce.seed004 import (
     experiments,
     proportional,
     report,
+    round_robin,
 )
 
 REPO = Path(__file__).resolve().parents[1]
@@ -68,6 +69,46 @@ def test_two_sources_share_the_destination(quick):
     # without rate control the switch port is shared round robin
     assert _bandwidth(t, "idts", "unregulated", "A") == pytest.approx(0.5, rel=0.05)
     assert _bandwidth(t, "idts", "unregulated", "B") == pytest.approx(0.5, rel=0.05)
+
+
+def test_round_robin_is_max_min_fair():
+    # flows asking 2/3 and 1/2 of a port: neither fits in half, so half each
+    assert round_robin([1.5, 2]) == pytest.approx((0.5, 0.5))
+    # asking 0.8 and 0.4: the small one gets its 0.4, the other what is left
+    assert round_robin([1.25, 2.5]) == pytest.approx((0.6, 0.4))
+    # under-subscribed: each its own demand
+    assert round_robin([2, 4]) == pytest.approx((0.5, 0.25))
+
+
+def test_oversubscribed_one_source_by_idt_two_sources_by_round_robin(quick):
+    t = _table(quick, "oversubscribed")
+    one = t[t["case"] == "one source"].set_index("flow")
+    two = t[t["case"] != "one source"].set_index("flow")
+    # IDTs 1.5 and 2 ask 7/6 of the resource: the NIC gives 1/idt, 4:3
+    assert one.loc["A", "share"] == pytest.approx(4 / 7, abs=0.03)
+    # through one round-robin port the same pair gets half each, not 4:3 (§2.3)
+    assert two.loc["A", "bandwidth"] == pytest.approx(0.5, abs=0.03)
+    assert two.loc["B", "bandwidth"] == pytest.approx(0.5, abs=0.03)
+
+
+def test_findings_scored_across_seeds(tmp_path, monkeypatch):
+    monkeypatch.chdir(REPO)
+    out = tmp_path / "seed004"
+    args = ["reproduce", "seed004", "--quick", "--only", "oversubscribed", "-o", str(out)]
+    result = CliRunner().invoke(app, [*args, "-j", "1"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    findings = (out / "FINDINGS.md").read_text()
+    rows = {
+        line.split(" | ")[0].lstrip("| "): line.rstrip(" |").rsplit("| ", 1)[-1]
+        for line in findings.splitlines()
+        if line.startswith("| over-subscribed")
+    }
+    assert len(rows) == 3, findings
+    assert (
+        rows["over-subscribed, two sources into one port: shared by 1/idt (§3.3's ratio, §5.4)"]
+        == "not"
+    )
+    assert sorted(pd.read_csv(out / "oversubscribed_flows.csv")["seed"].unique()) == [1, 2]
 
 
 def test_parking_lot_long_flow_needs_rate_control(quick):

@@ -295,3 +295,59 @@ def test_the_key_covers_the_files_a_configuration_names(tmp_path):
     (tmp_path / "b" / "routes" / "r2.txt").write_text("0x2 1\n")
     assert config_key(text, tmp_path / "b") != a
     assert config_key(text.replace("[topology]", "[topology]\nkind = 'x'"), tmp_path / "a") != a
+
+
+# -- repetitions aggregated -----------------------------------------------------------------
+
+
+def test_aggregate_by_hand():
+    from qosnet.sweep.aggregate import aggregate
+
+    table = pd.DataFrame(
+        {
+            "traffic[0].load": [0.1, 0.1, 0.1, 0.2, 0.2, 0.2],
+            "seed": [1, 2, 3, 1, 2, 3],
+            "class": ["best_effort"] * 6,
+            "latency_mean": [1.0, 2.0, 3.0, 10.0, 10.0, 10.0],
+            "run_saturated": [False, False, True, False, False, False],
+        }
+    )
+    agg = aggregate(table, ["traffic[0].load", "class"]).set_index("traffic[0].load")
+    assert list(agg["seeds"]) == [3, 3]
+    low = agg.loc[0.1]
+    # mean 2, sd 1, 95% t interval 2 +- 4.3027 / sqrt(3)
+    assert (low["latency_mean_mean"], low["latency_mean_sd"]) == (2.0, 1.0)
+    assert low["latency_mean_ci_low"] == pytest.approx(2 - 2.4842, abs=1e-3)
+    assert low["latency_mean_ci_high"] == pytest.approx(2 + 2.4842, abs=1e-3)
+    # a flag aggregates to the fraction of seeds it holds in
+    assert low["run_saturated_mean"] == pytest.approx(1 / 3)
+    high = agg.loc[0.2]
+    assert high["latency_mean_ci_low"] == high["latency_mean_ci_high"] == 10.0
+    assert "seed_mean" not in agg.columns and "point_mean" not in agg.columns
+
+
+def test_a_sweep_with_seeds_writes_the_aggregated_table(tmp_path):
+    code, output = cli(
+        "sweep", str(MESH8), "-o", str(tmp_path), "--axis", "traffic[0].load=0.1,0.3",
+        *_sets(), "--seeds", "1,2,3", "-j", "1",
+    )  # fmt: skip
+    assert code == 0, output
+    tidy = pd.read_parquet(tmp_path / "sweep.parquet")
+    agg = pd.read_parquet(tmp_path / "aggregated.parquet")
+    assert len(tidy) == 6 and len(agg) == 2
+    assert list(agg.columns[:3]) == ["traffic[0].load", "class", "seeds"]
+    for _, row in agg.iterrows():
+        runs = tidy[tidy["traffic[0].load"] == row["traffic[0].load"]]["latency_mean"]
+        assert row["latency_mean_mean"] == pytest.approx(runs.mean())
+        assert row["latency_mean_ci_low"] <= runs.mean() <= row["latency_mean_ci_high"]
+    # the report draws the intervals
+    code, output = cli("report", str(tmp_path))
+    assert code == 0, output
+    assert "Latency against load over the seeds" in (tmp_path / "report.html").read_text()
+    # one seed: no aggregated table (nothing to aggregate), and a stale one is removed
+    code, output = cli(
+        "sweep", str(MESH8), "-o", str(tmp_path), "--axis", "traffic[0].load=0.1,0.3",
+        *_sets(), "--seeds", "1", "-j", "1",
+    )  # fmt: skip
+    assert code == 0, output
+    assert not (tmp_path / "aggregated.parquet").exists()

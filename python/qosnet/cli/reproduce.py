@@ -47,6 +47,24 @@ def reproduce(
             "--only", help="Run only these experiments of the set (repeatable).", show_default=False
         ),
     ] = None,
+    seeds: Annotated[
+        str | None,
+        typer.Option(
+            "--seeds",
+            metavar="S1,S2,...",
+            help="Run every configuration once per seed; verdicts are scored across them "
+            "(default: the set's own, three seeds for a full run of a scored set).",
+            show_default=False,
+        ),
+    ] = None,
+    rescore: Annotated[
+        bool,
+        typer.Option(
+            "--rescore",
+            help="Run nothing: read the tables already in OUTPUT and write the report and "
+            "verdicts again.",
+        ),
+    ] = False,
     sets: SetOption = None,
     scheduler: SchedulerOption = None,
 ) -> None:
@@ -55,7 +73,7 @@ def reproduce(
     from dataclasses import replace
 
     from qosnet.reproduce import run_experiments
-    from qosnet.reproduce.runner import RunFailed
+    from qosnet.reproduce.runner import RunFailed, load_gathered, with_seeds
 
     if name not in SETS:
         raise typer.BadParameter(
@@ -76,6 +94,16 @@ def reproduce(
                 )
             experiments = [e for e in experiments if e.name in only]
         self_run = getattr(module, "SELF_RUN", False)
+        if seeds and self_run:
+            raise typer.BadParameter(
+                f"{name} runs no engine configurations; --seeds does not apply",
+                param_hint="--seeds",
+            )
+        # (a set scored across seeds names its own: SEEDS, QUICK_SEEDS)
+        default = getattr(module, "QUICK_SEEDS" if quick else "SEEDS", None)
+        chosen = _seeds(seeds) if seeds else default
+        if chosen and not self_run:
+            experiments = with_seeds(experiments, chosen)
         if sets and self_run:
             raise typer.BadParameter(
                 f"{name} runs no engine configurations; --set does not apply", param_hint="--set"
@@ -84,7 +112,20 @@ def reproduce(
             # applied after each run's own overrides, so they win
             for e in experiments:
                 e.runs = [replace(r, overrides=(*r.overrides, *sets)) for r in e.runs]
-        if self_run:
+        if rescore and self_run:
+            # (a set running its own experiments rewrites its verdicts from its own tables)
+            if not hasattr(module, "rescore"):
+                raise typer.BadParameter(f"{name} cannot be rescored", param_hint="--rescore")
+            typer.echo(f"wrote {module.rescore(out, quick)}")
+            return
+        if rescore:
+            results = load_gathered(out, [e.name for e in experiments])
+            missing = [e.name for e in experiments if e.name not in results]
+            if missing:
+                raise typer.BadParameter(
+                    f"{out} has no tables of {', '.join(missing)}", param_hint="--rescore"
+                )
+        elif self_run:
             # the module runs its own experiments (document 001's fluid model, not the engine)
             if scheduler:
                 raise typer.BadParameter(
@@ -104,3 +145,15 @@ def reproduce(
                 raise typer.Exit(1) from None
         path = module.report(experiments, results, out, quick=quick)
     typer.echo(f"wrote {path}")
+
+
+def _seeds(text: str) -> list[int]:
+    try:
+        seeds = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise typer.BadParameter(
+            f"seeds are integers, got {text!r}", param_hint="--seeds"
+        ) from None
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise typer.BadParameter(f"distinct seeds, got {text!r}", param_hint="--seeds")
+    return seeds

@@ -226,6 +226,23 @@ def _sweep_page(d: Path) -> str:
                 ],
             )
         )
+        if (d / "aggregated.parquet").is_file():
+            agg = pd.read_parquet(d / "aggregated.parquet")
+            sections.append(
+                Section(
+                    "Latency against load over the seeds",
+                    "",
+                    [
+                        Figure(
+                            figures.latency_load_intervals(
+                                agg, load, [k for k in keys if k != "seed"], cycle_ns
+                            ),
+                            "Mean latency per class over the seeds, with 95% intervals "
+                            "(Student's t; aggregated.parquet)",
+                        )
+                    ],
+                )
+            )
         calm = table[~table["run_saturated"].astype(bool)]
         pick = calm if len(calm) else table
         run = pick.sort_values(load)["run"].iloc[-1]

@@ -20,6 +20,7 @@ __all__ = [
     "class_latency_split",
     "deadlines_by_phase",
     "latency_load",
+    "latency_load_intervals",
     "link_heat_map",
 ]
 
@@ -86,6 +87,38 @@ def latency_load(
     ax.set_yscale("log")
     ax.legend(fontsize=8)
     ax.set_title("Latency against load (hollow: saturated run)")
+    return _png(fig)
+
+
+def latency_load_intervals(
+    aggregated: pd.DataFrame, load: str, keys: Sequence[str], cycle_ns: float | None = None
+) -> bytes:
+    """Mean latency per class over the seeds against `load`, with each point's 95%
+    interval as an error bar (`qosnet.sweep.aggregate`); a point saturated in any seed is
+    drawn hollow."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    # (a sweep without a load axis is drawn against the offered load, itself aggregated)
+    x = load if load in aggregated.columns else f"{load}_mean"
+    for label, group in _curves(aggregated, [*keys, "class"]):
+        g = group.sort_values(x)
+        mean = g["latency_mean_mean"]
+        low = (mean - g["latency_mean_ci_low"]).clip(lower=0).fillna(0)
+        high = (g["latency_mean_ci_high"] - mean).clip(lower=0).fillna(0)
+        bars = ax.errorbar(
+            g[x], mean, yerr=[low, high], marker="o", capsize=3, label=label or "all"
+        )
+        if "run_saturated_mean" in g:
+            sat = g[g["run_saturated_mean"] > 0]
+            colour = bars.lines[0].get_color()
+            ax.plot(sat[x], sat["latency_mean_mean"], "o", mfc="white", color=colour)
+    seeds = int(aggregated["seeds"].max()) if len(aggregated) else 0
+    ax.set_xlabel(f"{load} (offered, flits/node/cycle)")
+    unit = f"cycles; 1 cycle = {cycle_ns:g} ns" if cycle_ns else "cycles"
+    ax.set_ylabel(f"mean latency ({unit})")
+    ax.set_yscale("log")
+    ax.legend(fontsize=8)
+    ax.set_title(f"Latency against load: mean of {seeds} seeds, 95% interval")
     return _png(fig)
 
 

@@ -10,7 +10,7 @@ runs were listed (not the order they finished), so the output does not depend on
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ import pandas as pd
 
 from qosnet.pool import Pool, map_unordered
 
-__all__ = ["Experiment", "Run", "configs_dir", "run_experiments"]
+__all__ = ["Experiment", "Run", "configs_dir", "load_gathered", "run_experiments", "with_seeds"]
 
 #: Tables gathered from every run.
 GATHERED = ("classes", "phases", "streams", "flows", "admission", "congestion", "link_series")
@@ -78,6 +78,42 @@ def _labelled(label: dict[str, Any], frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.copy()
     for i, (k, v) in enumerate(label.items()):
         out.insert(i, k, v)
+    return out
+
+
+def with_seeds(experiments: Sequence[Experiment], seeds: Sequence[int]) -> list[Experiment]:
+    """Every run once per seed: its label gains `seed` (last) and its overrides
+    `simulation.seed` (first, so a run's own overrides and `--set` still win). A claim is
+    scored across these repetitions (`qosnet.reproduce.scoring`); runs of one seed share
+    their traffic's random draws, so the sides of a comparison are paired by seed."""
+    return [
+        replace(
+            e,
+            runs=[
+                Run({**r.label, "seed": s}, r.config, (f"simulation.seed={s}", *r.overrides))
+                for r in e.runs
+                for s in seeds
+            ],
+        )
+        for e in experiments
+    ]
+
+
+def load_gathered(directory: Path, names: Sequence[str]) -> dict[str, Gathered]:
+    """The tables a reproduction wrote (`NAME_summary.csv`, `NAME_TABLE.csv`) read back,
+    so its report and verdicts can be written again without re-running: scoring changes
+    are cheap, the runs are not."""
+    out: dict[str, Gathered] = {}
+    for name in names:
+        summary = directory / f"{name}_summary.csv"
+        if not summary.is_file():
+            continue
+        tables = {}
+        for t in GATHERED:
+            path = directory / f"{name}_{t}.csv"
+            if path.is_file():
+                tables[t] = pd.read_csv(path)
+        out[name] = Gathered(summaries=pd.read_csv(summary), tables=tables)
     return out
 
 

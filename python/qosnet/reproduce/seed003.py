@@ -9,10 +9,13 @@ without statistical weight.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 
+from qosnet.reproduce import seed003_claims as claims_of
+from qosnet.reproduce.findings import write_findings
 from qosnet.reproduce.report import claim_section, report_head, write_report
 from qosnet.reproduce.runner import Experiment, Gathered, Run, configs_dir
 from qosnet.tables import preformatted, write
@@ -34,6 +37,13 @@ SATURATION = {"TR": 0.83, "NP": 0.75, "P": 0.91}
 #: one drawn when it was made, which lifted P to 0.92, and kept as fractions: 0.61 / 0.69 /
 #: 0.78 of P's 0.91 with control's VC exclusive.)
 LOAD_FRACTIONS = (0.67, 0.76, 0.86)
+
+#: The fewer-VC study's VCs per port (the document's router has 16, `router8.toml`).
+FEWER_VCS = (8, 4)
+
+#: Seeds every run is repeated with (`qosnet.reproduce.scoring`; see seed000.SEEDS).
+SEEDS = (1, 2, 3)
+QUICK_SEEDS = (1, 2)
 
 #: Two traces of different burstiness (frame size coefficient of variation 0.54 and 1.58,
 #: largest frame 3.2 and 42 times the mean; data/SOURCES.md), each alone.
@@ -116,6 +126,30 @@ def experiments(quick: bool = False, configs: Path | None = None) -> list[Experi
                     router8,
                     (*t, f"router.kind={v}", f"mix.load={load}"),
                 )
+                for load in study
+                for k, v in KINDS.items()
+            ],
+        ),
+        Experiment(
+            "fewer_vcs",
+            "TR, NP and P with 8 and 4 VCs per port (§5.1: P's advantage with few VCs)",
+            "The advantage of the preemptive model becomes more striking for a small number "
+            "of VCs (§5.1, not shown in the document's graphs; §6: P is the better choice "
+            "for routers with a small number of VCs).",
+            [
+                Run(
+                    {"router": k, "vcs": vcs, "load": load},
+                    router8,
+                    (
+                        *t,
+                        f"router.kind={v}",
+                        f"router.vcs={vcs}",
+                        # (a source multiplexes at most one packet per VC it may hold)
+                        f"endpoint.concurrent_packets={vcs}",
+                        f"mix.load={load}",
+                    ),
+                )
+                for vcs in FEWER_VCS
                 for load in study
                 for k, v in KINDS.items()
             ],
@@ -257,6 +291,7 @@ def _latency_by_class(g: Gathered, label: list[str], cls: str) -> pd.DataFrame:
 #: Label columns an experiment may vary (the figures' lines and panels).
 LABELS = (
     "router",
+    "vcs",
     "nic",
     "injection",
     "load",
@@ -274,8 +309,12 @@ def report(
     out: Path,
     quick: bool = False,
     title: str = "Document 003, reproduced",
+    scored: Callable[[dict[str, Gathered]], list[claims_of.Finding]] | None = None,
+    set_name: str = "seed003",
+    renamed: dict[str, str] | None = None,
 ) -> Path:
-    """Write tables (CSV), figures (PNG) and report.md; return the report's path."""
+    """Write tables (CSV), figures (PNG), report.md and FINDINGS.md (the claims `scored`,
+    by default `findings`; `renamed`: their names before, by prefix); return the report."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -303,6 +342,8 @@ def report(
             sharey=True,
             squeeze=False,
         )
+        # (one point per phase: the mean over the seeds)
+        df = df.groupby([*by, x], sort=False, as_index=False)[y].mean()
         for ax, panel in zip(axes[0], panels, strict=True):
             part = df if panel is None else df[df[facet] == panel]
             groups = part.groupby(lines_by, sort=False) if lines_by else [((), part)]
@@ -400,7 +441,126 @@ def report(
             ]
             lines.append(preformatted(s))
             lines.append("")
+    found = (scored or findings)(results)
+    lines += ["## Findings", "", *[f"- {c}: {h} — **{v}**" for c, h, v in found], ""]
+    old = RENAMED if renamed is None else renamed
+    write_findings(
+        out,
+        f"{title}: what comes out (qosnet reproduce {set_name})",
+        [
+            f"The table is written by `qosnet reproduce {set_name}` from the tables beside it "
+            "(`*_summary.csv`, `*_phases.csv`, `*_classes.csv`, a row per seed). DMP is the "
+            "deadline missing probability over the run (or a phase), latency is end to end "
+            "(queueing at the source included) unless marked network. Loads "
+            + " / ".join(f"{x:g}" for x in loads())
+            + " are "
+            + " / ".join(f"{f:.0%}" for f in LOAD_FRACTIONS)
+            + f" of the preemptive router's measured saturation ({SATURATION['P']:g})."
+        ],
+        found,
+        quick,
+        "003",
+        {c: old[k] for c, _, _ in found for k in old if c.startswith(k)},
+    )
     return write_report(out, lines)
+
+
+#: A claim's name in FINDINGS.md before issue 35 (hand-written then), by the start of its
+#: name now, so the verdicts that changed are listed.
+RENAMED = {
+    "16 VCs: P's DMP below NP's": "P keeps DMP almost flat as the real-time share grows",
+    "16 VCs: P's DMP below TR's": "TR saturates even at light load, the worst performer",
+    "16 VCs: NP's DMP climbs": "NP's DMP climbs with the real-time share",
+    "16 VCs: control latency": "control: near-zero queueing in P, NP next, TR much higher",
+    "16 VCs: TR gives best effort": "best effort pays for real-time QoS; TR best for best effort",
+    "VirtualClock and Fair Queueing": "VirtualClock ≈ Fair Queueing (Table 1, 80:20; P router, "
+    "the document does not name one)",
+    "larger blocks hurt": "larger blocks (1 → 5 → 10 flits) hurt (P, Fig. 6)",
+    "acceleration helps": "acceleration helps real time and best effort (Fig. 7)",
+    "2x2 mesh": "2x2 mesh: P beats NP, DMP and best-effort latency grow with the real-time share",
+    "P's DMP below NP's with the smooth": "burstier streams (two traces alone, 0.69)",
+    "P's DMP below NP's with the bursty": "burstier streams (two traces alone, 0.69)",
+}
+
+
+def findings(results: dict[str, Gathered]) -> list[claims_of.Finding]:
+    """Every experiment's claims scored (`seed003_claims`), those run."""
+    out: list[claims_of.Finding] = []
+    rk = results.get("router_kinds")
+    if rk is not None:
+        s, classes = rk.summaries, rk.tables["classes"]
+        out += claims_of.routers(s, rk.tables["phases"], {}, "16 VCs")
+        out.append(claims_of.control(classes, sorted(s["load"].unique()), "16 VCs"))
+        out.append(
+            claims_of.simple(
+                claims_of.class_metric(classes, "best_effort"),
+                "router",
+                "TR",
+                "P",
+                "latency_mean",
+                "16 VCs: TR gives best effort a lower latency than P (Fig. 5b)",
+                ".0f",
+            )
+        )
+    fv = results.get("fewer_vcs")
+    if fv is not None:
+        base = rk.summaries if rk is not None else None
+        out += claims_of.fewer_vcs(fv.summaries, fv.tables["phases"], base)
+    out += _other_findings(results)
+    return out
+
+
+def _other_findings(results: dict[str, Gathered]) -> list[claims_of.Finding]:
+    out: list[claims_of.Finding] = []
+    simple = claims_of.simple
+    if (g := results.get("block_size")) is not None:
+        rt = claims_of.class_metric(g.tables["classes"], "real_time")
+        for a, b in ((1, 5), (5, 10)):
+            out.append(
+                simple(
+                    rt,
+                    "block",
+                    a,
+                    b,
+                    "latency_mean",
+                    f"larger blocks hurt: real-time latency with {a} flits below {b} (Fig. 6)",
+                    ".0f",
+                )
+            )
+    if (g := results.get("acceleration")) is not None:
+        for cls in ("real_time", "best_effort"):
+            out.append(
+                simple(
+                    claims_of.class_metric(g.tables["classes"], cls),
+                    "acceleration",
+                    True,
+                    False,
+                    "latency_mean",
+                    f"acceleration helps {cls.replace('_', ' ')}: latency lower with it (Fig. 7)",
+                    ".0f",
+                )
+            )
+    if (g := results.get("mesh")) is not None:
+        out.append(claims_of.p_below_np(g.summaries, "2x2 mesh: P's DMP below NP's (Fig. 8a)"))
+        out.append(
+            simple(
+                claims_of.class_metric(g.tables["classes"], "best_effort"),
+                "router",
+                "P",
+                "NP",
+                "latency_mean",
+                "2x2 mesh: P's best-effort latency below NP's (Fig. 8b)",
+                ".0f",
+            )
+        )
+    for name, label in (("burstiness", "video"), ("stream_rates", "rates")):
+        if (g := results.get(name)) is not None:
+            for v in g.summaries[label].unique():
+                claim = f"P's DMP below NP's with the {v} {label} (§4.2)"
+                out.append(claims_of.p_below_np(g.summaries, claim, {label: v}))
+    if (g := results.get("vc_vs_fq")) is not None:
+        out.append(claims_of.inter_frame(g.summaries))
+    return out
 
 
 def _legend(label: str, value: object) -> str:

@@ -247,9 +247,21 @@ def run_sweep(
     if on_planned:
         on_planned(len(planned))
     outcome = run_points(sweep, planned, out, pool, use_cache, on_done)
-    path = write(table(sweep, planned, out), out / "sweep.parquet")
+    tidy = table(sweep, planned, out)
+    path = write(tidy, out / "sweep.parquet")
+    _write_aggregated(sweep, tidy, out / "aggregated.parquet")
     _write_failures(outcome, out / "failed.json")
     return outcome, path
+
+
+def _write_aggregated(sweep: Sweep, tidy: pd.DataFrame, path: Path) -> None:
+    """With several seeds, the repetitions of each point aggregated (`aggregate`)."""
+    if len(tidy) == 0 or tidy["seed"].nunique() < 2:
+        path.unlink(missing_ok=True)
+        return
+    from qosnet.sweep.aggregate import aggregate
+
+    write(aggregate(tidy, [*(a.column for a in sweep.axes), "class"]), path)
 
 
 def _write_failures(outcome: SweepOutcome, path: Path) -> None:

@@ -30,6 +30,7 @@ served by `qosnet serve`) neither needs nor imports them.
 """
 
 # The set's interface, as `qosnet reproduce` and the tests use it.
+from qosnet.reproduce.seed001.claims import rescore
 from qosnet.reproduce.seed001.evaluation import (
     SELF_RUN,
     Setting,
@@ -47,6 +48,7 @@ __all__ = [
     "Setting",
     "experiments",
     "report",
+    "rescore",
     "run",
     "run_all",
     "run_setting",

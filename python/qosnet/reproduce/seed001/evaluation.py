@@ -28,7 +28,7 @@ from qosnet.middleware.profile_io import load_profiled
 from qosnet.middleware.profiles import ProfileStore
 from qosnet.reproduce.report import claim_section, report_head, write_report
 from qosnet.reproduce.runner import Experiment
-from qosnet.reproduce.seed001 import document_times, engine_eval, rate_control
+from qosnet.reproduce.seed001 import claims, document_times, engine_eval, rate_control
 from qosnet.reproduce.seed001.rate_control import rate_control_lines
 from qosnet.reproduce.seed001.workload import (
     POLYGON_IMAGE_SIZES,
@@ -609,8 +609,19 @@ def report(
     out: Path,
     quick: bool = False,
 ) -> Path:
-    """Write the per-request table, Tables 4.1/4.2 (CSV), figures (PNG) and report.md;
-    return the report's path."""
+    """Write the per-request table, Tables 4.1/4.2 (CSV), figures (PNG), report.md and
+    FINDINGS.md (its verdicts scored from those tables: `claims`); return the report."""
+    path = _report(experiments, results, out, quick)
+    claims.rescore(out, quick)
+    return path
+
+
+def _report(
+    experiments: Sequence[Experiment],
+    results: dict[str, pd.DataFrame],
+    out: Path,
+    quick: bool = False,
+) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
