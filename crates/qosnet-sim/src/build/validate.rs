@@ -919,8 +919,7 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         return Err(ConfigErrors(errs));
     };
     let mut agents = agents;
-    let lanes = if rc.kind == RouterKind::Preemptive { 2 * rc.vcs } else { rc.vcs } as usize;
-    let lane_records = topology.routers * topology.ports * (lanes | 1);
+    let lane_records = topology.routers * topology.ports * (lanes as usize | 1);
     let flows = super::flows::build(
         cfg,
         &clock,

@@ -291,13 +291,8 @@ impl Files<'_> {
         let (field, shown) = (named.field.as_str(), named.file.shown());
         let path = self.resolve(field, named.file, &shown)?;
         let err = |why: String| ConfigError::new(field, format!("{shown}: {why}"));
-        let meta = std::fs::metadata(&path).map_err(|e| err(format!("cannot read: {e}")))?;
         if !named.directory {
-            return match meta.is_file() {
-                true => Ok(meta.len()),
-                false if meta.is_dir() => Err(err("is a directory, not a file".into())),
-                false => Err(err("is not a regular file (a device, FIFO or socket is not read)".into())),
-            };
+            return regular(&path).map(|m| m.len()).map_err(err);
         }
         let mut total = 0u64;
         for (_, target) in self.dir_files(field, &path, &shown)? {
@@ -320,17 +315,26 @@ fn through_link(root: &Path, p: &Path) -> bool {
     })
 }
 
-/// A regular file's text, at most `limit` bytes. Its kind is checked before it is opened
-/// (a device or FIFO is never opened), and again on the opened file, which is opened
-/// without blocking in case it was swapped for a FIFO in between.
-fn read_regular(path: &Path, limit: u64) -> Result<String, String> {
+const NOT_REGULAR: &str = "is not a regular file (a device, FIFO or socket is not read)";
+
+/// The metadata of the regular file at `path` (links followed), or why it is not one; the
+/// one check of a file's kind before it is sized or opened.
+fn regular(path: &Path) -> Result<std::fs::Metadata, String> {
     let meta = std::fs::metadata(path).map_err(|e| format!("cannot read: {e}"))?;
     if meta.is_dir() {
         return Err("is a directory, not a file".into());
     }
     if !meta.is_file() {
-        return Err("is not a regular file (a device, FIFO or socket is not read)".into());
+        return Err(NOT_REGULAR.into());
     }
+    Ok(meta)
+}
+
+/// A regular file's text, at most `limit` bytes. Its kind is checked before it is opened
+/// (a device or FIFO is never opened), and again on the opened file, which is opened
+/// without blocking in case it was swapped for a FIFO in between.
+fn read_regular(path: &Path, limit: u64) -> Result<String, String> {
+    regular(path)?;
     let mut opts = std::fs::OpenOptions::new();
     opts.read(true);
     #[cfg(unix)]
@@ -340,7 +344,7 @@ fn read_regular(path: &Path, limit: u64) -> Result<String, String> {
     }
     let f = opts.open(path).map_err(|e| format!("cannot read: {e}"))?;
     if !f.metadata().is_ok_and(|m| m.is_file()) {
-        return Err("is not a regular file (a device, FIFO or socket is not read)".into());
+        return Err(NOT_REGULAR.into());
     }
     let mut bytes = Vec::new();
     f.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(|e| format!("cannot read: {e}"))?;
