@@ -20,6 +20,7 @@ from qosnet import _core
 __all__ = [
     "ConfigArg",
     "booksim_program",
+    "IdOption",
     "JsonOption",
     "SetOption",
     "err",
@@ -46,6 +47,12 @@ SetOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON only, for scripts.")]
+IdOption = Annotated[
+    bool,
+    typer.Option(
+        "--id", help="Print only the new id (job-0594f7b2f8edef64), for scripts: JOB=$(... --id)."
+    ),
+]
 
 
 def booksim_program(path: Path) -> Path:

@@ -12,7 +12,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from qosnet.cli.common import JsonOption, stdout_console, when
+from qosnet.cli.common import IdOption, JsonOption, stdout_console, when
 from qosnet.cli.remote import (
     DEFAULT_URL,
     LeaseOption,
@@ -101,6 +101,7 @@ def flow_reserve(
     url: UrlOption = DEFAULT_URL,
     token: TokenOption = None,
     json_out: JsonOption = False,
+    id_only: IdOption = False,
 ) -> None:
     """Reserve BANDWIDTH from node SRC to node DST; print the flow or why it was refused.
 
@@ -112,7 +113,7 @@ def flow_reserve(
             src, dst, rate, src_port=src_port, dst_port=dst_port, priority=priority,
             lease_seconds=lease,
         )  # fmt: skip
-    print_one(flow, json_out, _print_flow)
+    print_one(flow, json_out, _print_flow, id_only)
 
 
 add_lease_commands(

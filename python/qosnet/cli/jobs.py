@@ -10,7 +10,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from qosnet.cli.common import JsonOption, plural, stdout_console, when
+from qosnet.cli.common import IdOption, JsonOption, plural, stdout_console, when
 from qosnet.cli.remote import (
     DEFAULT_URL,
     LeaseOption,
@@ -116,6 +116,7 @@ def job_submit(
     url: UrlOption = DEFAULT_URL,
     token: TokenOption = None,
     json_out: JsonOption = False,
+    id_only: IdOption = False,
 ) -> None:
     """Ask for a job; print its allocation (exit 0) or why it was refused (exit 3)."""
     parameters = dict(_param(p) for p in params or ())
@@ -129,7 +130,7 @@ def job_submit(
             lease_seconds=lease,
             idempotency_key=idempotency_key,
         )
-    print_one(job, json_out, _print_job)
+    print_one(job, json_out, _print_job, id_only)
 
 
 add_lease_commands(

@@ -89,9 +89,13 @@ def service_client(url: str, token: str | None) -> Iterator[Any]:
         raise typer.Exit(1) from None
 
 
-def print_one(item: Any, json_out: bool, show: Callable[[Any], None]) -> None:
-    """A job or flow as JSON (--json) or as `show` prints it."""
-    if json_out:
+def print_one(
+    item: Any, json_out: bool, show: Callable[[Any], None], id_only: bool = False
+) -> None:
+    """A job or flow as JSON (--json), its id alone (--id) or as `show` prints it."""
+    if id_only:
+        typer.echo(item.id)
+    elif json_out:
         typer.echo(item.model_dump_json(indent=2))
     else:
         show(item)
