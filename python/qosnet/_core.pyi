@@ -17,6 +17,7 @@ __all__ = [
     "Simulation",
     "SimulationError",
     "check",
+    "config_schema",
     "estimate_memory",
     "named_files",
     "parse_bandwidth",
@@ -116,6 +117,7 @@ def check(text: str, fmt: str = "toml", base_dir: str | None = None) -> dict[str
 def named_files(
     text: str, fmt: str = "toml", base_dir: str | None = None, confined: bool = False
 ) -> list[tuple[str, str, bool, int]]: ...
+def config_schema() -> str: ...
 def estimate_memory(
     text: str, fmt: str = "toml", base_dir: str | None = None
 ) -> dict[str, Any]: ...

@@ -1,4 +1,4 @@
-"""Speed of the engine on fixed configurations (DESIGN.md, "Speed is a feature").
+"""Speed of the engine on fixed configurations (ARCHITECTURE.md "Speed is measured").
 
 Each configuration runs in a fresh Python process (`python -m qosnet.bench`, reading a job
 on stdin and writing one JSON line): peak memory (`getrusage` maxrss) is a high-water mark

@@ -1,4 +1,5 @@
-//! Each engine error maps to its own Python exception (STYLE.md, after pydantic-core).
+//! Each engine error maps to its own Python exception (ARCHITECTURE.md "Errors", after
+//! pydantic-core).
 
 use pyo3::create_exception;
 use pyo3::prelude::*;

@@ -186,6 +186,13 @@ fn named_files(
     })
 }
 
+/// The configuration's JSON Schema (draft 2020-12), as JSON text: generated from the
+/// configuration types (`qosnet_sim::config::schema`).
+#[pyfunction]
+fn config_schema() -> String {
+    serde_json::to_string_pretty(&qosnet_sim::config::schema::schema()).expect("a schema serialises")
+}
+
 /// Validate configuration text; returns a list of (path, message), empty when valid.
 #[pyfunction]
 #[pyo3(signature = (text, fmt = "toml", base_dir = None))]
@@ -315,6 +322,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(named_files, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(estimate_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(config_schema, m)?)?;
     // (set, not added: not in `__all__`, not public API)
     m.setattr("_panic_for_tests", wrap_pyfunction!(_panic_for_tests, m)?)?;
     error::register(m)?;

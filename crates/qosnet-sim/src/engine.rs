@@ -4,9 +4,9 @@
 //! and what they share (`Net`: the links, the packets and messages, the progress counters,
 //! the observers). Components talk only through the links, each with a delay of at least
 //! one cycle, so nothing a component does in cycle t is visible to another before t + 1
-//! and the result does not depend on the order components are visited (two-phase update,
-//! STYLE.md). A cycle reads as the pipeline: traffic is born, links deliver credits and
-//! flits, the active routers run their stages, the endpoints inject. Only active routers
+//! and the result does not depend on the order components are visited (ARCHITECTURE.md
+//! "Two-phase update"). A cycle reads as the pipeline: traffic is born, links deliver
+//! credits and flits, the active routers run their stages, the endpoints inject. Only active routers
 //! and endpoints are visited; when nothing is in flight the loop jumps to the next source
 //! event. ARCHITECTURE.md draws the cycle and where each seam is.
 

@@ -1,4 +1,4 @@
-//! Errors of the engine, one enum per layer (STYLE.md §7).
+//! Errors of the engine, one enum per layer (ARCHITECTURE.md "Errors").
 
 use crate::ids::RouterId;
 use thiserror::Error;

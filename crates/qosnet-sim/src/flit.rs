@@ -1,4 +1,5 @@
-//! Units of data: messages are cut into packets, packets move as flits (DESIGN.md).
+//! Units of data: messages are cut into packets, packets move as flits (ARCHITECTURE.md
+//! "Units of data").
 //!
 //! A flit is a small `Copy` record; everything else about its packet lives once in the
 //! packet slab, indexed by `Flit::packet`.

@@ -2,10 +2,10 @@
 //! that says what it is, not by a bare integer, so a node cannot be passed where a router
 //! port is meant and a packed address is decoded in one place.
 //!
-//! Inside a component, per-port and per-lane state lives in flat vectors (struct of
-//! arrays, DESIGN.md) and its stages index them with plain `usize` computed from these
-//! types; the types are what the stages hand each other and the links carry. All are
-//! `repr(transparent)` over an integer: they cost nothing in the cycle loop.
+//! Inside a component, per-port and per-lane state lives in flat vectors (struct of arrays,
+//! ARCHITECTURE.md "Units of data") and its stages index them with plain `usize` computed
+//! from these types; the types are what the stages hand each other and the links carry. All
+//! are `repr(transparent)` over an integer: they cost nothing in the cycle loop.
 
 use std::fmt;
 

@@ -1,4 +1,4 @@
-//! A full consistency check of the network state, for tests (DESIGN.md "Invariants"):
+//! A full consistency check of the network state, for tests (ARCHITECTURE.md "Invariants"):
 //! flit conservation, credits within [0, depth] and conserved per VC, flits of one packet
 //! only and in order in every VC buffer, the bookkeeping masks matching the buffers.
 

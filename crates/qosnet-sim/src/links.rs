@@ -2,7 +2,7 @@
 //! credit-based flow control), each through a timing wheel with a fixed delay of at least
 //! one cycle. Components talk through nothing else, so nothing one does in cycle t is seen
 //! by another before t + 1 and the order components are visited in does not matter
-//! (two-phase update, STYLE.md).
+//! (ARCHITECTURE.md "Two-phase update").
 
 use crate::flit::Flit;
 use crate::ids::{LinkEnd, NodeId, TO_ENDPOINT};

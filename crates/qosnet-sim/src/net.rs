@@ -1,5 +1,5 @@
 //! What the components of a simulation share, and all they share: the links they talk
-//! through, the packets and messages in the network (one slab each, DESIGN.md "Units of
+//! through, the packets and messages in the network (one slab each, ARCHITECTURE.md "Units of
 //! data"), the run's progress counters and the observers. Routers, endpoints and traffic
 //! own their state; each stage is a function of its component's state and this.
 

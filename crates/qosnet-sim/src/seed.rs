@@ -1,4 +1,4 @@
-//! Seeds derived from the master seed (DESIGN.md "Randomness": one generator per source or
+//! Seeds derived from the master seed (ARCHITECTURE.md "Randomness": one generator per source or
 //! component, so a configuration and seed give the same run everywhere): one mixing
 //! function for every component that draws, so none names another to share it.
 

@@ -1,7 +1,7 @@
 //! Physical units and their conversion to simulator units — the one place where it happens.
 //!
 //! The engine counts time in integer cycles; one cycle is the time to move one flit across
-//! one link (DESIGN.md "Time"). With the documents' 128-bit flits on 1.6 Gb/s links
+//! one link (ARCHITECTURE.md "Time"). With the documents' 128-bit flits on 1.6 Gb/s links
 //! (document 003 §4.1, document 000 §5.1) a cycle is 80 ns. Users write physical units
 //! ("1.6 Gb/s", "33.3 ms", "500 Mb/s"); this module parses them and converts them once.
 
@@ -377,6 +377,78 @@ impl<'de> Deserialize<'de> for Duration {
             }
         }
         d.deserialize_any(V)
+    }
+}
+
+/// The JSON Schema of a quantity written with its unit (`config::schema`): a string whose
+/// pattern admits exactly this module's units, so an editor flags `"1.6 Gbit/s"` as the
+/// engine would. No sign: every quantity must be positive (or zero), as the parsers say.
+fn quantity_pattern(units: &[&str], whole: bool) -> String {
+    let alternatives: Vec<String> = units.iter().map(|u| regex_escape(u)).collect();
+    let number =
+        if whole { r"[0-9]+([eE]\+?[0-9]+)?" } else { r"([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?" };
+    format!(r"^\s*\+?{number}\s*({})\s*$", alternatives.join("|"))
+}
+
+fn regex_escape(s: &str) -> String {
+    s.chars().flat_map(|c| if "/.+*?()[]{}|^$\\".contains(c) { vec!['\\', c] } else { vec![c] }).collect()
+}
+
+fn unit_names(units: &[(&'static str, f64)]) -> Vec<&'static str> {
+    units.iter().map(|(u, _)| *u).collect()
+}
+
+impl schemars::JsonSchema for Bandwidth {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Bandwidth".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "pattern": quantity_pattern(&unit_names(BANDWIDTH_UNITS), false),
+            "description": format!("A bandwidth with its unit ({}).", allowed(BANDWIDTH_UNITS)),
+            "examples": ["1.6 Gb/s"],
+        })
+    }
+}
+
+impl schemars::JsonSchema for Duration {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Duration".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": format!(
+                "A whole number of cycles, or a time with its unit (cycles, {}).",
+                allowed(TIME_UNITS)
+            ),
+            "anyOf": [
+                { "type": "integer", "minimum": 0 },
+                { "type": "string", "pattern": quantity_pattern(&unit_names(TIME_UNITS), false) },
+                // A cycle count written with its unit must be whole.
+                { "type": "string", "pattern": quantity_pattern(&["cycles", "cycle"], true) },
+            ],
+            "examples": [10000, "10 us"],
+        })
+    }
+}
+
+impl schemars::JsonSchema for ByteSize {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ByteSize".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let mut units = unit_names(BYTE_UNITS);
+        units.push(""); // a bare number of bytes, as a string
+        schemars::json_schema!({
+            "description": format!("A size with its unit ({}), a number of bytes, or \"unlimited\".", allowed(BYTE_UNITS)),
+            "anyOf": [
+                { "type": "integer", "minimum": 1 },
+                { "const": "unlimited" },
+                { "type": "string", "pattern": quantity_pattern(&units, false) },
+            ],
+            "examples": ["4 GB", "unlimited"],
+        })
     }
 }
 

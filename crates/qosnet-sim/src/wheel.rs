@@ -1,7 +1,7 @@
 //! The links' timing wheels: flits on their way downstream and credits on their way back
 //! (document 003 §3, credit-based flow control). What is sent in cycle t with a delay
 //! d >= 1 is delivered at the start of cycle t + d, so nothing a component does in a
-//! cycle reaches another before the next one (two-phase update, STYLE.md).
+//! cycle reaches another before the next one (ARCHITECTURE.md "Two-phase update").
 //!
 //! Each slot keeps one list per kind of receiver, routers and endpoints. Why: delivery
 //! then runs one loop per kind, where one mixed list took a branch per item on which

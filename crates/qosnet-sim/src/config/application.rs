@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// One job: its ranks' nodes, when it starts, its phases (repeated `iterations` times) and,
 /// with the middleware, the bandwidth reserved for each of its flows.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ApplicationConfig {
     /// A label for the `jobs` table.
@@ -33,13 +33,14 @@ pub struct ApplicationConfig {
     /// Packet length in flits (messages are cut into packets of this size).
     #[serde(default = "default_packet_flits")]
     pub packet_flits: u32,
+    /// The job's phases, run in order each iteration: compute, or a communication pattern.
     pub phases: Vec<PhaseConfig>,
 }
 
 /// A compute phase on every rank, then the phase's messages (document 001 §4.2: "complex
 /// applications with various computation to communication ratios and different
 /// communication patterns").
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PhaseConfig {
     /// Each rank computes this long before it sends the phase's messages.
@@ -55,7 +56,7 @@ pub struct PhaseConfig {
 }
 
 /// Communication patterns among a job's N ranks.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AppPattern {
     /// Compute only.

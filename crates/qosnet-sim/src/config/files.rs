@@ -35,7 +35,7 @@ pub const MAX_DIR_ENTRIES: usize = 65_536;
 pub const MAX_DIR_BYTES: u64 = 4 * MAX_FILE_BYTES;
 
 /// A file's name as a configuration writes it. Only [`Files`] reads what it names.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct FilePath(PathBuf);
 

@@ -11,6 +11,7 @@ pub mod application;
 mod de;
 pub mod files;
 pub mod memory;
+pub mod schema;
 pub mod value;
 pub mod video;
 
@@ -25,22 +26,32 @@ use std::path::{Path, PathBuf};
 /// Longest run or measurement window accepted, in cycles (about 2.5 years at 80 ns).
 pub const MAX_CYCLES: u64 = 1_000_000_000_000_000;
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// The run: seed, warm-up, measurement window, drain, deadlock watchdog, limits.
     #[serde(default)]
     pub simulation: SimulationConfig,
+    /// Flit size and link bandwidth: one cycle is one flit time on a link (80 ns by default).
     #[serde(default)]
     pub physical: PhysicalConfig,
+    /// The network's shape, one endpoint (node) per router port that faces a host.
     pub topology: TopologyConfig,
+    /// Every router: its kind (document 003 §3.2), VCs, buffers, pipeline, schedulers,
+    /// allocator, preemption and congestion marking.
     #[serde(default)]
     pub router: RouterConfig,
+    /// How packets find their way: the topology's own routing, LID paths, multipath (DRB).
     #[serde(default)]
     pub routing: RoutingConfig,
+    /// The hosts' network interfaces (ideal, VIA NIC, InfiniBand HCA), their queues and
+    /// schedulers, and the congestion-control and admission agents (document 000).
     #[serde(default)]
     pub endpoint: EndpointConfig,
+    /// Traffic sources, one table each: process, class, load, sizes, pattern, reservation.
     #[serde(default)]
     pub traffic: Vec<TrafficConfig>,
+    /// Document 003 §4.2's changing real-time : best-effort mix, in phases.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mix: Option<MixConfig>,
     /// Parallel jobs run as compute and communication phases (document 001 §4.2).
@@ -57,7 +68,7 @@ pub struct Config {
     pub file_scope: FileScope,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SimulationConfig {
     /// Master seed; every component derives its own stream from it.
@@ -99,7 +110,7 @@ impl Default for SimulationConfig {
     }
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PhysicalConfig {
     /// Flit size in bits (document 003 §4.1: 128).
@@ -119,34 +130,55 @@ tagged_enum! {
     #[serde(tag = "kind", rename_all = "snake_case")]
     pub enum TopologyConfig {
         /// One router with `ports` endpoint ports (document 003's 8-port router).
-        Star { ports: u32 },
+        Star {
+            /// Endpoint ports of the router (document 003: 8).
+            ports: u32,
+        },
         /// k-ary n-mesh (or `dims` for unequal sides), one endpoint per router.
         Mesh {
+            /// Routers per dimension.
             #[serde(default)]
             k: Option<u32>,
+            /// Dimensions.
             #[serde(default)]
             n: Option<u32>,
+            /// Routers in each dimension, for unequal sides (`[8, 4]`), instead of `k`, `n`.
             #[serde(default)]
             dims: Option<Vec<u32>>,
         },
         /// k-ary n-torus (or `dims`), one endpoint per router.
         Torus {
+            /// Routers per dimension.
             #[serde(default)]
             k: Option<u32>,
+            /// Dimensions.
             #[serde(default)]
             n: Option<u32>,
+            /// Routers in each dimension, for unequal sides (`[8, 4]`), instead of `k`, `n`.
             #[serde(default)]
             dims: Option<Vec<u32>>,
         },
         /// k-ary n-tree: k^n endpoints, n levels of k^(n-1) switches with 2k ports.
-        FatTree { k: u32, n: u32 },
+        FatTree {
+            /// Arity: each switch has k ports down and k up.
+            k: u32,
+            /// Levels of switches.
+            n: u32,
+        },
         /// A real InfiniBand fabric: `file` is its `ibnetdiscover -p` ports report or an ibsim
         /// net file (`format`, inferred from the file when absent), `routes` (optional, ports
         /// reports only) a directory of its switches' `ibroute` forwarding tables.
         IbFabric {
+            /// The fabric: an `ibnetdiscover -p` ports report (e.g.
+            /// `data/ib-topologies/netloc-avakas/ib-subnet-*.txt`) or an ibsim net file.
+            /// Link rates (width x speed) are kept for admission control; the simulator runs
+            /// every link at `physical.link_bandwidth`.
             file: FilePath,
+            /// How `file` is written; default: its first record decides (`Switch`/`Hca`: ibsim).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             format: Option<IbFabricFormat>,
+            /// A directory of the switches' `ibroute` forwarding tables (ports reports only);
+            /// without it, minimal-hop routes spread over equal ports.
             #[serde(default)]
             routes: Option<FilePath>,
         },
@@ -154,7 +186,7 @@ tagged_enum! {
 }
 
 /// How an `ib_fabric` file is written (`topology::ib_fabric` documents both).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum IbFabricFormat {
     /// The ports report of `ibnetdiscover -p`.
@@ -178,7 +210,7 @@ impl<'de> Deserialize<'de> for IbFabricFormat {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PipelineConfig {
     /// Stage 1: synchronise and demultiplex into a VC buffer.
@@ -264,7 +296,7 @@ impl SchedulerConfig {
 }
 
 /// The router designs of document 003 §3.2.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RouterKind {
     /// VCs split among classes, FCFS scheduling (no QoS: "TR").
@@ -289,7 +321,7 @@ pub enum VcClasses {
     Counts(ClassCounts),
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ClassCounts {
     pub control: u32,
@@ -303,6 +335,17 @@ impl Serialize for VcClasses {
             VcClasses::Auto => s.serialize_str("auto"),
             VcClasses::Counts(c) => c.serialize(s),
         }
+    }
+}
+
+impl schemars::JsonSchema for VcClasses {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "VcClasses".into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "anyOf": [{ "const": "auto" }, generator.subschema_for::<ClassCounts>()],
+        })
     }
 }
 
@@ -333,7 +376,7 @@ impl<'de> Deserialize<'de> for VcClasses {
 }
 
 /// Document 003 §3.2.1: the preemptive router's extra buffer and acceleration.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PreemptionConfig {
     /// Extra input buffer per VC for a preempting message, in flits (s − 1 = 2 for the
@@ -356,7 +399,7 @@ impl Default for PreemptionConfig {
 }
 
 /// `[router] virtual_clock`: how the router's VirtualClock schedulers keep their state.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct VirtualClockConfig {
     pub state: VirtualClockState,
@@ -364,7 +407,7 @@ pub struct VirtualClockConfig {
 
 /// What a VirtualClock *connection* is (document 003 §3.1: "auxVC and Vtick for each
 /// connection ... determined when a connection is set up"), and so how long its auxVC lives.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum VirtualClockState {
     /// The message holding a VC: its auxVC starts afresh when its header takes the VC, so a
@@ -383,7 +426,7 @@ pub enum VirtualClockState {
 }
 
 /// The preemptive router's control VC (`PreemptionConfig::control_vc`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ControlVc {
     /// Any class may take it; control preempts a lower class holding it.
@@ -397,7 +440,7 @@ pub enum ControlVc {
 /// Document 003 §3.2.1 (footnote 2) has a VC buffer hold "a tail flit of another message"
 /// ahead of the next message's flits: its routers reallocate a VC once the tail has left,
 /// as BookSim2's routers do by default (`wait_for_tail_credit = 0`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum VcRelease {
     /// When the tail's credit comes back: the downstream buffer has drained the packet,
@@ -411,7 +454,7 @@ pub enum VcRelease {
 
 /// How the crossbar (stage 4) matches its inputs to its outputs each cycle
 /// (`router/crossbar.rs`, `router/islip.rs`, `router/wavefront.rs`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AllocatorKind {
     /// Each input nominates one VC (its crossbar scheduler's choice), each output grants one
@@ -428,7 +471,7 @@ pub enum AllocatorKind {
 }
 
 /// `[router] allocator`: the crossbar allocator and its iterations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct AllocatorConfig {
     pub kind: AllocatorKind,
@@ -456,14 +499,14 @@ impl AllocatorConfig {
 }
 
 /// How a free output VC is picked among the allowed ones.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum VcSelection {
     LowestFree,
     RoundRobin,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RouterConfig {
     /// Router design (document 003 §3.2): traditional, non_preemptive or preemptive.
@@ -578,7 +621,7 @@ impl RouterConfig {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RoutingKind {
     /// The topology's natural deterministic routing.
@@ -611,9 +654,10 @@ impl RoutingKind {
     }
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RoutingConfig {
+    /// The deterministic routing function (LID 0's, with `lmc`).
     pub kind: RoutingKind,
     /// Several paths per destination, chosen at the source per message (none: one path).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -636,7 +680,7 @@ impl Default for RoutingConfig {
 
 /// `[trace]`: recordings for looking inside a run, as BookSim users watch packets and plot
 /// link load over time. Each is off unless asked for, and costs nothing then.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TraceConfig {
     /// Link utilisation over time: the flits each link carried in every interval of this
@@ -648,6 +692,7 @@ pub struct TraceConfig {
     /// Flows (rows of the `flows` table) whose packets' hops are recorded (a `trace`
     /// table), up to `watch_limit` events.
     pub watch_flows: Vec<u32>,
+    /// Most hop events recorded for `watch_flows`.
     pub watch_limit: u32,
 }
 
@@ -660,7 +705,7 @@ impl Default for TraceConfig {
 /// `[routing] multipath = { paths, selection }`: how many paths each destination has (as a
 /// subnet manager gives each port 2^LMC addresses, document 002 §2.1) and how a source
 /// spreads its messages over them.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MultipathConfig {
     pub paths: u32,
@@ -673,7 +718,7 @@ pub struct MultipathConfig {
 }
 
 /// How a source picks the path of each message.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PathSelection {
     /// Each flow's messages take the paths in turn (oblivious spreading).
@@ -690,7 +735,7 @@ pub enum PathSelection {
 
 /// The endpoints: the simple ideal endpoint, or a NIC model (document 003 §3.3, document
 /// 000 §3.2) with host queues, a DMA engine, a VC-aware send buffer and a receive side.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct EndpointConfig {
     /// Which endpoint: `ideal` (no host or DMA costs), `via` (VIA-style NIC: doorbells, a
@@ -775,7 +820,7 @@ pub struct EndpointConfig {
 /// Probe-based admission control (document 000 §4.1, `[endpoint.admission]`): every
 /// real-time source with one destination is a connection; before it sends data its HCA
 /// probes the path for the connection's bandwidth.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct AdmissionConfig {
     /// The bandwidth a VBR connection solicits, between its mean (0) and its peak (1) rate:
@@ -928,7 +973,7 @@ impl Default for EndpointConfig {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum NicModel {
     #[default]
@@ -937,7 +982,7 @@ pub enum NicModel {
     Hca,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SourceQueues {
     #[default]
@@ -949,7 +994,7 @@ pub enum SourceQueues {
     PerVc,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum NicBuffer {
     #[default]
@@ -957,7 +1002,7 @@ pub enum NicBuffer {
     Shared,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Injection {
     #[default]
@@ -968,11 +1013,12 @@ pub enum Injection {
 /// A host DMA engine. Defaults model the document 003 baseline NIC on a 64-bit 66 MHz PCI
 /// bus (528 MB/s); the set-up cost and descriptor size are not given by the documents:
 /// 0.5 us and 64 bytes (a VIA descriptor's control and one data segment) are our choice.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct DmaConfig {
     /// Set-up cost of each transfer.
     pub setup: Duration,
+    /// Bandwidth of the host bus (64-bit 66 MHz PCI: 528 MB/s).
     pub bandwidth: Bandwidth,
     /// Size of a send descriptor (VIA's first DMA of a send).
     pub descriptor_bytes: u32,
@@ -988,7 +1034,20 @@ impl Default for DmaConfig {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum TrafficClass {
     Control,
@@ -1023,12 +1082,18 @@ tagged_enum! {
         Bernoulli,
         /// One message every `period` (document 003 §4.2 control traffic: one per 33.3 ms),
         /// from a random offset within the first period. Gives the rate: no `load`/`rate`.
-        Periodic { period: Duration },
+        Periodic {
+            /// Time between messages.
+            period: Duration,
+        },
         /// ON/OFF stream to one destination (document 000 §5.2): messages evenly spaced during
         /// ON periods, none during OFF; `on`/`off` are mean lengths (exponential) or fixed.
         OnOff {
+            /// Mean (or fixed) length of an ON period.
             on: Duration,
+            /// Mean (or fixed) length of an OFF period.
             off: Duration,
+            /// Exponentially distributed periods (false: fixed lengths).
             #[serde(default = "yes")]
             exponential: bool,
         },
@@ -1040,18 +1105,26 @@ tagged_enum! {
         /// `synthetic` MPEG model at `mean_rate`. Streams per node: `streams`, or the load
         /// divided by a stream's mean rate (the traces' average).
         Video {
+            /// Frame-size trace files (relative to the configuration), e.g.
+            /// `data/video-traces/...`.
             #[serde(default)]
             traces: Vec<FilePath>,
+            /// How the traces are written.
             #[serde(default)]
             format: video::TraceFormat,
+            /// Frames per second.
             #[serde(default = "default_frame_rate")]
             frame_rate: f64,
+            /// Mean rate of a stream (the traces rescaled to it, as `scale` says).
             #[serde(default)]
             mean_rate: Option<Bandwidth>,
+            /// How traces are rescaled to `mean_rate`.
             #[serde(default)]
             scale: video::TraceScale,
+            /// The synthetic MPEG model used without traces.
             #[serde(default)]
             synthetic: video::SyntheticVbr,
+            /// Streams per node (default: the load divided by a stream's mean rate).
             #[serde(default)]
             streams: Option<u32>,
             /// Where a stream's deadline chain starts (`video::FirstDeadline`).
@@ -1070,14 +1143,14 @@ fn default_frame_rate() -> f64 {
 }
 
 /// The nodes a traffic source runs on: `"all"` or a list of node numbers.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum NodeSet {
     All(AllNodes),
     List(Vec<u32>),
 }
 
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AllNodes {
     All,
@@ -1120,39 +1193,55 @@ tagged_enum! {
     #[derive(Clone, Debug, Serialize)]
     #[serde(tag = "kind", rename_all = "snake_case")]
     pub enum PatternConfig {
+        /// Every other node alike (never to itself unless `self_traffic`).
         Uniform,
+        /// Matrix transpose: on a square 2-D mesh or torus, (x, y) to (y, x); otherwise the
+        /// node number's halves of bits swapped (a power of four nodes).
         Transpose,
+        /// Every bit of the node number inverted (a power of two nodes).
         BitComplement,
+        /// The node number's bits in reverse order (a power of two nodes).
         BitReversal,
+        /// The node number's bits rotated left by one (a power of two nodes).
         PerfectShuffle,
+        /// The node number's first and last bits swapped (a power of two nodes).
         Butterfly,
+        /// Half-way round each dimension, less one (mesh/torus coordinates).
         Tornado,
+        /// The next router in each dimension (mesh/torus coordinates).
         Neighbour,
         /// With probability `fraction` a message goes to one of `nodes` (uniformly), else uniform.
         HotSpot {
+            /// Share of messages to the hot spot, 0..1.
             fraction: f64,
+            /// The hot-spot nodes.
             nodes: Vec<u32>,
         },
         /// Every message goes to node `destination` (a source at it is silent).
         Fixed {
+            /// The node every message goes to.
             destination: u32,
         },
         /// One destination per source: lines `dst` (line i is source i) or `src dst`.
         Permutation {
+            /// The permutation's file (relative to the configuration).
             file: FilePath,
         },
         /// N rows of N non-negative weights: row s gives the destination distribution of s.
         Matrix {
+            /// The matrix's file (relative to the configuration).
             file: FilePath,
         },
     }
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TrafficConfig {
+    /// When messages are created (the injection process).
     #[serde(default = "default_process")]
     pub process: Process,
+    /// The traffic class: its VCs, its priority at the NIC, its metrics.
     #[serde(default)]
     pub class: TrafficClass,
     /// Offered load per source node as a fraction of link bandwidth (flits/node/cycle).
@@ -1167,6 +1256,7 @@ pub struct TrafficConfig {
     /// Packet length in flits; a message is cut into packets of this size (the last may be shorter).
     #[serde(default = "default_message_flits")]
     pub packet_flits: u32,
+    /// Where messages go.
     #[serde(default = "default_pattern")]
     pub pattern: PatternConfig,
     /// Messages may go to their own source (through its router and back), as in BookSim2:
@@ -1197,7 +1287,7 @@ pub struct TrafficConfig {
 }
 
 /// A Vtick as cycles per flit or as the rate it stands for.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum VtickConfig {
     Cycles(f64),
@@ -1236,15 +1326,16 @@ impl<'de> Deserialize<'de> for VtickConfig {
 /// 80:20, without reconfiguring the routers' VC split). `[[traffic]]` entries of class
 /// real_time or best_effort that give no `load`/`rate` take their class's share, divided
 /// evenly among the entries of the class.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MixConfig {
     /// Total offered load per node, fraction of link bandwidth.
     pub load: f64,
+    /// The phases, in order: each lasts its `duration` with its x:y split.
     pub phases: Vec<PhaseConfig>,
 }
 
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PhaseConfig {
     /// How long the phase lasts (the last one lasts to the end of the run).

@@ -134,7 +134,96 @@ macro_rules! tagged_enum {
                 d.deserialize_any(V)
             }
         }
+
+        /// Its JSON Schema as it is read: a bare kind (those whose parameters all have
+        /// defaults) or a table with `kind` and the kind's parameters (`config::schema`).
+        impl schemars::JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+            fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                /// Each kind's parameters, as a struct of their own (as `deserialize` reads them).
+                mod schema_params {
+                    #[allow(unused_imports)]
+                    use super::*;
+                    $(
+                        $(#[$vmeta])*
+                        #[derive(schemars::JsonSchema)]
+                        #[serde(deny_unknown_fields)]
+                        #[allow(dead_code)]
+                        pub(super) struct $variant { $($( $(#[$fmeta])* pub(super) $field: $fty, )*)? }
+                    )*
+                }
+                crate::config::tagged::kinds_schema(vec![
+                    $((
+                        crate::config::tagged::snake_case(stringify!($variant)),
+                        <schema_params::$variant as schemars::JsonSchema>::json_schema(generator),
+                    )),*
+                ])
+            }
+        }
     };
+}
+
+/// `SchedulerConfig` -> `scheduler_config`: a kind's name as `#[serde(rename_all =
+/// "snake_case")]` writes it.
+pub(crate) fn snake_case(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The schema of a mechanism chosen by `kind`, from each kind's name and its parameters'
+/// schema: one alternative per kind, a table whose `kind` is that name; a kind whose
+/// parameters are all optional may also be written bare, as its name.
+pub(crate) fn kinds_schema(kinds: Vec<(String, schemars::Schema)>) -> schemars::Schema {
+    use serde_json::{json, Map, Value};
+    let mut bare = Vec::new();
+    let mut tables = Vec::new();
+    for (name, params) in kinds {
+        let mut table: Map<String, Value> = params.to_value().as_object().cloned().unwrap_or_default();
+        let description = table.remove("description");
+        table.remove("title");
+        table.remove("$schema");
+        let mut properties = Map::new();
+        properties.insert("kind".into(), json!({ "const": name }));
+        if let Some(Value::Object(p)) = table.remove("properties") {
+            properties.extend(p);
+        }
+        let mut required = vec![Value::from("kind")];
+        let params_required = match table.remove("required") {
+            Some(Value::Array(r)) => r,
+            _ => Vec::new(),
+        };
+        if params_required.is_empty() {
+            let mut b = json!({ "const": name });
+            if let Some(d) = &description {
+                b["description"] = d.clone();
+            }
+            bare.push(b);
+        }
+        required.extend(params_required);
+        table.insert("type".into(), json!("object"));
+        table.insert("properties".into(), Value::Object(properties));
+        table.insert("required".into(), Value::Array(required));
+        table.insert("additionalProperties".into(), json!(false));
+        if let Some(d) = description {
+            table.insert("description".into(), d);
+        }
+        tables.push(Value::Object(table));
+    }
+    let mut any_of = bare;
+    any_of.extend(tables);
+    schemars::Schema::try_from(json!({ "anyOf": any_of })).expect("an object is a schema")
 }
 
 /// Reads a `kind` value: a string.

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TraceFormat {
     /// By extension: `.st` EvalVid, `.dat` LTE-Sim, anything else one value per line.
@@ -17,7 +17,7 @@ pub enum TraceFormat {
 
 /// How a video source's traces are brought to its `mean_rate` (document 003 §4.2: seven
 /// MPEG-2 traces "with different bandwidth requirements").
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TraceScale {
     /// Each trace rescaled on its own to `mean_rate`: every stream has the same mean rate
@@ -37,7 +37,7 @@ pub enum TraceScale {
 /// Where a stream's chain of deadlines starts. Document 003 §4.2 sets each frame's deadline
 /// to the previous deadline + 33.3 ms (the previous frame's arrival + 33.3 ms after a miss)
 /// but does not say what the first frame's is.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FirstDeadline {
     /// Its creation + one period: a frame misses when it takes longer than a period.
@@ -53,12 +53,16 @@ pub enum FirstDeadline {
 /// (about 5 : 2.5 : 1 in MPEG-1/2 trace studies such as Rose's and Krunz and Tripathi's),
 /// each frame's size lognormal around its type's mean with coefficient of variation
 /// `cov`, scaled so the long-run rate is `mean_rate_bps` at `fps`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SyntheticVbr {
+    /// The group of pictures, one letter (I, P or B) per frame.
     pub gop: String,
+    /// Mean size of an I frame over a P frame's.
     pub i_to_p: f64,
+    /// Mean size of a P frame over a B frame's.
     pub p_to_b: f64,
+    /// Coefficient of variation of a frame's size around its type's mean.
     pub cov: f64,
 }
 

@@ -1,8 +1,8 @@
-//! Control agents at the endpoints (DESIGN.md "Seams"): the admission and congestion
-//! control mechanisms of documents 000 and 002 decide, per node and flow, when a message
-//! may start. Every endpoint model (ideal, VIA NIC, HCA) consults them alike, at the one
-//! place a message starts and the one place it is delivered; nothing else in the cycle
-//! loop knows which agent runs.
+//! Control agents at the endpoints (ARCHITECTURE.md "One cycle, and where the seams are"):
+//! the admission and congestion control mechanisms of documents 000 and 002 decide, per
+//! node and flow, when a message may start. Every endpoint model (ideal, VIA NIC, HCA)
+//! consults them alike, at the one place a message starts and the one place it is
+//! delivered; nothing else in the cycle loop knows which agent runs.
 //!
 //! The interface:
 //! - `may_start(node, flow, now)`: may this flow start its next message now;
@@ -14,9 +14,10 @@
 //!   waiting message may now start).
 //!
 //! A new agent is a file here, a variant of `Congestion` and of `config::AgentConfig`, and
-//! its arms in the matches below: one build, static dispatch (STYLE.md). Admission control
-//! (document 000 §4.1, `probe_admission.rs`, `[endpoint.admission]`) runs beside any
-//! congestion agent: a connection first needs its reservation, then its credits.
+//! its arms in the matches below: one build, static dispatch (ARCHITECTURE.md "Static
+//! dispatch"). Admission control (document 000 §4.1, `probe_admission.rs`,
+//! `[endpoint.admission]`) runs beside any congestion agent: a connection first needs its
+//! reservation, then its credits.
 
 mod alo;
 mod cct;

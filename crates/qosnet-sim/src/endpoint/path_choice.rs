@@ -1,8 +1,9 @@
-//! Path choice at the source (DESIGN.md "Seams"): where the routing offers several paths
-//! to a destination (`Routing::paths`, `[routing] multipath`), the source picks one per
-//! message, and all the message's packets follow it (so a message's packets arrive in
-//! order; messages of a flow on different paths may not: `flows.out_of_order`). Fixed
-//! policies, or DRB's adaptive choice (document 002 §2.1, `drb.rs`).
+//! Path choice at the source (ARCHITECTURE.md "One cycle, and where the seams are"): where
+//! the routing offers several paths to a destination (`Routing::paths`, `[routing]
+//! multipath`), the source picks one per message, and all the message's packets follow it
+//! (so a message's packets arrive in order; messages of a flow on different paths may not:
+//! `flows.out_of_order`). Fixed policies, or DRB's adaptive choice (document 002 §2.1,
+//! `drb.rs`).
 
 use super::drb::Drb;
 use crate::config::PathSelection;

@@ -1,7 +1,7 @@
 //! Measurement, the standard way: warm up, then a window; messages created inside the
 //! window are measured and the run drains until they are all delivered (or reports
 //! saturation). Latency = queueing (creation → header enters the network) + network
-//! (header injected → tail ejected), in cycles (DESIGN.md "Traffic and metrics").
+//! (header injected → tail ejected), in cycles (ARCHITECTURE.md "Traffic and metrics").
 
 pub mod deadline;
 mod observer;

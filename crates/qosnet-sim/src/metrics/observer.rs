@@ -1,7 +1,7 @@
 //! The observers: every measurement the stages make goes through here, as an event
 //! (a flit sent on a link, a message created or delivered, a frame expected), so the
 //! stages say what happened and this module alone decides what is counted and when
-//! (inside the measurement window, DESIGN.md "Traffic and metrics").
+//! (inside the measurement window, ARCHITECTURE.md "Traffic and metrics").
 
 use super::deadline::StreamDeadlines;
 use super::trace::{Hop, HopEvent, Tracing};

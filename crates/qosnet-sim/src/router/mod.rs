@@ -50,7 +50,7 @@ pub(crate) use crate::topology::MAX_PORTS;
 
 /// The router variant of a run, fixed when it is built and dispatched once per cycle
 /// (`Simulation::step`), so the per-flit paths of the cycle loop are compiled for it and
-/// test nothing about the others (STYLE.md: the hot loop dispatches statically). As const
+/// test nothing about the others (ARCHITECTURE.md "Static dispatch"). As const
 /// parameters of the cycle loop's functions:
 /// - `PRE`: the preemptive router (document 003 §3.2.1);
 /// - `AGE`: the crossbar and output schedulers both order by age (FCFS, round robin, WRR,

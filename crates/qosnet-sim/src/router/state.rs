@@ -162,7 +162,7 @@ impl Params {
 pub(crate) struct Routers {
     pub p: Params,
     pub topo: Topology,
-    /// Stage 2's routing function (DESIGN.md: one routing, shared with the control plane).
+    /// Stage 2's routing function (ARCHITECTURE.md: one routing, shared with the control plane).
     pub routing: Routing,
     /// What an output VC does as a flit enters it (`marking.rs`).
     pub marking: super::Marking,
