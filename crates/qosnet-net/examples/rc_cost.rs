@@ -94,7 +94,7 @@ fn main() {
 fn scheduler(reserved: bool, size: usize, count: u64) {
     use qosnet_net::dispatch::Dispatch;
     let packets = size.div_ceil(4096).max(1);
-    let idt = qosnet_rate::idt_ticks(4096, PEAK_BPS, 1e9);
+    let idt = qosnet_rate::idt_ticks(4096.0 * 8.0, PEAK_BPS, 1e9);
     let mut d = Dispatch::default();
     let rc = reserved.then(|| d.reserve(0, idt));
     let mut now: u64 = 0;

@@ -567,7 +567,7 @@ impl Agent {
             return Err(NetError::Rate(bits_per_second));
         }
         endpoint::split(dst)?;
-        let idt = idt_ticks(self.shared.cfg.packet_bytes as u64, bits_per_second, 1e9);
+        let idt = idt_ticks(self.shared.cfg.packet_bytes as f64 * 8.0, bits_per_second, 1e9);
         let expires = lease.map(|l| Instant::now() + l);
         let mut st = self.shared.lock();
         let slot = flow_slot(&mut st, port, dst, priority);

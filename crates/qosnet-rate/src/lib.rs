@@ -139,10 +139,20 @@ impl RateControl {
 }
 
 /// The IDT of a reservation (document 004 §3.4): idt = T · Bpeak / Breq, where T is the time
-/// to dispatch one packet at the peak bandwidth. With T = packet_bits / Bpeak this is the
-/// time to send one packet at the reserved rate; `ticks_per_second` fixes the caller's tick.
-pub fn idt_ticks(packet_bytes: u64, reserved_bits_per_second: f64, ticks_per_second: f64) -> Ticks {
-    ((packet_bytes as f64 * 8.0 / reserved_bits_per_second) * ticks_per_second).round().max(1.0) as Ticks
+/// to dispatch one packet at the peak bandwidth Bpeak, so T · Bpeak is a packet and the IDT
+/// is one packet's time at the reserved rate: `packet / reserved`. The one formula, for every
+/// caller, in the caller's units: bits and bits/s give seconds (the data plane), flits and
+/// flits/cycle give cycles (the simulator's NICs), and Bpeak for `packet` with T = 1 gives
+/// periods of T (call admission's answer, `CallAdmission::idt_periods`).
+pub fn idt(packet: f64, reserved: f64) -> f64 {
+    packet / reserved
+}
+
+/// [`idt`] in whole ticks of a scheduler with `ticks_per_unit` ticks in the unit of
+/// `packet / reserved` (rounded; at least one tick, since a rate above the peak still
+/// dispatches one packet per tick at most).
+pub fn idt_ticks(packet: f64, reserved: f64, ticks_per_unit: f64) -> Ticks {
+    (idt(packet, reserved) * ticks_per_unit).round().max(1.0) as Ticks
 }
 
 #[cfg(test)]
@@ -199,7 +209,7 @@ mod tests {
     #[test]
     fn a_short_packet_costs_its_own_bytes() {
         let mut rc = RateControl::default();
-        let idt = idt_ticks(4096, 100e6, 1e9);
+        let idt = idt_ticks(4096.0 * 8.0, 100e6, 1e9);
         assert_eq!(idt, 327_680);
         let a = rc.add_flow(idt);
         rc.became_valid(a, 1_000);
@@ -231,8 +241,12 @@ mod tests {
     #[test]
     fn idt_is_the_packet_time_at_the_reserved_rate() {
         // 4 KB at 1 Gb/s: 32.768 µs, in nanosecond ticks.
-        assert_eq!(idt_ticks(4096, 1e9, 1e9), 32_768);
+        assert_eq!(idt_ticks(4096.0 * 8.0, 1e9, 1e9), 32_768);
         // Never zero, so NDT always advances.
-        assert_eq!(idt_ticks(1, 1e18, 1.0), 1);
+        assert_eq!(idt_ticks(8.0, 1e18, 1.0), 1);
+        // The same formula in the simulator's units (40-flit packets reserving a quarter of
+        // the link: 160 cycles) and in call admission's periods of T (Bpeak / Breq).
+        assert_eq!(idt(40.0, 0.25), 160.0);
+        assert_eq!(idt(1e9, 0.25e9), 4.0);
     }
 }

@@ -280,8 +280,8 @@ impl CallAdmission {
 
     /// The inter-dispatch time of a flow from `src` reserving `bps`, in rate-control
     /// periods T: idt = T · Bpeak / Breq with Bpeak the source NIC's peak bandwidth, its
-    /// capacity here (document 004 §3.4; the simulator's NICs use the same formula in
-    /// cycles, `NicParams::idt_ticks`).
+    /// capacity here (document 004 §3.4: `qosnet_rate::idt`, as the simulator's NICs and
+    /// the data plane use it).
     pub fn idt_periods(&self, src: u32, bps: f64) -> Result<f64, Rejection> {
         let Some(&peak) = self.node_capacity.get(src as usize) else {
             return Err(Rejection::Invalid(format!("nodes must be in 0..{}, got {src}", self.topo.nodes)));
@@ -289,7 +289,7 @@ impl CallAdmission {
         if !(bps.is_finite() && bps > 0.0) {
             return Err(Rejection::Invalid(format!("bandwidth must be > 0 b/s, got {bps}")));
         }
-        Ok(peak / bps)
+        Ok(qosnet_rate::idt(peak, bps))
     }
 }
 

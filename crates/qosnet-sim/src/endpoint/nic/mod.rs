@@ -213,12 +213,11 @@ impl NicParams {
         idt_t: Option<f64>,
         max_packet: u32,
     ) -> u64 {
-        let cycles = match (idt_t, reserve_flits_per_cycle) {
-            (Some(k), _) => k * self.period as f64,
-            (None, Some(r)) => max_packet as f64 / r,
-            (None, None) => return 0,
-        };
-        (cycles * TICKS_PER_CYCLE as f64).round().max(1.0) as u64
+        match (idt_t, reserve_flits_per_cycle) {
+            (Some(k), _) => ((k * self.period as f64) * TICKS_PER_CYCLE as f64).round().max(1.0) as u64,
+            (None, Some(r)) => qosnet_rate::idt_ticks(max_packet as f64, r, TICKS_PER_CYCLE as f64),
+            (None, None) => 0,
+        }
     }
 }
 
