@@ -21,7 +21,7 @@
 //! Without a key (an open agent, or library mode) the MACs are zeros and not checked; a
 //! keyed agent refuses such a peer, and a keyed sender refuses such a receiver.
 
-use crate::agent::NetError;
+use crate::error::NetError;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use std::os::unix::fs::PermissionsExt;

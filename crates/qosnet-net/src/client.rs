@@ -13,8 +13,9 @@
 //! sub-port, and a sendable token of one never waits behind another's). The extra
 //! connections are attached to the port, which the daemon allows only to the same process.
 
-use crate::agent::{Message, NetError, Stats};
+use crate::agent::{Message, Stats};
 use crate::endpoint::Port;
+use crate::error::NetError;
 use crate::handle::PortHandle;
 use crate::local::{self, Reader, Writer};
 use std::collections::{HashMap, HashSet};

@@ -22,8 +22,9 @@
 //!   messages dropped and its flows' connections shut; the daemon and the other clients go
 //!   on. A blocking receive notices its client's hang-up within `POLL_SLICE`.
 
-use crate::agent::{Agent, AgentConfig, NetError};
+use crate::agent::{Agent, AgentConfig};
 use crate::endpoint::{self, Port};
+use crate::error::NetError;
 use crate::local::{self, Reader, Writer};
 use std::collections::HashMap;
 use std::io::{self, BufReader, BufWriter, Write};

@@ -4,7 +4,7 @@
 //! port, or the port a daemon's client opens as 0, which the service's host-level
 //! reservations name).
 
-use crate::agent::NetError;
+use crate::error::NetError;
 use std::net::{SocketAddr, ToSocketAddrs};
 
 /// A local port of an agent (the application's GM port).

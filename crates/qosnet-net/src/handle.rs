@@ -4,7 +4,8 @@
 //! it opened; its impl is in `client`). One trait, so callers (the Python bindings,
 //! benchmarks) are written once for both.
 
-use crate::agent::{Agent, Message, NetError, Stats};
+use crate::agent::{Agent, Message, Stats};
+use crate::error::NetError;
 use std::time::Duration;
 
 /// One local port's operations on its host's agent.

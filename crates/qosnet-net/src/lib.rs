@@ -17,15 +17,15 @@ pub mod client;
 pub mod daemon;
 pub mod dispatch;
 pub mod endpoint;
+pub mod error;
 pub mod frame;
 pub mod handle;
 pub mod link;
 pub mod local;
 pub mod pacing;
 
-pub use agent::{
-    AdmittedStats, Agent, AgentConfig, Backend, FlowStats, Message, NetError, ReceivedStats, Stats,
-};
+pub use agent::{AdmittedStats, Agent, AgentConfig, Backend, FlowStats, Message, ReceivedStats, Stats};
 pub use client::LocalAgent;
 pub use daemon::{Daemon, DaemonConfig, DaemonStats};
+pub use error::NetError;
 pub use handle::PortHandle;

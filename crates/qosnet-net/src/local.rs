@@ -32,7 +32,7 @@
 //! is trusted (`Reader`): a length over the daemon's limit, an unknown op, a truncated body
 //! or a bad string ends the connection with an error reply.
 
-use crate::agent::NetError;
+use crate::error::NetError;
 use std::io::{self, Read, Write};
 
 pub const OPEN: u8 = 1;
