@@ -1,9 +1,10 @@
 //! The data plane's errors, one enum for every part (the agent, its daemon, the cluster
 //! key, the endpoints), so none of them depends on another for its error type.
 
-use crate::endpoint::Port;
 use std::io;
 
+/// (A port is `endpoint::Port`, a `u32`, written as such here so that `endpoint`, which
+/// returns these errors, is not also needed by them.)
 #[derive(Debug, thiserror::Error)]
 pub enum NetError {
     #[error("{0}")]
@@ -25,9 +26,9 @@ pub enum NetError {
     #[error("timed out")]
     Timeout,
     #[error("port {0} is in use")]
-    PortInUse(Port),
+    PortInUse(u32),
     #[error("port {0} is not open")]
-    PortClosed(Port),
+    PortClosed(u32),
     /// An error the host's daemon reported (its message), for a client of the daemon.
     #[error("{0}")]
     Daemon(String),

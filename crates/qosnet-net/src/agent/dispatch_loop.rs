@@ -1,7 +1,6 @@
 //! The agent back end's dispatcher thread: every packet of every flow, in the order
 //! `Dispatch` gives (document 004 §3.3), written without ever waiting on a socket.
 
-use super::drain_loop::RING_WAIT;
 use super::state::*;
 use crate::dispatch::Pick;
 use crate::frame::HEADER_BYTES;
@@ -12,6 +11,13 @@ use std::net::TcpStream;
 use std::os::fd::AsRawFd;
 use std::sync::{Arc, MutexGuard};
 use std::time::{Duration, Instant};
+
+/// How long an unregulated flow whose socket is full keeps its turn in the ring: long
+/// enough for a congested socket to take the rest of a packet as TCP's window reopens,
+/// short enough that a peer that stopped reading delays the host's other flows by at
+/// most this (they waited up to `peer_timeout`, 10 s, when writes blocked) before its
+/// flow sits out.
+const RING_WAIT: Duration = Duration::from_millis(500);
 
 /// Write as much of `buf` as `sock` takes without waiting; the count written.
 pub(super) fn write_now(sock: &TcpStream, buf: &[u8]) -> io::Result<usize> {

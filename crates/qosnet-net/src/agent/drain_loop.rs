@@ -5,14 +5,6 @@ use super::dispatch_loop::write_now;
 use super::state::*;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
-use std::time::Duration;
-
-/// How long an unregulated flow whose socket is full keeps its turn in the ring: long
-/// enough for a congested socket to take the rest of a packet as TCP's window reopens,
-/// short enough that a peer that stopped reading delays the host's other flows by at
-/// most this (they waited up to `peer_timeout`, 10 s, when writes blocked) before its
-/// flow sits out.
-pub(super) const RING_WAIT: Duration = Duration::from_millis(500);
 
 /// Finishes the packets of flows whose sockets were full, waiting for each socket to take
 /// more (poll), then returns the flow to the dispatch discipline. A flow blocked longer than

@@ -44,7 +44,7 @@ mod writer_loop;
 pub use self::config::*;
 use self::dispatch_loop::dispatch_loop;
 use self::drain_loop::drain_loop;
-use self::receive::{accept_loop, close_incoming};
+use self::receive::accept_loop;
 use self::send::send;
 use self::state::*;
 pub use self::stats::{AdmittedStats, FlowStats, Message, ReceivedStats, Stats};

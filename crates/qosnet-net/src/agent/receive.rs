@@ -169,13 +169,6 @@ pub(super) fn welcome(shared: &Shared, sock: &Arc<TcpStream>, p: &Peer, proven: 
     sent.is_ok() && refusal.is_none()
 }
 
-/// Close the connections carrying incoming flow `key` (its admission ended).
-pub(super) fn close_incoming(st: &State, key: &Incoming) {
-    for c in st.peers.iter().filter(|c| c.flow.as_ref() == Some(key)) {
-        let _ = c.sock.shutdown(Shutdown::Both);
-    }
-}
-
 /// Hand a message to its port's inbox (waiting while the inbox is full); false when the
 /// agent is shutting down.
 pub(super) fn deliver(shared: &Arc<Shared>, p: &Peer, data: Vec<u8>) -> bool {

@@ -4,7 +4,6 @@
 //! lease expiry).
 
 use super::config::*;
-use super::receive::close_incoming;
 use super::stats::*;
 use crate::auth::ClusterKey;
 use crate::dispatch::Dispatch;
@@ -307,4 +306,11 @@ pub(super) fn expire_leases(shared: &Shared, st: &mut State) -> Option<Instant> 
         }
     }
     next
+}
+
+/// Close the connections carrying incoming flow `key` (its admission ended).
+pub(super) fn close_incoming(st: &State, key: &Incoming) {
+    for c in st.peers.iter().filter(|c| c.flow.as_ref() == Some(key)) {
+        let _ = c.sock.shutdown(Shutdown::Both);
+    }
 }
