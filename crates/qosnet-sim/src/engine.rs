@@ -52,7 +52,7 @@ pub struct Simulation {
 
 /// Message `k` of what a source created.
 #[inline(always)]
-fn new_message(b: &crate::traffic::driver::Birth, k: u32) -> NewMessage {
+fn new_message(b: &crate::traffic::birth::Birth, k: u32) -> NewMessage {
     NewMessage {
         src: b.node,
         dst: b.dst,

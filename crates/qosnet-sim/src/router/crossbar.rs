@@ -11,7 +11,7 @@
 //! gives it the router's state (`Live`). Moving a flit out of the input buffer returns a
 //! credit upstream.
 
-use super::matching::{self, Crossbar};
+use super::matching::{self, Crossbar, XbarScratch};
 use super::Routers;
 use super::MAX_PORTS;
 use crate::config::AllocatorKind;
@@ -21,44 +21,6 @@ use crate::net::Net;
 use crate::sched::{bits, bits64, rotated};
 use crate::unchecked::At;
 use crate::units::Cycle;
-
-/// Stage 4's scratch for one router visit, indexed by port. It lives in the simulation,
-/// inline (no pointer to load, nothing to zero per visit), and is all-zero between visits
-/// except `nominee` and `keys`, which are written before they are read.
-#[derive(Clone, Debug)]
-pub(crate) struct XbarScratch {
-    /// Per output: the inputs asking for it this round.
-    pub(super) requests: [u64; MAX_PORTS],
-    /// Per input: the VC it nominated this round.
-    nominee: [u8; MAX_PORTS],
-    /// With rate-based keys, per input: its nominee's key (iSLIP: its best key for the
-    /// output being granted).
-    pub(super) keys: [u64; MAX_PORTS],
-    /// iSLIP and wavefront, per input: its VCs that may send now, and the outputs they
-    /// head to (those it requests) or, once outputs have granted, those that granted it.
-    ready: [u32; MAX_PORTS],
-    pub(super) wants: [u64; MAX_PORTS],
-    /// Under speedup only: flits granted per output and sent per input this cycle, and
-    /// per input the VCs it already sent from.
-    grants: [u8; MAX_PORTS],
-    sent: [u8; MAX_PORTS],
-    used: [u32; MAX_PORTS],
-}
-
-impl Default for XbarScratch {
-    fn default() -> Self {
-        Self {
-            requests: [0; MAX_PORTS],
-            nominee: [0; MAX_PORTS],
-            keys: [0; MAX_PORTS],
-            ready: [0; MAX_PORTS],
-            wants: [0; MAX_PORTS],
-            grants: [0; MAX_PORTS],
-            sent: [0; MAX_PORTS],
-            used: [0; MAX_PORTS],
-        }
-    }
-}
 
 impl Routers {
     #[inline(always)]

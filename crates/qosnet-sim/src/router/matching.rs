@@ -6,10 +6,47 @@
 //! schedulers, the flit's traversal); the tests here implement it over request matrices
 //! worked by hand.
 
-use super::crossbar::XbarScratch;
 use super::MAX_PORTS;
 use crate::sched::{bits64, rotated};
 use crate::unchecked::At;
+
+/// Stage 4's scratch for one router visit, indexed by port. It lives in the simulation,
+/// inline (no pointer to load, nothing to zero per visit), and is all-zero between visits
+/// except `nominee` and `keys`, which are written before they are read.
+#[derive(Clone, Debug)]
+pub(crate) struct XbarScratch {
+    /// Per output: the inputs asking for it this round.
+    pub(super) requests: [u64; MAX_PORTS],
+    /// Per input: the VC it nominated this round.
+    pub(super) nominee: [u8; MAX_PORTS],
+    /// With rate-based keys, per input: its nominee's key (iSLIP: its best key for the
+    /// output being granted).
+    pub(super) keys: [u64; MAX_PORTS],
+    /// iSLIP and wavefront, per input: its VCs that may send now, and the outputs they
+    /// head to (those it requests) or, once outputs have granted, those that granted it.
+    pub(super) ready: [u32; MAX_PORTS],
+    pub(super) wants: [u64; MAX_PORTS],
+    /// Under speedup only: flits granted per output and sent per input this cycle, and
+    /// per input the VCs it already sent from.
+    pub(super) grants: [u8; MAX_PORTS],
+    pub(super) sent: [u8; MAX_PORTS],
+    pub(super) used: [u32; MAX_PORTS],
+}
+
+impl Default for XbarScratch {
+    fn default() -> Self {
+        Self {
+            requests: [0; MAX_PORTS],
+            nominee: [0; MAX_PORTS],
+            keys: [0; MAX_PORTS],
+            ready: [0; MAX_PORTS],
+            wants: [0; MAX_PORTS],
+            grants: [0; MAX_PORTS],
+            sent: [0; MAX_PORTS],
+            used: [0; MAX_PORTS],
+        }
+    }
+}
 
 /// A crossbar as an allocator sees it in one cycle.
 pub(super) trait Crossbar {

@@ -18,7 +18,7 @@
 
 mod crossbar;
 mod deadlock;
-use crossbar::XbarScratch;
+use matching::XbarScratch;
 mod input;
 mod islip;
 pub(crate) mod marking;

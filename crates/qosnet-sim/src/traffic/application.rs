@@ -23,7 +23,7 @@
 //! and endpoints report only whole messages of application flows (`net::AppDeliveries`):
 //! without `[[application]]` nothing here runs.
 
-use super::driver::{Birth, Traffic};
+use super::birth::Birth;
 use super::pattern::Pattern;
 use super::processors::{End, Processors};
 use super::{ProcessSpec, Source, TrafficSpec};
@@ -350,19 +350,21 @@ pub(crate) struct Applications {
     processors: Option<Processors>,
 }
 
-impl Traffic {
-    /// Add `jobs`: one source row per flow of each (never scheduled by the temporal
-    /// processes), so that per-flow tables, path choice and the NIC's IDTs cover them.
-    /// Returns the range of their flows. `processors`: each of the `nodes` nodes' processors,
-    /// shared by the ranks computing on it (`None`: a processor per rank).
-    pub fn add_applications(
-        &mut self,
+impl Applications {
+    /// The applications of `jobs`, with one source row per flow of each pushed onto
+    /// `sources` (and a spec per job onto `specs`), never scheduled by the temporal
+    /// processes, so that per-flow tables, path choice and the NIC's IDTs cover them.
+    /// `processors`: each of the `nodes` nodes' processors, shared by the ranks computing
+    /// on it (`None`: a processor per rank).
+    pub(crate) fn build(
         jobs: Vec<JobSpec>,
         seed: u64,
         processors: Option<u32>,
         nodes: usize,
-    ) -> (u32, u32) {
-        let first_flow = self.sources.len() as u32;
+        sources: &mut Vec<Source>,
+        specs: &mut Vec<TrafficSpec>,
+    ) -> Applications {
+        let first_flow = sources.len() as u32;
         let mut apps = Applications {
             jobs: Vec::new(),
             first_flow,
@@ -376,7 +378,7 @@ impl Traffic {
         };
         for (j, spec) in jobs.into_iter().enumerate() {
             let n = spec.nodes.len();
-            let spec_id = self.specs.len() as u32;
+            let spec_id = specs.len() as u32;
             let tspec = TrafficSpec {
                 class: spec.class,
                 process: ProcessSpec::Poisson,
@@ -395,15 +397,15 @@ impl Traffic {
             };
             let mut flow_of = vec![u32::MAX; n * n];
             for (k, (s, d)) in spec.pairs().into_iter().enumerate() {
-                flow_of[s as usize * n + d as usize] = self.sources.len() as u32;
+                flow_of[s as usize * n + d as usize] = sources.len() as u32;
                 let mut source = Source::new(spec.nodes[s as usize], spec_id, k as u32, &tspec, seed);
                 source.dst = spec.nodes[d as usize];
-                self.sources.push(source);
+                sources.push(source);
                 apps.flows.push((j as u32, s, d));
                 apps.in_flight.push(VecDeque::new());
             }
             let vtick = tspec.vtick;
-            self.specs.push(tspec);
+            specs.push(tspec);
             let mut compute_end = vec![Cycle::MAX; n];
             for r in 0..n as u32 {
                 if apps.processors.is_some() {
@@ -429,9 +431,7 @@ impl Traffic {
                 spec,
             });
         }
-        let end = self.sources.len() as u32;
-        self.apps = Some(Box::new(apps));
-        (first_flow, end)
+        apps
     }
 }
 

@@ -3,43 +3,14 @@
 //! (document 003 §4.2). Each cycle it says what is born — a message, or a video frame cut
 //! into messages — and leaves queueing it at the source to the endpoints.
 
+use super::application::{Applications, JobSpec};
+use super::birth::Birth;
 use super::calendar::Calendar;
 use super::video::frame_flits;
 use super::{ProcessSpec, Source, TrafficSpec};
-use crate::config::TrafficClass;
 use crate::ids::NodeId;
 use crate::unchecked::At;
 use crate::units::Cycle;
-
-/// What a due source creates now: `messages()` messages of `message_flits` flits (the
-/// last one the rest of `total`), from `node` to `dst`.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Birth {
-    pub node: NodeId,
-    pub dst: NodeId,
-    pub class: TrafficClass,
-    pub vtick: u32,
-    /// The source (its row of the per-flow table).
-    pub flow: u32,
-    /// The video frame, or `u32::MAX`.
-    pub frame: u32,
-    pub total: u32,
-    pub message_flits: u32,
-    pub packet_flits: u32,
-    /// The mix phase in force.
-    pub phase: usize,
-}
-
-impl Birth {
-    pub fn messages(&self) -> u32 {
-        self.total.div_ceil(self.message_flits)
-    }
-
-    /// The size of message `k`, flits.
-    pub fn size(&self, k: u32) -> u32 {
-        self.message_flits.min(self.total - k * self.message_flits)
-    }
-}
 
 /// The sources of a run and when each creates next.
 pub(crate) struct Traffic {
@@ -52,10 +23,25 @@ pub(crate) struct Traffic {
     /// The phase in force now.
     pub phase: usize,
     /// Application models (`[[application]]`, document 001 §4.2), if the run has any.
-    pub apps: Option<Box<super::application::Applications>>,
+    pub apps: Option<Box<Applications>>,
 }
 
 impl Traffic {
+    /// Add `jobs` (`Applications::build`: a source row per flow of each); returns the
+    /// range of their flows.
+    pub fn add_applications(
+        &mut self,
+        jobs: Vec<JobSpec>,
+        seed: u64,
+        processors: Option<u32>,
+        nodes: usize,
+    ) -> (u32, u32) {
+        let first = self.sources.len() as u32;
+        let apps = Applications::build(jobs, seed, processors, nodes, &mut self.sources, &mut self.specs);
+        self.apps = Some(Box::new(apps));
+        (first, self.sources.len() as u32)
+    }
+
     /// The sources of `specs` at their nodes (`spec_nodes[spec]`), seeded from `seed`, with
     /// the mix's phases starting at `phase_starts`. Calls `each` with every source made.
     pub fn new(

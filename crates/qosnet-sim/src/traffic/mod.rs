@@ -2,6 +2,7 @@
 //! (spatial [`pattern`]). One RNG stream per source, derived from the master seed.
 
 pub mod application;
+pub(crate) mod birth;
 mod calendar;
 pub(crate) mod driver;
 pub mod on_off;
