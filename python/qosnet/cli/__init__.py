@@ -1,6 +1,7 @@
 """The `qosnet` command (`app`, the console script's entry point): one module per job.
 
 - `simulate`: `run` and `validate` a configuration;
+- `convert`: a BookSim2 configuration file as qosnet's TOML;
 - `bench`: the simulator's speed, beside BookSim2's, or admission decisions' speed;
 - `crosscheck`: zero-load latency and saturation beside BookSim2's on matched configurations;
 - `reproduce`: a document's experiments, tables, figures and report;
@@ -24,6 +25,7 @@ import typer
 from qosnet import __version__
 from qosnet.cli import (
     bench,
+    convert,
     crosscheck,
     flows,
     jobs,
@@ -70,6 +72,7 @@ def main(
 # Registered in the order `qosnet --help` lists them.
 app.command()(simulate.run)
 app.command()(simulate.validate)
+app.command()(convert.convert)
 app.command()(bench.bench)
 app.command()(crosscheck.crosscheck)
 app.command()(reproduce.reproduce)
