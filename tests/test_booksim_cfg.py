@@ -130,7 +130,11 @@ def test_defaults_are_booksim2s():
         # no switch-allocation cycle: the crossbar stage takes one of st_final's
         ("sw_alloc_delay = 0; st_final_delay = 2;", "router.pipeline", None),
         ("credit_delay = 2;", "router.credit_latency", 3),
-        ("input_speedup = 2; output_speedup = 2;", "router.speedup", 2),
+        (
+            "input_speedup = 2; output_speedup = 2; sw_allocator = separable_input_first;",
+            "router.speedup",
+            2,
+        ),
         ("internal_speedup = 1.0;", "router.speedup", 1),
         ("traffic = bitcomp;", "traffic[0].pattern.kind", "bit_complement"),
         ("traffic = bitrev;", "traffic[0].pattern.kind", "bit_reversal"),
@@ -210,6 +214,11 @@ def test_unsupported_topology_and_routing_name_what_is_supported():
         ("arb_type = matrix;", "arb_type", "round_robin"),
         ("input_speedup = 2;", "input_speedup", "inputs and outputs alike"),
         ("internal_speedup = 2.0;", "internal_speedup", "2.0 is not supported"),
+        (
+            "input_speedup = 2; output_speedup = 2;",
+            "sw_allocator",
+            "islip with input_speedup = output_speedup = 2 is not supported",
+        ),
         ("traffic = randperm;", "traffic", "supports uniform, transpose, bitcomp"),
         ("traffic = {uniform,transpose};", "traffic", "one value per traffic class"),
         ("packet_size = {1,40};", "packet_size", "one packet size"),

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import tomli_w
@@ -39,7 +38,6 @@ __all__ = [
     "BooksimValue",
     "Conversion",
     "convert",
-    "is_booksim_path",
     "looks_like_booksim",
     "parse",
     "to_toml",
@@ -136,11 +134,6 @@ def looks_like_booksim(text: str) -> bool:
             return False
         statements += 1
     return statements > 0
-
-
-def is_booksim_path(path: Path) -> bool:
-    """A file taken as BookSim2's: named `*.cfg`."""
-    return path.suffix == ".cfg"
 
 
 # ---------------------------------------------------------------------------------------
@@ -499,6 +492,12 @@ def _router(r: _Reader, hop_latency: int) -> dict[str, Any]:
             f"input_speedup = {speedups[0]} with output_speedup = {speedups[1]} is not "
             "supported: qosnet's router.speedup expands crossbar inputs and outputs alike; "
             "give them the same value",
+        )
+    if speedups[0] > 1 and SW_ALLOCATORS.get(sw) in ("islip", "wavefront"):
+        r.refuse(
+            "sw_allocator",
+            f"{sw} with input_speedup = output_speedup = {speedups[0]} is not supported: "
+            "qosnet's speedup needs separable_input_first",
         )
     internal = r.number("internal_speedup")
     if internal != 1.0:
