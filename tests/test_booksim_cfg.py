@@ -370,3 +370,15 @@ def test_crosscheck_runs_a_cfg_on_both_sides(small_cfg: Path, tmp_path: Path):
     row = pd.read_csv(out / "crosscheck.csv").iloc[0]
     assert row["case"] == "mesh44" and row["pattern"] == "uniform" and row["vcs"] == 16
     assert row["booksim2_status"] == "found" and row["qosnet_status"] == "found"
+
+
+def test_each_booksim2_key_has_one_fate():
+    from qosnet import booksim_cfg
+
+    tables = [booksim_cfg._MAPPED, booksim_cfg._FIXED, booksim_cfg._INERT, booksim_cfg._IGNORED]
+    seen: set[str] = set()
+    for table in tables:
+        assert not seen & set(table), seen & set(table)
+        seen |= set(table)
+    # (every key of BookSim2's booksim_config.cpp at commit 28f43299, checked against it)
+    assert len(seen) == 155
