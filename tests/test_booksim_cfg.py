@@ -301,6 +301,8 @@ def test_run_and_validate_take_a_cfg(small_cfg: Path):
     assert '"offered_flits_per_node_cycle"' in result.output
     result = CliRunner().invoke(app, ["validate", str(small_cfg)])
     assert result.exit_code == 0 and result.output.startswith("ok"), result.output
+    # the keys that change nothing are named, not passed over
+    assert "note: BookSim2 keys that change nothing in qosnet's run: watch_out" in (result.output)
     # recognised by content whatever the name; --set applies to the converted configuration
     other = small_cfg.with_suffix(".txt")
     other.write_text(small_cfg.read_text())

@@ -38,6 +38,7 @@ __all__ = [
     "BooksimValue",
     "Conversion",
     "convert",
+    "is_booksim",
     "looks_like_booksim",
     "parse",
     "to_toml",
@@ -134,6 +135,11 @@ def looks_like_booksim(text: str) -> bool:
             return False
         statements += 1
     return statements > 0
+
+
+def is_booksim(name: str, text: str) -> bool:
+    """Whether a file is read as BookSim2's: named `*.cfg`, or reading as one."""
+    return name.endswith(".cfg") or looks_like_booksim(text)
 
 
 # ---------------------------------------------------------------------------------------

@@ -106,14 +106,14 @@ def load_config(
         _not_too_deep(lambda: nesting.check_object(source), "<dict>")
         data, found_dir = copy.deepcopy(dict(source)), None
     elif isinstance(source, str) and _looks_like_text(source):
-        data, found_dir = _parse_text(source, "<text>", booksim=False), None
+        data, found_dir = _parse_text(source, "<text>"), None
     else:
         path = Path(source)
         text = path.read_text(encoding="utf-8")
         if path.suffix == ".json":
             data = _parse_json(text, str(path))
         else:
-            data = _parse_text(text, str(path), booksim=path.suffix == ".cfg")
+            data = _parse_text(text, str(path))
         found_dir = path.resolve().parent
     for override in overrides:
         keys, value = parse_override(override)
@@ -154,12 +154,12 @@ def _not_too_deep(check: Callable[[], None], where: str) -> None:
         raise config_error([("<root>", f"{where}: {e}")]) from None
 
 
-def _parse_text(text: str, where: str, booksim: bool) -> dict[str, Any]:
-    """TOML, or a BookSim2 configuration (`booksim`: named `*.cfg`; else recognised by its
+def _parse_text(text: str, where: str) -> dict[str, Any]:
+    """TOML, or a BookSim2 configuration (named `*.cfg`, or recognised by its
     `name = value;` statements) converted to qosnet's (`booksim_cfg`)."""
     from qosnet import booksim_cfg
 
-    if booksim or booksim_cfg.looks_like_booksim(text):
+    if booksim_cfg.is_booksim(where, text):
         return booksim_cfg.convert(text, where).config
     return _parse_toml(text, where)
 
