@@ -89,8 +89,9 @@ def load_config(
 ) -> LoadedConfig:
     """Read a configuration and apply overrides like `traffic[0].load=0.5`.
 
-    `source` is a path (TOML, or JSON when it ends in `.json`), TOML text (a string holding
-    a newline or an `=` that is not an existing file), a dict, or a LoadedConfig. Relative
+    `source` is a path (TOML, JSON when it ends in `.json`, a BookSim2 configuration when
+    it ends in `.cfg` or reads as one), TOML or BookSim2 text (a string holding a newline or
+    an `=` that is not an existing file), a dict, or a LoadedConfig. Relative
     file paths in the configuration resolve against `base_dir`, by default the directory of
     the file. Raises OSError for an unreadable file, ConfigError for text that does not
     parse, OverrideError naming the first override that cannot be applied.
@@ -105,14 +106,14 @@ def load_config(
         _not_too_deep(lambda: nesting.check_object(source), "<dict>")
         data, found_dir = copy.deepcopy(dict(source)), None
     elif isinstance(source, str) and _looks_like_text(source):
-        data, found_dir = _parse_toml(source, "<text>"), None
+        data, found_dir = _parse_text(source, "<text>"), None
     else:
         path = Path(source)
         text = path.read_text(encoding="utf-8")
         if path.suffix == ".json":
             data = _parse_json(text, str(path))
         else:
-            data = _parse_toml(text, str(path))
+            data = _parse_text(text, str(path))
         found_dir = path.resolve().parent
     for override in overrides:
         keys, value = parse_override(override)
@@ -151,6 +152,16 @@ def _not_too_deep(check: Callable[[], None], where: str) -> None:
         check()
     except nesting.TooDeep as e:
         raise config_error([("<root>", f"{where}: {e}")]) from None
+
+
+def _parse_text(text: str, where: str) -> dict[str, Any]:
+    """TOML, or a BookSim2 configuration (named `*.cfg`, or recognised by its
+    `name = value;` statements) converted to qosnet's (`booksim_cfg`)."""
+    from qosnet import booksim_cfg
+
+    if booksim_cfg.is_booksim(where, text):
+        return booksim_cfg.convert(text, where).config
+    return _parse_toml(text, where)
 
 
 def _parse_toml(text: str, where: str) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from typing import Any
 
 import pandas as pd
 
-from qosnet import _core
+from qosnet import _core, booksim_cfg
 from qosnet.pool import Outcome, Pool, map_unordered
 
 __all__ = [
@@ -45,6 +45,7 @@ __all__ = [
     "Plan",
     "Search",
     "booksim_point",
+    "file_case",
     "load_plan",
     "qosnet_point",
     "run_plan",
@@ -52,16 +53,9 @@ __all__ = [
     "summarise",
 ]
 
-#: Pattern names: qosnet's `pattern.kind` -> BookSim2's `traffic`.
-BOOKSIM_TRAFFIC = {
-    "uniform": "uniform",
-    "transpose": "transpose",
-    "bit_complement": "bitcomp",
-    "bit_reversal": "bitrev",
-    "perfect_shuffle": "shuffle",
-    "tornado": "tornado",
-    "neighbour": "neighbor",
-}
+#: Pattern names: qosnet's `pattern.kind` -> BookSim2's `traffic` (the inverse of the
+#: reader's table, so the two directions cannot disagree).
+BOOKSIM_TRAFFIC = {ours: theirs for theirs, ours in booksim_cfg.TRAFFIC.items()}
 
 #: Accepted traffic below this fraction of offered: saturated (as `qosnet sweep`'s rule).
 ACCEPTED_FRACTION = 0.95
@@ -113,32 +107,48 @@ class Case:
     #: The saturation search's (low, high) when the group sets its own (`[[group]]`'s
     #: `low`, `high`), else `[measure]`'s.
     bracket: tuple[float, float] | None = None
+    #: A user's BookSim2 file run as it is (`file_case`): qosnet runs its conversion
+    #: (`qosnet.booksim_cfg`), BookSim2 the file; only the load and window vary.
+    source: Path | None = None
 
     @property
     def name(self) -> str:
+        if self.source is not None:
+            return self.base
         return f"{self.base}-{self.vcs}vc-{self.packet_flits}flit-{self.pattern}"
+
+    @property
+    def qosnet_config(self) -> Path:
+        return self.source or self.directory / f"{self.base}.toml"
 
     def qosnet_overrides(self, load: float, window: int | None = None) -> list[str]:
         """The case and `load` on the base; `window`: the measurement window in cycles
         (the base's when None)."""
-        return [
+        case = [
             f"router.vcs={self.vcs}",
             f"traffic[0].message_flits={self.packet_flits}",
             f"traffic[0].packet_flits={self.packet_flits}",
             f'traffic[0].pattern={{ kind = "{self.pattern}" }}',
-            f"traffic[0].load={load!r}",
-        ] + ([f"simulation.measure={window}"] if window is not None else [])
+        ]
+        return (
+            (case if self.source is None else [])
+            + [f"traffic[0].load={load!r}"]
+            + ([f"simulation.measure={window}"] if window is not None else [])
+        )
 
     def booksim_input(self, load: float, latency_limit: float, window: int | None = None) -> str:
         """The base BookSim2 input with this case's fields and `load` set; `window`: one
         measured sample of that many cycles after a warm-up period as long (the base's
         periods when None)."""
-        text = (self.directory / "booksim2" / f"{self.base}.cfg").read_text(encoding="utf-8")
+        cfg = self.source or self.directory / "booksim2" / f"{self.base}.cfg"
+        text = cfg.read_text(encoding="utf-8")
         values = {
             "num_vcs": str(self.vcs),
             "packet_size": str(self.packet_flits),
             "traffic": BOOKSIM_TRAFFIC[self.pattern],
             "injection_rate": repr(load),
+            # (`load` is in flits/node/cycle, as qosnet's; a user's file may count packets)
+            "injection_rate_uses_flits": "1",
             "latency_thres": repr(float(latency_limit)),
         }
         if window is not None:
@@ -151,6 +161,21 @@ class Case:
             if n == 0:
                 text += f"\n{line}"
         return text + "\n"
+
+
+def file_case(path: Path) -> Case:
+    """A BookSim2 configuration file as one case: its own VCs, packet size and pattern
+    (read through `qosnet.booksim_cfg`, which refuses what qosnet cannot run)."""
+    config = booksim_cfg.convert(path.read_text(encoding="utf-8"), str(path)).config
+    traffic = config["traffic"][0]
+    return Case(
+        path.stem,
+        config["router"]["vcs"],
+        traffic["packet_flits"],
+        traffic["pattern"]["kind"],
+        path.parent,
+        source=path,
+    )
 
 
 @dataclass(frozen=True)
@@ -219,8 +244,7 @@ class Point:
 def qosnet_point(case: Case, load: float, limits: Limits, window: int | None = None) -> Point:
     from qosnet import api
 
-    config = case.directory / f"{case.base}.toml"
-    result = api.run(config, case.qosnet_overrides(load, window))
+    result = api.run(case.qosnet_config, case.qosnet_overrides(load, window))
     row = result.classes.iloc[0]
     accepted = float(row["accepted_flits_per_node_cycle"])
     offered = float(row["offered_flits_per_node_cycle"])

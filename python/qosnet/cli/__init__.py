@@ -2,6 +2,7 @@
 
 - `simulate`: `run` and `validate` a configuration;
 - `config`: the configuration's reference and JSON Schema;
+- `convert`: a BookSim2 configuration file as qosnet's TOML;
 - `bench`: the simulator's speed, beside BookSim2's, or admission decisions' speed;
 - `crosscheck`: zero-load latency and saturation beside BookSim2's on matched configurations;
 - `reproduce`: a document's experiments, tables, figures and report;
@@ -26,6 +27,7 @@ from qosnet import __version__
 from qosnet.cli import (
     bench,
     config,
+    convert,
     crosscheck,
     flows,
     jobs,
@@ -73,6 +75,7 @@ def main(
 app.command()(simulate.run)
 app.command()(simulate.validate)
 app.add_typer(config.config_app, name="config")
+app.command()(convert.convert)
 app.command()(bench.bench)
 app.command()(crosscheck.crosscheck)
 app.command()(reproduce.reproduce)

@@ -33,7 +33,11 @@ __all__ = [
 
 ConfigArg = Annotated[
     Path,
-    typer.Argument(help="Configuration file (TOML, or JSON ending in .json).", show_default=False),
+    typer.Argument(
+        help="Configuration file (TOML, JSON ending in .json, or a BookSim2 file: *.cfg, "
+        "or `name = value;` lines).",
+        show_default=False,
+    ),
 ]
 SetOption = Annotated[
     list[str] | None,

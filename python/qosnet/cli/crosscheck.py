@@ -25,6 +25,14 @@ def _num(x: Any, fmt: str) -> str:
 
 
 def crosscheck(
+    config: Annotated[
+        Path | None,
+        typer.Argument(
+            help="A BookSim2 configuration file to run as one case, on qosnet (converted) "
+            "and on BookSim2 as it is (default: the cases of cases.toml).",
+            show_default=False,
+        ),
+    ] = None,
     booksim: Annotated[
         Path | None,
         typer.Option(
@@ -62,30 +70,48 @@ def crosscheck(
 ) -> None:
     """Zero-load latency and saturation load of qosnet and BookSim2, side by side, on the
     matched configurations (configs/validation/README.md says how each parameter of
-    BookSim2's `iq` router is matched). Writes one row per case with qosnet's difference
-    from BookSim2, and every run the saturation searches made, updated as each search
-    ends."""
-    from qosnet.crosscheck import load_plan, points_table, run_plan, summarise
+    BookSim2's `iq` router is matched), or on a BookSim2 file given as CONFIG. Writes one
+    row per case with qosnet's difference from BookSim2, and every run the saturation
+    searches made, updated as each search ends."""
+    from qosnet.crosscheck import (
+        Limits,
+        Plan,
+        file_case,
+        load_plan,
+        points_table,
+        run_plan,
+        summarise,
+    )
     from qosnet.reproduce.runner import configs_dir
     from qosnet.tables import write
 
-    with user_errors():
+    with user_errors(config):
         try:
             found = directory or configs_dir("validation")
         except FileNotFoundError:
             found = None
-        if found is None or not (found / "cases.toml").is_file():
+        cases_file = found / "cases.toml" if found is not None else None
+        if cases_file is not None and not cases_file.is_file():
+            cases_file = None
+        if config is None and cases_file is None:
             err("error: no configs/validation/cases.toml found; pass --dir")
             raise typer.Exit(1)
         if booksim is not None:
             booksim = booksim_program(booksim)
         try:
-            plan = load_plan(found, cases or ())
+            if config is not None:
+                # (a file's case is measured as the matched cases are: by cases.toml's
+                # [measure] when there is one)
+                limits = load_plan(cases_file.parent).limits if cases_file else Limits()
+                plan = Plan([file_case(config)], limits)
+            else:
+                assert cases_file is not None
+                plan = load_plan(cases_file.parent, cases or ())
         except ValueError as e:
             err(f"error: {e}")
             raise typer.Exit(1) from None
         if not plan.cases:
-            err(f"error: no case of {found / 'cases.toml'} matches {cases}")
+            err(f"error: no case of {cases_file} matches {cases}")
             raise typer.Exit(1)
         pool = pool_options(jobs, scheduler)
         n = len(plan.cases) * (2 if booksim else 1)

@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from qosnet._core import ConfigError
 from qosnet.cli.common import (
     ConfigArg,
     SetOption,
@@ -111,6 +112,7 @@ def run(
                 by_class.add_row(column, *values, unit_of(column))
         console.print(by_class)
     _warn(result.summary)
+    _booksim_notes(config)
     if output is not None:
         written = sorted(p.name for p in output.iterdir() if p.is_file())
         console.print(f"wrote {escape(str(output))}/: {', '.join(written)}")
@@ -162,3 +164,24 @@ def validate(config: ConfigArg, sets: SetOption = None) -> None:
     typer.echo("ok")
     typer.echo(f"memory: {checked.memory}")
     typer.echo(f"cost: {checked.cost}")
+    _booksim_notes(config)
+
+
+def _booksim_notes(config: Path) -> None:
+    """A BookSim2 file's keys that change nothing in qosnet's run, named on stderr: the
+    file gave them, so they are not passed over in silence (`qosnet convert` says why)."""
+    from qosnet import booksim_cfg
+
+    try:
+        text = config.read_text(encoding="utf-8")
+        if not booksim_cfg.is_booksim(config.name, text):
+            return
+        ignored = booksim_cfg.convert(text, str(config)).ignored
+    except (OSError, UnicodeDecodeError, ConfigError):
+        return  # (the run or the check has reported it)
+    if ignored:
+        names = ", ".join(key for key, _, _ in ignored)
+        err(
+            f"note: BookSim2 keys that change nothing in qosnet's run: {names} "
+            f"(qosnet convert {config} says why)"
+        )

@@ -1,0 +1,601 @@
+"""BookSim2 configuration files, read as they are (issue 39).
+
+A BookSim2 user's input (`topology = mesh; k = 8; ...`) becomes a qosnet configuration (a
+dict, as a TOML file would give) with the same meaning, for BookSim2's input-queued `iq`
+router on a mesh or a torus: `configs/validation/README.md` is how each of that router's
+parameters is matched, and `docs/booksim2.md` lists every BookSim2 key and what becomes of
+it. Keys a file leaves out take BookSim2's defaults, not qosnet's: the file means what it
+means to BookSim2.
+
+Every BookSim2 key is in exactly one of four tables here:
+- `_MAPPED`: translated into qosnet's configuration;
+- `_FIXED`: qosnet models only BookSim2's default value (a file setting another is refused,
+  naming the key, the value and what qosnet supports);
+- `_INERT`: read by BookSim2 only in a mode qosnet refuses anyway (batch traffic, read/write
+  transactions, other topologies), so in an accepted file they change nothing;
+- `_IGNORED`: no effect on what is simulated (output files, power model, stopping rules that
+  qosnet replaces with a fixed window); listed with the reason in `qosnet convert`'s output.
+A key in none of them is not a BookSim2 key, and is refused as BookSim2 itself would.
+
+The syntax is BookSim2's (its `config.l`/`config.y`): statements `name = value;`, `//`
+comments to the end of a line, values that are integers, decimals (with exponents), bare
+words (`mesh`, `dim_order`, `-`) or brace lists (`{uniform,transpose}`, one per traffic
+class).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import tomli_w
+
+from qosnet._core import ConfigError
+from qosnet.config import config_error
+
+__all__ = [
+    "BooksimValue",
+    "Conversion",
+    "convert",
+    "is_booksim",
+    "looks_like_booksim",
+    "parse",
+    "to_toml",
+]
+
+BooksimValue = int | float | str
+
+#: One token of BookSim2's syntax. Words may hold `-`, `/`, `.`, `+`, parentheses and
+#: braces after their first character (hotspot({0,5},{1,1}) is one word to BookSim2).
+_TOKEN = re.compile(
+    r"""
+    (?P<space>[ \t\r\n]+)
+  | (?P<comment>//[^\n]*)
+  | (?P<list>\{[A-Za-z0-9_\-.(){},]+\})
+  | (?P<float>-?(?:[0-9]*\.)?[0-9]+[eE][+-]?[0-9]+|-?[0-9]*\.[0-9]+)
+  | (?P<int>-?[0-9]+)
+  | (?P<word>[A-Za-z_\-/.][A-Za-z0-9_\-/.+(){},]*)
+  | (?P<punct>[=;])
+    """,
+    re.VERBOSE,
+)
+
+
+#: The longest number read (Python refuses to convert integers past 4300 digits; no
+#: BookSim2 parameter needs more than a few).
+_MAX_DIGITS = 100
+
+
+def _error(key: str, message: str) -> ConfigError:
+    return config_error([(key, message)])
+
+
+def parse(text: str, where: str = "<text>") -> dict[str, BooksimValue]:
+    """The assignments of a BookSim2 configuration, in file order (a key given twice keeps
+    its last value, as in BookSim2). Raises ConfigError naming the line of a syntax error."""
+    tokens: list[tuple[str, str, int]] = []
+    line, pos = 1, 0
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            raise _error("<root>", f"{where}, line {line}: unexpected {text[pos]!r}")
+        kind = m.lastgroup or ""
+        if kind not in ("space", "comment"):
+            tokens.append((kind, m.group(), line))
+        line += m.group().count("\n")
+        pos = m.end()
+    values: dict[str, BooksimValue] = {}
+    i = 0
+    while i < len(tokens):
+        statement = tokens[i : i + 4]
+        kinds = [t[0] for t in statement]
+        at = statement[0][2]
+        if (
+            len(statement) < 4
+            or kinds[0] != "word"
+            or statement[1][1] != "="
+            or kinds[2] not in ("int", "float", "word", "list")
+            or statement[3][1] != ";"
+        ):
+            shown = " ".join(t[1] for t in statement)
+            raise _error(
+                "<root>",
+                f"{where}, line {at}: expected `name = value;`, got {shown!r}",
+            )
+        name, raw = statement[0][1], statement[2][1]
+        value: BooksimValue
+        if kinds[2] in ("int", "float") and len(raw) > _MAX_DIGITS:
+            raise _error(name, f"{where}, line {at}: a number of {len(raw)} characters")
+        if kinds[2] == "int":
+            value = int(raw)
+        elif kinds[2] == "float":
+            value = float(raw)
+        else:
+            value = raw
+        values.pop(name, None)
+        values[name] = value
+        i += 4
+    return values
+
+
+_STATEMENTS = re.compile(r"^(\s*[A-Za-z_][A-Za-z0-9_]*\s*=\s*[^;=\n]+;)+\s*(//.*)?$")
+
+
+def looks_like_booksim(text: str) -> bool:
+    """Whether `text` reads as a BookSim2 configuration rather than TOML: every line that is
+    not blank or a `//` comment holds `name = value;` statements, and there is one at least.
+    (A TOML file never ends a line in `;` nor starts a comment with `//`.)"""
+    statements = 0
+    for raw in text.splitlines():
+        stripped = raw.strip()
+        if not stripped or stripped.startswith("//"):
+            continue
+        if not _STATEMENTS.match(raw):
+            return False
+        statements += 1
+    return statements > 0
+
+
+def is_booksim(name: str, text: str) -> bool:
+    """Whether a file is read as BookSim2's: named `*.cfg`, or reading as one."""
+    return name.endswith(".cfg") or looks_like_booksim(text)
+
+
+# ---------------------------------------------------------------------------------------
+# BookSim2's keys, and what becomes of each. Defaults are BookSim2's (booksim_config.cpp).
+
+#: Translated into qosnet's configuration (see `convert`): key -> BookSim2's default.
+_MAPPED: dict[str, BooksimValue] = {
+    "topology": "torus",
+    "k": 8,
+    "n": 2,
+    "routing_function": "none",
+    "use_noc_latency": 1,
+    "router": "iq",
+    "num_vcs": 16,
+    "vc_buf_size": 8,
+    "wait_for_tail_credit": 0,
+    "vc_allocator": "islip",
+    "sw_allocator": "islip",
+    "arb_type": "round_robin",
+    "alloc_iters": 1,
+    "routing_delay": 1,
+    "vc_alloc_delay": 1,
+    "sw_alloc_delay": 1,
+    "st_prepare_delay": 0,
+    "st_final_delay": 1,
+    "credit_delay": 0,
+    "input_speedup": 1,
+    "output_speedup": 1,
+    "internal_speedup": 1.0,
+    "traffic": "uniform",
+    "injection_process": "bernoulli",
+    "injection_rate": 0.1,
+    "injection_rate_uses_flits": 0,
+    "packet_size": 1,
+    "sim_type": "latency",
+    "warmup_periods": 3,
+    "sample_period": 1000,
+    "max_samples": 10,
+    "seed": 0,
+}
+
+#: qosnet models only BookSim2's default of these: key -> (default, what it means).
+_FIXED: dict[str, tuple[BooksimValue, str]] = {
+    "subnets": (1, "one network (qosnet has no parallel subnetworks)"),
+    "link_failures": (0, "no failed links"),
+    "output_buffer_size": (
+        -1,
+        "BookSim2's unbounded output queue (qosnet's output stage holds one flit a VC)",
+    ),
+    "noq": (0, "no next-hop output queueing"),
+    "speculative": (0, "non-speculative switch allocation"),
+    "buf_size": (-1, "a buffer of vc_buf_size flits per VC"),
+    "buffer_policy": ("private", "a private buffer per VC"),
+    "vc_busy_when_full": (0, "a full VC stays allocatable"),
+    "vc_prioritize_empty": (0, "no preference for empty VCs"),
+    "vc_priority_donation": (0, "no priority donation"),
+    "vc_shuffle_requests": (0, "VC requests in port order"),
+    "hold_switch_for_packet": (0, "the switch allocated flit by flit"),
+    "vct": (0, "wormhole flow control (no virtual cut-through)"),
+    "classes": (1, "one traffic class"),
+    "priority": ("none", "no message priorities"),
+    "use_read_write": (0, "plain packets (no read/write transactions)"),
+    "measure_stats": (1, "statistics measured for the traffic"),
+    "include_queuing": (1, "latency counted from creation (source queueing included)"),
+    "sim_count": (1, "one simulation a run"),
+}
+
+#: Read by BookSim2 only in a mode that qosnet refuses when it is selected (the key that
+#: selects it is in `_FIXED` or `_MAPPED`): key -> that mode.
+_INERT: dict[str, str] = {
+    **{k: "topologies other than mesh and torus" for k in ("c", "x", "y", "xr", "yr")},
+    **{k: "topologies other than mesh and torus" for k in ("in_ports", "out_ports")},
+    "channel_file": "topology = anynet",
+    "network_file": "topology = anynet",
+    "fail_seed": "link_failures > 0",
+    **{
+        k: "speculative = 1"
+        for k in ("spec_check_elig", "spec_check_cred", "spec_mask_by_reqs", "spec_sw_allocator")
+    },
+    **{
+        k: "buffer_policy other than private"
+        for k in (
+            "private_bufs",
+            "private_buf_size",
+            "private_buf_start_vc",
+            "private_buf_end_vc",
+            "max_held_slots",
+            "feedback_aging_scale",
+            "feedback_offset",
+        )
+    },
+    "class_priority": "classes > 1",
+    "packet_size_rate": "several packet sizes (packet_size = {...})",
+    "perm_seed": "traffic = randperm",
+    **{k: "injection_process = on_off" for k in ("burst_alpha", "burst_beta", "burst_r1")},
+    **{k: "sim_type = batch" for k in ("batch_size", "batch_count", "max_outstanding_requests")},
+    **{
+        f"{kind}_{part}": "use_read_write = 1"
+        for kind in ("read_request", "write_request", "read_reply", "write_reply")
+        for part in ("begin_vc", "end_vc", "subnet", "size")
+    },
+    "write_fraction": "use_read_write = 1",
+    # (only warm-up by convergence, warmup_periods = 0, which is refused, reads these)
+    "warmup_thres": "warmup_periods = 0",
+    "acc_warmup_thres": "warmup_periods = 0",
+}
+
+_POWER_KEYS = (
+    "H_INVD2 W_INVD2 H_DFQD1 W_DFQD1 H_ND2D1 W_ND2D1 H_SRAM W_SRAM Vdd R IoffSRAM IoffP IoffN "
+    "Cg_pwr Cd_pwr Cgdl Cg Cd LAMBDA MetalPitch Rw Cw_gnd Cw_cpl wire_length"
+).split()
+
+_OUTPUT_FILES = (
+    "watch_file watch_flits watch_packets watch_transactions watch_out stats_out "
+    "injected_flits_out received_flits_out stored_flits_out sent_flits_out "
+    "outstanding_credits_out ejected_flits_out active_packets_out used_credits_out "
+    "free_credits_out max_credits_out sent_packets_out"
+).split()
+
+#: No effect on what is simulated: key -> why it can be left aside.
+_IGNORED: dict[str, str] = {
+    **{k: "an output or tracing file of BookSim2's" for k in _OUTPUT_FILES},
+    "print_activity": "printing only",
+    "print_csv_results": "printing only",
+    "pair_stats": "extra statistics printed, not simulated behaviour",
+    "viewer_trace": "printing only",
+    "deadlock_warn_timeout": "a warning only (qosnet's watchdog detects deadlock)",
+    "output_delay": "not read by BookSim2's iq router",
+    **{k: "power model, not simulated behaviour" for k in _POWER_KEYS},
+    "sim_power": "power model, not simulated behaviour",
+    "power_output_file": "power model, not simulated behaviour",
+    "tech_file": "power model, not simulated behaviour",
+    "channel_width": "power model, not simulated behaviour",
+    "channel_sweep": "power model, not simulated behaviour",
+    "latency_thres": (
+        "BookSim2 abandons a run past it; qosnet runs the window and flags saturation"
+    ),
+    "stopping_thres": (
+        "BookSim2 may end a run early once latency converges; qosnet measures every sample"
+    ),
+    "acc_stopping_thres": (
+        "BookSim2 may end a run early once throughput converges; qosnet measures every sample"
+    ),
+}
+
+_KNOWN = set(_MAPPED) | set(_FIXED) | set(_INERT) | set(_IGNORED)
+
+#: BookSim2's `traffic` names -> qosnet's pattern kinds (same definitions on a k-ary n-cube).
+TRAFFIC = {
+    "uniform": "uniform",
+    "transpose": "transpose",
+    "bitcomp": "bit_complement",
+    "bitrev": "bit_reversal",
+    "shuffle": "perfect_shuffle",
+    "tornado": "tornado",
+    "neighbor": "neighbour",
+}
+
+#: BookSim2's `sw_allocator` names -> qosnet's `router.allocator.kind`.
+SW_ALLOCATORS = {
+    "islip": "islip",
+    "separable_input_first": "separable_input_first",
+    "wavefront": "wavefront",
+}
+
+#: BookSim2 VC allocators whose first stage hands an output port's free VCs out by round
+#: robin, as qosnet's `vc_selection = "round_robin"` (configs/validation/README.md).
+VC_ALLOCATORS = ("islip", "separable_input_first")
+
+#: Topologies qosnet runs and BookSim2's routing functions on each -> qosnet's routing
+#: kind. BookSim2 looks a function up as `<name>_<topology>`: `dor_torus` does not exist.
+ROUTING = {
+    "mesh": {"dim_order": "dor", "dor": "dor"},
+    "torus": {"dim_order": "dor_dateline"},
+}
+
+
+@dataclass
+class Conversion:
+    """A BookSim2 file as qosnet's configuration, and the keys it set that change nothing
+    in qosnet's run (key, value, why)."""
+
+    config: dict[str, Any]
+    ignored: list[tuple[str, BooksimValue, str]] = field(default_factory=list)
+
+
+def _choices(items: Any) -> str:
+    return ", ".join(str(i) for i in items)
+
+
+class _Reader:
+    """The file's values over BookSim2's defaults, and the refusals collected on the way
+    (every problem is reported at once, as the engine does)."""
+
+    def __init__(self, given: dict[str, BooksimValue]) -> None:
+        self.given = given
+        self.errors: list[tuple[str, str]] = []
+
+    def refuse(self, key: str, message: str) -> None:
+        self.errors.append((key, message))
+
+    def value(self, key: str) -> BooksimValue:
+        return self.given.get(key, _MAPPED[key])
+
+    def word(self, key: str) -> str:
+        v = self.value(key)
+        if isinstance(v, str) and v.startswith("{"):
+            self.refuse(key, f"{v}: one value per traffic class; qosnet reads one class")
+            return str(_MAPPED[key])
+        return str(v)
+
+    def integer(self, key: str, low: int = 0) -> int:
+        v = self.value(key)
+        if isinstance(v, bool) or not isinstance(v, int) or v < low:
+            self.refuse(key, f"must be an integer >= {low}, got {v}")
+            return max(low, int(_MAPPED[key]) if isinstance(_MAPPED[key], int) else low)
+        return v
+
+    def number(self, key: str) -> float:
+        v = self.value(key)
+        if isinstance(v, str):
+            if v.startswith("{"):
+                self.refuse(key, f"{v}: one value per traffic class; qosnet reads one class")
+            else:
+                self.refuse(key, f"must be a number, got {v}")
+            return float(_MAPPED[key])
+        return float(v)
+
+
+def convert(text: str, source: str = "<text>") -> Conversion:
+    """The qosnet configuration with the meaning of BookSim2 configuration `text`. Raises
+    ConfigError listing every key that qosnet cannot honour (key: value, what it supports)."""
+    given = parse(text, source)
+    r = _Reader(given)
+    ignored: list[tuple[str, BooksimValue, str]] = []
+    for key, value in given.items():
+        if key not in _KNOWN:
+            r.refuse(key, "not a BookSim2 configuration key")
+        elif key in _FIXED:
+            default, meaning = _FIXED[key]
+            if value != default and not (isinstance(default, int) and value == float(default)):
+                r.refuse(
+                    key,
+                    f"{value} is not supported: qosnet models only {key} = {default} ({meaning})",
+                )
+        elif key in _IGNORED:
+            ignored.append((key, value, _IGNORED[key]))
+        elif key in _INERT:
+            ignored.append((key, value, f"used by BookSim2 only with {_INERT[key]}"))
+
+    config: dict[str, Any] = {
+        "simulation": _simulation(r),
+        "topology": {},
+        "routing": {},
+        "router": {},
+        "endpoint": {"link_latency": 1, "output_stage": 1},
+        "traffic": [_traffic(r)],
+    }
+    hop_latency = _topology(r, config)
+    config["router"] = _router(r, hop_latency)
+    if r.errors:
+        raise config_error(r.errors)
+    return Conversion(config, ignored)
+
+
+def _simulation(r: _Reader) -> dict[str, Any]:
+    sim_type = r.word("sim_type")
+    if sim_type != "latency":
+        r.refuse(
+            "sim_type",
+            f"{sim_type} is not supported: qosnet runs sim_type = latency (a warm-up, a "
+            "measured window, then the measured packets drained)",
+        )
+    warmup = r.integer("warmup_periods")
+    if warmup == 0 and "warmup_periods" in r.given:
+        r.refuse(
+            "warmup_periods",
+            "0 (warm-up until converged) is not supported: qosnet warms up for a fixed "
+            "number of cycles; give warmup_periods >= 1",
+        )
+    warmup = max(warmup, 1)
+    period = r.integer("sample_period", 1)
+    samples = r.integer("max_samples", 1)
+    if samples <= warmup:
+        r.refuse(
+            "max_samples",
+            f"{samples} leaves no measured sample after warmup_periods = {warmup}: "
+            "BookSim2 counts the warm-up among max_samples",
+        )
+    seed = r.value("seed")
+    if not isinstance(seed, int) or seed < 0:
+        r.refuse("seed", f"{seed} is not supported: give a number >= 0 (runs are reproducible)")
+        seed = 0
+    # BookSim2 warms up for warmup_periods samples, then measures until latency converges
+    # or max_samples (warm-up included) have run: qosnet measures all of them.
+    return {
+        "seed": seed,
+        "warmup": warmup * period,
+        "measure": max(samples - warmup, 1) * period,
+    }
+
+
+def _topology(r: _Reader, config: dict[str, Any]) -> int:
+    """Fills `topology` and `routing`; returns a channel's latency in cycles."""
+    topology = r.word("topology")
+    k, n = r.integer("k", 2), r.integer("n", 1)
+    routing = r.word("routing_function")
+    if topology not in ROUTING:
+        r.refuse(
+            "topology",
+            f"{topology} is not supported yet: qosnet reads mesh and torus (k, n) from a "
+            "BookSim2 file",
+        )
+        return 1
+    config["topology"] = {"kind": topology, "k": k, "n": n}
+    functions = ROUTING[topology]
+    if routing not in functions:
+        r.refuse(
+            "routing_function",
+            f"{routing} is not supported on a {topology}: qosnet supports "
+            f"{_choices(functions)} there",
+        )
+    else:
+        config["routing"] = {"kind": functions[routing]}
+    # A folded torus's channels span two routers' pitch: BookSim2 gives them (and their
+    # credit channels) 2 cycles under use_noc_latency, a mesh's 1.
+    noc = r.integer("use_noc_latency")
+    return 2 if topology == "torus" and noc == 1 else 1
+
+
+def _router(r: _Reader, hop_latency: int) -> dict[str, Any]:
+    router = r.word("router")
+    if router != "iq":
+        r.refuse("router", f"{router} is not supported: qosnet models BookSim2's iq router")
+    vcs = r.integer("num_vcs", 1)
+    buffer = r.integer("vc_buf_size", 1)
+    tail_credit = r.integer("wait_for_tail_credit")
+    sw = r.word("sw_allocator")
+    if sw not in SW_ALLOCATORS:
+        r.refuse(
+            "sw_allocator", f"{sw} is not supported: qosnet supports {_choices(SW_ALLOCATORS)}"
+        )
+    vc = r.word("vc_allocator")
+    if vc not in VC_ALLOCATORS:
+        r.refuse(
+            "vc_allocator", f"{vc} is not supported: qosnet supports {_choices(VC_ALLOCATORS)}"
+        )
+    arb = r.word("arb_type")
+    if arb != "round_robin":
+        r.refuse("arb_type", f"{arb} is not supported: qosnet's arbiters are round_robin")
+    iterations = r.integer("alloc_iters", 1)
+    speedups = (r.integer("input_speedup", 1), r.integer("output_speedup", 1))
+    if speedups[0] != speedups[1]:
+        r.refuse(
+            "input_speedup",
+            f"input_speedup = {speedups[0]} with output_speedup = {speedups[1]} is not "
+            "supported: qosnet's router.speedup expands crossbar inputs and outputs alike; "
+            "give them the same value",
+        )
+    if speedups[0] > 1 and SW_ALLOCATORS.get(sw) in ("islip", "wavefront"):
+        r.refuse(
+            "sw_allocator",
+            f"{sw} with input_speedup = output_speedup = {speedups[0]} is not supported: "
+            "qosnet's speedup needs separable_input_first",
+        )
+    internal = r.number("internal_speedup")
+    if internal != 1.0:
+        r.refuse(
+            "internal_speedup",
+            f"{internal} is not supported: qosnet's routers run at the channels' clock "
+            "(internal_speedup = 1.0)",
+        )
+    # BookSim2's hop: routing, VC allocation, switch allocation, then the crossbar
+    # (st_prepare + st_final), then the channel. qosnet's stages: routing, vc_alloc,
+    # crossbar (switch allocation and traversal, at least a cycle), output.
+    switch = r.integer("sw_alloc_delay") + r.integer("st_prepare_delay")
+    final = r.integer("st_final_delay")
+    if switch == 0:
+        if final == 0:
+            r.refuse(
+                "st_final_delay",
+                "0 with sw_alloc_delay = st_prepare_delay = 0 is not supported: qosnet's "
+                "crossbar stage takes a cycle at least",
+            )
+        switch, final = 1, max(final - 1, 0)
+    allocator: dict[str, Any] = {"kind": SW_ALLOCATORS.get(sw, "islip")}
+    if allocator["kind"] != "wavefront":
+        allocator["iterations"] = iterations
+    return {
+        "vcs": vcs,
+        "input_buffer": buffer,
+        # (BookSim2's credits count the downstream input buffer only; the output stage's
+        # one-flit register a VC holds a flit already out of it)
+        "output_buffer": 1,
+        "pipeline": {
+            "sync": 0,
+            "routing": r.integer("routing_delay"),
+            "vc_alloc": r.integer("vc_alloc_delay"),
+            "crossbar": switch,
+            "output": final,
+        },
+        "link_latency": hop_latency,
+        # (BookSim2 holds a received credit credit_delay cycles before it counts)
+        "credit_latency": hop_latency + r.integer("credit_delay"),
+        "speedup": speedups[0],
+        "vc_release": "tail_credit" if tail_credit else "tail_sent",
+        "allocator": allocator,
+        "vc_selection": "round_robin",
+        "crossbar_scheduler": {"kind": "round_robin"},
+        "output_scheduler": {"kind": "round_robin"},
+    }
+
+
+def _traffic(r: _Reader) -> dict[str, Any]:
+    pattern = r.word("traffic")
+    if pattern not in TRAFFIC:
+        r.refuse("traffic", f"{pattern} is not supported: qosnet supports {_choices(TRAFFIC)}")
+    process = r.word("injection_process")
+    if process != "bernoulli":
+        r.refuse(
+            "injection_process",
+            f"{process} is not supported: qosnet supports bernoulli from a BookSim2 file",
+        )
+    size_value = r.value("packet_size")
+    if isinstance(size_value, str):
+        r.refuse("packet_size", f"{size_value}: qosnet reads one packet size")
+        size = 1
+    else:
+        size = r.integer("packet_size", 1)
+    rate = r.number("injection_rate")
+    # BookSim2's rate is in packets a node a cycle unless injection_rate_uses_flits
+    load = rate if r.integer("injection_rate_uses_flits") else rate * size
+    if not 0 <= load <= 1:
+        r.refuse(
+            "injection_rate",
+            f"{rate} is {load:g} flits/node/cycle: must be between 0 and 1 (a channel's capacity)",
+        )
+    return {
+        "process": "bernoulli",
+        "load": load,
+        "message_flits": size,
+        "packet_flits": size,
+        # BookSim2's uniform traffic may pick the source; its permutations' fixed points
+        # send to themselves
+        "self_traffic": True,
+        "pattern": {"kind": TRAFFIC.get(pattern, "uniform")},
+    }
+
+
+def to_toml(conversion: Conversion, source: str) -> str:
+    """The configuration as a TOML file naming its source and the keys left aside."""
+    head = [
+        f"# qosnet configuration converted from the BookSim2 file {source}",
+        "# (`qosnet convert`; docs/booksim2.md says how each BookSim2 key is mapped).",
+    ]
+    if conversion.ignored:
+        head.append("# BookSim2 keys that change nothing in this run:")
+        head += [f"#   {k} = {v}: {why}" for k, v, why in conversion.ignored]
+    return "\n".join(head) + "\n\n" + tomli_w.dumps(conversion.config)

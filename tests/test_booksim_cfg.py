@@ -1,0 +1,386 @@
+"""BookSim2 configuration files (issue 39, `qosnet.booksim_cfg`): the syntax, every mapped
+key, BookSim2's defaults, the refusals and their messages, the keys left aside, the
+commands that take a `.cfg` (run, validate, convert, sweep, crosscheck), and the shipped
+BookSim2 inputs of configs/validation converting to their matched qosnet configurations.
+
+The snippets are written here in BookSim2's syntax; BookSim2's own example files are not
+shipped (docs/booksim2.md tables what becomes of each)."""
+
+import stat
+import tomllib
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from qosnet import _core
+from qosnet.booksim_cfg import convert, looks_like_booksim, parse, to_toml
+from qosnet.cli import app
+from qosnet.config import load_config, simulation
+
+ROOT = Path(__file__).resolve().parents[1]
+VALIDATION = ROOT / "configs" / "validation"
+
+MESH = "topology = mesh;\nk = 4;\nn = 2;\nrouting_function = dim_order;\n"
+#: A short run: 200 cycles of warm-up, 400 measured.
+SHORT = "warmup_periods = 1;\nsample_period = 200;\nmax_samples = 3;\n"
+
+
+def refusals(text: str) -> dict[str, str]:
+    with pytest.raises(_core.ConfigError) as e:
+        convert(text)
+    return dict(e.value.errors)
+
+
+# --- syntax -------------------------------------------------------------------------------
+
+
+def test_syntax_statements_comments_numbers_words_lists():
+    text = """// a comment line
+    topology = mesh;   // trailing comment
+    k=4;
+    injection_rate = .25;
+    latency_thres = 1e3;
+    burst_r1 = -1.0;
+    credit_delay = -0;
+    watch_out = -;
+    stats_out = results/run.1.txt;
+    traffic = {uniform,transpose};
+    k = 6;
+    """
+    values = parse(text)
+    assert values == {
+        "topology": "mesh",
+        "injection_rate": 0.25,
+        "latency_thres": 1000.0,
+        "burst_r1": -1.0,
+        "credit_delay": 0,
+        "watch_out": "-",
+        "stats_out": "results/run.1.txt",
+        "traffic": "{uniform,transpose}",
+        "k": 6,  # the last assignment wins, as in BookSim2
+    }
+    assert isinstance(values["k"], int) and isinstance(values["latency_thres"], float)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("k = 4", r"line 1: expected `name = value;`, got 'k = 4'"),
+        ("k = 4;\nn 2;", r"line 2: expected `name = value;`"),
+        ("k = 4;\nn = 2;\n# not a comment\n", r"line 3: unexpected '#'"),
+        ("k = = 4;", r"expected `name = value;`"),
+        ("k = " + "9" * 5000 + ";", r"line 1: a number of 5000 characters"),
+    ],
+)
+def test_syntax_errors_name_the_line(text: str, message: str):
+    with pytest.raises(_core.ConfigError, match=message):
+        parse(text, "x.cfg")
+
+
+def test_recognised_by_content_not_toml():
+    assert looks_like_booksim(MESH + "// comment\nk = 4; n = 2;  // two on a line\n")
+    assert not looks_like_booksim('[topology]\nkind = "mesh"\n')
+    assert not looks_like_booksim("k = 4\n")
+    assert not looks_like_booksim("// only a comment\n")
+
+
+# --- mapping and defaults -----------------------------------------------------------------
+
+
+def test_defaults_are_booksim2s():
+    c = convert("routing_function = dim_order;").config
+    # BookSim2's default network is an 8-ary 2-torus, folded: channels of 2 cycles
+    assert c["topology"] == {"kind": "torus", "k": 8, "n": 2}
+    assert c["routing"] == {"kind": "dor_dateline"}
+    r = c["router"]
+    assert (r["vcs"], r["input_buffer"], r["output_buffer"]) == (16, 8, 1)
+    assert r["pipeline"] == {"sync": 0, "routing": 1, "vc_alloc": 1, "crossbar": 1, "output": 1}
+    assert (r["link_latency"], r["credit_latency"], r["speedup"]) == (2, 2, 1)
+    assert r["vc_release"] == "tail_sent"
+    assert r["allocator"] == {"kind": "islip", "iterations": 1}
+    assert r["vc_selection"] == "round_robin"
+    assert c["endpoint"] == {"link_latency": 1, "output_stage": 1}
+    # warmup_periods 3, sample_period 1000, max_samples 10 (the warm-up among them)
+    assert c["simulation"] == {"seed": 0, "warmup": 3000, "measure": 7000}
+    t = c["traffic"][0]
+    assert t["pattern"] == {"kind": "uniform"} and t["process"] == "bernoulli"
+    assert (t["load"], t["packet_flits"], t["message_flits"]) == (0.1, 1, 1)
+    assert t["self_traffic"] is True
+
+
+@pytest.mark.parametrize(
+    ("setting", "path", "expected"),
+    [
+        ("k = 5;", "topology.k", 5),
+        ("n = 3;", "topology.n", 3),
+        ("routing_function = dor;", "routing.kind", "dor"),
+        ("num_vcs = 4;", "router.vcs", 4),
+        ("vc_buf_size = 3;", "router.input_buffer", 3),
+        ("wait_for_tail_credit = 1;", "router.vc_release", "tail_credit"),
+        ("sw_allocator = separable_input_first;", "router.allocator.kind", "separable_input_first"),
+        ("sw_allocator = wavefront;", "router.allocator", {"kind": "wavefront"}),
+        ("alloc_iters = 3;", "router.allocator.iterations", 3),
+        ("vc_allocator = separable_input_first;", "router.vc_selection", "round_robin"),
+        ("routing_delay = 0;", "router.pipeline.routing", 0),
+        ("vc_alloc_delay = 2;", "router.pipeline.vc_alloc", 2),
+        ("sw_alloc_delay = 2;", "router.pipeline.crossbar", 2),
+        ("st_prepare_delay = 1;", "router.pipeline.crossbar", 2),
+        ("st_final_delay = 3;", "router.pipeline.output", 3),
+        # no switch-allocation cycle: the crossbar stage takes one of st_final's
+        ("sw_alloc_delay = 0; st_final_delay = 2;", "router.pipeline", None),
+        ("credit_delay = 2;", "router.credit_latency", 3),
+        (
+            "input_speedup = 2; output_speedup = 2; sw_allocator = separable_input_first;",
+            "router.speedup",
+            2,
+        ),
+        ("internal_speedup = 1.0;", "router.speedup", 1),
+        ("traffic = bitcomp;", "traffic[0].pattern.kind", "bit_complement"),
+        ("traffic = bitrev;", "traffic[0].pattern.kind", "bit_reversal"),
+        ("traffic = shuffle;", "traffic[0].pattern.kind", "perfect_shuffle"),
+        ("traffic = transpose;", "traffic[0].pattern.kind", "transpose"),
+        ("traffic = tornado;", "traffic[0].pattern.kind", "tornado"),
+        ("traffic = neighbor;", "traffic[0].pattern.kind", "neighbour"),
+        ("injection_process = bernoulli;", "traffic[0].process", "bernoulli"),
+        ("packet_size = 20; injection_rate = 0.01;", "traffic[0].packet_flits", 20),
+        # a rate in packets a node a cycle, unless injection_rate_uses_flits
+        ("injection_rate = 0.01; packet_size = 20;", "traffic[0].load", 0.2),
+        (
+            "injection_rate = 0.3; packet_size = 20; injection_rate_uses_flits = 1;",
+            "traffic[0].load",
+            0.3,
+        ),
+        ("warmup_periods = 2; sample_period = 500;", "simulation.warmup", 1000),
+        ("max_samples = 4; sample_period = 500;", "simulation.measure", 500),
+        ("seed = 7;", "simulation.seed", 7),
+        ("sim_type = latency;", "simulation.seed", 0),
+        ("router = iq;", "router.vcs", 16),
+        ("arb_type = round_robin;", "router.vcs", 16),
+        ("use_noc_latency = 1;", "router.link_latency", 1),
+    ],
+)
+def test_each_mapped_key(setting: str, path: str, expected: object):
+    c = convert(MESH + setting).config
+    node: object = c
+    for part in path.replace("[0]", ".0").split("."):
+        node = node[int(part)] if part.isdigit() else node[part]  # type: ignore[index]
+    if expected is None:  # (the pipeline case: checked whole)
+        assert node == {"sync": 0, "routing": 1, "vc_alloc": 1, "crossbar": 1, "output": 1}
+    else:
+        assert node == expected
+
+
+def test_torus_channels_take_two_cycles_under_noc_latency():
+    torus = "topology = torus; k = 4; n = 2; routing_function = dim_order;"
+    r = convert(torus).config["router"]
+    assert (r["link_latency"], r["credit_latency"]) == (2, 2)
+    r = convert(torus + "use_noc_latency = 0; credit_delay = 1;").config["router"]
+    assert (r["link_latency"], r["credit_latency"]) == (1, 2)
+    assert convert(MESH).config["router"]["link_latency"] == 1
+
+
+# --- refusals -----------------------------------------------------------------------------
+
+
+def test_unsupported_topology_and_routing_name_what_is_supported():
+    e = refusals("topology = dragonflynew; routing_function = min;")
+    assert "dragonflynew is not supported yet" in e["topology"]
+    assert "mesh and torus" in e["topology"]
+    e = refusals("topology = torus; routing_function = ugal;")
+    assert e["routing_function"] == (
+        "ugal is not supported on a torus: qosnet supports dim_order there"
+    )
+    # BookSim2 has no dor_torus either
+    assert (
+        "dor is not supported on a torus" in refusals("routing_function = dor;")["routing_function"]
+    )
+    # BookSim2's default routing_function is "none": a file must name one
+    assert "none is not supported on a mesh" in refusals("topology = mesh;")["routing_function"]
+
+
+@pytest.mark.parametrize(
+    ("setting", "key", "message"),
+    [
+        ("nonsense = 1;", "nonsense", "not a BookSim2 configuration key"),
+        ("vct = 1;", "vct", "1 is not supported: qosnet models only vct = 0 (wormhole"),
+        ("sim_count = 2;", "sim_count", "qosnet models only sim_count = 1"),
+        ("classes = 2;", "classes", "qosnet models only classes = 1"),
+        ("hold_switch_for_packet = 1;", "hold_switch_for_packet", "models only"),
+        ("output_buffer_size = 4;", "output_buffer_size", "one flit a VC"),
+        ("router = event;", "router", "event is not supported: qosnet models BookSim2's iq"),
+        ("sw_allocator = max_size;", "sw_allocator", "supports islip, separable_input_first"),
+        ("vc_allocator = pim;", "vc_allocator", "supports islip, separable_input_first"),
+        ("arb_type = matrix;", "arb_type", "round_robin"),
+        ("input_speedup = 2;", "input_speedup", "inputs and outputs alike"),
+        ("internal_speedup = 2.0;", "internal_speedup", "2.0 is not supported"),
+        (
+            "input_speedup = 2; output_speedup = 2;",
+            "sw_allocator",
+            "islip with input_speedup = output_speedup = 2 is not supported",
+        ),
+        ("traffic = randperm;", "traffic", "supports uniform, transpose, bitcomp"),
+        ("traffic = {uniform,transpose};", "traffic", "one value per traffic class"),
+        ("packet_size = {1,40};", "packet_size", "one packet size"),
+        ("injection_rate = {0.1,0.2};", "injection_rate", "one value per traffic class"),
+        ("injection_process = on_off;", "injection_process", "on_off is not supported"),
+        ("injection_rate = 0.1; packet_size = 20;", "injection_rate", "2 flits/node/cycle"),
+        ("sim_type = throughput;", "sim_type", "qosnet runs sim_type = latency"),
+        ("warmup_periods = 0;", "warmup_periods", "warm-up until converged"),
+        ("max_samples = 3;", "max_samples", "no measured sample after warmup_periods = 3"),
+        ("seed = time;", "seed", "time is not supported"),
+        ("num_vcs = 0;", "num_vcs", "must be an integer >= 1, got 0"),
+        ("k = 2.5;", "k", "must be an integer >= 2, got 2.5"),
+    ],
+)
+def test_refusals_name_key_value_and_what_is_supported(setting: str, key: str, message: str):
+    assert message in refusals(MESH + setting)[key]
+
+
+def test_every_problem_is_reported_at_once():
+    e = refusals("topology = flatfly; traffic = hotspot; vct = 1;")
+    assert {"topology", "traffic", "vct"} <= set(e)
+
+
+# --- keys left aside ----------------------------------------------------------------------
+
+
+def test_keys_without_effect_are_listed_not_silently_dropped():
+    conv = convert(
+        MESH + "watch_out = -;\nlatency_thres = 500.0;\nbatch_size = 2000;\nprint_activity = 1;"
+    )
+    ignored = {k: why for k, _, why in conv.ignored}
+    assert set(ignored) == {"watch_out", "latency_thres", "batch_size", "print_activity"}
+    assert "sim_type = batch" in ignored["batch_size"]
+    toml = to_toml(conv, "mine.cfg")
+    assert toml.startswith("# qosnet configuration converted from the BookSim2 file mine.cfg")
+    assert "#   latency_thres = 500.0: BookSim2 abandons a run past it" in toml
+    # the TOML is the configuration, comments aside
+    assert tomllib.loads(toml) == conv.config
+
+
+# --- the shipped matched inputs -----------------------------------------------------------
+
+
+def _resolved(source: object) -> dict:
+    return tomllib.loads(simulation(load_config(source)).resolved_config())
+
+
+@pytest.mark.parametrize("base", ["mesh4x4", "mesh8x8", "torus8x8"])
+def test_validation_inputs_convert_to_their_matched_configurations(base: str):
+    ours = _resolved(VALIDATION / f"{base}.toml")
+    theirs = _resolved(VALIDATION / "booksim2" / f"{base}.cfg")
+    # crosscheck matches the network, the router, the traffic and the window; the seed
+    # (random streams differ anyway) and qosnet's drain limit are not BookSim2's to set
+    for d in (ours, theirs):
+        for key in ("seed", "drain_limit"):
+            d["simulation"].pop(key)
+    # the matched TOMLs leave routing to the topology ("auto": DOR on a mesh, DOR with
+    # dateline classes on a torus); a converted file names it
+    natural = {"mesh": "dor", "torus": "dor_dateline"}[ours["topology"]["kind"]]
+    assert ours["routing"].pop("kind") == "auto"
+    assert theirs["routing"].pop("kind") == natural
+    assert theirs == ours
+
+
+# --- commands -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def small_cfg(tmp_path: Path) -> Path:
+    path = tmp_path / "mesh44.cfg"
+    path.write_text(
+        "// a user's file\n" + MESH + SHORT + "injection_rate = 0.05;\nwatch_out = -;\n"
+    )
+    return path
+
+
+def test_run_and_validate_take_a_cfg(small_cfg: Path):
+    result = CliRunner().invoke(app, ["run", str(small_cfg), "--json"])
+    assert result.exit_code == 0, result.output
+    assert '"offered_flits_per_node_cycle"' in result.output
+    result = CliRunner().invoke(app, ["validate", str(small_cfg)])
+    assert result.exit_code == 0 and result.output.startswith("ok"), result.output
+    # the keys that change nothing are named, not passed over
+    assert "note: BookSim2 keys that change nothing in qosnet's run: watch_out" in (result.output)
+    # recognised by content whatever the name; --set applies to the converted configuration
+    other = small_cfg.with_suffix(".txt")
+    other.write_text(small_cfg.read_text())
+    result = CliRunner().invoke(app, ["validate", str(other), "--set", "router.vcs=0"])
+    assert result.exit_code == 1 and "router.vcs" in result.output
+
+
+def test_run_refuses_naming_the_key(tmp_path: Path):
+    path = tmp_path / "df.cfg"
+    path.write_text("topology = dragonflynew;\nrouting_function = ugal;\n")
+    result = CliRunner().invoke(app, ["run", str(path)])
+    assert result.exit_code == 1
+    assert f"invalid configuration {path}" in result.output
+    assert "topology: dragonflynew is not supported yet" in result.output
+
+
+def test_convert_prints_or_writes_the_toml(small_cfg: Path, tmp_path: Path):
+    result = CliRunner().invoke(app, ["convert", str(small_cfg)])
+    assert result.exit_code == 0, result.output
+    assert "converted from the BookSim2 file mesh44.cfg" in result.output
+    assert "#   watch_out = -: an output or tracing file" in result.output
+    out = tmp_path / "mesh44.toml"
+    result = CliRunner().invoke(app, ["convert", str(small_cfg), "-o", str(out)])
+    assert result.exit_code == 0 and out.is_file()
+    # the written TOML runs as the .cfg does
+    assert _resolved(out) == _resolved(small_cfg)
+
+
+def test_sweep_takes_a_cfg_as_its_base(small_cfg: Path, tmp_path: Path):
+    out = tmp_path / "sweep"
+    result = CliRunner().invoke(
+        app,
+        ["sweep", str(small_cfg), "-a", "traffic[0].load=0.02,0.04", "-o", str(out), "-j", "1"],
+    )
+    assert result.exit_code == 0, result.output
+    assert (out / "sweep.parquet").is_file()
+
+
+FAKE_BOOKSIM = """#!/usr/bin/env python3
+import re, sys
+text = open(sys.argv[1]).read()
+assert "injection_rate_uses_flits = 1;" in text and "watch_out = -;" in text
+rate = float(re.search(r"injection_rate = ([0-9.e-]+);", text).group(1))
+if rate > 0.7:
+    print("Simulation unstable, ending ...")
+    sys.exit(0)
+print("====== Overall Traffic Statistics ======")
+print("Packet latency average = %.4f (1 samples)" % (20 + 10 * rate))
+print("Accepted flit rate average = %.6f (1 samples)" % rate)
+"""
+
+
+def test_crosscheck_runs_a_cfg_on_both_sides(small_cfg: Path, tmp_path: Path):
+    booksim = tmp_path / "booksim"
+    booksim.write_text(FAKE_BOOKSIM)
+    booksim.chmod(booksim.stat().st_mode | stat.S_IEXEC)
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    # (a coarse search keeps it quick: the file's own 400-cycle window, 10% bracket)
+    (cases / "cases.toml").write_text("[measure]\nlow = 0.5\nhigh = 1.0\ntolerance = 0.1\n")
+    out = tmp_path / "out"
+    args = ["crosscheck", str(small_cfg), "--booksim", str(booksim), "--dir", str(cases)]
+    result = CliRunner().invoke(app, [*args, "-o", str(out), "-j", "1"])
+    assert result.exit_code == 0, result.output
+    import pandas as pd
+
+    row = pd.read_csv(out / "crosscheck.csv").iloc[0]
+    assert row["case"] == "mesh44" and row["pattern"] == "uniform" and row["vcs"] == 16
+    assert row["booksim2_status"] == "found" and row["qosnet_status"] == "found"
+
+
+def test_each_booksim2_key_has_one_fate():
+    from qosnet import booksim_cfg
+
+    tables = [booksim_cfg._MAPPED, booksim_cfg._FIXED, booksim_cfg._INERT, booksim_cfg._IGNORED]
+    seen: set[str] = set()
+    for table in tables:
+        assert not seen & set(table), seen & set(table)
+        seen |= set(table)
+    # (every key of BookSim2's booksim_config.cpp at commit 28f43299, checked against it)
+    assert len(seen) == 155
