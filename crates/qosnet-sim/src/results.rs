@@ -122,6 +122,18 @@ fn ratio(a: u64, b: u64) -> f64 {
     }
 }
 
+/// Totals over the traffic classes, for the summary.
+#[derive(Default)]
+struct Totals {
+    measured: u64,
+    delivered: u64,
+    offered: u64,
+    accepted: u64,
+    queueing_sum: u64,
+    network_sum: u64,
+    latency: crate::metrics::LatencyHistogram,
+}
+
 impl Simulation {
     /// Run until finished; then the results. With `[simulation] time_limit`, a run that
     /// takes longer stops with `SimError::TimeLimit` (checked every 64k cycles), its results
@@ -154,29 +166,60 @@ impl Simulation {
         }
     }
 
-    /// The results so far (complete once `advance` reported the run finished).
+    /// The results so far (complete once `advance` reported the run finished): each table
+    /// built by its own function below.
     pub fn result(&self) -> RunResult {
+        let (classes, totals) = self.classes_table();
+        let (link_rows, counters) = self.link_rows();
+        let trace = &self.net.obs.trace;
+        let link_series = trace.series.as_ref().map(|s| s.table(&link_rows, &counters));
+        let stalls = trace.stalls.as_ref().map(|st| {
+            let (p, ports) = (&self.routers.p, self.routers.p.ports);
+            st.table(|i| {
+                let (port, lane) = p.lane_place(i);
+                ((port / ports) as u64, (port % ports) as u64, lane as u64)
+            })
+        });
+        let trace = trace.watch.as_ref().map(|w| w.table());
+        let (overall, by_phase) = self.deadline_stats();
+        RunResult {
+            summary: self.summary(&totals, overall),
+            classes,
+            nodes: self.nodes_table(),
+            links: self.links_table(&link_rows, &counters),
+            flows: self.flows_table(),
+            phases: self.phases_table(&by_phase),
+            streams: self.streams_table(),
+            messages: self.messages_table(),
+            link_series,
+            stalls,
+            trace,
+            admission: self.admission_table(),
+            congestion: self.congestion_table(),
+            jobs: self.jobs_table(),
+        }
+    }
+
+    /// Per class: offered and accepted load, latency percentiles, queueing and network
+    /// time; and the totals over the classes (the summary's).
+    fn classes_table(&self) -> (Table, Totals) {
         let m = &self.net.obs.metrics;
         let window = (m.window_end - m.warmup) as f64;
         let nodes = self.routers.topo.nodes as f64;
-        let ns = self.clock.cycle_seconds() * 1e9;
         let per_node_cycle = |flits: u64| flits as f64 / nodes / window;
-
         let mut classes = Table::default();
         let (mut names, mut cols): (Vec<String>, Vec<Vec<f64>>) = (Vec::new(), vec![Vec::new(); 11]);
         let mut counts: [Vec<u64>; 2] = Default::default();
-        let mut all = crate::metrics::LatencyHistogram::default();
-        let (mut measured, mut delivered, mut offered, mut accepted, mut q_sum, mut n_sum) =
-            (0, 0, 0, 0, 0, 0);
+        let mut t = Totals::default();
         for class in TrafficClass::ALL {
             let c = &m.classes[class.index()];
-            measured += c.messages_measured;
-            delivered += c.messages_delivered;
-            offered += c.flits_offered;
-            accepted += c.flits_accepted;
-            q_sum += c.queueing_sum;
-            n_sum += c.network_sum;
-            all.merge(&c.latency);
+            t.measured += c.messages_measured;
+            t.delivered += c.messages_delivered;
+            t.offered += c.flits_offered;
+            t.accepted += c.flits_accepted;
+            t.queueing_sum += c.queueing_sum;
+            t.network_sum += c.network_sum;
+            t.latency.merge(&c.latency);
             if c.messages_measured == 0 && c.flits_accepted == 0 {
                 continue;
             }
@@ -223,7 +266,14 @@ impl Simulation {
         {
             classes.push(name, Column::F64(col));
         }
+        (classes, t)
+    }
 
+    /// Per node: offered, injected and accepted load, latency, and the NIC models'
+    /// completion queues and host DMA (zero for the ideal endpoint).
+    fn nodes_table(&self) -> Table {
+        let m = &self.net.obs.metrics;
+        let window = (m.window_end - m.warmup) as f64;
         let mut node_t = Table::default();
         let n = &m.nodes;
         node_t
@@ -258,8 +308,13 @@ impl Simulation {
                 "dma_busy_fraction",
                 Column::F64(nic(&|x| x.dma_busy).iter().map(|&b| b as f64 / now).collect()),
             );
+        node_t
+    }
 
-        // Every link, as (kind, src, src_port, dst, dst_port, its counter): the injection
+    /// Every link, as (kind, src, src_port, dst, dst_port, its counter), and the counters.
+    fn link_rows(&self) -> (Vec<LinkRow>, Vec<u64>) {
+        let m = &self.net.obs.metrics;
+        // The injection
         // links' counters first, then every router port's (`nic_link_flits`, then
         // `router_link_flits`; the link series' snapshots are laid out the same way).
         let nodes_n = self.routers.topo.nodes;
@@ -285,6 +340,13 @@ impl Simulation {
             link_rows.push(LinkRow { kind, src: r, src_port: p, dst, dst_port, counter: nodes_n + i });
         }
         let counters: Vec<u64> = m.nic_link_flits.iter().chain(&m.router_link_flits).copied().collect();
+        (link_rows, counters)
+    }
+
+    /// Per link: its ends and its utilisation over the measurement window.
+    fn links_table(&self, link_rows: &[LinkRow], counters: &[u64]) -> Table {
+        let m = &self.net.obs.metrics;
+        let window = (m.window_end - m.warmup) as f64;
         let mut links = Table::default();
         links
             .push("kind", Column::Str(link_rows.iter().map(|l| l.kind.to_string()).collect()))
@@ -296,18 +358,13 @@ impl Simulation {
                 "utilization",
                 Column::F64(link_rows.iter().map(|l| counters[l.counter] as f64 / window).collect()),
             );
-        let trace = &self.net.obs.trace;
-        let link_series = trace.series.as_ref().map(|s| s.table(&link_rows, &counters));
-        let stalls = trace.stalls.as_ref().map(|st| {
-            let (p, ports) = (&self.routers.p, self.routers.p.ports);
-            st.table(|i| {
-                let (port, lane) = p.lane_place(i);
-                ((port / ports) as u64, (port % ports) as u64, lane as u64)
-            })
-        });
-        let trace = trace.watch.as_ref().map(|w| w.table());
+        links
+    }
 
-        let messages = m.records.as_ref().map(|r| {
+    /// Every measured message (`simulation.record_messages`), in a stable order.
+    fn messages_table(&self) -> Option<Table> {
+        let m = &self.net.obs.metrics;
+        m.records.as_ref().map(|r| {
             // Messages finishing in the same cycle are recorded in the order their tails
             // happened to be delivered; sort so the table does not depend on it.
             let mut order: Vec<usize> = (0..r.src.len()).collect();
@@ -331,8 +388,14 @@ impl Simulation {
                 .push("queueing", Column::U64(queueing))
                 .push("network", Column::U64(network));
             t
-        });
+        })
+    }
 
+    /// Per flow (a source's row, or an application's): its ends, class, Vtick, IDT,
+    /// what it delivered, and the congestion counters where they are configured.
+    fn flows_table(&self) -> Table {
+        let m = &self.net.obs.metrics;
+        let window = (m.window_end - m.warmup) as f64;
         let mut flows = Table::default();
         let fs = &m.flows;
         let src_of = |i: usize| self.traffic.sources.get(i).map_or(u64::MAX, |s| s.node as u64);
@@ -428,9 +491,12 @@ impl Simulation {
                 .push("becns_received", Column::U64(cc.iter().map(|c| c.becns).collect()))
                 .push("throttled_cycles", Column::U64(cc.iter().map(|c| c.throttled_cycles).collect()));
         }
+        flows
+    }
 
-        // Video streams: deadlines per stream, per phase and overall.
-        let ms = self.clock.cycle_seconds() * 1e3;
+    /// Deadlines over every video stream: overall and per phase of the mix.
+    fn deadline_stats(&self) -> (DeadlineStats, Vec<DeadlineStats>) {
+        let m = &self.net.obs.metrics;
         let mut overall = DeadlineStats::default();
         let mut by_phase = vec![DeadlineStats::default(); m.phases.len()];
         for d in &self.net.obs.deadlines {
@@ -439,6 +505,14 @@ impl Simulation {
                 b.merge(d.phase(p.min(d.phases() - 1)));
             }
         }
+        (overall, by_phase)
+    }
+
+    /// Per video stream: its frames, deadline misses (DMP, DMT), inter-frame times.
+    fn streams_table(&self) -> Table {
+        let m = &self.net.obs.metrics;
+        let window = (m.window_end - m.warmup) as f64;
+        let ms = self.clock.cycle_seconds() * 1e3;
         let mut streams = Table::default();
         let video: Vec<usize> =
             (0..self.traffic.sources.len()).filter(|&i| self.net.obs.deadline_of[i] != u32::MAX).collect();
@@ -471,8 +545,15 @@ impl Simulation {
                         .collect(),
                 ),
             );
+        streams
+    }
 
-        // Per phase of the mix (one phase without a mix) and class.
+    /// Per phase of the mix (one phase without a mix) and class: load, latency and,
+    /// for real time, deadlines.
+    fn phases_table(&self, by_phase: &[DeadlineStats]) -> Table {
+        let m = &self.net.obs.metrics;
+        let nodes = self.routers.topo.nodes as f64;
+        let ms = self.clock.cycle_seconds() * 1e3;
         let mut phases = Table::default();
         let (mut ph, mut cl, mut start, mut end) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut cols: Vec<Vec<f64>> = vec![Vec::new(); 5];
@@ -540,9 +621,19 @@ impl Simulation {
         for (name, c) in ["dmp", "dmt_ms", "inter_frame_mean_ms", "inter_frame_sd_ms"].iter().zip(dl_cols) {
             phases.push(name, Column::F64(c));
         }
+        phases
+    }
 
-        let latency = all.summary();
-        let summary = Summary {
+    /// The run's summary: its length, load, latency and deadlines overall.
+    fn summary(&self, t: &Totals, overall: DeadlineStats) -> Summary {
+        let m = &self.net.obs.metrics;
+        let window = (m.window_end - m.warmup) as f64;
+        let nodes = self.routers.topo.nodes as f64;
+        let ns = self.clock.cycle_seconds() * 1e9;
+        let ms = self.clock.cycle_seconds() * 1e3;
+        let per_node_cycle = |flits: u64| flits as f64 / nodes / window;
+        let latency = t.latency.summary();
+        Summary {
             cycles: self.now,
             warmup_cycles: m.warmup,
             measure_cycles: m.window_end - m.warmup,
@@ -551,16 +642,16 @@ impl Simulation {
             routers: self.routers.topo.routers as u64,
             drain_complete: !self.drain_incomplete,
             saturated: self.drain_incomplete
-                || per_node_cycle(accepted) < (1.0 - SATURATION_DEFICIT) * per_node_cycle(offered),
-            messages_measured: measured,
-            messages_delivered: delivered,
-            offered_flits_per_node_cycle: per_node_cycle(offered),
-            accepted_flits_per_node_cycle: per_node_cycle(accepted),
-            offered_gbps_per_node: self.clock.bits_per_second(per_node_cycle(offered)) / 1e9,
-            accepted_gbps_per_node: self.clock.bits_per_second(per_node_cycle(accepted)) / 1e9,
+                || per_node_cycle(t.accepted) < (1.0 - SATURATION_DEFICIT) * per_node_cycle(t.offered),
+            messages_measured: t.measured,
+            messages_delivered: t.delivered,
+            offered_flits_per_node_cycle: per_node_cycle(t.offered),
+            accepted_flits_per_node_cycle: per_node_cycle(t.accepted),
+            offered_gbps_per_node: self.clock.bits_per_second(per_node_cycle(t.offered)) / 1e9,
+            accepted_gbps_per_node: self.clock.bits_per_second(per_node_cycle(t.accepted)) / 1e9,
             latency,
-            queueing_mean: ratio(q_sum, delivered),
-            network_mean: ratio(n_sum, delivered),
+            queueing_mean: ratio(t.queueing_sum, t.delivered),
+            network_mean: ratio(t.network_sum, t.delivered),
             latency_mean_ns: latency.mean * ns,
             flits_injected: self.net.progress.flits_injected,
             flits_ejected: self.net.progress.flits_ejected,
@@ -571,22 +662,6 @@ impl Simulation {
             dmt_ms: overall.dmt() * ms,
             inter_frame_mean_ms: overall.inter_frame_mean() * ms,
             inter_frame_sd_ms: overall.inter_frame_sd() * ms,
-        };
-        RunResult {
-            summary,
-            classes,
-            nodes: node_t,
-            links,
-            flows,
-            phases,
-            streams,
-            messages,
-            link_series,
-            stalls,
-            trace,
-            admission: self.admission_table(),
-            congestion: self.congestion_table(),
-            jobs: self.jobs_table(),
         }
     }
 
