@@ -532,8 +532,24 @@ tagged_enum! {
             packet_size: u32,
             #[serde(default)]
             marking_rate: u16,
+            /// Which input flits count toward an output port's VL (`router/marking.rs`).
+            #[serde(default)]
+            waiting: WaitingHeaders,
         },
     }
+}
+
+/// What IBA CC's switch counts of a header still waiting for an output VC
+/// (`[router] marking.waiting`, `router/marking.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitingHeaders {
+    /// Its flits count against every VL its route allows (aggressive: one packet may
+    /// count against three VLs at once).
+    #[default]
+    EveryVl,
+    /// Only the VL an input VC holds counts (its flits count once it has won an output VC).
+    HeldVl,
 }
 
 impl Default for RouterConfig {
@@ -670,6 +686,28 @@ pub struct MultipathConfig {
     /// notification closes the flow's last opened path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contraction_timer: Option<Duration>,
+    /// How DRB spreads messages over its open paths (`selection = "drb"`).
+    #[serde(default, skip_serializing_if = "DrbSplit::is_default")]
+    pub split: DrbSplit,
+}
+
+/// How DRB spreads a flow's messages over its open paths (`[routing] multipath.split`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DrbSplit {
+    /// In inverse proportion to the notifications each path received (document 002 §4:
+    /// "inversamente proporcional a dicha distribución").
+    #[default]
+    InverseNotifications,
+    /// In turn over the open paths, notifications only opening them (a variant, to tell
+    /// what the split adds to the opening).
+    RoundRobin,
+}
+
+impl DrbSplit {
+    fn is_default(&self) -> bool {
+        *self == DrbSplit::default()
+    }
 }
 
 /// How a source picks the path of each message.

@@ -18,7 +18,10 @@
 //! for a VC of p its route allows v among (`port_queue`); the threshold is relative to
 //! the buffering one VL has through the switch, an input VL buffer plus an output one.
 //! (The flits of a waiting header count against each VL it may take: before VC
-//! allocation it has none yet, and any of them may be the one it is stuck behind.)
+//! allocation it has none yet, and any of them may be the one it is stuck behind. That
+//! is aggressive — a header allowed three VLs counts three times — so `waiting =
+//! "held_vl"` counts an input VC only once it holds its output VL, as a switch whose
+//! packets have one VL per hop (IBA's SL-to-VL mapping) would.)
 //! That sum is kept as flits come and go (`PortQueues`): an input lane counts toward the
 //! (port, VLs) of its state — the VL it holds, or the VLs its waiting header may take —
 //! and moves its flits when the state changes (`Routers::requeue`), so a flit's look is a
@@ -28,7 +31,7 @@
 
 use super::state::{InVc, Params};
 use super::Routers;
-use crate::config::MarkingConfig;
+use crate::config::{MarkingConfig, WaitingHeaders};
 use crate::error::ConfigError;
 use crate::ids::PacketId;
 use crate::sched::bits;
@@ -48,6 +51,7 @@ pub(crate) enum Marking {
         above: u32,
         packet_size: u32,
         marking_rate: u16,
+        waiting: WaitingHeaders,
     },
 }
 
@@ -78,6 +82,8 @@ impl IbaCounters {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PortQueues {
     pub on: bool,
+    /// Whether a header waiting for an output VC counts (against every VL it may take).
+    pub count_waiting: bool,
     /// Per output lane (`Params::lane_index(op, ov)`): the input flits queued for it.
     queued: Vec<u32>,
     /// Per input lane: the output port (global) and the output lanes (bits) its flits
@@ -89,9 +95,12 @@ impl PortQueues {
     /// Queues for `lanes` input and output lanes in all, kept if `marking` is IBA CC's.
     pub fn new(marking: Marking, lanes: usize) -> PortQueues {
         match marking {
-            Marking::IbaCc { .. } => {
-                PortQueues { on: true, queued: vec![0; lanes], target: vec![(0, 0); lanes] }
-            }
+            Marking::IbaCc { waiting, .. } => PortQueues {
+                on: true,
+                count_waiting: waiting == WaitingHeaders::EveryVl,
+                queued: vec![0; lanes],
+                target: vec![(0, 0); lanes],
+            },
             _ => PortQueues::default(),
         }
     }
@@ -146,7 +155,9 @@ impl Routers {
         let op = (r * self.p.ports + s.out_port as usize) as u32;
         let target = if *self.ip_active.at(ip) & bit != 0 {
             (op, 1 << s.out_vc)
-        } else if (*self.ip_vc_alloc.at(ip) | *self.ip_parked.at(ip)) & bit != 0 {
+        } else if self.port_queues.count_waiting
+            && (*self.ip_vc_alloc.at(ip) | *self.ip_parked.at(ip)) & bit != 0
+        {
             (op, s.route_vcs)
         } else {
             (0, 0)
@@ -183,7 +194,7 @@ impl Marking {
                 }
                 Marking::Threshold(flits)
             }
-            Some(&MarkingConfig::IbaCc { threshold, packet_size, marking_rate }) => {
+            Some(&MarkingConfig::IbaCc { threshold, packet_size, marking_rate, waiting }) => {
                 if threshold > 15 {
                     return Err(ConfigError::new(
                         "router.marking.threshold",
@@ -195,7 +206,7 @@ impl Marking {
                 }
                 // (relative to the VL's buffering through the switch: module comment)
                 let above = iba_threshold_flits(threshold, input_depth + output_depth);
-                Marking::IbaCc { above, packet_size, marking_rate }
+                Marking::IbaCc { above, packet_size, marking_rate, waiting }
             }
         })
     }
@@ -218,7 +229,7 @@ impl Marking {
         occupancy: u32,
         queued: impl FnOnce() -> u32,
     ) -> bool {
-        let Marking::IbaCc { above, packet_size, marking_rate } = self else {
+        let Marking::IbaCc { above, packet_size, marking_rate, .. } = self else {
             return self.marks(occupancy);
         };
         let eligible = counters.counted[lane] != packet
@@ -306,7 +317,16 @@ mod tests {
     }
 
     fn iba(threshold: u8, packet_size: u32, marking_rate: u16) -> Result<Marking, ConfigError> {
-        Marking::build(Some(&MarkingConfig::IbaCc { threshold, packet_size, marking_rate }), 8, 8)
+        Marking::build(
+            Some(&MarkingConfig::IbaCc {
+                threshold,
+                packet_size,
+                marking_rate,
+                waiting: WaitingHeaders::EveryVl,
+            }),
+            8,
+            8,
+        )
     }
 
     #[test]
@@ -401,7 +421,12 @@ mod tests {
         let q = queue(0, 0);
         for (threshold, marks) in [(4, true), (2, false)] {
             let m = Marking::build(
-                Some(&MarkingConfig::IbaCc { threshold, packet_size: 0, marking_rate: 0 }),
+                Some(&MarkingConfig::IbaCc {
+                    threshold,
+                    packet_size: 0,
+                    marking_rate: 0,
+                    waiting: WaitingHeaders::EveryVl,
+                }),
                 4,
                 4,
             )
