@@ -39,6 +39,7 @@ def test_reproduce_seed002_quick_writes_report_and_findings(tmp_path):
     victims = pd.read_csv(out / "victims_throughput.csv")
     assert {"hot_spot", "victims", "total"} <= set(victims.columns)
     assert set(victims["topology"]) == {"fat tree (4-ary 3-tree)", "8x8 torus"}
+    assert "IBA CC, marking rate 0" in set(victims["scheme"])
     assert (victims["total"] - victims["hot_spot"] - victims["victims"]).abs().max() < 1e-9
     # the decomposition: DRB with one path against no control, with either VC release
     decompose = pd.read_csv(out / "decompose_table.csv")

@@ -63,6 +63,11 @@ SCHEMES: dict[str, tuple[str, ...]] = {
 }
 #: Beyond the document: DRB's path expansion and IBA CC's throttling together.
 BOTH = {"DRB + IBA CC": (MARK, DRB, IBA_CC)}
+#: The victim-flow test's sensitivity: IBA CC marking every eligible packet (rate 0, as run
+#: before issue 36). With one in 11 marked, the contributors' BECNs (about one per CCTI
+#: timer period) never raised their CCT index far enough to hold them back.
+MARK_ALL = 'router.marking={ kind = "iba_cc", threshold = 8, marking_rate = 0 }'
+VICTIM_EXTRA = {"IBA CC, marking rate 0": (MARK_ALL, IBA_CC)}
 #: The four schemes on a topology without LIDs (a fat tree's up/down paths).
 NO_LIDS = {
     "none": (),
@@ -173,7 +178,12 @@ def experiments(quick: bool = False, configs: Path | None = None) -> list[Experi
                 for name, o in {**SCHEMES, **BOTH}.items()
             ],
         ),
-        seed002_victims.experiment(cfg, t, {**SCHEMES, **BOTH}, NO_LIDS),
+        seed002_victims.experiment(
+            cfg,
+            t,
+            {**SCHEMES, **BOTH, "IBA CC, marking rate 0": (ONE_LID, MARK_ALL, IBA_CC)},
+            {**NO_LIDS, **VICTIM_EXTRA},
+        ),
         seed002_decompose.experiment(cfg, t, quick),
     ]
 

@@ -186,4 +186,13 @@ mod tests {
         assert_eq!(d.open(0, 10_149), 2);
         assert_eq!(d.open(0, 10_150), 1);
     }
+
+    #[test]
+    fn a_split_without_drb_is_refused() {
+        let toml = "[topology]\nkind = \"fat_tree\"\nk = 2\nn = 2\n\
+                    [routing]\nmultipath = { paths = 2, split = \"round_robin\" }\n\
+                    [[traffic]]\nload = 0.1\n";
+        let e = crate::Simulation::from_toml(toml, None).err().expect("refused").to_string();
+        assert!(e.contains("routing.multipath.split") && e.contains("drb"), "{e}");
+    }
 }

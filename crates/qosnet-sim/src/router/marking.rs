@@ -439,4 +439,37 @@ mod tests {
             );
         }
     }
+
+    /// A hot spot on a 4x4 mesh with IBA CC marking: counting waiting headers or not
+    /// (`held_vl`), the kept queues equal the scan every 50 cycles (the invariant check).
+    #[test]
+    fn waiting_headers_counted_or_not_keep_the_queues_true() {
+        let kept = |waiting: &str| {
+            let toml = format!(
+                "[simulation]\nwarmup = 200\nmeasure = 1500\n\
+                 [topology]\nkind = \"mesh\"\nk = 4\nn = 2\n\
+                 [router]\nvcs = 3\ninput_buffer = 8\noutput_buffer = 8\n\
+                 marking = {{ kind = \"iba_cc\", threshold = 8, waiting = \"{waiting}\" }}\n\
+                 [[traffic]]\nload = 0.5\nmessage_flits = 8\npacket_flits = 8\n\
+                 pattern = {{ kind = \"hot_spot\", fraction = 0.5, nodes = [5] }}\n"
+            );
+            let mut sim = crate::Simulation::from_toml(&toml, None).unwrap();
+            for _ in 0..30 {
+                sim.advance(50).unwrap();
+                sim.check_invariants().unwrap();
+            }
+            sim.routers.port_queues.count_waiting
+        };
+        assert!(kept("every_vl"));
+        assert!(!kept("held_vl"));
+        let e = crate::Simulation::from_toml(
+            "[topology]\nkind = \"mesh\"\nk = 2\nn = 2\n[router]\n\
+             marking = { kind = \"iba_cc\", threshold = 8, waiting = \"some\" }\n[[traffic]]\nload = 0.1\n",
+            None,
+        )
+        .err()
+        .expect("refused")
+        .to_string();
+        assert!(e.contains("router.marking.waiting") && e.contains("held_vl"), "{e}");
+    }
 }
