@@ -67,7 +67,15 @@ BOTH = {"DRB + IBA CC": (MARK, DRB, IBA_CC)}
 #: before issue 36). With one in 11 marked, the contributors' BECNs (about one per CCTI
 #: timer period) never raised their CCT index far enough to hold them back.
 MARK_ALL = 'router.marking={ kind = "iba_cc", threshold = 8, marking_rate = 0 }'
-VICTIM_EXTRA = {"IBA CC, marking rate 0": (MARK_ALL, IBA_CC)}
+#: ... and marking only at the root of congestion (a port VL with credits; IBA's
+#: Victim_Mask bit clear), so a victim passing through the tree is not marked for it.
+MARK_ROOTS = (
+    'router.marking={ kind = "iba_cc", threshold = 8, marking_rate = 0, victims = "not_marked" }'
+)
+VICTIM_EXTRA = {
+    "IBA CC, marking rate 0": (MARK_ALL, IBA_CC),
+    "IBA CC, marking rate 0, roots only": (MARK_ROOTS, IBA_CC),
+}
 #: The four schemes on a topology without LIDs (a fat tree's up/down paths).
 NO_LIDS = {
     "none": (),
@@ -181,7 +189,7 @@ def experiments(quick: bool = False, configs: Path | None = None) -> list[Experi
         seed002_victims.experiment(
             cfg,
             t,
-            {**SCHEMES, **BOTH, "IBA CC, marking rate 0": (ONE_LID, MARK_ALL, IBA_CC)},
+            {**SCHEMES, **BOTH, **{k: (ONE_LID, *o) for k, o in VICTIM_EXTRA.items()}},
             {**NO_LIDS, **VICTIM_EXTRA},
         ),
         seed002_decompose.experiment(cfg, t, quick),

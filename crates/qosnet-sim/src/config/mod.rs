@@ -535,8 +535,25 @@ tagged_enum! {
             /// Which input flits count toward an output port's VL (`router/marking.rs`).
             #[serde(default)]
             waiting: WaitingHeaders,
+            /// Whether a port VL out of credits (a victim of congestion downstream, not its
+            /// root) marks too: IBA's Victim_Mask bit for the port (`router/marking.rs`).
+            #[serde(default)]
+            victims: VictimMarking,
         },
     }
+}
+
+/// Whether IBA CC's switch marks at a port VL that is a victim of congestion (out of
+/// credits: the buffer downstream is full) as well as at a root (`[router]
+/// marking.victims`, IBA Annex A10's Victim_Mask).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VictimMarking {
+    /// Every port VL above the threshold marks (the Victim_Mask bit set).
+    #[default]
+    Marked,
+    /// Only a root marks: a port VL with credits, whose queue is its own link's contention.
+    NotMarked,
 }
 
 /// What IBA CC's switch counts of a header still waiting for an output VC

@@ -27,11 +27,15 @@
 //! and moves its flits when the state changes (`Routers::requeue`), so a flit's look is a
 //! read, where a scan of the router's input VCs per flit had cost IBA CC's runs a third of
 //! their instructions. The invariant checks compare it with the scan (`port_queue`).
+//! A port VL whose output buffer waits for credits is a victim of congestion further on,
+//! not its root; IBA's Victim_Mask decides whether it marks (`victims = "not_marked"`:
+//! only ports with credits mark, so flows that merely pass through the tree of
+//! congestion are not throttled for it).
 //! `Threshold` (document 000's fixed buffer threshold) keeps the output buffer alone.
 
 use super::state::{InVc, Params};
 use super::Routers;
-use crate::config::{MarkingConfig, WaitingHeaders};
+use crate::config::{MarkingConfig, VictimMarking, WaitingHeaders};
 use crate::error::ConfigError;
 use crate::ids::PacketId;
 use crate::sched::bits;
@@ -52,6 +56,7 @@ pub(crate) enum Marking {
         packet_size: u32,
         marking_rate: u16,
         waiting: WaitingHeaders,
+        victims: VictimMarking,
     },
 }
 
@@ -194,7 +199,7 @@ impl Marking {
                 }
                 Marking::Threshold(flits)
             }
-            Some(&MarkingConfig::IbaCc { threshold, packet_size, marking_rate, waiting }) => {
+            Some(&MarkingConfig::IbaCc { threshold, packet_size, marking_rate, waiting, victims }) => {
                 if threshold > 15 {
                     return Err(ConfigError::new(
                         "router.marking.threshold",
@@ -206,7 +211,7 @@ impl Marking {
                 }
                 // (relative to the VL's buffering through the switch: module comment)
                 let above = iba_threshold_flits(threshold, input_depth + output_depth);
-                Marking::IbaCc { above, packet_size, marking_rate, waiting }
+                Marking::IbaCc { above, packet_size, marking_rate, waiting, victims }
             }
         })
     }
@@ -215,7 +220,8 @@ impl Marking {
     /// `lane` (of port `port`), which then holds `occupancy` flits, marks its packet. For
     /// IBA CC this counts the packet's eligibility against the port's marking rate, and
     /// the occupancy that matters is `queued()`, all that waits for the port and VL
-    /// (`port_queue`), counted only while the packet is not yet eligible.
+    /// (`port_queue`), counted only while the packet is not yet eligible; `credited`: the
+    /// output VL has credits (a root, not a victim).
     #[allow(clippy::too_many_arguments)] // the flit's place, packet and buffer
     #[inline(always)]
     pub fn mark(
@@ -228,11 +234,13 @@ impl Marking {
         size: impl FnOnce() -> u32,
         occupancy: u32,
         queued: impl FnOnce() -> u32,
+        credited: bool,
     ) -> bool {
-        let Marking::IbaCc { above, packet_size, marking_rate, .. } = self else {
+        let Marking::IbaCc { above, packet_size, marking_rate, victims, .. } = self else {
             return self.marks(occupancy);
         };
         let eligible = counters.counted[lane] != packet
+            && (credited || victims == VictimMarking::Marked)
             && (occupancy > above || queued() > above)
             && size() >= packet_size;
         // (a packet id is a slab slot, reused once the packet is delivered: forget it at its tail)
@@ -323,6 +331,7 @@ mod tests {
                 packet_size,
                 marking_rate,
                 waiting: WaitingHeaders::EveryVl,
+                victims: VictimMarking::Marked,
             }),
             8,
             8,
@@ -349,11 +358,22 @@ mod tests {
         let m = iba(8, 0, 0).unwrap();
         let mut c = IbaCounters::new(m, 2, 8);
         let p = |i| PacketId(i);
-        assert!(!m.mark(&mut c, 0, 1, p(1), false, || 4, 8, || 0), "at the threshold: not above it");
-        assert!(m.mark(&mut c, 0, 1, p(1), false, || 4, 9, || 0), "one flit above it");
-        assert!(!m.mark(&mut c, 0, 1, p(1), true, || 4, 10, || 0), "the packet was counted already");
-        assert!(m.mark(&mut c, 0, 1, p(1), false, || 4, 16, || 0), "after its tail the id is a new packet's");
-        assert!(m.mark(&mut c, 0, 1, p(2), false, || 4, 16, || 0));
+        assert!(!m.mark(&mut c, 0, 1, p(1), false, || 4, 8, || 0, true), "at the threshold: not above it");
+        assert!(m.mark(&mut c, 0, 1, p(1), false, || 4, 9, || 0, true), "one flit above it");
+        assert!(!m.mark(&mut c, 0, 1, p(1), true, || 4, 10, || 0, true), "the packet was counted already");
+        assert!(
+            m.mark(&mut c, 0, 1, p(1), false, || 4, 16, || 0, true),
+            "after its tail the id is a new packet's"
+        );
+        assert!(m.mark(&mut c, 0, 1, p(2), false, || 4, 16, || 0, true));
+        // Out of credits (a victim): marks only where the Victim_Mask bit is set.
+        assert!(m.mark(&mut c, 0, 2, p(3), false, || 4, 16, || 0, false));
+        let Marking::IbaCc { above, packet_size, marking_rate, waiting, .. } = m else { panic!() };
+        let roots =
+            Marking::IbaCc { above, packet_size, marking_rate, waiting, victims: VictimMarking::NotMarked };
+        let mut c = IbaCounters::new(roots, 2, 8);
+        assert!(!roots.mark(&mut c, 0, 1, p(4), false, || 4, 16, || 0, false), "a victim: not eligible");
+        assert!(roots.mark(&mut c, 0, 1, p(4), false, || 4, 16, || 0, true), "with credits: a root");
     }
 
     #[test]
@@ -362,11 +382,11 @@ mod tests {
         let m = iba(15, 3, 2).unwrap();
         let mut c = IbaCounters::new(m, 2, 8);
         let marks: Vec<bool> =
-            (0..7).map(|i| m.mark(&mut c, 1, 5, PacketId(i), false, || 3, 2, || 0)).collect();
+            (0..7).map(|i| m.mark(&mut c, 1, 5, PacketId(i), false, || 3, 2, || 0, true)).collect();
         assert_eq!(marks, [true, false, false, true, false, false, true]);
-        assert!(m.mark(&mut c, 0, 0, PacketId(9), false, || 3, 2, || 0), "ports count apart");
+        assert!(m.mark(&mut c, 0, 0, PacketId(9), false, || 3, 2, || 0, true), "ports count apart");
         assert!(
-            !m.mark(&mut c, 0, 1, PacketId(10), false, || 2, 16, || 0),
+            !m.mark(&mut c, 0, 1, PacketId(10), false, || 2, 16, || 0, true),
             "shorter than packet_size: never eligible"
         );
     }
@@ -426,6 +446,7 @@ mod tests {
                     packet_size: 0,
                     marking_rate: 0,
                     waiting: WaitingHeaders::EveryVl,
+                    victims: VictimMarking::Marked,
                 }),
                 4,
                 4,
@@ -433,7 +454,7 @@ mod tests {
             .unwrap();
             let mut c = IbaCounters::new(m, 4, 8);
             assert_eq!(
-                m.mark(&mut c, 0, 0, PacketId(1), false, || 4, 0, || q),
+                m.mark(&mut c, 0, 0, PacketId(1), false, || 4, 0, || q, true),
                 marks,
                 "threshold {threshold}"
             );
