@@ -33,6 +33,19 @@ def test_reproduce_seed002_quick_writes_report_and_findings(tmp_path):
     assert (curves["saturation"] > 0).all()
     links = pd.read_csv(out / "fig10_links.csv")
     assert set(links["scheme"]) == {"none", "IBA CC", "DRB", "DRB + IBA CC"}
+    # scored over the quick run's two seeds (`qosnet.reproduce.scoring`)
+    assert set(links["seed"]) == {1, 2} and "95% interval" in findings
+    # the victim-flow test: the hot spot's, the victims' and the total throughput
+    victims = pd.read_csv(out / "victims_throughput.csv")
+    assert {"hot_spot", "victims", "total"} <= set(victims.columns)
+    assert set(victims["topology"]) == {"fat tree (4-ary 3-tree)", "8x8 torus"}
+    assert "IBA CC, marking rate 0" in set(victims["scheme"])
+    assert (victims["total"] - victims["hot_spot"] - victims["victims"]).abs().max() < 1e-9
+    # the decomposition: DRB with one path against no control, with either VC release
+    decompose = pd.read_csv(out / "decompose_table.csv")
+    one = decompose[decompose["variant"] == "DRB, one path"]
+    assert set(one["release"]) == {"tail_credit", "tail_sent"}
+    assert "Decomposition (issue 36)" in findings
 
 
 def test_lmc_errors_name_the_field():

@@ -219,7 +219,8 @@ impl Simulation {
         let ports = rs.p.ports;
         for r in 0..rs.topo.routers {
             let (alloc, parked) = (&rs.ip_vc_alloc, &rs.ip_parked);
-            let waiting = |ip: usize| alloc[ip] | parked[ip];
+            let count = rs.port_queues.count_waiting;
+            let waiting = |ip: usize| if count { alloc[ip] | parked[ip] } else { 0 };
             for out in 0..ports {
                 for ov in 0..rs.p.lanes {
                     let ips = r * ports..(r + 1) * ports;

@@ -15,6 +15,17 @@ saturation this engine measures for the uncontrolled network (the largest accept
 throughput of its "none" runs, per topology and pattern); results past that are marked.
 `quick=True` shrinks simulated time and the sweeps: the same code paths, numbers without
 weight.
+
+Issue 36 (why DRB and IBA CC lost to doing nothing) changed three things, each measured
+first (`seed002_decompose.py`, its table in FINDINGS): the switches release a VC when
+the tail has left, as an InfiniBand VL is a FIFO (holding it until the tail's credit
+returned made every 1-flit CNP cost a 32-flit packet's VC time: DRB with one path
+accepted up to 30% less than no control); the schemes that use one path (none, IBA CC)
+run with one LID per port, so their paths keep the base routing's dateline VCs, while
+DRB's four LIDs take the wrap-count VC classes their deadlock freedom needs; and the
+switches mark one in 11 eligible packets (marking rate 10) instead of every one. Every
+claim is scored over seeds (`seed002_claims.py`), and the victim-flow test
+(`seed002_victims.py`) runs beside the document's experiments.
 """
 
 from __future__ import annotations
@@ -23,13 +34,17 @@ from pathlib import Path
 
 import pandas as pd
 
+from qosnet.reproduce import seed002_claims, seed002_decompose, seed002_victims
+from qosnet.reproduce.findings import write_findings
 from qosnet.reproduce.report import claim_section, report_head, write_report
 from qosnet.reproduce.runner import Experiment, Gathered, Run, configs_dir
-from qosnet.tables import markdown, write, write_text
+from qosnet.tables import markdown, write
 
-#: IBA CC's switch side (Annex A10 SwitchCongestionSetting): threshold 8 of 15, every
-#: eligible packet marked. The same marking feeds IBA CC's throttling and DRB's expansion.
-MARK = 'router.marking={ kind = "iba_cc", threshold = 8 }'
+#: IBA CC's switch side (Annex A10 SwitchCongestionSetting): threshold 8 of 15, one in
+#: every 11 eligible packets marked (marking rate 10; rate 0, marking every one, sent a CNP
+#: per data packet at saturation: issue 36's sweep). The same marking feeds IBA CC's
+#: throttling and DRB's expansion.
+MARK = 'router.marking={ kind = "iba_cc", threshold = 8, marking_rate = 10 }'
 #: IBA CC's source side: CCTI_Increase 1, CCTI_Timer 20 us, a linear CCT of 64 entries.
 IBA_CC = (
     'endpoint.agent={ kind = "iba_cc", ccti_increase = 1, ccti_timer = "20 us", '
@@ -38,18 +53,50 @@ IBA_CC = (
 #: DRB over the four LIDs of LMC 2, contracting after 20 us without a notification (the
 #: CC timer's period, §4).
 DRB = 'routing.multipath={ paths = 4, selection = "drb", contraction_timer = "20 us" }'
+#: One LID per port for the schemes that use one path: the subnet manager gives LMC 2 only
+#: to DRB (with four LIDs every path takes the wrap-count VC classes, `lid_paths.rs`).
+ONE_LID = "routing.lmc=0"
 SCHEMES: dict[str, tuple[str, ...]] = {
-    "none": (),
-    "IBA CC": (MARK, IBA_CC),
+    "none": (ONE_LID,),
+    "IBA CC": (ONE_LID, MARK, IBA_CC),
     "DRB": (MARK, DRB),
 }
 #: Beyond the document: DRB's path expansion and IBA CC's throttling together.
 BOTH = {"DRB + IBA CC": (MARK, DRB, IBA_CC)}
+#: The victim-flow test's sensitivity: IBA CC marking every eligible packet (rate 0, as run
+#: before issue 36). With one in 11 marked, the contributors' BECNs (about one per CCTI
+#: timer period) never raised their CCT index far enough to hold them back.
+MARK_ALL = 'router.marking={ kind = "iba_cc", threshold = 8, marking_rate = 0 }'
+#: ... and marking only at the root of congestion (a port VL with credits; IBA's
+#: Victim_Mask bit clear), so a victim passing through the tree is not marked for it.
+MARK_ROOTS = (
+    'router.marking={ kind = "iba_cc", threshold = 8, marking_rate = 0, victims = "not_marked" }'
+)
+VICTIM_EXTRA = {
+    "IBA CC, marking rate 0": (MARK_ALL, IBA_CC),
+    "IBA CC, marking rate 0, roots only": (MARK_ROOTS, IBA_CC),
+}
+#: The four schemes on a topology without LIDs (a fat tree's up/down paths).
+NO_LIDS = {
+    "none": (),
+    "IBA CC": (MARK, IBA_CC),
+    "DRB": (MARK, DRB),
+    "DRB + IBA CC": (MARK, DRB, IBA_CC),
+}
+
+#: Scored over these seeds (`qosnet.reproduce.scoring`); a quick run takes two.
+SEEDS = (1, 2, 3)
+QUICK_SEEDS = (1, 2)
 
 #: The hot spot of Fig. 10: a third of every node's traffic goes to node 27 (mid-torus).
 HOT_SPOT = 'traffic[0].pattern={ kind = "hot_spot", fraction = 0.3, nodes = [27] }'
-#: Link utilisation sampled every 4 us (50 cycles of 80 ns per sample).
-SERIES = 'trace.link_series="4 us"'
+
+
+def _series(quick: bool) -> str:
+    """Link utilisation sampled every 4 us (50 cycles of 80 ns) in a quick run, every
+    40 us in the full run's longer window (the table stays small)."""
+    return f'trace.link_series="{4 if quick else 40} us"'
+
 
 FIG8_PATTERNS = ("butterfly", "perfect_shuffle", "transpose")
 FIG9_PATTERNS = ("butterfly", "perfect_shuffle")
@@ -63,6 +110,14 @@ def _time(quick: bool) -> tuple[str, ...]:
     if quick:
         return ("simulation.warmup=1000", "simulation.measure=4000", "simulation.drain_limit=4000")
     return ("simulation.warmup=5000", "simulation.measure=30000", "simulation.drain_limit=30000")
+
+
+def _hot_time(quick: bool) -> tuple[str, ...]:
+    """The hot spot's window: 30 000 cycles had its verdict flip between seeds and between
+    the quick and the full run (issue 36), so it runs longer."""
+    if quick:
+        return ("simulation.warmup=2000", "simulation.measure=12000", "simulation.drain_limit=4000")
+    return ("simulation.warmup=5000", "simulation.measure=100000", "simulation.drain_limit=30000")
 
 
 def experiments(quick: bool = False, configs: Path | None = None) -> list[Experiment]:
@@ -85,6 +140,7 @@ def experiments(quick: bool = False, configs: Path | None = None) -> list[Experi
         ]
 
     hot_load = 0.3
+    series = _series(quick)
     return [
         Experiment(
             "fig8",
@@ -111,7 +167,7 @@ def experiments(quick: bool = False, configs: Path | None = None) -> list[Experi
                 Run(
                     {"scheme": name, "load": hot_load},
                     cfg / "torus8x8.toml",
-                    (*t, HOT_SPOT, f"traffic[0].load={hot_load}", SERIES, *o),
+                    (*_hot_time(quick), HOT_SPOT, f"traffic[0].load={hot_load}", series, *o),
                 )
                 for name, o in {**SCHEMES, **BOTH}.items()
             ],
@@ -125,28 +181,37 @@ def experiments(quick: bool = False, configs: Path | None = None) -> list[Experi
                 Run(
                     {"scheme": name, "load": 0.2},
                     cfg / "avakas_hotspot.toml",
-                    (*t, SERIES, *o),
+                    (*t, series, *o),
                 )
+                # (a quick run keeps the claim's two sides: the fabric's LID paths cost
+                # most of the quick run's time)
                 for name, o in {**SCHEMES, **BOTH}.items()
+                if not quick or name in ("none", "DRB")
             ],
         ),
+        seed002_victims.experiment(
+            cfg,
+            t,
+            {**SCHEMES, **BOTH, **{k: (ONE_LID, *o) for k, o in VICTIM_EXTRA.items()}},
+            {**NO_LIDS, **VICTIM_EXTRA},
+        ),
+        seed002_decompose.experiment(cfg, t, quick),
     ]
 
 
 def _curves(g: Gathered) -> pd.DataFrame:
-    """Per (pattern, scheme, load): offered and accepted flits/node/cycle, mean latency
-    (cycles) and its network part, with the load relative to the pattern's saturation."""
+    """Per (pattern, scheme, load, seed): offered and accepted flits/node/cycle, mean
+    latency (cycles), with the load relative to the pattern's saturation (no control's
+    largest accepted throughput, its mean over seeds)."""
     s = g.summaries
-    cols = ["pattern", "scheme", "load", "offered_flits_per_node_cycle"]
-    cols += ["accepted_flits_per_node_cycle", "latency_mean"]
+    keys = ["pattern", "scheme", "load"] + (["seed"] if "seed" in s.columns else [])
+    cols = [*keys, "offered_flits_per_node_cycle", "accepted_flits_per_node_cycle", "latency_mean"]
     d = s[cols].copy()
-    if "network_mean" in g.tables.get("classes", pd.DataFrame()).columns:
-        c = g.tables["classes"]
-        net = c.groupby(["pattern", "scheme", "load"], sort=False)["network_mean"].mean()
-        d = d.merge(net.reset_index(), on=["pattern", "scheme", "load"], how="left")
     sat = (
         d[d["scheme"] == "none"]
-        .groupby("pattern")["accepted_flits_per_node_cycle"]
+        .groupby(["pattern", "load"])["accepted_flits_per_node_cycle"]
+        .mean()
+        .groupby("pattern")
         .max()
         .rename("saturation")
     )
@@ -156,86 +221,99 @@ def _curves(g: Gathered) -> pd.DataFrame:
     return d
 
 
-def _ratio(a: float, b: float) -> float:
-    return a / b if b else float("nan")
-
-
-def _throughput_claims(d: pd.DataFrame, topology: str) -> list[str]:
-    out = []
-    for p, part in d.groupby("pattern", sort=False):
-        best = part.groupby("scheme")["accepted_flits_per_node_cycle"].max()
-        gain = _ratio(best.get("DRB", float("nan")), best.get("IBA CC", float("nan"))) - 1
-        low = part[part["load"] == part["load"].min()]
-        lat = low.set_index("scheme")["latency_mean"]
-        spread = max(abs(_ratio(lat.get(k, float("nan")), lat["none"]) - 1) for k in lat.index)
-        verdict_low = "holds" if spread <= 0.10 else "does not hold"
-        out.append(
-            f"- {topology}, {p}, lowest load ({low['relative_load'].iloc[0]:.2f} of our "
-            f"saturation): document: the schemes alike; ours: mean latencies within "
-            f"{spread * 100:.1f}% of no control; verdict: {verdict_low} (alike = within 10%)."
-        )
-        if gain != gain:
-            verdict = "not measured"
-        elif 0.35 <= gain <= 0.50:
-            verdict = "holds"
-        elif gain > 0.50:
-            verdict = "DRB gains more than the document's range"
-        elif gain > 0:
-            verdict = "DRB accepts more, by less than the document's 35%"
-        else:
-            verdict = "does not hold (DRB accepts no more than IBA CC)"
-        out.append(
-            f"- {topology}, {p}, throughput: document: DRB accepts 35-50% more than IBA CC; "
-            f"ours: largest accepted DRB {best.get('DRB', float('nan')):.4f}, IBA CC "
-            f"{best.get('IBA CC', float('nan')):.4f}, none {best.get('none', float('nan')):.4f} "
-            f"flits/node/cycle ({gain * 100:+.1f}% DRB over IBA CC); verdict: {verdict}."
-        )
-        high = part[part["past_saturation"]]
-        if len(high):
-            h = high.groupby("scheme")["latency_mean"].mean()
-            r = _ratio(h.get("IBA CC", float("nan")), h.get("DRB", float("nan")))
-            verdict = (
-                "holds (DRB lower)"
-                if r > 1.0 and r >= 2.0
-                else ("DRB lower, by less than 200%" if r > 1.0 else "does not hold")
-            )
-            out.append(
-                f"- {topology}, {p}, past our saturation ({len(high) // 3} loads, results "
-                f"past saturation): document: DRB's latency 200-300% better than IBA CC's; "
-                f"ours: mean latency IBA CC / DRB = {r:.2f}; verdict: {verdict}."
-            )
-        else:
-            out.append(
-                f"- {topology}, {p}: no load past our saturation was run; the high-load "
-                "claims are not checked here."
-            )
-    return out
+def _means(d: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """The mean over seeds of every numeric column, per `keys`."""
+    num = [c for c in d.columns if c not in keys and c != "seed" and d[c].dtype.kind in "fiub"]
+    return d.groupby(keys, sort=False)[num].mean().reset_index()
 
 
 def _hot_spot(g: Gathered) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per scheme: the links between routers' peak and mean utilisation over the run's
-    intervals, and the series of the busiest link."""
+    """Per scheme and seed: the links between routers' peak and mean utilisation over the
+    run's intervals, the busiest link's mean; and the series of the lowest seed."""
     s = g.tables["link_series"]
     s = s[s["kind"] == "router"]
+    keys = ["scheme"] + (["seed"] if "seed" in s.columns else [])
     rows = []
-    for scheme, part in s.groupby("scheme", sort=False):
+    for key, part in s.groupby(keys, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
         per_link = part.groupby(["src", "src_port"])["utilization"]
         rows.append(
             {
-                "scheme": scheme,
+                **dict(zip(keys, key, strict=True)),
                 "peak_utilization": float(part["utilization"].max()),
                 "mean_utilization": float(part["utilization"].mean()),
                 "busiest_link_mean": float(per_link.mean().max()),
                 "links_over_0.9": int((per_link.max() > 0.9).sum()),
             }
         )
+    if "seed" in s.columns:
+        s = s[s["seed"] == s["seed"].min()]
     return pd.DataFrame(rows), s
+
+
+def _curves_figure(plt, d: pd.DataFrame, path: Path, colours: dict[str, str]) -> None:
+    m = _means(d, ["pattern", "scheme", "load"])
+    patterns = list(m["pattern"].unique())
+    fig, axes = plt.subplots(
+        2, len(patterns), figsize=(4.5 * len(patterns), 7), dpi=110, squeeze=False
+    )
+    for j, p in enumerate(patterns):
+        part = m[m["pattern"] == p]
+        for scheme, line in part.groupby("scheme", sort=False):
+            colour = colours.get(str(scheme))
+            x = line["relative_load"]
+            axes[0][j].plot(x, line["accepted_flits_per_node_cycle"], "o-", color=colour)
+            axes[1][j].plot(x, line["latency_mean"], "o-", color=colour, label=scheme)
+        axes[0][j].set_title(p)
+        axes[0][j].set_ylabel("accepted flits/node/cycle (mean over seeds)")
+        axes[1][j].set_ylabel("mean latency (cycles)")
+        axes[1][j].set_yscale("log")
+        for ax in (axes[0][j], axes[1][j]):
+            ax.axvline(1.0, color="k", linewidth=0.6, linestyle=":")
+            ax.set_xlabel("offered load / our saturation (none)")
+            ax.grid(True, alpha=0.3)
+    axes[1][-1].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def _hot_spot_figure(plt, table: pd.DataFrame, series: pd.DataFrame, path: Path) -> None:
+    schemes = list(dict.fromkeys(table["scheme"]))
+    fig, axes = plt.subplots(
+        2, len(schemes), figsize=(4.2 * len(schemes), 7), dpi=110, squeeze=False
+    )
+    vmax = max(1e-9, float(series["utilization"].max()))
+    for j, scheme in enumerate(schemes):
+        part = series[series["scheme"] == scheme]
+        grid = part.pivot_table(index=["src", "src_port"], columns="start", values="utilization")
+        axes[0][j].imshow(grid.values, aspect="auto", vmin=0, vmax=vmax, cmap="viridis")
+        axes[0][j].set_title(f"{scheme}: link x time")
+        axes[0][j].set_xlabel("interval")
+        axes[0][j].set_ylabel("link (router, port)")
+        peak = grid.mean(axis=1).idxmax()
+        axes[1][j].plot(grid.columns, grid.loc[peak].values, label="busiest link")
+        axes[1][j].plot(grid.columns, grid.mean(axis=0).values, label="mean of links")
+        axes[1][j].set_ylim(0, 1.05)
+        axes[1][j].set_xlabel("cycle")
+        axes[1][j].set_ylabel("utilisation")
+        axes[1][j].grid(True, alpha=0.3)
+    axes[1][-1].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+#: The tables written beside the summaries (the link series are summarised, not written:
+#: tens of MB).
+WRITTEN = ("flows", "classes")
 
 
 def report(
     experiments: list[Experiment], results: dict[str, Gathered], out: Path, quick: bool = False
 ) -> Path:
-    """Write tables (CSV), figures (PNG), report.md/.html and FINDINGS.md."""
+    """Write tables (CSV), figures (PNG), report.md/.html and FINDINGS.md (claims scored
+    over seeds, `seed002_claims`; the decomposition's table; notes.md carried in)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -244,142 +322,78 @@ def report(
     out.mkdir(parents=True, exist_ok=True)
     lines = report_head("Document 002 (IBA CC and DRB), reproduced", quick)
     claims = {e.name: e for e in experiments}
-    findings = ["# Document 002: findings", ""]
-    if quick:
-        findings += ["*Quick run: numbers without statistical weight.*", ""]
+    findings: list[seed002_claims.Finding] = []
+    intro: list[str] = [
+        "Document 002's experiments (Fig. 8-10) and, beyond it, the Avakas fabric and the "
+        "victim-flow test, each scheme run once per seed. Issue 36 changed the models "
+        "first (see the decomposition below and the notes); the previous FINDINGS' "
+        "numbers are listed in the notes against these."
+    ]
     colours = {"none": "tab:gray", "IBA CC": "tab:red", "DRB": "tab:green"}
     colours["DRB + IBA CC"] = "tab:blue"
     for name, g in results.items():
         write(g.summaries, out / f"{name}_summary.csv")
+        for t in WRITTEN:
+            if name == "victims" and t in g.tables:
+                write(g.tables[t], out / f"{name}_{t}.csv")
         lines += claim_section(claims[name], "Document 002")
         if name in ("fig8", "fig9"):
             d = _curves(g)
             write(d, out / f"{name}_curves.csv")
-            patterns = list(d["pattern"].unique())
-            fig, axes = plt.subplots(
-                2, len(patterns), figsize=(4.5 * len(patterns), 7), dpi=110, squeeze=False
-            )
-            for j, p in enumerate(patterns):
-                part = d[d["pattern"] == p]
-                for scheme, line in part.groupby("scheme", sort=False):
-                    colour = colours.get(str(scheme))
-                    x = line["relative_load"]
-                    axes[0][j].plot(x, line["accepted_flits_per_node_cycle"], "o-", color=colour)
-                    axes[1][j].plot(x, line["latency_mean"], "o-", color=colour, label=scheme)
-                axes[0][j].set_title(p)
-                axes[0][j].set_ylabel("accepted flits/node/cycle")
-                axes[1][j].set_ylabel("mean latency (cycles)")
-                axes[1][j].set_yscale("log")
-                for ax in (axes[0][j], axes[1][j]):
-                    ax.axvline(1.0, color="k", linewidth=0.6, linestyle=":")
-                    ax.set_xlabel("offered load / our saturation (none)")
-                    ax.grid(True, alpha=0.3)
-            axes[1][-1].legend(fontsize=8)
-            fig.tight_layout()
-            fig.savefig(out / f"{name}.png")
-            plt.close(fig)
+            _curves_figure(plt, d, out / f"{name}.png", colours)
             lines += [f"![{claims[name].title}]({name}.png)", ""]
-            lines += [
-                markdown(
-                    d[
-                        [
-                            "pattern",
-                            "scheme",
-                            "load",
-                            "relative_load",
-                            "accepted_flits_per_node_cycle",
-                            "latency_mean",
-                            "past_saturation",
-                        ]
-                    ]
-                ),
-                "",
-            ]
+            m = _means(d, ["pattern", "scheme", "load"])
+            cols = ["pattern", "scheme", "load", "relative_load"]
+            cols += ["accepted_flits_per_node_cycle", "latency_mean", "past_saturation"]
+            lines += [markdown(m[cols]), ""]
             topo = "8x8 torus" if name == "fig8" else "8x4 mesh"
-            c = _throughput_claims(d, topo)
-            lines += c + [""]
-            findings += [f"## {claims[name].title}", "", *c, ""]
-        elif name == "avakas":
-            table, _ = _hot_spot(g)
-            summary = g.summaries.set_index("scheme")
-            table["accepted_flits_per_node_cycle"] = [
-                float(summary.loc[k, "accepted_flits_per_node_cycle"]) for k in table["scheme"]
-            ]
-            table["latency_mean"] = [float(summary.loc[k, "latency_mean"]) for k in table["scheme"]]
-            write(table, out / "avakas_links.csv")
-            lines += [markdown(table), ""]
-            t = table.set_index("scheme")
-            c = [
-                "- Avakas, hot spot (2% of traffic to node 0, load 0.2): no document number "
-                "(beyond the document); ours: accepted flits/node/cycle "
-                + ", ".join(f"{k} {t.loc[k, 'accepted_flits_per_node_cycle']:.4f}" for k in t.index)
-                + "; busiest switch link's mean utilisation "
-                + ", ".join(f"{k} {t.loc[k, 'busiest_link_mean']:.3f}" for k in t.index)
-                + "; mean latency (cycles) "
-                + ", ".join(f"{k} {t.loc[k, 'latency_mean']:.0f}" for k in t.index)
-                + ".",
-            ]
-            lines += c + [""]
-            findings += [f"## {claims[name].title}", "", *c, ""]
-        elif name == "fig10":
+            c = seed002_claims.curves_claims(d, topo)
+            lines += [f"- {a}: {b}; **{v}**" for a, b, v in c] + [""]
+            findings += c
+        elif name in ("fig10", "avakas"):
             table, series = _hot_spot(g)
-            write(table, out / "fig10_links.csv")
-            schemes = list(table["scheme"])
-            fig, axes = plt.subplots(
-                2, len(schemes), figsize=(4.2 * len(schemes), 7), dpi=110, squeeze=False
+            summary = g.summaries
+            keys = ["scheme"] + (["seed"] if "seed" in summary.columns else [])
+            table = table.merge(
+                summary[[*keys, "accepted_flits_per_node_cycle", "latency_mean"]], on=keys
             )
-            vmax = max(1e-9, float(series["utilization"].max()))
-            for j, scheme in enumerate(schemes):
-                part = series[series["scheme"] == scheme]
-                grid = part.pivot_table(
-                    index=["src", "src_port"], columns="start", values="utilization"
-                )
-                axes[0][j].imshow(grid.values, aspect="auto", vmin=0, vmax=vmax, cmap="viridis")
-                axes[0][j].set_title(f"{scheme}: link x time")
-                axes[0][j].set_xlabel("interval")
-                axes[0][j].set_ylabel("link (router, port)")
-                peak = grid.mean(axis=1).idxmax()
-                axes[1][j].plot(grid.columns, grid.loc[peak].values, label="busiest link")
-                axes[1][j].plot(grid.columns, grid.mean(axis=0).values, label="mean of links")
-                axes[1][j].set_ylim(0, 1.05)
-                axes[1][j].set_xlabel("cycle")
-                axes[1][j].set_ylabel("utilisation")
-                axes[1][j].grid(True, alpha=0.3)
-            axes[1][-1].legend(fontsize=8)
-            fig.tight_layout()
-            fig.savefig(out / "fig10.png")
-            plt.close(fig)
-            lines += ["![link load over time](fig10.png)", "", markdown(table), ""]
-            t = table.set_index("scheme")
-            none_peak, cc_peak = (
-                t.loc["none", "busiest_link_mean"],
-                t.loc["IBA CC", "busiest_link_mean"],
-            )
-            drb_peak = t.loc["DRB", "busiest_link_mean"]
-            cut = 1 - _ratio(drb_peak, cc_peak)
-            verdict = (
-                "holds"
-                if cut >= 0.5
-                else (
-                    "DRB lowers the peak, by less than the document" if cut > 0 else "does not hold"
-                )
-            )
-            c = [
-                f"- hot spot (30% of traffic to node 27, load 0.3): document: DRB removes the "
-                f"link-load peaks, about 75% better than IBA CC; ours: busiest link's mean "
-                f"utilisation none {none_peak:.3f}, IBA CC {cc_peak:.3f}, DRB {drb_peak:.3f} "
-                f"(DRB's {'lower' if cut > 0 else 'higher'} than IBA CC's by "
-                f"{abs(cut) * 100:.1f}%); "
-                f"verdict: {verdict}.",
+            write(table, out / f"{name}_links.csv")
+            lines += [markdown(_means(table, ["scheme"])), ""]
+            if name == "fig10":
+                _hot_spot_figure(plt, table, series, out / "fig10.png")
+                lines += ["![link load over time](fig10.png)", ""]
+                c = seed002_claims.hot_spot_claim(table)
+            else:
+                c = seed002_claims.avakas_claims(table)
+            lines += [f"- {a}: {b}; **{v}**" for a, b, v in c] + [""]
+            findings += c
+        elif name == "victims":
+            t = seed002_victims.throughputs(g.tables["flows"], g.summaries)
+            write(t, out / "victims_throughput.csv")
+            lines += [markdown(_means(t, ["topology", "scheme"])), ""]
+            c = seed002_claims.victim_claims(t)
+            lines += [f"- {a}: {b}; **{v}**" for a, b, v in c] + [""]
+            findings += c
+        elif name == "decompose":
+            t = seed002_decompose.table(g.summaries)
+            write(t, out / "decompose_table.csv")
+            table_lines = seed002_decompose.markdown_lines(t)
+            lines += [*table_lines, ""]
+            intro += [
+                "",
+                "## Decomposition (issue 36): accepted flits/node/cycle at load "
+                f"{seed002_decompose.LOAD}, mean over seeds, and the paired difference "
+                "from no control with the same VC release (tie: its 95% interval "
+                "contains zero)",
+                "",
+                *table_lines,
             ]
-            lines += c + [""]
-            findings += [f"## {claims[name].title}", "", *c, ""]
-    findings += [
-        "## Not reproduced",
-        "",
-        "- The mesh's matrix transpose: undefined for 32 nodes (not a square).",
-        "- The Avakas dump carries no LMC (its ports have no LIDs yet): LMC 2 is configured.",
-        "",
-    ]
-    write_text(out / "FINDINGS.md", "\n".join(findings))
+    write_findings(
+        out,
+        "Document 002: findings",
+        intro,
+        findings,
+        quick,
+        "002",
+    )
     return write_report(out, lines)

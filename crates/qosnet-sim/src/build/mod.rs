@@ -125,7 +125,11 @@ impl Simulation {
                 config.routing.multipath.as_ref().map(|m| m.selection).unwrap_or_default(),
                 traffic.sources.len() + 1,
             )
-            .with_drb(v.drb_timer, traffic.sources.len() + 1),
+            .with_drb(
+                v.drb_timer,
+                config.routing.multipath.as_ref().map(|m| m.split).unwrap_or_default(),
+                traffic.sources.len() + 1,
+            ),
             attach_port,
             |lane| p.lane_depth(lane),
             nic_idt,

@@ -1053,6 +1053,12 @@ fn check_reservations(
 /// the congestion detection it reacts to. Other selections take no timer.
 fn check_drb(cfg: &Config, clock: &Clock, errs: &mut Vec<ConfigError>) -> crate::units::Cycle {
     let Some(m) = &cfg.routing.multipath else { return 0 };
+    if m.split != crate::config::DrbSplit::default() && m.selection != crate::config::PathSelection::Drb {
+        errs.push(ConfigError::new(
+            "routing.multipath.split",
+            "only with selection = \"drb\" (how DRB spreads messages over its open paths)",
+        ));
+    }
     match (m.selection, m.contraction_timer) {
         (crate::config::PathSelection::Drb, None) => {
             errs.push(ConfigError::new(

@@ -575,8 +575,41 @@ tagged_enum! {
             packet_size: u32,
             #[serde(default)]
             marking_rate: u16,
+            /// Which input flits count toward an output port's VL (`router/marking.rs`).
+            #[serde(default)]
+            waiting: WaitingHeaders,
+            /// Whether a port VL out of credits (a victim of congestion downstream, not its
+            /// root) marks too: IBA's Victim_Mask bit for the port (`router/marking.rs`).
+            #[serde(default)]
+            victims: VictimMarking,
         },
     }
+}
+
+/// Whether IBA CC's switch marks at a port VL that is a victim of congestion (out of
+/// credits: the buffer downstream is full) as well as at a root (`[router]
+/// marking.victims`, IBA Annex A10's Victim_Mask).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum VictimMarking {
+    /// Every port VL above the threshold marks (the Victim_Mask bit set).
+    #[default]
+    Marked,
+    /// Only a root marks: a port VL with credits, whose queue is its own link's contention.
+    NotMarked,
+}
+
+/// What IBA CC's switch counts of a header still waiting for an output VC
+/// (`[router] marking.waiting`, `router/marking.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitingHeaders {
+    /// Its flits count against every VL its route allows (aggressive: one packet may
+    /// count against three VLs at once).
+    #[default]
+    EveryVl,
+    /// Only the VL an input VC holds counts (its flits count once it has won an output VC).
+    HeldVl,
 }
 
 impl Default for RouterConfig {
@@ -715,6 +748,28 @@ pub struct MultipathConfig {
     /// notification closes the flow's last opened path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contraction_timer: Option<Duration>,
+    /// How DRB spreads messages over its open paths (`selection = "drb"`).
+    #[serde(default, skip_serializing_if = "DrbSplit::is_default")]
+    pub split: DrbSplit,
+}
+
+/// How DRB spreads a flow's messages over its open paths (`[routing] multipath.split`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DrbSplit {
+    /// In inverse proportion to the notifications each path received (document 002 §4:
+    /// "inversamente proporcional a dicha distribución").
+    #[default]
+    InverseNotifications,
+    /// In turn over the open paths, notifications only opening them (a variant, to tell
+    /// what the split adds to the opening).
+    RoundRobin,
+}
+
+impl DrbSplit {
+    fn is_default(&self) -> bool {
+        *self == DrbSplit::default()
+    }
 }
 
 /// How a source picks the path of each message.

@@ -16,8 +16,10 @@
 //! against p and opens the next path; the next message takes the open path p with the
 //! least `(sent[p] + 1) x (notified[p] + 1)`, so path p carries a share proportional to
 //! 1 / (notified[p] + 1); each `timer` without a notification closes the last opened path
-//! (its counts forgotten).
+//! (its counts forgotten). `split = "round_robin"` takes the open paths in turn instead
+//! (least `sent[p]`), so the opening can be measured apart from the split.
 
+use crate::config::DrbSplit;
 use crate::units::Cycle;
 
 /// DRB's per-flow path state.
@@ -25,6 +27,7 @@ use crate::units::Cycle;
 pub(crate) struct Drb {
     paths: usize,
     timer: Cycle,
+    split: DrbSplit,
     /// Per flow: paths open (>= 1).
     open: Vec<u8>,
     /// Per flow: the last notification or contraction.
@@ -41,11 +44,18 @@ impl Drb {
         Drb {
             paths,
             timer: timer.max(1),
+            split: DrbSplit::InverseNotifications,
             open: vec![1; flows],
             since: vec![0; flows],
             notified: vec![0; flows * paths],
             sent: vec![0; flows * paths],
         }
+    }
+
+    /// This DRB spreading its messages by `split`.
+    pub fn with_split(mut self, split: DrbSplit) -> Drb {
+        self.split = split;
+        self
     }
 
     /// Close the paths of `flow` whose timers expired without a notification by `now`.
@@ -69,7 +79,11 @@ impl Drb {
         let f = flow as usize;
         self.contract(f, now);
         let base = f * self.paths;
-        let cost = |p: usize| (self.sent[base + p] as u64 + 1) * (self.notified[base + p] as u64 + 1);
+        let weigh = self.split == DrbSplit::InverseNotifications;
+        let cost = |p: usize| {
+            let notified = if weigh { self.notified[base + p] as u64 } else { 0 };
+            (self.sent[base + p] as u64 + 1) * (notified + 1)
+        };
         let p = (0..self.open[f] as usize).min_by_key(|&p| (cost(p), p)).unwrap_or(0);
         self.sent[base + p] += 1;
         p as u8
@@ -139,6 +153,20 @@ mod tests {
     }
 
     #[test]
+    fn round_robin_ignores_the_notifications_in_the_split() {
+        // As above, path 0 notified 3 times, path 1 never: in turn, half and half.
+        let mut d = Drb::new(2, 1_000_000, 1).with_split(DrbSplit::RoundRobin);
+        for t in 0..3 {
+            d.notified(0, 0, t);
+        }
+        let mut on = [0; 2];
+        for t in 0..100 {
+            on[d.choose(0, 10 + t) as usize] += 1;
+        }
+        assert_eq!(on, [50, 50]);
+    }
+
+    #[test]
     fn paths_contract_last_opened_first_one_per_quiet_timer() {
         let mut d = Drb::new(4, 100, 1);
         for t in 0..3 {
@@ -157,5 +185,14 @@ mod tests {
         d.notified(0, 0, 10_050);
         assert_eq!(d.open(0, 10_149), 2);
         assert_eq!(d.open(0, 10_150), 1);
+    }
+
+    #[test]
+    fn a_split_without_drb_is_refused() {
+        let toml = "[topology]\nkind = \"fat_tree\"\nk = 2\nn = 2\n\
+                    [routing]\nmultipath = { paths = 2, split = \"round_robin\" }\n\
+                    [[traffic]]\nload = 0.1\n";
+        let e = crate::Simulation::from_toml(toml, None).err().expect("refused").to_string();
+        assert!(e.contains("routing.multipath.split") && e.contains("drb"), "{e}");
     }
 }

@@ -6,7 +6,7 @@
 //! `drb.rs`).
 
 use super::drb::Drb;
-use crate::config::PathSelection;
+use crate::config::{DrbSplit, PathSelection};
 use crate::units::Cycle;
 
 /// The sources' path choice.
@@ -28,9 +28,9 @@ impl PathChoice {
     }
 
     /// DRB (`selection = "drb"`), contracting every `timer` cycles, for `flows` flows.
-    pub fn with_drb(mut self, timer: Cycle, flows: usize) -> PathChoice {
+    pub fn with_drb(mut self, timer: Cycle, split: DrbSplit, flows: usize) -> PathChoice {
         if self.selection == PathSelection::Drb {
-            self.drb = Some(Drb::new(self.paths, timer, flows));
+            self.drb = Some(Drb::new(self.paths, timer, flows).with_split(split));
         }
         self
     }

@@ -403,7 +403,19 @@ impl Routers {
             let tail = flit.is_tail();
             // (IBA CC counts all that queues for the port: `marking::PortQueues`)
             let queued = || occupancy + self.port_queues.queued(ovc);
-            if self.marking.mark(&mut self.iba_marks, op, ovc, flit.packet(), tail, size, occupancy, queued) {
+            // (a port VL out of credits is a victim of congestion downstream)
+            let credited = out_vc.credits > 0;
+            if self.marking.mark(
+                &mut self.iba_marks,
+                op,
+                ovc,
+                flit.packet(),
+                tail,
+                size,
+                occupancy,
+                queued,
+                credited,
+            ) {
                 net.packets.get_mut(flit.packet()).marked = true;
             }
             if flit.is_head() {

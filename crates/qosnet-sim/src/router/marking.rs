@@ -18,17 +18,24 @@
 //! for a VC of p its route allows v among (`port_queue`); the threshold is relative to
 //! the buffering one VL has through the switch, an input VL buffer plus an output one.
 //! (The flits of a waiting header count against each VL it may take: before VC
-//! allocation it has none yet, and any of them may be the one it is stuck behind.)
+//! allocation it has none yet, and any of them may be the one it is stuck behind. That
+//! is aggressive — a header allowed three VLs counts three times — so `waiting =
+//! "held_vl"` counts an input VC only once it holds its output VL, as a switch whose
+//! packets have one VL per hop (IBA's SL-to-VL mapping) would.)
 //! That sum is kept as flits come and go (`PortQueues`): an input lane counts toward the
 //! (port, VLs) of its state — the VL it holds, or the VLs its waiting header may take —
 //! and moves its flits when the state changes (`Routers::requeue`), so a flit's look is a
 //! read, where a scan of the router's input VCs per flit had cost IBA CC's runs a third of
 //! their instructions. The invariant checks compare it with the scan (`port_queue`).
+//! A port VL whose output buffer waits for credits is a victim of congestion further on,
+//! not its root; IBA's Victim_Mask decides whether it marks (`victims = "not_marked"`:
+//! only ports with credits mark, so flows that merely pass through the tree of
+//! congestion are not throttled for it).
 //! `Threshold` (document 000's fixed buffer threshold) keeps the output buffer alone.
 
 use super::state::{InVc, Params};
 use super::Routers;
-use crate::config::MarkingConfig;
+use crate::config::{MarkingConfig, VictimMarking, WaitingHeaders};
 use crate::error::ConfigError;
 use crate::ids::PacketId;
 use crate::sched::bits;
@@ -48,6 +55,8 @@ pub(crate) enum Marking {
         above: u32,
         packet_size: u32,
         marking_rate: u16,
+        waiting: WaitingHeaders,
+        victims: VictimMarking,
     },
 }
 
@@ -78,6 +87,8 @@ impl IbaCounters {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PortQueues {
     pub on: bool,
+    /// Whether a header waiting for an output VC counts (against every VL it may take).
+    pub count_waiting: bool,
     /// Per output lane (`Params::lane_index(op, ov)`): the input flits queued for it.
     queued: Vec<u32>,
     /// Per input lane: the output port (global) and the output lanes (bits) its flits
@@ -89,9 +100,12 @@ impl PortQueues {
     /// Queues for `lanes` input and output lanes in all, kept if `marking` is IBA CC's.
     pub fn new(marking: Marking, lanes: usize) -> PortQueues {
         match marking {
-            Marking::IbaCc { .. } => {
-                PortQueues { on: true, queued: vec![0; lanes], target: vec![(0, 0); lanes] }
-            }
+            Marking::IbaCc { waiting, .. } => PortQueues {
+                on: true,
+                count_waiting: waiting == WaitingHeaders::EveryVl,
+                queued: vec![0; lanes],
+                target: vec![(0, 0); lanes],
+            },
             _ => PortQueues::default(),
         }
     }
@@ -146,7 +160,9 @@ impl Routers {
         let op = (r * self.p.ports + s.out_port as usize) as u32;
         let target = if *self.ip_active.at(ip) & bit != 0 {
             (op, 1 << s.out_vc)
-        } else if (*self.ip_vc_alloc.at(ip) | *self.ip_parked.at(ip)) & bit != 0 {
+        } else if self.port_queues.count_waiting
+            && (*self.ip_vc_alloc.at(ip) | *self.ip_parked.at(ip)) & bit != 0
+        {
             (op, s.route_vcs)
         } else {
             (0, 0)
@@ -183,7 +199,7 @@ impl Marking {
                 }
                 Marking::Threshold(flits)
             }
-            Some(&MarkingConfig::IbaCc { threshold, packet_size, marking_rate }) => {
+            Some(&MarkingConfig::IbaCc { threshold, packet_size, marking_rate, waiting, victims }) => {
                 if threshold > 15 {
                     return Err(ConfigError::new(
                         "router.marking.threshold",
@@ -195,7 +211,7 @@ impl Marking {
                 }
                 // (relative to the VL's buffering through the switch: module comment)
                 let above = iba_threshold_flits(threshold, input_depth + output_depth);
-                Marking::IbaCc { above, packet_size, marking_rate }
+                Marking::IbaCc { above, packet_size, marking_rate, waiting, victims }
             }
         })
     }
@@ -204,7 +220,8 @@ impl Marking {
     /// `lane` (of port `port`), which then holds `occupancy` flits, marks its packet. For
     /// IBA CC this counts the packet's eligibility against the port's marking rate, and
     /// the occupancy that matters is `queued()`, all that waits for the port and VL
-    /// (`port_queue`), counted only while the packet is not yet eligible.
+    /// (`port_queue`), counted only while the packet is not yet eligible; `credited`: the
+    /// output VL has credits (a root, not a victim).
     #[allow(clippy::too_many_arguments)] // the flit's place, packet and buffer
     #[inline(always)]
     pub fn mark(
@@ -217,11 +234,13 @@ impl Marking {
         size: impl FnOnce() -> u32,
         occupancy: u32,
         queued: impl FnOnce() -> u32,
+        credited: bool,
     ) -> bool {
-        let Marking::IbaCc { above, packet_size, marking_rate } = self else {
+        let Marking::IbaCc { above, packet_size, marking_rate, victims, .. } = self else {
             return self.marks(occupancy);
         };
         let eligible = counters.counted[lane] != packet
+            && (credited || victims == VictimMarking::Marked)
             && (occupancy > above || queued() > above)
             && size() >= packet_size;
         // (a packet id is a slab slot, reused once the packet is delivered: forget it at its tail)
@@ -306,7 +325,17 @@ mod tests {
     }
 
     fn iba(threshold: u8, packet_size: u32, marking_rate: u16) -> Result<Marking, ConfigError> {
-        Marking::build(Some(&MarkingConfig::IbaCc { threshold, packet_size, marking_rate }), 8, 8)
+        Marking::build(
+            Some(&MarkingConfig::IbaCc {
+                threshold,
+                packet_size,
+                marking_rate,
+                waiting: WaitingHeaders::EveryVl,
+                victims: VictimMarking::Marked,
+            }),
+            8,
+            8,
+        )
     }
 
     #[test]
@@ -329,11 +358,22 @@ mod tests {
         let m = iba(8, 0, 0).unwrap();
         let mut c = IbaCounters::new(m, 2, 8);
         let p = |i| PacketId(i);
-        assert!(!m.mark(&mut c, 0, 1, p(1), false, || 4, 8, || 0), "at the threshold: not above it");
-        assert!(m.mark(&mut c, 0, 1, p(1), false, || 4, 9, || 0), "one flit above it");
-        assert!(!m.mark(&mut c, 0, 1, p(1), true, || 4, 10, || 0), "the packet was counted already");
-        assert!(m.mark(&mut c, 0, 1, p(1), false, || 4, 16, || 0), "after its tail the id is a new packet's");
-        assert!(m.mark(&mut c, 0, 1, p(2), false, || 4, 16, || 0));
+        assert!(!m.mark(&mut c, 0, 1, p(1), false, || 4, 8, || 0, true), "at the threshold: not above it");
+        assert!(m.mark(&mut c, 0, 1, p(1), false, || 4, 9, || 0, true), "one flit above it");
+        assert!(!m.mark(&mut c, 0, 1, p(1), true, || 4, 10, || 0, true), "the packet was counted already");
+        assert!(
+            m.mark(&mut c, 0, 1, p(1), false, || 4, 16, || 0, true),
+            "after its tail the id is a new packet's"
+        );
+        assert!(m.mark(&mut c, 0, 1, p(2), false, || 4, 16, || 0, true));
+        // Out of credits (a victim): marks only where the Victim_Mask bit is set.
+        assert!(m.mark(&mut c, 0, 2, p(3), false, || 4, 16, || 0, false));
+        let Marking::IbaCc { above, packet_size, marking_rate, waiting, .. } = m else { panic!() };
+        let roots =
+            Marking::IbaCc { above, packet_size, marking_rate, waiting, victims: VictimMarking::NotMarked };
+        let mut c = IbaCounters::new(roots, 2, 8);
+        assert!(!roots.mark(&mut c, 0, 1, p(4), false, || 4, 16, || 0, false), "a victim: not eligible");
+        assert!(roots.mark(&mut c, 0, 1, p(4), false, || 4, 16, || 0, true), "with credits: a root");
     }
 
     #[test]
@@ -342,11 +382,11 @@ mod tests {
         let m = iba(15, 3, 2).unwrap();
         let mut c = IbaCounters::new(m, 2, 8);
         let marks: Vec<bool> =
-            (0..7).map(|i| m.mark(&mut c, 1, 5, PacketId(i), false, || 3, 2, || 0)).collect();
+            (0..7).map(|i| m.mark(&mut c, 1, 5, PacketId(i), false, || 3, 2, || 0, true)).collect();
         assert_eq!(marks, [true, false, false, true, false, false, true]);
-        assert!(m.mark(&mut c, 0, 0, PacketId(9), false, || 3, 2, || 0), "ports count apart");
+        assert!(m.mark(&mut c, 0, 0, PacketId(9), false, || 3, 2, || 0, true), "ports count apart");
         assert!(
-            !m.mark(&mut c, 0, 1, PacketId(10), false, || 2, 16, || 0),
+            !m.mark(&mut c, 0, 1, PacketId(10), false, || 2, 16, || 0, true),
             "shorter than packet_size: never eligible"
         );
     }
@@ -401,17 +441,56 @@ mod tests {
         let q = queue(0, 0);
         for (threshold, marks) in [(4, true), (2, false)] {
             let m = Marking::build(
-                Some(&MarkingConfig::IbaCc { threshold, packet_size: 0, marking_rate: 0 }),
+                Some(&MarkingConfig::IbaCc {
+                    threshold,
+                    packet_size: 0,
+                    marking_rate: 0,
+                    waiting: WaitingHeaders::EveryVl,
+                    victims: VictimMarking::Marked,
+                }),
                 4,
                 4,
             )
             .unwrap();
             let mut c = IbaCounters::new(m, 4, 8);
             assert_eq!(
-                m.mark(&mut c, 0, 0, PacketId(1), false, || 4, 0, || q),
+                m.mark(&mut c, 0, 0, PacketId(1), false, || 4, 0, || q, true),
                 marks,
                 "threshold {threshold}"
             );
         }
+    }
+
+    /// A hot spot on a 4x4 mesh with IBA CC marking: counting waiting headers or not
+    /// (`held_vl`), the kept queues equal the scan every 50 cycles (the invariant check).
+    #[test]
+    fn waiting_headers_counted_or_not_keep_the_queues_true() {
+        let kept = |waiting: &str| {
+            let toml = format!(
+                "[simulation]\nwarmup = 200\nmeasure = 1500\n\
+                 [topology]\nkind = \"mesh\"\nk = 4\nn = 2\n\
+                 [router]\nvcs = 3\ninput_buffer = 8\noutput_buffer = 8\n\
+                 marking = {{ kind = \"iba_cc\", threshold = 8, waiting = \"{waiting}\" }}\n\
+                 [[traffic]]\nload = 0.5\nmessage_flits = 8\npacket_flits = 8\n\
+                 pattern = {{ kind = \"hot_spot\", fraction = 0.5, nodes = [5] }}\n"
+            );
+            let mut sim = crate::Simulation::from_toml(&toml, None).unwrap();
+            for _ in 0..30 {
+                sim.advance(50).unwrap();
+                sim.check_invariants().unwrap();
+            }
+            sim.routers.port_queues.count_waiting
+        };
+        assert!(kept("every_vl"));
+        assert!(!kept("held_vl"));
+        let e = crate::Simulation::from_toml(
+            "[topology]\nkind = \"mesh\"\nk = 2\nn = 2\n[router]\n\
+             marking = { kind = \"iba_cc\", threshold = 8, waiting = \"some\" }\n[[traffic]]\nload = 0.1\n",
+            None,
+        )
+        .err()
+        .expect("refused")
+        .to_string();
+        assert!(e.contains("router.marking.waiting") && e.contains("held_vl"), "{e}");
     }
 }

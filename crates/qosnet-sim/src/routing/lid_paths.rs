@@ -33,6 +33,16 @@
 //!   form a mesh, where the search keeps to west-first turns (Glass & Ni's turn model: no
 //!   turn into -x after another direction), which leave that mesh no cycle. Dimension
 //!   order (LID 0) is west-first.
+//!   That scheme gives every hop one VC when there are 3 (VC k carries the hops after
+//!   k wraps, so most hops share VC 0), where the base routing's dateline gives a packet
+//!   half of them; it cost the 8x8 torus 3-9% of its saturation throughput with one path
+//!   and twice the cost of CNP traffic (issue 36's decomposition). So on a torus the
+//!   paths first try the base routing's own classes, per run: a run (consecutive hops in
+//!   one dimension and direction) takes the dateline class BookSim2's dateline gives it
+//!   on entering the dimension — going +, upper if the run wraps; going -, upper if it
+//!   does not — and keeps it through the run; the classes are two layers of the VCs (VCs
+//!   0, 2, .. and 1, 3, ..). Where that class graph is not proved acyclic (a run longer
+//!   than half the ring can close a class's ring), the wrap-count classes above are used.
 //! - On a fabric (or other grids), the VCs are split into layers and each path — (source,
 //!   destination, LID) — goes in the first layer whose dependency graph stays acyclic with
 //!   it, as OpenSM's DFSSSP gives each path a service level; the packet enters its layer
@@ -59,6 +69,11 @@ pub struct LidPaths {
     /// Per (router * ports + port): whether the link wraps around a torus ring (grid
     /// scheme: the class rises by one on it; empty for the layer scheme).
     wraps: Vec<bool>,
+    /// Dateline scheme (torus, `dateline` non-empty): per `(router * nodes + dst) * paths
+    /// + lid`, whether a run entering its dimension there takes the upper class; and per
+    /// (router * ports + port) the dimension of the port's link (`NO_DIR` for a node's).
+    pub(crate) dateline: Vec<bool>,
+    port_dim: Vec<u8>,
     /// Per (router * ports + port): the node attached there (`u32::MAX`: a switch or
     /// nothing), whose packets enter their path's layer at that port.
     source_at: Vec<u32>,
@@ -139,16 +154,21 @@ impl LidPaths {
                         budget,
                         steps: 0,
                     };
-                    let found = match search.from(rs) {
-                        Some(p) => Some(p),
-                        None => {
-                            shared += 1;
-                            search.used = &[];
+                    // (no disjoint path within the slack: share links, but stay within the
+                    // slack first — "lo más cortas posible", §4 — and only where no path
+                    // fits it either take any length; a fallback of any length straight
+                    // away made 8x8-torus paths at slack 0 so long that four paths in turn
+                    // accepted 42% less than one, issue 36)
+                    let found = search.from(rs).or_else(|| {
+                        shared += 1;
+                        search.used = &[];
+                        search.steps = 0;
+                        search.from(rs).or_else(|| {
                             search.budget = usize::MAX;
                             search.steps = 0;
                             search.from(rs)
-                        }
-                    };
+                        })
+                    });
                     let Some(path) = found else {
                         return Err(format!(
                             "no path of LID {} from switch {rs} to node {d} fits the deadlock-free \
@@ -174,7 +194,18 @@ impl LidPaths {
             }
             trees.extend(lid_trees);
         }
+        let dateline = moves.as_ref().filter(|m| m.classes > 1 && vcs >= 2).and_then(|m| {
+            let upper = dateline_entries(topo, m, &trees, paths as usize);
+            check_dateline(topo, m, &trees, paths as usize, &upper).then_some(upper)
+        });
+        let port_dim = match (&moves, &dateline) {
+            (Some(m), Some(_)) => {
+                m.hops.iter().map(|h| if h.0 == NO_DIR { NO_DIR } else { h.0 / 2 }).collect()
+            }
+            _ => Vec::new(),
+        };
         let (layer, layers, wraps) = match &moves {
+            Some(_) if dateline.is_some() => (Vec::new(), 2, Vec::new()),
             Some(m) => {
                 check_classes(topo, m, &trees, paths as usize).map_err(|(src, d, l, wraps)| {
                     let why = if wraps {
@@ -209,7 +240,20 @@ impl LidPaths {
         for (n, &(r, p)) in topo.attach.iter().enumerate() {
             source_at[r.index() * ports + p as usize] = n as u32;
         }
-        Ok(LidPaths { paths, nodes, next, layer, wraps, source_at, class_vcs, layers, shared })
+        let dateline = dateline.unwrap_or_default();
+        Ok(LidPaths {
+            paths,
+            nodes,
+            next,
+            layer,
+            wraps,
+            dateline,
+            port_dim,
+            source_at,
+            class_vcs,
+            layers,
+            shared,
+        })
     }
 
     /// Route a header at `router`, arrived by `in_port` on `in_vc`, toward `dst` on LID
@@ -230,7 +274,17 @@ impl LidPaths {
         let port = if port == NONE { u32::MAX } else { port as u32 };
         let src = self.source_at[router * ports + in_port];
         let classes = self.layers as usize;
-        let k = if self.wraps.is_empty() {
+        let k = if !self.dateline.is_empty() {
+            // the run's class: kept while it continues in its dimension, else its entry's
+            let dim = |p: usize| self.port_dim[router * ports + p];
+            let out_dim = if port == u32::MAX { NO_DIR } else { dim(port as usize) };
+            if src == u32::MAX && out_dim != NO_DIR && dim(in_port) == out_dim {
+                in_vc % 2
+            } else {
+                let i = (router * self.nodes + dst) * paths + lid as usize;
+                (out_dim != NO_DIR && self.dateline[i]) as usize
+            }
+        } else if self.wraps.is_empty() {
             // the layer of the path, entered at the source's switch
             if src != u32::MAX {
                 self.layer[(src as usize * self.nodes + dst) * paths + lid as usize] as usize
@@ -352,6 +406,80 @@ fn check_classes(
     } else {
         Err(*owner.last().unwrap_or(&(0, 0, 0, false)))
     }
+}
+
+/// The dateline scheme's entry classes (module comment): per `(router * nodes + dst) *
+/// paths + lid`, whether a run that enters its dimension at `router` on LID `lid`'s tree
+/// toward `dst` takes the upper class: going +, when the run crosses the wrap link; going
+/// -, when it does not (BookSim2's `dor_next_torus`, run by run).
+fn dateline_entries(topo: &Topology, m: &Moves, trees: &[Vec<u8>], paths: usize) -> Vec<bool> {
+    let (nodes, ports) = (topo.nodes, topo.ports);
+    let mut upper = vec![false; topo.routers * nodes * paths];
+    for d in 0..nodes {
+        for l in 0..paths {
+            let t = &trees[d * paths + l];
+            for r in 0..topo.routers {
+                let Some(links) = chain(topo, t, r) else { continue };
+                let dir = m.hops[links[0]].0;
+                if dir == NO_DIR {
+                    continue;
+                }
+                let wraps = links.iter().take_while(|&&k| m.hops[k].0 == dir).any(|&k| m.hops[k].1);
+                let plus = dir % 2 == 1;
+                upper[(r * nodes + d) * paths + l] = if plus { wraps } else { !wraps };
+            }
+        }
+    }
+    let _ = ports;
+    upper
+}
+
+/// The per-hop classes of the path `links` under the dateline scheme: a run keeps the
+/// class it entered with (`upper`, by the router it entered at), the ejection is lower.
+fn dateline_classes(
+    topo: &Topology,
+    m: &Moves,
+    links: &[usize],
+    d: usize,
+    l: usize,
+    paths: usize,
+    upper: &[bool],
+) -> Vec<usize> {
+    let mut out = Vec::with_capacity(links.len());
+    let mut last: Option<(u8, usize)> = None;
+    for &k in links {
+        let dir = m.hops[k].0;
+        let class = match last {
+            _ if dir == NO_DIR => 0,
+            Some((ld, c)) if ld == dir => c,
+            _ => upper[((k / topo.ports) * topo.nodes + d) * paths + l] as usize,
+        };
+        out.push(class);
+        last = Some((dir, class));
+    }
+    out
+}
+
+/// Whether every path's hops as (link, dateline class) channels form an acyclic
+/// dependency graph (Dally & Seitz), the dateline scheme's proof of deadlock freedom.
+fn check_dateline(topo: &Topology, m: &Moves, trees: &[Vec<u8>], paths: usize, upper: &[bool]) -> bool {
+    let mut g: Vec<Vec<usize>> = vec![Vec::new(); topo.routers * topo.ports * 2];
+    for s in 0..topo.nodes {
+        let rs = topo.attach[s].0.index();
+        for d in (0..topo.nodes).filter(|&d| d != s) {
+            for l in 0..paths {
+                let Some(path) = chain(topo, &trees[d * paths + l], rs) else { return false };
+                let classes = dateline_classes(topo, m, &path, d, l, paths, upper);
+                for (w, c) in path.windows(2).zip(classes.windows(2)) {
+                    let (a, b) = (w[0] * 2 + c[0], w[1] * 2 + c[1]);
+                    if !g[a].contains(&b) {
+                        g[a].push(b);
+                    }
+                }
+            }
+        }
+    }
+    acyclic(&g)
 }
 
 /// Hops from every switch to switch `to` (breadth first over the links between switches).
@@ -648,10 +776,12 @@ mod tests {
         let e = dor.with_lids(&t, 1, 2, 1).unwrap_err().to_string();
         assert!(e.contains("routing.lmc") && e.contains("deadlock") && e.contains("wrap-around"), "{e}");
         // With 3 VCs the classes (wraps crossed) make every path set of the 2-D torus safe:
-        // the document's 64-node torus with four LIDs.
+        // the document's 64-node torus with four LIDs (its alternatives' runs close the
+        // per-run dateline classes' graph, so it takes the wrap classes).
         let r = lids(&torus(8), 2, 2, 3).unwrap();
         let Routing::Lids { table, .. } = &r else { panic!() };
         assert_eq!(table.layers, 3);
+        assert!(table.dateline.is_empty());
         // Other shapes (fabrics, 3-D grids) put each path in a VC layer: a 3x3x3 torus's
         // rings close cycles in its one layer, and fit in three.
         let t3 = Topology::build(&TopologyConfig::Torus { k: Some(3), n: Some(3), dims: None }).unwrap();
@@ -665,6 +795,45 @@ mod tests {
         let mesh =
             Topology::build(&TopologyConfig::Mesh { k: None, n: None, dims: Some(vec![8, 4]) }).unwrap();
         assert!(lids(&mesh, 2, 2, 3).is_ok());
+    }
+
+    /// One LID per port on a torus: its dimension-order paths take the base routing's
+    /// dateline classes run by run (a packet keeps the class it entered a dimension with;
+    /// going +, upper iff its run wraps), worked here on a 4x4 torus (router x + 4y), and
+    /// each class is a layer of VCs (with 3: VCs 0 and 2, and VC 1).
+    #[test]
+    fn a_single_lid_takes_the_dateline_classes() {
+        let t = torus(4);
+        let r = lids(&t, 0, 2, 3).unwrap();
+        let Routing::Lids { table, .. } = &r else { panic!() };
+        assert_eq!(table.layers, 2);
+        assert!(!table.dateline.is_empty());
+        let (px, py, my) = (plus_port(0), plus_port(1), minus_port(1));
+        let from_node = |n: usize| t.attach[n].1 as usize;
+        let lower = 0b101;
+        let upper = 0b010;
+        let route =
+            |router, in_port, in_vc, dst| r.route_in_class(&t, router, in_port, in_vc, dst, 0, 3, 0b111);
+        // (2,0) -> (0,0): half the ring from an even x goes +, over the wrap (2 -> 3 -> 0):
+        // upper from the start, kept at (3,0) where it continues.
+        assert_eq!(route(2, from_node(2), 0, 0), Route { port: px as u32, vcs: upper });
+        assert_eq!(route(3, minus_port(0), 1, 0), Route { port: px as u32, vcs: upper });
+        // (0,0) -> (1,0): + without a wrap: lower.
+        assert_eq!(route(0, from_node(0), 0, 1), Route { port: px as u32, vcs: lower });
+        // (1,0) -> (1,1): entering y going + without a wrap: lower whatever x's class was.
+        assert_eq!(route(1, minus_port(0), 1, 5), Route { port: py as u32, vcs: lower });
+        // (0,1) -> (0,0): going - without a wrap: upper (BookSim2's rule for -).
+        assert_eq!(route(4, from_node(4), 0, 0), Route { port: my as u32, vcs: upper });
+        // The same paths as the base routing, every pair.
+        let base = Routing::build(RoutingKind::Auto, &t, 3).unwrap();
+        for s in 0..16u32 {
+            for d in (0..16u32).filter(|&d| d != s) {
+                let ports = |x: &Routing| {
+                    x.walk(&t, 3, NodeId(s), NodeId(d), 0).unwrap().iter().map(|h| h.1).collect::<Vec<_>>()
+                };
+                assert_eq!(ports(&r), ports(&base), "{s}->{d}");
+            }
+        }
     }
 
     #[test]
