@@ -42,6 +42,24 @@ LOAD_FRACTIONS = (0.67, 0.76, 0.86)
 #: The fewer-VC study's VCs per port (the document's router has 16, `router8.toml`).
 FEWER_VCS = (8, 4)
 
+#: Our measured saturation load (flits/node/cycle) of each router with fewer VCs, (VCs,
+#: router) -> load, as `SATURATION` is measured (the quick phases, seed 1, bisection to
+#: 0.011): `qosnet sweep configs/seed003/router8.toml -a
+#: router.kind=traditional,non_preemptive,preemptive -s router.vcs=V -s
+#: endpoint.concurrent_packets=V --find-saturation --saturation-axis mix.load --bracket
+#: 0.3..0.98/0.02` with the quick timing as `-s` overrides (issue 40;
+#: results/seed003/fewer_vcs_saturation.csv). TR's real time keeps the VCs of the 20:80
+#: split whatever the count, so it saturates at 0.60 with 8 VCs or 4; with 4, P saturates
+#: below the study's highest load.
+FEWER_VCS_SATURATION = {
+    (8, "TR"): 0.60,
+    (8, "NP"): 0.65,
+    (8, "P"): 0.85,
+    (4, "TR"): 0.60,
+    (4, "NP"): 0.54,
+    (4, "P"): 0.73,
+}
+
 #: Seeds every run is repeated with (`qosnet.reproduce.scoring`; see seed000.SEEDS).
 SEEDS = (1, 2, 3)
 QUICK_SEEDS = (1, 2)
@@ -664,6 +682,7 @@ def findings(results: dict[str, Gathered]) -> list[claims_of.Finding]:
                 claims_of.select(fv.tables["phases"], **where),
                 base,
                 reading,
+                FEWER_VCS_SATURATION,
             )
     out += _other_findings(results)
     return out
