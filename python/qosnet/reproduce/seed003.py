@@ -167,7 +167,7 @@ def run_lengths(results: dict[str, Gathered]) -> list[str]:
             f"- `{name}`: {len(s)} runs of {' / '.join(f'{x:g}' for x in secs)} simulated s, "
             f"seeds {', '.join(map(str, seeds)) or '-'}, {reading}"
         )
-    return [*out, ""]
+    return out
 
 
 #: router8.toml's five phases: duration in ms (scaled by the run length), real time, best effort.
@@ -578,12 +578,12 @@ def report(
     names.update({c: _READING.sub("", c) for c, _, _ in found if _READING.search(c)})
     tables = [
         line
-        for name in ("router_kinds", "fewer_vcs", "nic_combinations")
+        for name in ("router_kinds", "fewer_vcs", "nic_combinations", "nic_injection")
         if name in results and "phases" in results[name].tables
         for line in claims_of.phase_table(
             results[name].summaries,
             results[name].tables["phases"],
-            f"{name}: DMP per phase, the document's Fig. 4a beside ours",
+            f"{name}: DMP per phase, the document's figure beside ours",
         )
     ]
     write_findings(
