@@ -651,6 +651,21 @@ def findings(results: dict[str, Gathered]) -> list[claims_of.Finding]:
             tag = f"16 VCs{reading}"
             out += claims_of.routers(s, phases, where, tag)
             out += claims_of.per_phase_dmp(s, phases, where, tag)
+            for other in ("NP", "TR"):
+                # (DMT is a mean over missed frames: a seed without misses has none)
+                out.append(
+                    claims_of.simple(
+                        s,
+                        "router",
+                        "P",
+                        other,
+                        "dmt_ms",
+                        f"{tag}: P's deadline missing time below {other}'s (Fig. 4b: P's "
+                        "the minimum)",
+                        ".2f",
+                        where=where,
+                    )
+                )
             out.append(
                 claims_of.control(
                     claims_of.select(classes, **where), sorted(s["load"].unique()), tag
