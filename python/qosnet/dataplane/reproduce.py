@@ -297,7 +297,7 @@ def report(exps: list[Experiment], result: dict[str, Any], out: Path, quick: boo
             "cluster each: a real run has no seed, its repetitions are what a verdict is "
             'scored across (read "seed" below as repetition). The overhead\'s verdicts are '
             "its own paired blocks' (40 per size, a bootstrap interval).",
-            *([f"Kept from an earlier run: {', '.join(kept)}."] if kept else []),
+            *(["", f"Kept from an earlier run: {', '.join(kept)}."] if kept else []),
         ],
         found,
         quick,
