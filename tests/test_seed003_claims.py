@@ -40,11 +40,15 @@ def test_p_in_the_band_and_below_np_in_every_phase_holds():
     assert "TR" in below_tr[0]
 
 
-def test_p_above_the_band_is_not_and_a_never_missing_np_is_untestable():
+def test_p_above_the_band_is_not_and_both_never_missing_is_untestable():
     s, ph = _runs({"P": [0.15, 0.10, 0.10, 0.09, 0.06], "NP": [0.0] * 5})
     level, below_np, _ = claims.per_phase_dmp(s, ph, {}, "t")
     # (above the band in every phase, and falling by more than its width: not flat)
     assert level[2] == f"{NOT} at all 6 phases"
+    # P missing where NP never does is a reversal, not untestable
+    assert below_np[2] == f"{NOT} at all 5 phases"
+    s, ph = _runs({"P": [0.0] * 5, "NP": [0.0] * 5})
+    _, below_np, _ = claims.per_phase_dmp(s, ph, {}, "t")
     assert below_np[2] == f"{UNTESTABLE} at all 5 phases"
 
 
