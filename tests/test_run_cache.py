@@ -72,6 +72,12 @@ def test_where_runs_a_part_and_resume_runs_only_the_rest(tmp_path):
     assert r.exit_code == 0, r.output
     first = pd.read_csv(out / "router_kinds_summary.csv")
     assert set(first["deadline"]) == {"arrival"} and len(first) == 6
+    # a set stopped part way: its report from the runs finished, running nothing
+    (out / "router_kinds_summary.csv").unlink()
+    r = runner.invoke(app, [*base, "--finished", *tiny], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    pd.testing.assert_frame_equal(pd.read_csv(out / "router_kinds_summary.csv"), first)
+    assert len(_wall(out)) == 1
     r = runner.invoke(app, [*base, "--resume", *tiny], catch_exceptions=False)
     assert r.exit_code == 0, r.output
     both = pd.read_csv(out / "router_kinds_summary.csv")

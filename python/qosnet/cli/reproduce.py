@@ -85,6 +85,15 @@ def reproduce(
             show_default=False,
         ),
     ] = None,
+    finished: Annotated[
+        bool,
+        typer.Option(
+            "--finished",
+            help="Run nothing: report the runs already finished in OUTPUT/runs/ (with "
+            "--where, those matching), the set's other experiments from their tables; for "
+            "a set stopped part way.",
+        ),
+    ] = False,
     sets: SetOption = None,
     scheduler: SchedulerOption = None,
 ) -> None:
@@ -164,8 +173,8 @@ def reproduce(
         else:
             pool = pool_options(jobs, scheduler)
             cache = RunCache(out / "runs", getattr(module, "CACHED_TABLES", GATHERED), resume)
-            if where:
-                cache = _select(experiments, _labels(where), cache, run_key)
+            if where or finished:
+                cache = _select(experiments, _labels(where or []), cache, run_key, finished)
             total = sum(len(e.runs) for e in experiments)
             timing = Timing()
             try:
@@ -180,8 +189,9 @@ def reproduce(
             except RunFailed as e:
                 err(f"error: {e}")
                 raise typer.Exit(1) from None
-            record_timing(out, name, timing, pool.describe(), quick)
-            if only or where:
+            if timing.ran:
+                record_timing(out, name, timing, pool.describe(), quick)
+            if only or where or finished:
                 # (the set's other experiments keep the tables already in OUTPUT, so its
                 # report and verdicts stay whole)
                 rest = [e.name for e in every if e.name not in results]
@@ -212,9 +222,12 @@ def _labels(where: list[str]) -> dict[str, str]:
     return out
 
 
-def _select(experiments: list[Any], want: dict[str, str], cache: Any, key: Any) -> Any:
+def _select(
+    experiments: list[Any], want: dict[str, str], cache: Any, key: Any, finished: bool = False
+) -> Any:
     """Keep the runs whose labels match `want` (compared as text), and the others already
-    finished in the cache (read back whatever --resume says); return the cache that does."""
+    finished in the cache (read back whatever --resume says); return the cache that does.
+    `finished`: keep only runs already finished (matching `want`), all read back."""
     from dataclasses import replace
 
     known = {k for e in experiments for r in e.runs for k in r.label}
@@ -224,20 +237,26 @@ def _select(experiments: list[Any], want: dict[str, str], cache: Any, key: Any) 
             f"no run has the label {', '.join(unknown)}; labels: {', '.join(sorted(known))}",
             param_hint="--where",
         )
-    finished = set()
+    done = set()
     for e in experiments:
         kept = []
         for r in e.runs:
-            if all(str(r.label.get(k)) == v for k, v in want.items()):
+            matches = all(str(r.label.get(k)) == v for k, v in want.items())
+            there = cache.path(r.config, r.overrides).is_file()
+            if matches and not finished:
                 kept.append(r)
-            elif cache.path(r.config, r.overrides).is_file():
+            elif there and (matches or not want):
                 kept.append(r)
-                finished.add(key(r.config, r.overrides))
+                done.add(key(r.config, r.overrides))
+            elif there and not finished:
+                kept.append(r)
+                done.add(key(r.config, r.overrides))
         e.runs = kept
     if not any(e.runs for e in experiments):
-        raise typer.BadParameter(f"no run matches {want}", param_hint="--where")
+        what = f"matches {want}" if want else "has finished"
+        raise typer.BadParameter(f"no run {what}", param_hint="--where / --finished")
     experiments[:] = [e for e in experiments if e.runs]
-    return replace(cache, reuse_keys=frozenset(finished))
+    return replace(cache, reuse_keys=frozenset(done))
 
 
 def _seeds(text: str) -> list[int]:
