@@ -689,9 +689,11 @@ def findings(results: dict[str, Gathered]) -> list[claims_of.Finding]:
             base = None
             if rk is not None:
                 # (the 16-VC baseline under the same reading, when it ran under it)
-                base_where = where if "deadline" in rk.summaries.columns else {}
-                base = claims_of.select(rk.summaries, **base_where)
-                base = base if len(base) and (not where or base_where) else None
+                # (and only then: runs under another reading, or of another length, are
+                # not a baseline for these)
+                same = ("deadline" in rk.summaries.columns) == bool(where)
+                base = claims_of.select(rk.summaries, **where) if same else None
+                base = base if base is not None and len(base) else None
             out += claims_of.fewer_vcs(
                 claims_of.select(fv.summaries, **where),
                 claims_of.select(fv.tables["phases"], **where),
