@@ -161,7 +161,7 @@ def run_lengths(results: dict[str, Gathered]) -> list[str]:
         reading = (
             "first deadline at " + " and ".join(str(d) for d in s["deadline"].unique())
             if "deadline" in s.columns
-            else "first deadline at creation (the engine's default; before issue 40)"
+            else "first deadline at creation (the engine's default)"
         )
         out.append(
             f"- `{name}`: {len(s)} runs of {' / '.join(f'{x:g}' for x in secs)} simulated s, "
