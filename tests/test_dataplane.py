@@ -801,14 +801,20 @@ def test_interleaved_blocks_pair_both_senders_and_give_intervals(tmp_path: Path)
     assert v_bw["worst_size"] == 65536
     # The reproduction's report sets them beside the document's 1%, claim by claim.
     from qosnet.dataplane import reproduce
+    from qosnet.reproduce.seed004_real_claims import OVERHEAD_VERDICTS
 
     result = {"sharing": [], "where": "-", "overhead": [{**r, "where": "loopback"} for r in rows]}
     reproduce.report([], result, tmp_path)
     findings = (tmp_path / "FINDINGS.md").read_text().splitlines()
-    [lat, loss] = [f for f in findings if f.startswith("- ")]
-    assert lat.startswith("- latency overhead, loopback (§5.2): document < 1% on average")
-    assert "95% interval" in lat and f"verdict: time {v_rtt['verdict']}" in lat
-    assert loss.startswith("- bandwidth loss, loopback") and "CPU-s per Gb moved" in loss
+    [lat, loss] = [f for f in findings if f.startswith("| ") and "1% on average" in f]
+    assert lat.startswith("| latency overhead, loopback: under 1% on average (§5.2")
+    assert "95% interval" in lat and f"time: {v_rtt['verdict']}" in lat
+    assert lat.endswith(f"| {OVERHEAD_VERDICTS[v_rtt['verdict']]} |")
+    assert loss.startswith("| bandwidth loss, loopback") and "CPU-s per Gb moved" in loss
+    # read back from its tables, the same verdicts (`--rescore`)
+    before = (tmp_path / "FINDINGS.md").read_text()
+    reproduce.rescore(tmp_path)
+    assert (tmp_path / "FINDINGS.md").read_text() == before
 
 
 def test_the_cpu_ratio_is_of_totals_and_not_carried_away_by_one_block() -> None:

@@ -1,8 +1,9 @@
 """`qosnet reproduce NAME`: re-run a document's experiments (`qosnet.reproduce`) and write
 their tables, figures and report."""
 
+import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -65,6 +66,34 @@ def reproduce(
             "verdicts again.",
         ),
     ] = False,
+    resume: Annotated[
+        bool,
+        typer.Option(
+            "--resume",
+            help="Read back the runs already finished in OUTPUT/runs/ (each run is written "
+            "there as it finishes) and run only the rest.",
+        ),
+    ] = False,
+    where: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--where",
+            metavar="LABEL=VALUE",
+            help="Run only the runs whose label has this value (e.g. deadline=arrival, "
+            "router=P; repeatable, all must match); the set's other runs already finished "
+            "in OUTPUT/runs/ are read back into the report.",
+            show_default=False,
+        ),
+    ] = None,
+    finished: Annotated[
+        bool,
+        typer.Option(
+            "--finished",
+            help="Run nothing: report the runs already finished in OUTPUT/runs/ (with "
+            "--where, those matching), the set's other experiments from their tables; for "
+            "a set stopped part way.",
+        ),
+    ] = False,
     sets: SetOption = None,
     scheduler: SchedulerOption = None,
 ) -> None:
@@ -73,7 +102,15 @@ def reproduce(
     from dataclasses import replace
 
     from qosnet.reproduce import run_experiments
-    from qosnet.reproduce.runner import RunFailed, load_gathered, with_seeds
+    from qosnet.reproduce.run_cache import RunCache, run_key
+    from qosnet.reproduce.runner import (
+        GATHERED,
+        RunFailed,
+        Timing,
+        load_gathered,
+        record_timing,
+        with_seeds,
+    )
 
     if name not in SETS:
         raise typer.BadParameter(
@@ -83,6 +120,7 @@ def reproduce(
     out = output or Path("runs") / "reproduce" / name
     with user_errors():
         experiments = module.experiments(quick=quick)
+        every = list(experiments)
         if only:
             known = {e.name for e in experiments}
             unknown = sorted(set(only) - known)
@@ -134,17 +172,91 @@ def reproduce(
             results = module.run(experiments, quick=quick, jobs=jobs)
         else:
             pool = pool_options(jobs, scheduler)
+            cache = RunCache(out / "runs", getattr(module, "CACHED_TABLES", GATHERED), resume)
+            if where or finished:
+                cache = _select(experiments, _labels(where or []), cache, run_key, finished)
             total = sum(len(e.runs) for e in experiments)
+            timing = Timing()
             try:
                 with runs_progress(name, total) as bar:
                     results = run_experiments(
-                        experiments, pool=pool, on_done=lambda e, r: bar.advance()
+                        experiments,
+                        pool=pool,
+                        on_done=lambda e, r: _done(bar, e, r),
+                        cache=cache,
+                        timing=timing,
                     )
             except RunFailed as e:
                 err(f"error: {e}")
                 raise typer.Exit(1) from None
+            if timing.ran:
+                record_timing(out, name, timing, pool.describe(), quick)
+            if only or where or finished:
+                # (the set's other experiments keep the tables already in OUTPUT, so its
+                # report and verdicts stay whole)
+                rest = [e.name for e in every if e.name not in results]
+                results = {**load_gathered(out, rest), **results}
+                experiments = [
+                    next((x for x in experiments if x.name == e.name), e)
+                    for e in every
+                    if e.name in results
+                ]
         path = module.report(experiments, results, out, quick=quick)
     typer.echo(f"wrote {path}")
+
+
+def _done(bar: Any, e: Any, r: Any) -> None:
+    bar.advance()
+    if not sys.stderr.isatty():
+        # (a run in the background, logged to a file: a line per finished run)
+        err(f"done: {e.name} {r.label}")
+
+
+def _labels(where: list[str]) -> dict[str, str]:
+    out = {}
+    for w in where:
+        key, eq, value = w.partition("=")
+        if not eq or not key.strip():
+            raise typer.BadParameter(f"LABEL=VALUE, got {w!r}", param_hint="--where")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _select(
+    experiments: list[Any], want: dict[str, str], cache: Any, key: Any, finished: bool = False
+) -> Any:
+    """Keep the runs whose labels match `want` (compared as text), and the others already
+    finished in the cache (read back whatever --resume says); return the cache that does.
+    `finished`: keep only runs already finished (matching `want`), all read back."""
+    from dataclasses import replace
+
+    known = {k for e in experiments for r in e.runs for k in r.label}
+    unknown = sorted(set(want) - known)
+    if unknown:
+        raise typer.BadParameter(
+            f"no run has the label {', '.join(unknown)}; labels: {', '.join(sorted(known))}",
+            param_hint="--where",
+        )
+    done = set()
+    for e in experiments:
+        kept = []
+        for r in e.runs:
+            matches = all(str(r.label.get(k)) == v for k, v in want.items())
+            there = cache.path(r.config, r.overrides).is_file()
+            if matches and not finished:
+                kept.append(r)
+            elif there and (matches or not want):
+                kept.append(r)
+                done.add(key(r.config, r.overrides))
+            elif there and not finished:
+                kept.append(r)
+                done.add(key(r.config, r.overrides))
+        e.runs = kept
+    if not any(e.runs for e in experiments):
+        what = f"matches {want}" if want else "has finished"
+        raise typer.BadParameter(f"no run {what}", param_hint="--where / --finished")
+    experiments[:] = [e for e in experiments if e.runs]
+    return replace(cache, reuse_keys=frozenset(done))
 
 
 def _seeds(text: str) -> list[int]:

@@ -355,9 +355,9 @@ def run(
 def table(rows: list[dict[str, Any]]) -> list[str]:
     """The contended rows as a Markdown table."""
     out = [
-        "| scenario | back end | flow | reserved Mb/s | got Mb/s | share | target | error "
-        "| agent CPU s/Gb |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| scenario | back end | repeat | flow | reserved Mb/s | got Mb/s | share | target "
+        "| error | agent CPU s/Gb |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         res = f"{r['reserved_mbps']:.2f}" if r["reserved_mbps"] is not None else "unreserved"
@@ -370,7 +370,8 @@ def table(rows: list[dict[str, Any]]) -> list[str]:
         error = f"{r['share_error']:+.2%}" if r["share_error"] is not None else "-"
         cpu = f"{r['agent_cpu_per_gb']:.3f}" if r["agent_cpu_per_gb"] is not None else "-"
         out.append(
-            f"| {r['scenario']} | {r['backend']} | {r['flow']} | {res} | {r['mbps']:.2f} | "
+            f"| {r['scenario']} | {r['backend']} | {r.get('repeat', 0)} | {r['flow']} | {res} | "
+            f"{r['mbps']:.2f} | "
             f"{share} | {target} | {error} | {cpu} |"
         )
     return out

@@ -14,10 +14,11 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from qosnet.reproduce.runner import WALL_TIME
 from qosnet.reproduce.scoring import LEVEL
 from qosnet.tables import write_text
 
-__all__ = ["SCORING", "previous_verdicts", "write_findings"]
+__all__ = ["SCORING", "previous_verdicts", "wall_time", "write_findings"]
 
 #: How verdicts are scored (`qosnet.reproduce.scoring`), as FINDINGS states it.
 SCORING = (
@@ -94,6 +95,41 @@ def _last_changes(text: str) -> list[str]:
     return [CHANGED, *lines[start + 1 : end]]
 
 
+def wall_time(out: Path) -> list[str]:
+    """A section on what the runs cost, from `out`/wall_time.csv (a row per invocation of
+    `qosnet reproduce`), or nothing without one."""
+    import csv
+
+    path = out / WALL_TIME
+    if not path.is_file():
+        return []
+    with path.open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        return []
+    lines = [
+        "## Wall time",
+        "",
+        "Each invocation of `qosnet reproduce` that wrote these tables (runs executed, runs "
+        "read back from `runs/`, the pool, its elapsed wall time, and the executed runs' "
+        "own wall times summed, one core's time each):",
+        "",
+        "| finished (UTC) | quick | ran | read back | pool | elapsed | runs' own |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['finished_utc']} | {r['quick']} | {r['ran']} | {r['reused']} | {r['pool']} "
+            f"| {_hms(r['elapsed_s'])} | {_hms(r['runs_s'])} |"
+        )
+    return [*lines, ""]
+
+
+def _hms(seconds: str) -> str:
+    s = int(float(seconds))
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+
 def write_findings(
     out: Path,
     title: str,
@@ -102,21 +138,30 @@ def write_findings(
     quick: bool,
     document: str,
     renamed: dict[str, str] | None = None,
+    sections: Sequence[str] = (),
+    quick_why: str = "shortened simulated time; numbers without statistical weight",
 ) -> Path:
     """Write `out`/FINDINGS.md; return its path. `renamed`: a claim's name in the previous
-    FINDINGS.md where it differs (several claims may split one old one)."""
+    FINDINGS.md where it differs (several claims may split one old one); `sections`:
+    lines after the claims table (headed sections of their own); `quick_why`: what a
+    quick run's numbers lack. The wall time of the runs (`wall_time.csv`, written by
+    `qosnet reproduce`) closes the generated part."""
     path = out / "FINDINGS.md"
     old = previous_verdicts(path)
     lines = [f"# {title}", ""]
     if quick:
-        lines += ["*Quick run: shortened simulated time; numbers without statistical weight.*", ""]
+        lines += [f"*Quick run: {quick_why}.*", ""]
     lines += [*intro, "", SCORING, ""]
     lines += [
         f"| claim (document {document}) | here | verdict |",
         "|---|---|---|",
         *[f"| {c} | {h} | {v} |" for c, h, v in findings],
         "",
+        *sections,
     ]
+    if sections and sections[-1]:
+        lines.append("")
+    lines += wall_time(out)
     changes = _changes(old, findings, renamed or {}) if old else []
     if changes:
         lines += [f"{CHANGED}", "", *changes, ""]

@@ -12,13 +12,25 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from qosnet.pool import Pool, map_unordered
 
-__all__ = ["Experiment", "Run", "configs_dir", "load_gathered", "run_experiments", "with_seeds"]
+if TYPE_CHECKING:
+    from qosnet.reproduce.run_cache import RunCache
+
+__all__ = [
+    "Experiment",
+    "Run",
+    "Timing",
+    "configs_dir",
+    "record_timing",
+    "load_gathered",
+    "run_experiments",
+    "with_seeds",
+]
 
 #: Tables gathered from every run.
 GATHERED = ("classes", "phases", "streams", "flows", "admission", "congestion", "link_series")
@@ -117,8 +129,56 @@ def load_gathered(directory: Path, names: Sequence[str]) -> dict[str, Gathered]:
     return out
 
 
+#: The wall-time record a reproduction keeps beside its tables (a row per invocation).
+WALL_TIME = "wall_time.csv"
+
+
+def record_timing(out: Path, name: str, timing: Timing, pool: str, quick: bool) -> Path:
+    """Append this invocation's cost to `out`/wall_time.csv (FINDINGS reports it): when,
+    the set, runs executed and read back, the pool, elapsed wall seconds and the executed
+    runs' own wall seconds summed."""
+    import csv
+    import datetime
+
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / WALL_TIME
+    new = not path.is_file()
+    with path.open("a", newline="", encoding="utf-8") as f:
+        w = csv.writer(f, lineterminator="\n")
+        if new:
+            w.writerow(
+                ["finished_utc", "set", "quick", "ran", "reused", "pool", "elapsed_s", "runs_s"]
+            )
+        when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M")
+        w.writerow(
+            [
+                when,
+                name,
+                quick,
+                timing.ran,
+                timing.reused,
+                pool,
+                f"{timing.elapsed_seconds:.0f}",
+                f"{timing.run_seconds:.0f}",
+            ]
+        )
+    return path
+
+
 class RunFailed(RuntimeError):
     """Runs of a reproduction failed (each with its label and error)."""
+
+
+@dataclass
+class Timing:
+    """What a call of `run_experiments` cost: runs executed and read back from the cache,
+    the wall time it took, and the sum of the executed runs' own wall times (one core's
+    time each; their ratio is the pool's parallelism)."""
+
+    ran: int = 0
+    reused: int = 0
+    elapsed_seconds: float = 0.0
+    run_seconds: float = 0.0
 
 
 def run_experiments(
@@ -126,21 +186,49 @@ def run_experiments(
     jobs: int | None = None,
     on_done: Callable[[Experiment, Run], None] | None = None,
     pool: Pool | None = None,
+    cache: RunCache | None = None,
+    timing: Timing | None = None,
 ) -> dict[str, Gathered]:
     """Run every experiment's runs on `pool` (default: `jobs` local processes, one per
-    core). Every run is attempted; if any failed, RunFailed names them all."""
+    core). Every run is attempted; if any failed, RunFailed names them all. `cache`: each
+    finished run is written there as it finishes, and with its `reuse` on, runs found
+    there are read back instead of run (`qosnet.reproduce.run_cache`). `timing`, if
+    given, is filled in."""
+    import time
+
+    start = time.monotonic()
     pool = pool or Pool(jobs=jobs)
     flat = [(e, r) for e in experiments for r in e.runs]
     done: dict[int, tuple[dict[str, Any], dict[str, pd.DataFrame]]] = {}
+    if cache is not None:
+        for i, (e, r) in enumerate(flat):
+            found = cache.load(r.config, r.overrides)
+            if found is not None:
+                done[i] = found
+                if on_done:
+                    on_done(e, r)
+    todo = [i for i in range(len(flat)) if i not in done]
     failures = []
-    for i, outcome in map_unordered(_one, [r for _, r in flat], pool):
+    run_seconds = 0.0
+    for j, outcome in map_unordered(_one, [flat[i][1] for i in todo], pool):
+        i = todo[j]
         e, r = flat[i]
         if outcome.ok:
-            done[i] = outcome.value
+            summary, produced = outcome.value
+            run_seconds += float(summary.get("wall_seconds") or 0.0)
+            if cache is not None:
+                cache.store(r.config, r.overrides, r.label, summary, produced)
+                produced = cache.keep(produced)
+            done[i] = (summary, produced)
         else:
             failures.append(f"{e.name} {r.label}: {outcome.error}")
         if on_done:
             on_done(e, r)
+    if timing is not None:
+        timing.ran += len(todo) - len(failures)
+        timing.reused += len(flat) - len(todo)
+        timing.elapsed_seconds += time.monotonic() - start
+        timing.run_seconds += run_seconds
     if failures:
         raise RunFailed(f"{len(failures)} of {len(flat)} runs failed: " + "; ".join(failures))
     results = [done[i] for i in range(len(flat))]

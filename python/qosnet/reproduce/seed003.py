@@ -9,6 +9,7 @@ without statistical weight.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -41,9 +42,51 @@ LOAD_FRACTIONS = (0.67, 0.76, 0.86)
 #: The fewer-VC study's VCs per port (the document's router has 16, `router8.toml`).
 FEWER_VCS = (8, 4)
 
+#: Our measured saturation load (flits/node/cycle) of each router with fewer VCs, (VCs,
+#: router) -> load, as `SATURATION` is measured (the quick phases, seed 1, bisection to
+#: 0.011): `qosnet sweep configs/seed003/router8.toml -a
+#: router.kind=traditional,non_preemptive,preemptive -s router.vcs=V -s
+#: endpoint.concurrent_packets=V --find-saturation --saturation-axis mix.load --bracket
+#: 0.3..0.98/0.02` with the quick timing as `-s` overrides (issue 40;
+#: results/seed003/fewer_vcs_saturation.csv). TR's real time keeps the VCs of the 20:80
+#: split whatever the count, so it saturates at 0.60 with 8 VCs or 4; with 4, P saturates
+#: below the study's highest load.
+FEWER_VCS_SATURATION = {
+    (8, "TR"): 0.60,
+    (8, "NP"): 0.65,
+    (8, "P"): 0.85,
+    (4, "TR"): 0.60,
+    (4, "NP"): 0.54,
+    (4, "P"): 0.73,
+}
+
 #: Seeds every run is repeated with (`qosnet.reproduce.scoring`; see seed000.SEEDS).
 SEEDS = (1, 2, 3)
 QUICK_SEEDS = (1, 2)
+
+#: The deadline experiments' run length, as a multiple of router8.toml's five phases
+#: (1.02 s): 10.2 simulated seconds, about 300 frames a stream (issue 40). Why so long:
+#: §4.2 chains each frame's deadline from the previous one (+33.3 ms, from the previous
+#: arrival after a miss), so with the chain starting at a frame's arrival a stream misses
+#: at its new highs of delivery time, a share that falls with the number of frames (about
+#: (H_n - 1)/n for n frames, H_n the harmonic number); at 1 s (30 frames a stream) it is
+#: 3-12x the document's 0.02-0.03, at 10 s it is the document's level (issue 40's trial).
+#: The document gathers "a few million messages" (§4.2) and gives no length in seconds.
+DEADLINE_SCALE = 10
+
+#: The deadline readings the deadline experiments run, the reproduction's own first.
+#: `arrival`: the chain of deadlines starts at the first frame's arrival, as §4.2 chains
+#: every later deadline from arrivals (the previous deadline, or the previous arrival
+#: after a miss) and names no other start; so a frame misses when it is later, relative
+#: to its stream's rhythm, than the frames before it. `created`: the chain starts at the
+#: first frame's creation plus a period, the engine's default (a frame misses when it is
+#: delivered over a period after it was made), kept beside it since the document does not
+#: say where the chain starts.
+DEADLINES = ("arrival", "created")
+
+#: The tables the deadline and other experiments keep (their reports read no other): the
+#: per-stream and per-flow tables of a 10 s run are megabytes and read by nothing here.
+CACHED_TABLES = ("classes", "phases")
 
 #: Two traces of different burstiness (frame size coefficient of variation 0.54 and 1.58,
 #: largest frame 3.2 and 42 times the mean; data/SOURCES.md), each alone.
@@ -87,24 +130,101 @@ def _configs() -> Path:
     return configs_dir("seed003")
 
 
-def _timing(quick: bool) -> tuple[str, ...]:
-    """Overrides shrinking simulated time: phases of 2 frame periods instead of 6."""
-    if not quick:
-        return ()
-    phases = ",".join(
-        f'{{ duration = "{d}", real_time = {x}, best_effort = {y} }}'
-        for d, (x, y) in zip(
-            ["40 ms", "30 ms", "30 ms", "30 ms", "40 ms"],
-            [(20, 80), (30, 70), (50, 50), (70, 30), (80, 20)],
-            strict=True,
+#: What a quick run's numbers lack: its deadline experiments run 0.165 s, not 10.2 s.
+QUICK_WHY = (
+    "shortened simulated time (0.165 s); numbers without statistical weight, and the DMP "
+    f"verdicts need the full length ({DEADLINE_SCALE * 1.02:g} simulated seconds: with the "
+    "first deadline at arrival a short run misses more, by construction)"
+)
+
+_READING = re.compile(r", first deadline at \w+")
+
+
+def run_lengths(results: dict[str, Gathered]) -> list[str]:
+    """Each experiment's simulated length, seeds and readings of the first deadline, as
+    its runs record them (not as the code would set them now: tables kept from an earlier
+    run say what that run was)."""
+    out = ["Run lengths, as the tables record them:", ""]
+    for name, g in results.items():
+        s = g.summaries
+        if not {"measure_cycles", "warmup_cycles", "cycle_time_ns"} <= set(s.columns):
+            continue
+        secs = sorted(
+            {
+                round(float(c) * float(t) / 1e9, 3)
+                for c, t in zip(
+                    s["warmup_cycles"] + s["measure_cycles"], s["cycle_time_ns"], strict=True
+                )
+            }
         )
-    )
+        seeds = sorted(int(x) for x in s["seed"].unique()) if "seed" in s.columns else []
+        reading = (
+            "first deadline at " + " and ".join(str(d) for d in s["deadline"].unique())
+            if "deadline" in s.columns
+            else "first deadline at creation (the engine's default)"
+        )
+        out.append(
+            f"- `{name}`: {len(s)} runs of {' / '.join(f'{x:g}' for x in secs)} simulated s, "
+            f"seeds {', '.join(map(str, seeds)) or '-'}, {reading}"
+        )
+    return out
+
+
+#: router8.toml's five phases: duration in ms (scaled by the run length), real time, best effort.
+PHASES = ((210, 20, 80), (200, 30, 70), (200, 50, 50), (200, 70, 30), (210, 80, 20))
+#: The quick run's phases: 2 frame periods instead of 6.
+QUICK_PHASES = (40, 30, 30, 30, 40)
+
+
+def _phases(durations_ms: list[int]) -> str:
     return (
-        'simulation.warmup="5 ms"',
-        'simulation.measure="160 ms"',
-        'simulation.drain_limit="100 ms"',
-        f"mix.phases=[{phases}]",
+        "mix.phases=["
+        + ",".join(
+            f'{{ duration = "{d} ms", real_time = {x}, best_effort = {y} }}'
+            for d, (_, x, y) in zip(durations_ms, PHASES, strict=True)
+        )
+        + "]"
     )
+
+
+def _timing(quick: bool, deadlines: bool = False) -> tuple[str, ...]:
+    """Overrides setting simulated time: `quick`, phases of 2 frame periods instead of 6;
+    `deadlines` (a deadline experiment at full length), the five phases `DEADLINE_SCALE`
+    times as long, the run measured to the end of the last (the warm-up is the same 10 ms:
+    it is the router's start, not a share of the run); else router8.toml's 1 s."""
+    if quick:
+        return (
+            'simulation.warmup="5 ms"',
+            'simulation.measure="160 ms"',
+            'simulation.drain_limit="100 ms"',
+            _phases(list(QUICK_PHASES)),
+        )
+    if not deadlines:
+        return ()
+    durations = [d * DEADLINE_SCALE for d, _, _ in PHASES]
+    return (
+        f'simulation.measure="{sum(durations) - 10} ms"',
+        _phases(durations),
+    )
+
+
+def deadline_runs(
+    label: dict[str, object], config: Path, overrides: tuple[str, ...], quick: bool
+) -> list[Run]:
+    """A deadline experiment's run under each reading of the first deadline (`DEADLINES`),
+    at full length (`_timing(deadlines=True)`) unless `quick`."""
+    return [
+        Run(
+            {**label, "deadline": d},
+            config,
+            (
+                *_timing(quick, deadlines=True),
+                f'traffic[0].process.first_deadline="{d}"',
+                *overrides,
+            ),
+        )
+        for d in DEADLINES
+    ]
 
 
 def experiments(quick: bool = False, configs: Path | None = None) -> list[Experiment]:
@@ -120,14 +240,19 @@ def experiments(quick: bool = False, configs: Path | None = None) -> list[Experi
             "The preemptive router keeps DMP almost flat (0.02-0.03) as the real-time share "
             "grows, the non-preemptive router's DMP climbs, the traditional (FCFS) router "
             "saturates even at light load; control traffic has near-zero queueing time in P.",
+            # (a deadline reading's runs together, the reproduction's own first, so a
+            # run cut short has the main table's runs)
             [
-                Run(
-                    {"router": k, "load": load},
-                    router8,
-                    (*t, f"router.kind={v}", f"mix.load={load}"),
-                )
+                r
+                for d in range(len(DEADLINES))
                 for load in study
                 for k, v in KINDS.items()
+                for r in deadline_runs(
+                    {"router": k, "load": load},
+                    router8,
+                    (f"router.kind={v}", f"mix.load={load}"),
+                    quick,
+                )[d : d + 1]
             ],
         ),
         Experiment(
@@ -137,21 +262,23 @@ def experiments(quick: bool = False, configs: Path | None = None) -> list[Experi
             "of VCs (§5.1, not shown in the document's graphs; §6: P is the better choice "
             "for routers with a small number of VCs).",
             [
-                Run(
+                r
+                for d in range(len(DEADLINES))
+                for vcs in FEWER_VCS
+                for load in study
+                for k, v in KINDS.items()
+                for r in deadline_runs(
                     {"router": k, "vcs": vcs, "load": load},
                     router8,
                     (
-                        *t,
                         f"router.kind={v}",
                         f"router.vcs={vcs}",
                         # (a source multiplexes at most one packet per VC it may hold)
                         f"endpoint.concurrent_packets={vcs}",
                         f"mix.load={load}",
                     ),
-                )
-                for vcs in FEWER_VCS
-                for load in study
-                for k, v in KINDS.items()
+                    quick,
+                )[d : d + 1]
             ],
         ),
         Experiment(
@@ -291,6 +418,7 @@ def _latency_by_class(g: Gathered, label: list[str], cls: str) -> pd.DataFrame:
 #: Label columns an experiment may vary (the figures' lines and panels).
 LABELS = (
     "router",
+    "deadline",
     "vcs",
     "nic",
     "injection",
@@ -321,7 +449,7 @@ def report(
     import matplotlib.pyplot as plt
 
     out.mkdir(parents=True, exist_ok=True)
-    lines = report_head(title, quick)
+    lines = report_head(title, quick, QUICK_WHY)
     claims = {e.name: e for e in experiments}
 
     colours = {"TR": "tab:red", "NP": "tab:blue", "P": "tab:green"}
@@ -444,6 +572,20 @@ def report(
     found = (scored or findings)(results)
     lines += ["## Findings", "", *[f"- {c}: {h} — **{v}**" for c, h, v in found], ""]
     old = RENAMED if renamed is None else renamed
+    names = {c: old[k] for c, _, _ in found for k in old if c.startswith(k)}
+    # (a claim scored under a reading of the first deadline continues the one scored
+    # before issue 40 without it: the 1 s runs, first deadline at creation)
+    names.update({c: _READING.sub("", c) for c, _, _ in found if _READING.search(c)})
+    tables = [
+        line
+        for name in ("router_kinds", "fewer_vcs", "nic_combinations", "nic_injection")
+        if name in results and "phases" in results[name].tables
+        for line in claims_of.phase_table(
+            results[name].summaries,
+            results[name].tables["phases"],
+            f"{name}: DMP per phase, the document's figure beside ours",
+        )
+    ]
     write_findings(
         out,
         f"{title}: what comes out (qosnet reproduce {set_name})",
@@ -455,12 +597,16 @@ def report(
             + " / ".join(f"{x:g}" for x in loads())
             + " are "
             + " / ".join(f"{f:.0%}" for f in LOAD_FRACTIONS)
-            + f" of the preemptive router's measured saturation ({SATURATION['P']:g})."
+            + f" of the preemptive router's measured saturation ({SATURATION['P']:g}).",
+            "",
+            *run_lengths(results),
         ],
         found,
         quick,
         "003",
-        {c: old[k] for c, _, _ in found for k in old if c.startswith(k)},
+        names,
+        sections=["## DMP per phase and router", "", *tables] if tables else (),
+        quick_why=QUICK_WHY,
     )
     return write_report(out, lines)
 
@@ -483,29 +629,78 @@ RENAMED = {
 }
 
 
+def readings(s: pd.DataFrame) -> list[tuple[dict[str, object], str]]:
+    """The deadline readings a table's runs were scored under, each as (`where`, the tag
+    naming it), the reproduction's own (`DEADLINES[0]`) first; tables from before issue
+    40 have no `deadline` column: one reading, the default, untagged."""
+    if "deadline" not in s.columns:
+        return [({}, "")]
+    present = list(s["deadline"].unique())
+    ordered = [d for d in DEADLINES if d in present] + [d for d in present if d not in DEADLINES]
+    return [({"deadline": d}, f", first deadline at {d}") for d in ordered]
+
+
 def findings(results: dict[str, Gathered]) -> list[claims_of.Finding]:
-    """Every experiment's claims scored (`seed003_claims`), those run."""
+    """Every experiment's claims scored (`seed003_claims`), those run; the deadline
+    experiments' once per reading of the first deadline."""
     out: list[claims_of.Finding] = []
     rk = results.get("router_kinds")
     if rk is not None:
-        s, classes = rk.summaries, rk.tables["classes"]
-        out += claims_of.routers(s, rk.tables["phases"], {}, "16 VCs")
-        out.append(claims_of.control(classes, sorted(s["load"].unique()), "16 VCs"))
-        out.append(
-            claims_of.simple(
-                claims_of.class_metric(classes, "best_effort"),
-                "router",
-                "TR",
-                "P",
-                "latency_mean",
-                "16 VCs: TR gives best effort a lower latency than P (Fig. 5b)",
-                ".0f",
+        s, classes, phases = rk.summaries, rk.tables["classes"], rk.tables["phases"]
+        for where, reading in readings(s):
+            tag = f"16 VCs{reading}"
+            out += claims_of.routers(s, phases, where, tag)
+            out += claims_of.per_phase_dmp(s, phases, where, tag)
+            for other in ("NP", "TR"):
+                # (DMT is a mean over missed frames: a seed without misses has none)
+                out.append(
+                    claims_of.simple(
+                        s,
+                        "router",
+                        "P",
+                        other,
+                        "dmt_ms",
+                        f"{tag}: P's deadline missing time below {other}'s (Fig. 4b: P's "
+                        "the minimum)",
+                        ".2f",
+                        where=where,
+                    )
+                )
+            out.append(
+                claims_of.control(
+                    claims_of.select(classes, **where), sorted(s["load"].unique()), tag
+                )
             )
-        )
+            out.append(
+                claims_of.simple(
+                    claims_of.class_metric(classes, "best_effort"),
+                    "router",
+                    "TR",
+                    "P",
+                    "latency_mean",
+                    f"{tag}: TR gives best effort a lower latency than P (Fig. 5b)",
+                    ".0f",
+                    where=where,
+                )
+            )
     fv = results.get("fewer_vcs")
     if fv is not None:
-        base = rk.summaries if rk is not None else None
-        out += claims_of.fewer_vcs(fv.summaries, fv.tables["phases"], base)
+        for where, reading in readings(fv.summaries):
+            base = None
+            if rk is not None:
+                # (the 16-VC baseline under the same reading, when it ran under it)
+                # (and only then: runs under another reading, or of another length, are
+                # not a baseline for these)
+                same = ("deadline" in rk.summaries.columns) == bool(where)
+                base = claims_of.select(rk.summaries, **where) if same else None
+                base = base if base is not None and len(base) else None
+            out += claims_of.fewer_vcs(
+                claims_of.select(fv.summaries, **where),
+                claims_of.select(fv.tables["phases"], **where),
+                base,
+                reading,
+                FEWER_VCS_SATURATION,
+            )
     out += _other_findings(results)
     return out
 

@@ -21,6 +21,7 @@ from qosnet.reproduce.scoring import (
     Traffic,
     combine,
     compare,
+    interval,
     matches,
     over_loads,
     per_seed,
@@ -33,6 +34,7 @@ __all__ = [
     "fewer_vcs",
     "inter_frame",
     "p_below_np",
+    "per_phase_dmp",
     "routers",
     "select",
     "simple",
@@ -44,6 +46,22 @@ Finding = tuple[str, str, str]
 RATIOS = ("20:80", "30:70", "50:50", "70:30", "80:20")
 #: "Nearly the same" inter-frame time (Table 1): within 1% of the 33.3 ms frame period.
 INTER_FRAME_MS = 0.333
+
+#: Fig. 4a's preemptive router: DMP "almost constant (0.02~0.03)" (§5.1), read off a graph;
+#: scored as P's interval per phase within the band widened by half its width each side
+#: (0.015-0.035: a reading of a printed curve is good to about that).
+DOC_P_DMP = (0.02, 0.03)
+DOC_P_SLACK = 0.005
+#: "Almost constant": P's last phase within the band's width (0.01) of its first.
+DOC_P_FLAT = DOC_P_DMP[1] - DOC_P_DMP[0]
+
+#: What Fig. 4a shows of each router, per phase, in words (the document prints no numbers
+#: but P's band).
+DOCUMENT_FIG4 = {
+    "P": "0.02-0.03, almost constant",
+    "NP": "climbs as the real-time share grows",
+    "TR": "the worst; saturates even at light load (points dropped)",
+}
 
 
 def select(frame: pd.DataFrame, **where: object) -> pd.DataFrame:
@@ -145,6 +163,80 @@ def _per_phase_latency(rt: pd.DataFrame, loads: Sequence[float], tag: str) -> li
     return out
 
 
+def per_phase_dmp(
+    s: pd.DataFrame, phases: pd.DataFrame, where: dict[str, object], tag: str
+) -> list[Finding]:
+    """Fig. 4a phase by phase (issue 40): at each load, P's DMP against the document's
+    0.02-0.03 in each phase and flat from the first phase to the last, and P below NP and
+    below TR in each phase (untestable in a phase where the other misses nothing). Each
+    line names the runs flagged saturated: a DMP there is past saturation."""
+    s, phases = select(s, **where), select(phases, **where)
+    rt = phases[phases["class"] == "real_time"]
+    out: list[Finding] = []
+    lo, hi = DOC_P_DMP[0] - DOC_P_SLACK, DOC_P_DMP[1] + DOC_P_SLACK
+    centre, half = (lo + hi) / 2, (hi - lo) / 2
+    for ld in sorted(s["load"].unique()):
+        sat = _saturated(s, ld)
+        level, texts = {}, []
+        p_by_phase = {}
+        for phase, ratio in enumerate(RATIOS):
+            p = per_seed(select(rt, router="P", load=ld, phase=phase), "dmp")
+            if not p:
+                continue
+            p_by_phase[phase] = p
+            level[ratio] = matches(p, centre, half)
+            texts.append(f"{ratio}: {interval(list(p.values())).text('.3f')}")
+        first, last = p_by_phase.get(0), p_by_phase.get(len(RATIOS) - 1)
+        flat = ""
+        if first and last:
+            diff = {k: last[k] - first[k] for k in last if k in first}
+            level["flat (80:20 - 20:80)"] = matches(diff, 0.0, DOC_P_FLAT)
+            flat = f"; 80:20 minus 20:80 {interval(list(diff.values())).text('+.3f')}"
+        out.append(
+            (
+                f"{tag}: P's DMP 0.02-0.03 and almost constant in every phase, load {ld:g} "
+                "(Fig. 4a)",
+                f"P's DMP per phase (document: {DOCUMENT_FIG4['P']}; scored within "
+                f"{lo:g}-{hi:g}, flat within ±{DOC_P_FLAT:g}); " + "; ".join(texts) + flat + sat,
+                over_loads(level, "phases"),
+            )
+        )
+        for other in ("NP", "TR"):
+            verdicts, texts = {}, []
+            for phase, ratio in enumerate(RATIOS):
+                p = per_seed(select(rt, router="P", load=ld, phase=phase), "dmp")
+                o = per_seed(select(rt, router=other, load=ld, phase=phase), "dmp")
+                if not p or not o:
+                    continue
+                x = compare(p, o, "lower", dmp=True)
+                verdicts[ratio] = x.verdict
+                texts.append(f"{ratio}: {x.text(('P', other), '.3f')}")
+            out.append(
+                (
+                    f"{tag}: P's DMP below {other}'s in every phase, load {ld:g} (Fig. 4a)",
+                    f"DMP per phase (document, {other}: {DOCUMENT_FIG4[other]}); "
+                    + "; ".join(texts)
+                    + sat,
+                    over_loads(verdicts, "phases"),
+                )
+            )
+    return out
+
+
+def _saturated(s: pd.DataFrame, load: float) -> str:
+    """The runs at `load` the engine flagged saturated (offered load not carried, the
+    source queues growing), as "; past saturation: NP (3 of 3 seeds)", else ""."""
+    if "saturated" not in s.columns:
+        return ""
+    parts = []
+    for router in ("TR", "NP", "P"):
+        runs = select(s, router=router, load=load)
+        n = int(runs["saturated"].astype(str).str.lower().eq("true").sum())
+        if n:
+            parts.append(f"{router} ({n} of {len(runs)} seeds)")
+    return f"; past saturation: {', '.join(parts)}" if parts else ""
+
+
 def control(classes: pd.DataFrame, loads: Sequence[float], tag: str) -> Finding:
     """Fig. 5a: control latency P < NP < TR, P's queueing near zero."""
     c = classes[classes["class"] == "control"]
@@ -173,12 +265,22 @@ def control(classes: pd.DataFrame, loads: Sequence[float], tag: str) -> Finding:
     )
 
 
-def fewer_vcs(s: pd.DataFrame, phases: pd.DataFrame, base: pd.DataFrame | None) -> list[Finding]:
-    """The fewer-VC study: the router claims at each VC count, and whether P's DMP margin
-    over NP grows from 16 VCs (`base`: router_kinds) to fewer."""
+def fewer_vcs(
+    s: pd.DataFrame,
+    phases: pd.DataFrame,
+    base: pd.DataFrame | None,
+    reading: str = "",
+    saturation: dict[tuple[int, str], float] | None = None,
+) -> list[Finding]:
+    """The fewer-VC study: the router claims at each VC count (`reading`: the first
+    deadline's, in each claim's name), and whether P's DMP margin over NP grows from 16
+    VCs (`base`: router_kinds) to fewer. `saturation`: our measured saturation load of
+    each (VCs, router); a claim at a load past a router's says so."""
     out: list[Finding] = []
     for vcs in sorted(s["vcs"].unique(), reverse=True):
-        out += routers(s, phases, {"vcs": vcs}, f"{vcs} VCs")[:3]
+        tag = f"{vcs} VCs{reading}"
+        for claim, here, verdict in routers(s, phases, {"vcs": vcs}, tag)[:3]:
+            out.append((claim, here + _past(saturation, vcs, s["load"].unique()), verdict))
     if base is None:
         return out
     verdicts, texts = {}, []
@@ -191,12 +293,31 @@ def fewer_vcs(s: pd.DataFrame, phases: pd.DataFrame, base: pd.DataFrame | None) 
             texts.append(f"{vcs} VCs, {ld:g}: {x.text((f'{vcs} VCs', '16 VCs'), '.3f')}")
     out.append(
         (
-            "P's advantage grows with fewer VCs (§5.1, §6)",
+            f"P's advantage grows with fewer VCs{reading} (§5.1, §6)",
             "NP's DMP minus P's, per seed, with fewer VCs against 16; " + "; ".join(texts),
             over_loads(verdicts, "cases"),
         )
     )
     return out
+
+
+def _past(saturation: dict[tuple[int, str], float] | None, vcs: int, loads: Sequence[float]) -> str:
+    """Our measured saturation of each router at `vcs` VCs, and the loads past it, for the
+    fewer-VC study's lines (a DMP past a router's saturation is a saturated router's)."""
+    if not saturation:
+        return ""
+    sat = {r: saturation[(vcs, r)] for r in ("TR", "NP", "P") if (vcs, r) in saturation}
+    if not sat:
+        return ""
+    past = [
+        f"{r} at {', '.join(f'{ld:g}' for ld in sorted(loads) if ld > x)}"
+        for r, x in sat.items()
+        if any(ld > x for ld in loads)
+    ]
+    text = "; measured saturation (flits/node/cycle): " + ", ".join(
+        f"{r} {x:g}" for r, x in sat.items()
+    )
+    return text + (f"; past it: {'; '.join(past)}" if past else "; every load below it")
 
 
 def _margin(s: pd.DataFrame) -> dict[int, float]:
@@ -255,3 +376,52 @@ def inter_frame(s: pd.DataFrame) -> Finding:
         f"inter-frame time (ms), the same within {INTER_FRAME_MS} ms; " + " · ".join(texts),
         over_loads(verdicts),
     )
+
+
+#: Fig. 9a in words, per NIC (the document prints no numbers for it).
+DOCUMENT_FIG9 = {
+    "QoS": "below the traditional NIC's with every router; P + QoS NIC the best",
+    "traditional": "quite high even at 40-60% load; no load above 60%",
+}
+
+
+def phase_table(s: pd.DataFrame, phases: pd.DataFrame, title: str) -> list[str]:
+    """Fig. 4a (or, with NICs, Fig. 9a) as a table (issue 40): per router, load, reading of
+    the first deadline and whatever else the runs vary (VCs, NIC), the document's words
+    beside our DMP per phase and over the run (mean over seeds, 95% interval in brackets)
+    and the runs flagged saturated."""
+    rt = phases[phases["class"] == "real_time"]
+    keys = [k for k in ("deadline", "nic", "injection", "vcs", "load") if k in s.columns]
+    figure = "Fig. 9a" if "nic" in keys else "Fig. 4a"
+    head = [*keys, "router", f"document ({figure})", *RATIOS, "whole run", "saturated"]
+    lines = [
+        f"### {title}",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
+    groups = s[keys].drop_duplicates().sort_values(keys).itertuples(index=False)
+    for values in groups:
+        where = dict(zip(keys, values, strict=True))
+        for router in ("P", "NP", "TR"):
+            runs = select(s, router=router, **where)
+            if not len(runs):
+                continue
+            cells = []
+            for phase in range(len(RATIOS)):
+                p = per_seed(select(rt, router=router, phase=phase, **where), "dmp")
+                cells.append(interval(list(p.values())).text(".3f") if p else "n/a")
+            whole = interval(list(per_seed(runs, "dmp").values())).text(".3f")
+            n = (
+                int(runs["saturated"].astype(str).str.lower().eq("true").sum())
+                if "saturated" in runs.columns
+                else 0
+            )
+            label = [f"{v:g}" if isinstance(v, float) else str(v) for v in values]
+            doc = DOCUMENT_FIG9.get(str(where.get("nic")), "") or DOCUMENT_FIG4[router]
+            lines.append(
+                "| "
+                + " | ".join([*label, router, doc, *cells, whole, f"{n} of {len(runs)}"])
+                + " |"
+            )
+    return [*lines, ""]
