@@ -1,0 +1,111 @@
+//! `[topology]` and `[routing]`: the network built (a fabric's routes checked), the routing
+//! function with its LID paths and multipath, and DRB's timer.
+
+use crate::config::{Config, TopologyConfig};
+use crate::error::ConfigError;
+use crate::routing::Routing;
+use crate::topology::Topology;
+use crate::units::Clock;
+
+/// The topology, built; None (and the error reported) if it cannot be.
+pub(super) fn build_topology(cfg: &Config, errs: &mut Vec<ConfigError>) -> Option<Topology> {
+    let built = Topology::build_in(&cfg.topology, &cfg.files()).and_then(|t| {
+        // A real fabric's routes (its forwarding tables, or minimal-hop ones) must take
+        // every node to every other without loops.
+        if let TopologyConfig::IbFabric { file, .. } = &cfg.topology {
+            crate::routing::check_fabric_routes(&t, &file.shown())?;
+        }
+        Ok(t)
+    });
+    let topology = match built {
+        Ok(t) => Some(t),
+        Err(e) => {
+            errs.push(e);
+            None
+        }
+    };
+    if let (Some(t), TopologyConfig::Star { .. } | TopologyConfig::FatTree { .. }) =
+        (&topology, &cfg.topology)
+    {
+        if t.ports > crate::topology::MAX_PORTS {
+            errs.push(ConfigError::new(
+                "topology",
+                format!("routers would have {} ports; at most {}", t.ports, crate::topology::MAX_PORTS),
+            ));
+        }
+    }
+    topology
+}
+
+/// The routing function, built over the topology (with `router.vcs` in range).
+pub(super) fn build_routing(
+    cfg: &Config,
+    topology: Option<&Topology>,
+    errs: &mut Vec<ConfigError>,
+) -> Option<Routing> {
+    let rc = &cfg.router;
+    topology.filter(|_| (1..=32).contains(&rc.vcs)).and_then(|t| {
+        let paths = cfg.routing.multipath.as_ref().map_or(1, |m| m.paths);
+        // (a fabric dump's LMC, where it gives one above 0, unless the configuration sets it)
+        let dumped = match &t.shape {
+            crate::topology::Shape::Fabric { lmc: Some(l), .. } if *l > 0 => Some(*l),
+            _ => None,
+        };
+        let lids = |r: Routing| match cfg.routing.lmc.or(dumped) {
+            Some(lmc) => r.with_lids(t, lmc, cfg.routing.slack, rc.vcs),
+            None => Ok(r),
+        };
+        match Routing::build(cfg.routing.kind, t, rc.vcs).and_then(lids).and_then(|r| r.with_paths(paths)) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                errs.push(e);
+                None
+            }
+        }
+    })
+}
+
+/// DRB (`[routing] multipath` with `selection = "drb"`): its contraction timer (cycles), and
+/// the congestion detection it reacts to. Other selections take no timer.
+pub(super) fn check_drb(cfg: &Config, clock: &Clock, errs: &mut Vec<ConfigError>) -> crate::units::Cycle {
+    let Some(m) = &cfg.routing.multipath else { return 0 };
+    if m.split != crate::config::DrbSplit::default() && m.selection != crate::config::PathSelection::Drb {
+        errs.push(ConfigError::new(
+            "routing.multipath.split",
+            "only with selection = \"drb\" (how DRB spreads messages over its open paths)",
+        ));
+    }
+    match (m.selection, m.contraction_timer) {
+        (crate::config::PathSelection::Drb, None) => {
+            errs.push(ConfigError::new(
+                "routing.multipath.contraction_timer",
+                "required with selection = \"drb\" (e.g. \"20 us\")",
+            ));
+            0
+        }
+        (crate::config::PathSelection::Drb, Some(t)) => {
+            if cfg.router.marking.is_none() {
+                errs.push(ConfigError::new(
+                    "routing.multipath.selection",
+                    "\"drb\" reacts to congestion notifications: set [router] marking (e.g. { kind = \"iba_cc\", threshold = 10 })",
+                ));
+            }
+            let t = clock.duration_cycles(t);
+            if t == 0 {
+                errs.push(ConfigError::new(
+                    "routing.multipath.contraction_timer",
+                    "must be a positive duration, got 0",
+                ));
+            }
+            t
+        }
+        (_, Some(_)) => {
+            errs.push(ConfigError::new(
+                "routing.multipath.contraction_timer",
+                "only with selection = \"drb\"",
+            ));
+            0
+        }
+        (_, None) => 0,
+    }
+}

@@ -1,0 +1,72 @@
+//! `[physical]` and `[simulation]`: the flit size, and the run's durations, time limit and
+//! watchdog.
+
+use super::range;
+use crate::config::{Config, MAX_CYCLES};
+use crate::error::ConfigError;
+use crate::units::Clock;
+
+/// `[physical] flit_bits`.
+pub(super) fn check_physical(cfg: &Config, errs: &mut Vec<ConfigError>) {
+    range(errs, "physical.flit_bits", cfg.physical.flit_bits, 1, 1 << 20);
+}
+
+/// `[simulation]`: durations within [`MAX_CYCLES`], a wall-clock time limit, a measurement
+/// window, and a watchdog that outlasts every delay (given a flit size to count cycles by).
+pub(super) fn check_simulation(cfg: &Config, clock: &Clock, errs: &mut Vec<ConfigError>) {
+    let sim = &cfg.simulation;
+    let rc = &cfg.router;
+    for (name, d) in [
+        ("warmup", sim.warmup),
+        ("measure", sim.measure),
+        ("drain_limit", sim.drain_limit),
+        ("watchdog", sim.watchdog),
+    ] {
+        let c = clock.duration_cycles(d);
+        if c > MAX_CYCLES || matches!(d, crate::units::Duration::Seconds(s) if !s.is_finite()) {
+            errs.push(ConfigError::new(
+                format!("simulation.{name}"),
+                format!("must be at most {MAX_CYCLES} cycles, got {d}"),
+            ));
+        }
+    }
+    match sim.time_limit {
+        Some(crate::units::Duration::Seconds(s)) if s > 0.0 && s.is_finite() => {}
+        Some(crate::units::Duration::Cycles(c)) => errs.push(ConfigError::new(
+            "simulation.time_limit",
+            format!(
+                "is wall-clock time: give it with a unit (\"30 s\", \"10 min\", \"2 h\"), got {c} (cycles)"
+            ),
+        )),
+        Some(d) => errs.push(ConfigError::new(
+            "simulation.time_limit",
+            format!("must be a positive wall-clock time (\"10 min\"), got {d}"),
+        )),
+        None => {}
+    }
+    if clock.duration_cycles(sim.measure) == 0 {
+        errs.push(ConfigError::new("simulation.measure", "must be at least one cycle, got 0"));
+    }
+    // The watchdog must outlast the longest single wait a flit can have with nothing
+    // else moving, or a slow but healthy pipeline would be reported as a deadlock.
+    let pl = &rc.pipeline;
+    let link = rc.link_latency.max(cfg.endpoint.link_latency.unwrap_or(0));
+    let longest = [
+        pl.sync,
+        pl.routing,
+        pl.vc_alloc,
+        pl.crossbar,
+        pl.output.max(cfg.endpoint.output_stage).saturating_add(link),
+        rc.credit_latency,
+    ]
+    .into_iter()
+    .max()
+    .unwrap_or(0) as u64;
+    let wd = clock.duration_cycles(sim.watchdog);
+    if wd <= longest {
+        errs.push(ConfigError::new(
+            "simulation.watchdog",
+            format!("must be longer than the longest pipeline, link or credit delay ({longest} cycles), got {wd} cycles"),
+        ));
+    }
+}

@@ -1,0 +1,114 @@
+//! `[routing]`: the routing function, LID paths and multipath (DRB).
+
+use crate::units::Duration;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RoutingKind {
+    /// The topology's natural deterministic routing.
+    #[default]
+    Auto,
+    /// Dimension order (mesh); on a torus, minimal dimension order without dateline
+    /// classes, which can deadlock (for studying deadlock).
+    Dor,
+    /// Dimension order with dateline VC classes (torus).
+    DorDateline,
+    /// Deterministic up/down, D-mod-K up-port choice (fat tree).
+    DModK,
+    /// The single router of a star.
+    Direct,
+    /// A fabric's forwarding tables (minimal-hop routes without them).
+    Lft,
+}
+
+impl RoutingKind {
+    /// The spelling used in configuration files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Dor => "dor",
+            Self::DorDateline => "dor_dateline",
+            Self::DModK => "d_mod_k",
+            Self::Direct => "direct",
+            Self::Lft => "lft",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct RoutingConfig {
+    /// The deterministic routing function (LID 0's, with `lmc`).
+    pub kind: RoutingKind,
+    /// Several paths per destination, chosen at the source per message (none: one path).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub multipath: Option<MultipathConfig>,
+    /// The subnet manager's LID mask control (IBA, document 002 §3-4) on a mesh, torus or
+    /// `ib_fabric`: each CA port gets 2^lmc LIDs (0..=7), LID 0 along `kind`'s routing and
+    /// the others disjoint paths found by depth-first search (`routing/lid_paths.rs`);
+    /// `multipath.paths` of them are used. None: one path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lmc: Option<u8>,
+    /// With `lmc`: how many hops longer than the shortest a DFS path may be.
+    pub slack: u32,
+}
+
+impl Default for RoutingConfig {
+    fn default() -> Self {
+        Self { kind: RoutingKind::default(), multipath: None, lmc: None, slack: 2 }
+    }
+}
+
+/// `[routing] multipath = { paths, selection }`: how many paths each destination has (as a
+/// subnet manager gives each port 2^LMC addresses, document 002 §2.1) and how a source
+/// spreads its messages over them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MultipathConfig {
+    pub paths: u32,
+    #[serde(default)]
+    pub selection: PathSelection,
+    /// DRB's contraction timer (`selection = "drb"`): each period without a congestion
+    /// notification closes the flow's last opened path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contraction_timer: Option<Duration>,
+    /// How DRB spreads messages over its open paths (`selection = "drb"`).
+    #[serde(default, skip_serializing_if = "DrbSplit::is_default")]
+    pub split: DrbSplit,
+}
+
+/// How DRB spreads a flow's messages over its open paths (`[routing] multipath.split`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DrbSplit {
+    /// In inverse proportion to the notifications each path received (document 002 §4:
+    /// "inversamente proporcional a dicha distribución").
+    #[default]
+    InverseNotifications,
+    /// In turn over the open paths, notifications only opening them (a variant, to tell
+    /// what the split adds to the opening).
+    RoundRobin,
+}
+
+impl DrbSplit {
+    fn is_default(&self) -> bool {
+        *self == DrbSplit::default()
+    }
+}
+
+/// How a source picks the path of each message.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PathSelection {
+    /// Each flow's messages take the paths in turn (oblivious spreading).
+    #[default]
+    ByMessage,
+    /// Flow f always takes path f mod paths (a static assignment, as LIDs per flow).
+    ByFlow,
+    /// DRB (document 002 §2.1, §4): path 0 until congestion notifications (CNPs for
+    /// FECN-marked packets, `[router] marking`) open the others one by one; messages spread
+    /// over the open paths inversely to their notifications; each `contraction_timer`
+    /// without a notification closes the last opened path.
+    Drb,
+}

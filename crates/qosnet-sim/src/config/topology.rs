@@ -1,0 +1,89 @@
+//! `[topology]`: the network's shape (star, mesh, torus, fat tree, a real InfiniBand fabric).
+
+use super::FilePath;
+use serde::{Deserialize, Serialize};
+
+tagged_enum! {
+    #[derive(Clone, Debug, Serialize)]
+    #[serde(tag = "kind", rename_all = "snake_case")]
+    pub enum TopologyConfig {
+        /// One router with `ports` endpoint ports (document 003's 8-port router).
+        Star {
+            /// Endpoint ports of the router (document 003: 8).
+            ports: u32,
+        },
+        /// k-ary n-mesh (or `dims` for unequal sides), one endpoint per router.
+        Mesh {
+            /// Routers per dimension.
+            #[serde(default)]
+            k: Option<u32>,
+            /// Dimensions.
+            #[serde(default)]
+            n: Option<u32>,
+            /// Routers in each dimension, for unequal sides (`[8, 4]`), instead of `k`, `n`.
+            #[serde(default)]
+            dims: Option<Vec<u32>>,
+        },
+        /// k-ary n-torus (or `dims`), one endpoint per router.
+        Torus {
+            /// Routers per dimension.
+            #[serde(default)]
+            k: Option<u32>,
+            /// Dimensions.
+            #[serde(default)]
+            n: Option<u32>,
+            /// Routers in each dimension, for unequal sides (`[8, 4]`), instead of `k`, `n`.
+            #[serde(default)]
+            dims: Option<Vec<u32>>,
+        },
+        /// k-ary n-tree: k^n endpoints, n levels of k^(n-1) switches with 2k ports.
+        FatTree {
+            /// Arity: each switch has k ports down and k up.
+            k: u32,
+            /// Levels of switches.
+            n: u32,
+        },
+        /// A real InfiniBand fabric: `file` is its `ibnetdiscover -p` ports report or an ibsim
+        /// net file (`format`, inferred from the file when absent), `routes` (optional, ports
+        /// reports only) a directory of its switches' `ibroute` forwarding tables.
+        IbFabric {
+            /// The fabric: an `ibnetdiscover -p` ports report (e.g.
+            /// `data/ib-topologies/netloc-avakas/ib-subnet-*.txt`) or an ibsim net file.
+            /// Link rates (width x speed) are kept for admission control; the simulator runs
+            /// every link at `physical.link_bandwidth`.
+            file: FilePath,
+            /// How `file` is written; default: its first record decides (`Switch`/`Hca`: ibsim).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            format: Option<IbFabricFormat>,
+            /// A directory of the switches' `ibroute` forwarding tables (ports reports only);
+            /// without it, minimal-hop routes spread over equal ports.
+            #[serde(default)]
+            routes: Option<FilePath>,
+        },
+    }
+}
+
+/// How an `ib_fabric` file is written (`topology::ib_fabric` documents both).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum IbFabricFormat {
+    /// The ports report of `ibnetdiscover -p`.
+    Ibnetdiscover,
+    /// The net file of linux-rdma's ibsim (`Switch|Hca <ports> "id"` records).
+    Ibsim,
+}
+
+/// By hand, for a message that lists the two formats as they are written.
+impl<'de> Deserialize<'de> for IbFabricFormat {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        match s.as_str() {
+            "ibnetdiscover" => Ok(Self::Ibnetdiscover),
+            "ibsim" => Ok(Self::Ibsim),
+            _ => Err(serde::de::Error::custom(format!(
+                "must be \"ibnetdiscover\" or \"ibsim\", got {}",
+                crate::error::clip(&format!("{s:?}"))
+            ))),
+        }
+    }
+}
