@@ -60,9 +60,12 @@ RATE_BOUND = 0.05
 SHARE_BOUND = 0.02
 #: The kernel back end's bound on over-subscribed shares: Linux paces each socket by its
 #: own `SO_MAX_PACING_RATE` (scaled down in proportion), and over 3 s windows its shares
-#: scatter by up to +-5% of the smaller one on a 2-core machine (0.316-0.350 of 0.333 in
-#: CI runs), where the agent's one scheduler holds 2%.
-KERNEL_SHARE_BOUND = 0.06
+#: scatter on a 2-core machine (0.316-0.354 of 0.333 in CI-style runs: up to +6.2% of the
+#: smaller share with other builds running), where the agent's one scheduler holds 2%.
+#: 10% stays above that scatter and still fails shares that ignore the reservations
+#: (equal shares at 1T:2T are 50% off). The reproduction scores this row a tie for the
+#: kernel back end (`results/seed004-real/FINDINGS.md`): it is not a claim of 2%.
+KERNEL_SHARE_BOUND = 0.10
 #: Admission on the wire: the payload fraction of a 100 Mb/s Ethernet link with 4 KB packets
 #: on a 1500-byte MTU (`crates/qosnet-net/src/link.rs`: 4096 of 4382 bytes). The scenario
 #: reads the agent's own figure; this is its value, for the scenario's description.
