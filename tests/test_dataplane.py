@@ -630,11 +630,14 @@ def test_reservations_hold_under_contention(scenario: str, backend: str) -> None
 @pytest.mark.skipif(not NAMESPACES, reason=f"needs the namespace bottleneck: {WHY_NOT}")
 @pytest.mark.parametrize("backend", ["agent", "kernel"])
 def test_a_small_message_on_a_reserved_flow_is_not_held_for_an_idt(backend: str) -> None:
-    """4-byte ping-pong with a 90 Mb/s reservation (over 10x what it uses): its median RTT is
-    within 10% of the same flow's unreserved (a packet costs its own bytes at the flow's
-    rate, not a 4 KB IDT)."""
+    """4-byte ping-pong with a 90 Mb/s reservation (over 10x what it uses): a packet costs
+    its own bytes at the flow's rate, not a 4 KB IDT (364 us at 90 Mb/s), so its median RTT
+    is within a quarter of one IDT of the same flow's unreserved. (Held to the IDT, the
+    failure it guards against, not to a percentage of a ~100 us RTT: on a loaded 2-core
+    machine the kernel back end's medians differed by +11.8% with nothing held.)"""
     r = contention.rtt(backend, 100e6, blocks=4, count=300)
-    assert r["difference"] <= 0.10, r
+    idt_us = 4096 * 8 / (r["reserved_mbps"] * 1e6) * 1e6
+    assert r["rtt_reserved_us"] - r["rtt_unreserved_us"] < 0.25 * idt_us, r
 
 
 @pytest.mark.skipif(not NAMESPACES, reason=f"needs the namespace bottleneck: {WHY_NOT}")
