@@ -204,7 +204,7 @@ impl Simulation {
     /// time; and the totals over the classes (the summary's).
     fn classes_table(&self) -> (Table, Totals) {
         let m = &self.net.obs.metrics;
-        let window = (m.window_end - m.warmup) as f64;
+        let window = m.measure_cycles() as f64;
         let nodes = self.routers.topo.nodes as f64;
         let per_node_cycle = |flits: u64| flits as f64 / nodes / window;
         let mut classes = Table::default();
@@ -273,7 +273,7 @@ impl Simulation {
     /// completion queues and host DMA (zero for the ideal endpoint).
     fn nodes_table(&self) -> Table {
         let m = &self.net.obs.metrics;
-        let window = (m.window_end - m.warmup) as f64;
+        let window = m.measure_cycles() as f64;
         let mut node_t = Table::default();
         let n = &m.nodes;
         node_t
@@ -346,7 +346,7 @@ impl Simulation {
     /// Per link: its ends and its utilisation over the measurement window.
     fn links_table(&self, link_rows: &[LinkRow], counters: &[u64]) -> Table {
         let m = &self.net.obs.metrics;
-        let window = (m.window_end - m.warmup) as f64;
+        let window = m.measure_cycles() as f64;
         let mut links = Table::default();
         links
             .push("kind", Column::Str(link_rows.iter().map(|l| l.kind.to_string()).collect()))
@@ -395,7 +395,7 @@ impl Simulation {
     /// what it delivered, and the congestion counters where they are configured.
     fn flows_table(&self) -> Table {
         let m = &self.net.obs.metrics;
-        let window = (m.window_end - m.warmup) as f64;
+        let window = m.measure_cycles() as f64;
         let mut flows = Table::default();
         let fs = &m.flows;
         let src_of = |i: usize| self.traffic.sources.get(i).map_or(u64::MAX, |s| s.node as u64);
@@ -511,7 +511,7 @@ impl Simulation {
     /// Per video stream: its frames, deadline misses (DMP, DMT), inter-frame times.
     fn streams_table(&self) -> Table {
         let m = &self.net.obs.metrics;
-        let window = (m.window_end - m.warmup) as f64;
+        let window = m.measure_cycles() as f64;
         let ms = self.clock.cycle_seconds() * 1e3;
         let mut streams = Table::default();
         let video: Vec<usize> =
@@ -627,7 +627,7 @@ impl Simulation {
     /// The run's summary: its length, load, latency and deadlines overall.
     fn summary(&self, t: &Totals, overall: DeadlineStats) -> Summary {
         let m = &self.net.obs.metrics;
-        let window = (m.window_end - m.warmup) as f64;
+        let window = m.measure_cycles() as f64;
         let nodes = self.routers.topo.nodes as f64;
         let ns = self.clock.cycle_seconds() * 1e9;
         let ms = self.clock.cycle_seconds() * 1e3;
@@ -636,7 +636,7 @@ impl Simulation {
         Summary {
             cycles: self.now,
             warmup_cycles: m.warmup,
-            measure_cycles: m.window_end - m.warmup,
+            measure_cycles: m.measure_cycles(),
             cycle_time_ns: ns,
             nodes: self.routers.topo.nodes as u64,
             routers: self.routers.topo.routers as u64,

@@ -96,6 +96,11 @@ pub struct FlowStats {
 }
 
 impl Metrics {
+    /// The measurement window's length, in cycles: what every rate in the results is over.
+    pub fn measure_cycles(&self) -> Cycle {
+        self.window_end - self.warmup
+    }
+
     pub fn new(warmup: Cycle, window_end: Cycle, nodes: usize, router_ports: usize, record: bool) -> Self {
         Self {
             warmup,
