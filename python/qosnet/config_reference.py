@@ -109,10 +109,8 @@ def _kinds(root: Schema, s: Schema) -> list[tuple[str, Schema, bool]] | None:
     ]
     if not tables:
         return None
-    return [
-        (t["properties"]["kind"]["const"], t, t["properties"]["kind"]["const"] in bare)
-        for t in tables
-    ]
+    names = [t["properties"]["kind"]["const"] for t in tables]
+    return [(name, t, name in bare) for name, t in zip(names, tables, strict=True)]
 
 
 #: Quantities written with units (`units.rs`), by their schema's name, as the reference
@@ -122,12 +120,11 @@ QUANTITIES = {"Duration": "duration", "Bandwidth": "bandwidth", "ByteSize": "siz
 
 def _quantity(root: Schema, s: Schema) -> tuple[str, str] | None:
     """A quantity's (name, units), however it is wrapped (an option's `anyOf` with null)."""
-    for alt in [s, *s.get("anyOf", [])]:
-        name = alt.get("$ref", "").rsplit("/", 1)[-1]
-        if name in QUANTITIES:
-            units = root["$defs"][name]["description"].rstrip(".")
-            return QUANTITIES[name], units[:1].lower() + units[1:]
-    return None
+    name = _ref_name(s)
+    if name not in QUANTITIES:
+        return None
+    units = root["$defs"][name]["description"].rstrip(".")
+    return QUANTITIES[name], units[:1].lower() + units[1:]
 
 
 def _type_of(root: Schema, s: Schema) -> tuple[str, str]:
@@ -201,7 +198,9 @@ def _keys(
         yield _entry(root, prop, path, level, name in required, seen)
 
 
-def _ref_name(root: Schema, s: Schema) -> str:
+def _ref_name(s: Schema) -> str:
+    """The name of the definition `s` refers to, however it is wrapped (an option's
+    `anyOf` with null); "" when it refers to none."""
     for alt in [s, *s.get("anyOf", [])]:
         if "$ref" in alt:
             return str(alt["$ref"]).rsplit("/", 1)[-1]
@@ -233,7 +232,7 @@ def _entry(
     )
     kinds = _kinds(root, prop)
     if kinds is not None:
-        ref = _ref_name(root, raw)
+        ref = _ref_name(raw)
         if ref and ref in seen:
             first = seen[ref]
             entry.description = (

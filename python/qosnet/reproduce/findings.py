@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from qosnet.reproduce.runner import WALL_TIME
-from qosnet.reproduce.scoring import LEVEL
+from qosnet.reproduce.scoring import LEVEL, Finding
 from qosnet.tables import write_text
 
 __all__ = ["SCORING", "previous_verdicts", "wall_time", "write_findings"]
@@ -65,7 +65,7 @@ def previous_verdicts(path: Path) -> dict[str, str]:
 
 def _changes(
     old: dict[str, str],
-    findings: Sequence[tuple[str, str, str]],
+    findings: Sequence[Finding],
     renamed: dict[str, str],
 ) -> list[str]:
     new = {c: v for c, _, v in findings}
@@ -134,7 +134,7 @@ def write_findings(
     out: Path,
     title: str,
     intro: Sequence[str],
-    findings: Sequence[tuple[str, str, str]],
+    findings: Sequence[Finding],
     quick: bool,
     document: str,
     renamed: dict[str, str] | None = None,

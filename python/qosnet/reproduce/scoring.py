@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CIRCULAR",
+    "Finding",
     "HOLDS",
     "NOT",
     "ONE_SEED",
@@ -60,6 +61,9 @@ __all__ = [
     "per_seed",
     "within",
 ]
+
+#: One line of a FINDINGS.md table: (claim, what the runs give, verdict).
+Finding = tuple[str, str, str]
 
 HOLDS = "holds"
 TIE = "tie"

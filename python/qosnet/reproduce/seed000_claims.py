@@ -21,6 +21,7 @@ from qosnet.reproduce.scoring import (
     NOT,
     UNLIKE,
     Direction,
+    Finding,
     Score,
     Traffic,
     combine,
@@ -32,8 +33,6 @@ from qosnet.reproduce.scoring import (
 
 __all__ = ["Finding", "fig3", "fig4", "fig5", "refused_fraction"]
 
-#: (claim, what the runs give, verdict)
-Finding = tuple[str, str, str]
 
 #: Fig. 3's schemes other than no control, and its credit settings (`seed000.SCHEMES`).
 CREDITS = ("credit 2", "credit 4", "credit 8", "credit 16")

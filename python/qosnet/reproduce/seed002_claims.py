@@ -14,6 +14,7 @@ from __future__ import annotations
 import pandas as pd
 
 from qosnet.reproduce.scoring import (
+    Finding,
     Score,
     Traffic,
     combine,
@@ -25,7 +26,6 @@ from qosnet.reproduce.scoring import (
 
 __all__ = ["Finding", "avakas_claims", "curves_claims", "hot_spot_claim", "victim_claims"]
 
-Finding = tuple[str, str, str]
 
 #: "Alike" at low load: mean latencies within 10% of no control's.
 ALIKE = 0.10

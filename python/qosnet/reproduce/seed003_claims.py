@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from qosnet.reproduce.scoring import (
+    Finding,
     Score,
     Traffic,
     combine,
@@ -40,7 +41,6 @@ __all__ = [
     "simple",
 ]
 
-Finding = tuple[str, str, str]
 
 #: The five phases' real-time : best-effort ratios (§4.2).
 RATIOS = ("20:80", "30:70", "50:50", "70:30", "80:20")

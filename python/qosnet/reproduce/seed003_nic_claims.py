@@ -14,8 +14,8 @@ from collections import Counter
 import pandas as pd
 
 from qosnet.reproduce.runner import Gathered
-from qosnet.reproduce.scoring import combine, compare, over_loads
-from qosnet.reproduce.seed003_claims import Finding, dmp_score, select
+from qosnet.reproduce.scoring import Finding, combine, compare, over_loads
+from qosnet.reproduce.seed003_claims import dmp_score, select
 
 __all__ = ["RENAMED", "findings"]
 

@@ -15,11 +15,10 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from qosnet.reproduce.scoring import combine, interval, matches, over_loads, per_seed
+from qosnet.reproduce.scoring import Finding, combine, interval, matches, over_loads, per_seed
 
 __all__ = ["TOLERANCE", "Finding", "findings"]
 
-Finding = tuple[str, str, str]
 
 #: A share or bandwidth "is" its ideal within this much (a fraction of the link or of the
 #: resource shared): two percentage points, a reviewer's reading of "in the ratio".

@@ -34,6 +34,7 @@ from qosnet.reproduce.scoring import (
     ONE_SEED,
     TIE,
     UNMEASURED,
+    Finding,
     combine,
     interval,
     matches,
@@ -41,7 +42,6 @@ from qosnet.reproduce.scoring import (
 
 __all__ = ["REPEATS", "SHARE_BOUND", "contended", "overhead", "sharing"]
 
-Finding = tuple[str, str, str]
 
 #: Repetitions of each sharing and contended scenario (a fresh cluster each).
 REPEATS = 3

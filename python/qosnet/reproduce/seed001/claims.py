@@ -16,11 +16,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from qosnet.reproduce.scoring import CIRCULAR, HOLDS, NOT, compare, interval, over_loads
+from qosnet.reproduce.scoring import (
+    CIRCULAR,
+    HOLDS,
+    NOT,
+    Finding,
+    compare,
+    interval,
+    over_loads,
+)
 
 __all__ = ["RENAMED", "findings", "rescore"]
-
-Finding = tuple[str, str, str]
 
 #: The release policy the tables report (`evaluation.RELEASE`).
 RELEASE = "measured"
