@@ -164,8 +164,10 @@ def test_an_interrupted_sweep_resumes_with_only_the_missing_points(reference, tm
 @pytest.fixture(scope="module")
 def dask_cluster():
     distributed = pytest.importorskip("distributed")  # a dependency: present in CI
+    # The scheduler serves /metrics over HTTP even without a dashboard, on 8787 unless told
+    # otherwise: ":0" takes a free port, so pytest-xdist's workers never collide on it.
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
     ) as cluster:
         yield cluster.scheduler_address
 

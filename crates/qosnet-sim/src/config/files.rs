@@ -5,7 +5,7 @@
 //! (`traffic[i].pattern.file`), video traces (`traffic[i].process.traces[j]`) and an IBA CC
 //! table (`endpoint.agent.cct.path`). Each such key has the type [`FilePath`], whose name
 //! nothing but [`Files`] turns into bytes, so a key added later cannot skip the checks
-//! (`tests/file_keys.rs` enumerates them and tries each against the resolver).
+//! (`tests/suite/file_keys.rs` enumerates them and tries each against the resolver).
 //!
 //! Two scopes:
 //! - **local** (the operator's own configuration: CLI, Python API): a relative name is taken
@@ -255,7 +255,7 @@ pub struct NamedFile<'a> {
 
 impl crate::config::Config {
     /// Every file this configuration names, with its key. Every key of type [`FilePath`]
-    /// must be listed here (`tests/file_keys.rs` counts them in the configuration's source).
+    /// must be listed here (`tests/suite/file_keys.rs` counts them in the configuration's source).
     pub fn named_files(&self) -> Vec<NamedFile<'_>> {
         use crate::config::{AgentConfig, CctConfig, PatternConfig, Process, TopologyConfig};
         let mut out = Vec::new();

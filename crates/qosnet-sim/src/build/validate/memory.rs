@@ -31,7 +31,7 @@
 //! Not counted: the process itself (its binary, the Python interpreter), messages queued
 //! at sources past the headroom (a run that loaded for that long is stopped by its drain
 //! limit) and the recorded messages (`record_messages`: ~64 bytes per measured message).
-//! Measured against the growth of peak resident memory in `tests/memory_estimate.rs`
+//! Measured against the growth of peak resident memory in `tests/suite/memory_estimate.rs`
 //! (README "Memory"): within 1.1x of it on large networks, above it everywhere.
 
 use crate::config::{
@@ -162,7 +162,7 @@ fn of<T>(n: u128) -> u128 {
 
 /// The fixed part of the headroom: what grows without a bound the estimate could give
 /// (messages queued at a saturated source, the latency histograms, the allocator's own),
-/// measured at up to 13 MB in `tests/memory_estimate.rs` (an 8x8 mesh at load 0.9).
+/// measured at up to 13 MB in `tests/suite/memory_estimate.rs` (an 8x8 mesh at load 0.9).
 const HEADROOM: u128 = 32 << 20;
 
 /// The estimate for `cfg` on `shape` with `traffic` (see the module comment).

@@ -78,8 +78,10 @@ fn the_estimate_is_above_what_runs_take() {
     let mut rows = Vec::new();
     for (name, text) in configs(large) {
         let estimate = Config::from_toml_str(&text).unwrap().estimate_memory().unwrap().total;
+        // The test's name inside the suite binary: its module path without the crate's name.
+        let child = format!("{}::child", module_path!().split_once("::").unwrap().1);
         let out = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "child", "--nocapture", "--test-threads=1"])
+            .args(["--exact", &child, "--nocapture", "--test-threads=1"])
             .env("QOSNET_MEMORY_CHILD", &text)
             .output()
             .expect("run the child");
