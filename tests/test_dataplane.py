@@ -594,11 +594,15 @@ def _shares(
 )
 def test_rate_control_shares_a_real_bottleneck_by_inverse_idt(scenario: str, backend: str) -> None:
     rows = _shares(scenario, rate_control=True, backend=backend)
+    # The kernel back end paces each socket on its own (`SO_MAX_PACING_RATE`): its shares
+    # scatter by up to 6% with other work on the machine (the suite runs on every core),
+    # where the agent's one scheduler holds 2% (`contention.KERNEL_SHARE_BOUND`).
+    bound = contention.KERNEL_SHARE_BOUND if backend == "kernel" else 0.02
     for r in rows:
         assert not r["errors"]
-        assert r["share"] == pytest.approx(r["expected_share"], rel=0.02), rows
+        assert r["share"] == pytest.approx(r["expected_share"], rel=bound), rows
         # Admitted rates below the link's capacity: each flow gets what it reserved.
-        assert r["mbps"] == pytest.approx(r["reserved_mbps"], rel=0.05), rows
+        assert r["mbps"] == pytest.approx(r["reserved_mbps"], rel=max(bound, 0.05)), rows
 
 
 # --- issue 34: reservations that hold under contention ------------------------------------
