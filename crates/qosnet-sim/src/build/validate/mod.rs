@@ -75,8 +75,8 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         specs.iter().map(|s| s.packet_flits.min(s.message_flits)).max().unwrap_or(1).max(app_packet);
     let nic = NicParams::build(cfg, &clock, max_packet, &mut errs);
     let nodes = topology.as_ref().map_or(0, |t| t.nodes);
-    let marking =
-        Marking::build(rc.marking.as_ref(), rc.input_buffer, rc.output_buffer).unwrap_or_else(|e| {
+    let marking = Marking::build(rc.marking.as_ref(), rc.input_buffer, rc.output_buffer, clock.flit_bits)
+        .unwrap_or_else(|e| {
             errs.push(e);
             Marking::None
         });
