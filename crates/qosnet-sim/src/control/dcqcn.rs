@@ -251,6 +251,10 @@ impl CongestionControl for Dcqcn {
         self.retry_cap
     }
 
+    fn reacts_to_marks(&self) -> bool {
+        true
+    }
+
     fn paces(&self) -> bool {
         true
     }
@@ -558,5 +562,18 @@ mod tests {
         let (sent, received, held): (u64, u64, u64) =
             c.iter().fold((0, 0, 0), |a, f| (a.0 + f.cnps_sent, a.1 + f.becns, a.2 + f.throttled_cycles));
         assert!(sent > 10 && received > 10 && held > 0, "sent {sent}, received {received}, held {held}");
+    }
+
+    #[test]
+    fn dcqcn_without_a_marking_switch_is_refused() {
+        let e = crate::Simulation::from_toml(
+            "[topology]\nkind = \"mesh\"\nk = 2\nn = 2\n[endpoint]\nagent = { kind = \"dcqcn\" }\n\
+             [[traffic]]\nload = 0.1\n",
+            None,
+        )
+        .err()
+        .expect("refused")
+        .to_string();
+        assert!(e.contains("endpoint.agent") && e.contains("no switch marks") && e.contains("red"), "{e}");
     }
 }

@@ -68,6 +68,12 @@ impl IbaCc {
         let AgentConfig::IbaCc { ccti_increase, ccti_limit, ccti_min, ccti_timer, cct } = cfg else {
             unreachable!("IbaCc::build is called with IBA CC's configuration")
         };
+        if *ccti_increase == 0 {
+            return Err(ConfigError::new(
+                "endpoint.agent.ccti_increase",
+                "must be >= 1 (a BECN that raises the index by 0 never throttles), got 0",
+            ));
+        }
         let cct = Cct::build(cct, "endpoint.agent.cct", clock, super::MAX_CONTROL_DELAY, files)?;
         let ccti_limit = ccti_limit.unwrap_or(cct.last());
         if ccti_limit > cct.last() {
@@ -202,6 +208,9 @@ impl CongestionControl for IbaCc {
     #[inline]
     fn started(&mut self, _: usize, flow: u32, now: Cycle, _: bool) {
         IbaCc::started(self, flow, now)
+    }
+    fn reacts_to_marks(&self) -> bool {
+        true
     }
     /// Every FECN-marked packet is answered with a CNP (Annex A10).
     fn on_mark(&mut self, flow: u32, _: Cycle) -> bool {

@@ -64,6 +64,11 @@ pub(crate) trait CongestionControl {
     /// `flow` at `node` started a message at `now` (`last`: its connection's last).
     fn started(&mut self, _node: usize, _flow: u32, _now: Cycle, _last: bool) {}
 
+    /// Whether it reacts to marked packets (a switch must mark: `[router] marking`).
+    fn reacts_to_marks(&self) -> bool {
+        false
+    }
+
     /// Whether it paces packets (`next_send` says anything but "now").
     fn paces(&self) -> bool {
         false
@@ -205,6 +210,9 @@ impl CongestionControl for Congestion {
     #[inline(always)]
     fn started(&mut self, node: usize, flow: u32, now: Cycle, last: bool) {
         each!(self, a => CongestionControl::started(a, node, flow, now, last))
+    }
+    fn reacts_to_marks(&self) -> bool {
+        each!(self, a => CongestionControl::reacts_to_marks(a))
     }
     #[inline(always)]
     fn paces(&self) -> bool {

@@ -133,6 +133,11 @@ impl Agents {
         self.congestion.on_notification(flow, now);
     }
 
+    /// Whether the congestion agent reacts to marked packets (a switch must mark).
+    pub fn reacts_to_marks(&self) -> bool {
+        self.congestion.reacts_to_marks()
+    }
+
     /// Per-flow congestion-control counters, where the agent keeps them.
     pub fn cc_counters(&self) -> Option<&[CcCounters]> {
         self.congestion.counters()

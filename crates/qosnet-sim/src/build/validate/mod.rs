@@ -85,6 +85,12 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
             errs.push(e);
             Agents::NONE
         });
+    if agents.reacts_to_marks() && rc.marking.is_none() {
+        errs.push(ConfigError::new(
+            "endpoint.agent",
+            "the agent reacts to marked packets (FECN, ECN), and no switch marks: set [router] marking (e.g. { kind = \"iba_cc\", threshold = 10 }, or { kind = \"red\", kmin = \"128 B\", kmax = \"512 B\", pmax = 0.01 })",
+        ));
+    }
     super::agents::check_params(cfg, &clock, &mut errs);
     // (an application's ranks are checked against the nodes; its jobs are built here)
     let jobs = match &topology {
