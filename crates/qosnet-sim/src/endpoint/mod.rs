@@ -187,8 +187,10 @@ impl Endpoints {
                 self.held_back(net, n, flow, now);
                 return true;
             }
-            // Each data packet, the first included, waits for a pacing agent's next send.
-            let data = !msg.signal.is_signalling();
+            // Each data packet, the first included, waits for a pacing agent's next send
+            // (control-class packets, the CNPs among them, are never paced: their flow row
+            // is shared by every node).
+            let data = !msg.signal.is_signalling() && class != TrafficClass::Control.index();
             if data && !self.agents.may_send(flow, now) {
                 self.held_back(net, n, flow, now);
                 return true;

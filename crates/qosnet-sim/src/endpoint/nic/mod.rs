@@ -340,8 +340,8 @@ impl Endpoints {
                 self.held_back(net, n, flow, now);
                 return;
             }
-            // Each data packet waits for a pacing agent's next send.
-            if !msg.signal.is_signalling() && !self.agents.may_send(msg.flow, now) {
+            // Each data packet waits for a pacing agent's next send (`paced`).
+            if paced(msg) && !self.agents.may_send(msg.flow, now) {
                 let flow = msg.flow;
                 self.held_back(net, n, flow, now);
                 return;
@@ -382,7 +382,7 @@ impl Endpoints {
                     }
                     return;
                 }
-                if !msg.signal.is_signalling() && !self.agents.may_send(msg.flow, now) {
+                if paced(msg) && !self.agents.may_send(msg.flow, now) {
                     let flow = msg.flow;
                     self.held_back(net, n, flow, now);
                     return;
@@ -402,7 +402,7 @@ impl Endpoints {
             net.messages.get_mut(m).signal = Signal::Teardown;
         }
         let msg = net.messages.get(m);
-        let (flow, data) = (msg.flow, !msg.signal.is_signalling());
+        let (flow, data) = (msg.flow, paced(msg));
         let (packet, size, last) = net.cut_packet(m);
         if data {
             self.agents.packet_sent(flow, size, now);
@@ -667,4 +667,11 @@ impl Endpoints {
     pub(crate) fn completions(&self, node: usize) -> (u64, u64) {
         self.nics.get(node).map_or((0, 0), |n| (n.send_cqes, n.recv_cqes))
     }
+}
+
+/// Whether a pacing agent paces `msg`'s packets: data, not the control class (the CNPs'
+/// flow row is shared by every node).
+#[inline]
+fn paced(msg: &crate::flit::Message) -> bool {
+    !msg.signal.is_signalling() && msg.class != TrafficClass::Control
 }
