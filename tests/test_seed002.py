@@ -46,6 +46,12 @@ def test_reproduce_seed002_quick_writes_report_and_findings(tmp_path):
     one = decompose[decompose["variant"] == "DRB, one path"]
     assert set(one["release"]) == {"tail_credit", "tail_sent"}
     assert "Decomposition (issue 36)" in findings
+    # beyond the documents: DCQCN beside no control and IBA CC on the same workloads
+    dcqcn = pd.read_csv(out / "dcqcn_hot_spot_links.csv")
+    assert set(dcqcn["scheme"]) == {"none", "IBA CC", "DCQCN"}
+    dv = pd.read_csv(out / "dcqcn_victims_throughput.csv")
+    assert set(dv["scheme"]) == {"none", "IBA CC", "DCQCN"}
+    assert "DCQCN keeps the victims' throughput above IBA CC's" in findings
 
 
 def test_lmc_errors_name_the_field():

@@ -30,6 +30,7 @@ claim is scored over seeds (`seed002_claims.py`), and the victim-flow test
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -83,6 +84,22 @@ NO_LIDS = {
     "DRB": (MARK, DRB),
     "DRB + IBA CC": (MARK, DRB, IBA_CC),
 }
+
+#: Beyond the documents: DCQCN (Zhu et al., SIGCOMM 2015), RoCEv2's congestion control, on
+#: the same router model. Its switch marks by RED on IBA CC's port-and-VL queue: Kmin 128 B
+#: (8 flits) and Kmax 512 B (32 flits, a VL's whole buffering through the switch, input
+#: plus output), scaled to our 16 + 16-flit VL buffers from the paper's 5 KB and 200 KB for
+#: megabyte switch buffers; Pmax the paper's 1%. The source side runs the paper's defaults
+#: (`control/dcqcn.rs`).
+RED = 'router.marking={ kind = "red", kmin = "128 B", kmax = "512 B", pmax = 0.01 }'
+DCQCN = 'endpoint.agent={ kind = "dcqcn" }'
+#: No control, IBA CC and DCQCN, one LID each (the torus's), or as run on the fat tree.
+DCQCN_SCHEMES: dict[str, tuple[str, ...]] = {
+    "none": (ONE_LID,),
+    "IBA CC": (ONE_LID, MARK, IBA_CC),
+    "DCQCN": (ONE_LID, RED, DCQCN),
+}
+DCQCN_NO_LIDS = {"none": (), "IBA CC": (MARK, IBA_CC), "DCQCN": (RED, DCQCN)}
 
 #: Scored over these seeds (`qosnet.reproduce.scoring`); a quick run takes two.
 SEEDS = (1, 2, 3)
@@ -196,6 +213,27 @@ def experiments(quick: bool = False, configs: Path | None = None) -> list[Experi
             {**NO_LIDS, **VICTIM_EXTRA},
         ),
         seed002_decompose.experiment(cfg, t, quick),
+        Experiment(
+            "dcqcn_hot_spot",
+            "Beyond the documents: DCQCN beside no control and IBA CC, the hot spot of Fig. 10",
+            "(Not in the document.) DCQCN's rate cuts, like IBA CC's injection delays, "
+            "should lower the load a hot spot puts on the busiest link.",
+            [
+                Run(
+                    {"scheme": name, "load": hot_load},
+                    cfg / "torus8x8.toml",
+                    (*_hot_time(quick), HOT_SPOT, f"traffic[0].load={hot_load}", series, *o),
+                )
+                for name, o in DCQCN_SCHEMES.items()
+            ],
+        ),
+        replace(
+            seed002_victims.experiment(cfg, t, DCQCN_SCHEMES, DCQCN_NO_LIDS),
+            name="dcqcn_victims",
+            title="Beyond the documents: DCQCN in the victim-flow test",
+            claim="(Not in the document.) DCQCN's rate cuts should free the victims held "
+            "behind the contributors, as IBA CC's throttling is meant to.",
+        ),
     ]
 
 
@@ -324,17 +362,17 @@ def report(
     claims = {e.name: e for e in experiments}
     findings: list[seed002_claims.Finding] = []
     intro: list[str] = [
-        "Document 002's experiments (Fig. 8-10) and, beyond it, the Avakas fabric and the "
-        "victim-flow test, each scheme run once per seed. Issue 36 changed the models "
-        "first (see the decomposition below and the notes); the previous FINDINGS' "
-        "numbers are listed in the notes against these."
+        "Document 002's experiments (Fig. 8-10) and, beyond it, the Avakas fabric, the "
+        "victim-flow test and DCQCN beside IBA CC (issue 38), each scheme run once per "
+        "seed. Issue 36 changed the models first (see the decomposition below and the "
+        "notes); the previous FINDINGS' numbers are listed in the notes against these."
     ]
     colours = {"none": "tab:gray", "IBA CC": "tab:red", "DRB": "tab:green"}
     colours["DRB + IBA CC"] = "tab:blue"
     for name, g in results.items():
         write(g.summaries, out / f"{name}_summary.csv")
         for t in WRITTEN:
-            if name == "victims" and t in g.tables:
+            if name in ("victims", "dcqcn_victims") and t in g.tables:
                 write(g.tables[t], out / f"{name}_{t}.csv")
         lines += claim_section(claims[name], "Document 002")
         if name in ("fig8", "fig9"):
@@ -348,6 +386,23 @@ def report(
             lines += [markdown(m[cols]), ""]
             topo = "8x8 torus" if name == "fig8" else "8x4 mesh"
             c = seed002_claims.curves_claims(d, topo)
+            lines += [f"- {a}: {b}; **{v}**" for a, b, v in c] + [""]
+            findings += c
+        elif name == "dcqcn_hot_spot":
+            table, _ = _hot_spot(g)
+            keys = ["scheme"] + (["seed"] if "seed" in g.summaries.columns else [])
+            cols = [*keys, "accepted_flits_per_node_cycle", "latency_mean"]
+            table = table.merge(g.summaries[cols], on=keys)
+            write(table, out / f"{name}_links.csv")
+            lines += [markdown(_means(table, ["scheme"])), ""]
+            c = seed002_claims.dcqcn_hot_spot_claims(table)
+            lines += [f"- {a}: {b}; **{v}**" for a, b, v in c] + [""]
+            findings += c
+        elif name == "dcqcn_victims":
+            t = seed002_victims.throughputs(g.tables["flows"], g.summaries)
+            write(t, out / f"{name}_throughput.csv")
+            lines += [markdown(_means(t, ["topology", "scheme"])), ""]
+            c = seed002_claims.dcqcn_victim_claims(t)
             lines += [f"- {a}: {b}; **{v}**" for a, b, v in c] + [""]
             findings += c
         elif name in ("fig10", "avakas"):

@@ -316,20 +316,6 @@ pub(super) fn check_params(cfg: &Config, clock: &Clock, errs: &mut Vec<ConfigErr
                 );
             }
         }
-        Some(AgentConfig::IbaCc { ccti_increase, .. }) => {
-            if *ccti_increase == 0 {
-                err(
-                    "endpoint.agent.ccti_increase",
-                    "must be >= 1 (a BECN that raises the index by 0 never throttles), got 0".into(),
-                );
-            }
-            if cfg.router.marking.is_none() {
-                err(
-                    "endpoint.agent",
-                    "\"iba_cc\" reacts to FECN marks, and no switch marks: set [router] marking (e.g. { kind = \"iba_cc\", threshold = 10 })".into(),
-                );
-            }
-        }
         _ => {}
     }
     if let Some(a) = &cfg.endpoint.admission {

@@ -135,8 +135,17 @@ impl Simulation {
             nic_idt,
         );
         endpoints.cnp_flow = traffic.sources.len() as u32;
-        let mut routers =
-            Routers::new(p, topo, routing, &xbar_cfg, &out_cfg, &clock, rc.block_size, v.marking);
+        let mut routers = Routers::new(
+            p,
+            topo,
+            routing,
+            &xbar_cfg,
+            &out_cfg,
+            &clock,
+            rc.block_size,
+            v.marking,
+            config.simulation.seed,
+        );
         if rc.virtual_clock.state == VirtualClockState::Stream {
             routers.keep_stream_clocks(traffic.sources.len() + 1);
         }

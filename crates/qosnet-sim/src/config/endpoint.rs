@@ -2,7 +2,7 @@
 //! DMA and schedulers, and the control agents (congestion control with its CCT, admission).
 
 use super::{FilePath, SchedulerConfig, VcSelection};
-use crate::units::{Bandwidth, Duration};
+use crate::units::{Bandwidth, ByteSize, Duration};
 use serde::{Deserialize, Serialize};
 
 /// The endpoints: the simple ideal endpoint, or a NIC model (document 003 §3.3, document
@@ -197,6 +197,45 @@ tagged_enum! {
             ccti_min: u16,
             ccti_timer: Duration,
             cct: CctConfig,
+        },
+        /// DCQCN, RoCEv2's congestion control (Zhu et al., SIGCOMM 2015; `control/dcqcn.rs`):
+        /// the destination answers an ECN-marked packet with a CNP, at most one per flow
+        /// every `cnp_interval`; the source cuts the flow's rate by alpha/2 on a CNP and
+        /// recovers it by fast recovery (`fast_recovery` steps), additive (`rate_ai`) and
+        /// hyper (`rate_hai`) increase, stepped by a timer (`rate_timer`) and a byte counter
+        /// (`byte_counter`); alpha moves toward 1 by `g` on a CNP and decays every
+        /// `alpha_timer` without one. Packets are paced at the flow's rate, never below
+        /// `min_rate`. Defaults: the paper's (50 us, 55 us, 1/256, 55 us, 10 MB, 5,
+        /// 40 Mb/s; `rate_hai` 80 Mb/s and `min_rate` 40 Mb/s are ours, see the module).
+        /// The switch side is `[router] marking = { kind = "red" }`.
+        Dcqcn {
+            /// N: at most one CNP per flow this often (default 50 us).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            cnp_interval: Option<Duration>,
+            /// K: alpha decays once per this period without a CNP (default 55 us).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            alpha_timer: Option<Duration>,
+            /// alpha's gain g, in (0, 1] (default 1/256).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            g: Option<f64>,
+            /// T: the rate-increase timer (default 55 us).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            rate_timer: Option<Duration>,
+            /// B: a rate-increase event per this much sent (default 10 MB).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            byte_counter: Option<ByteSize>,
+            /// F: increase events of fast recovery before additive increase (default 5).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            fast_recovery: Option<u32>,
+            /// R_AI: the additive increase step (default 40 Mb/s).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            rate_ai: Option<Bandwidth>,
+            /// R_HAI: the hyper increase step (default 80 Mb/s).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            rate_hai: Option<Bandwidth>,
+            /// The lowest rate a cut leaves (default 40 Mb/s).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            min_rate: Option<Bandwidth>,
         },
     }
 }

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::units::ByteSize;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PipelineConfig {
@@ -350,7 +352,7 @@ pub struct RouterConfig {
 tagged_enum! {
     /// How a switch output marks packets (`[router] marking`). Registered once here; checked
     /// and built in `router::Marking::build`.
-    #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+    #[derive(Clone, Debug, PartialEq, Serialize)]
     #[serde(tag = "kind", rename_all = "snake_case")]
     pub enum MarkingConfig {
         /// A packet is marked when one of its flits enters an output VC buffer that then holds
@@ -375,6 +377,21 @@ tagged_enum! {
             /// root) marks too: IBA's Victim_Mask bit for the port (`router/marking.rs`).
             #[serde(default)]
             victims: VictimMarking,
+        },
+        /// RED-style probabilistic ECN marking (Floyd and Jacobson, 1993, on the
+        /// instantaneous queue, as DCQCN's switches do: Zhu et al., SIGCOMM 2015, §3): a
+        /// packet whose header finds `kmin` or less queued for its output port and VL is not
+        /// marked, more than `kmin` marked with probability rising linearly to `pmax` at
+        /// `kmax`, `kmax` or more always. The queue is IBA CC's port-and-VL count,
+        /// headers waiting for a VC of the port included (`router/marking.rs`). The paper's 5 KB, 200 KB and 1% are for megabyte switch
+        /// buffers; size `kmin` and `kmax` to the router's buffers.
+        Red {
+            /// At or below this queue no packet is marked.
+            kmin: ByteSize,
+            /// From this queue on every packet is marked.
+            kmax: ByteSize,
+            /// The marking probability just below `kmax`, in (0, 1].
+            pmax: f64,
         },
     }
 }

@@ -14,7 +14,10 @@
 //! port's free VCs at the end of every cycle (`Simulation::sideband`), so the source sees
 //! its router as of the previous cycle, as a node reading its router's status lines would.
 
+use super::interface::{CongestionControl, Timer};
+use super::{CongestionStats, RouterStatus};
 use crate::config::TrafficClass;
+use crate::units::Cycle;
 
 /// A useful output channel: the source router's output port and the VCs the route allows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -71,6 +74,22 @@ impl Alo {
             self.throttled.push(node as u32);
         }
         ok
+    }
+}
+
+impl CongestionControl for Alo {
+    #[inline]
+    fn may_start(&mut self, node: usize, flow: u32, dst: u32, _: Cycle, _: &mut Vec<Timer>) -> bool {
+        Alo::may_start(self, node, flow, dst)
+    }
+    /// The free output VCs of every router port, read each cycle; the nodes throttled
+    /// since are woken.
+    fn read_sideband(&mut self, status: &impl RouterStatus, _: u64) -> Option<Vec<u32>> {
+        status.free_out_vcs(&mut self.free);
+        (!self.throttled.is_empty()).then(|| std::mem::take(&mut self.throttled))
+    }
+    fn stats(&self) -> Option<CongestionStats> {
+        Some(CongestionStats { throttles: self.throttles, ..Default::default() })
     }
 }
 

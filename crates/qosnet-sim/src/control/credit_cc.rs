@@ -7,6 +7,8 @@
 //! stays in host memory; the drop and the retry are counted); control traffic is never
 //! restricted.
 
+use super::interface::{CongestionControl, Timer};
+use super::CongestionStats;
 use crate::links::Control;
 use crate::units::Cycle;
 
@@ -99,10 +101,6 @@ impl CreditCc {
             }
         }
         c
-    }
-
-    pub fn retry_after(&self) -> Cycle {
-        self.retry_after
     }
 
     fn of(&self, flow: u32) -> Consumer {
@@ -257,6 +255,53 @@ impl CreditCc {
             }
         }
         Ok(())
+    }
+}
+
+impl CongestionControl for CreditCc {
+    fn control_delay(&self) -> Cycle {
+        self.retry_after
+    }
+    #[inline]
+    fn may_start(&mut self, node: usize, flow: u32, _: u32, now: Cycle, timers: &mut Vec<Timer>) -> bool {
+        let (ok, retry) = CreditCc::may_start(self, node, flow, now);
+        timers.extend(retry);
+        ok
+    }
+    #[inline]
+    fn started(&mut self, _: usize, flow: u32, _: Cycle, last: bool) {
+        CreditCc::started(self, flow);
+        if last {
+            // The connection's last message: its credits go back (§4.2 with §4.1).
+            self.closed(flow);
+        }
+    }
+    fn counts_sends(&self) -> bool {
+        true
+    }
+    fn sent(&mut self, flow: u32) -> bool {
+        self.completed(flow)
+    }
+    fn on_control(&mut self, _: usize, msg: Control, _: Cycle) -> bool {
+        match msg {
+            Control::CreditRetry { flow } => self.retry(flow),
+            _ => false,
+        }
+    }
+    fn admitted(&mut self, flow: u32) {
+        CreditCc::admitted(self, flow)
+    }
+    fn stats(&self) -> Option<CongestionStats> {
+        let s = self.stats;
+        Some(CongestionStats {
+            dropped: s.dropped,
+            retried: s.retried,
+            waited: s.waited,
+            ..Default::default()
+        })
+    }
+    fn check(&self) -> Result<(), String> {
+        CreditCc::check(self)
     }
 }
 

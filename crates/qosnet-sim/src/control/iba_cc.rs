@@ -18,7 +18,11 @@
 //! received and cycles spent throttled (a message ready but held back), per flow.
 
 use super::cct::Cct;
-use crate::units::Cycle;
+use super::interface::CcCounters;
+use super::interface::{CongestionControl, Timer};
+use crate::config::AgentConfig;
+use crate::error::ConfigError;
+use crate::units::{Clock, Cycle};
 
 /// The CA congestion setting (IBA CACongestionEntry / OpenSM `cc_ca_cong_setting_*`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,14 +48,6 @@ struct FlowCc {
     timer_at: Cycle,
 }
 
-/// Per flow: BECNs received and cycles throttled (the results' `flows` columns).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct CcCounters {
-    pub becns: u64,
-    pub cnps_sent: u64,
-    pub throttled_cycles: u64,
-}
-
 /// IBA CC's CA side for every flow of a run.
 #[derive(Clone, Debug)]
 pub(crate) struct IbaCc {
@@ -62,6 +58,45 @@ pub(crate) struct IbaCc {
 }
 
 impl IbaCc {
+    /// Check `cfg` (`[endpoint] agent`, kind `iba_cc`) and build the agent; the CCT file
+    /// it names is read through `files`.
+    pub fn build(
+        cfg: &AgentConfig,
+        clock: &Clock,
+        files: &crate::config::Files,
+    ) -> Result<IbaCc, ConfigError> {
+        let AgentConfig::IbaCc { ccti_increase, ccti_limit, ccti_min, ccti_timer, cct } = cfg else {
+            unreachable!("IbaCc::build is called with IBA CC's configuration")
+        };
+        if *ccti_increase == 0 {
+            return Err(ConfigError::new(
+                "endpoint.agent.ccti_increase",
+                "must be >= 1 (a BECN that raises the index by 0 never throttles), got 0",
+            ));
+        }
+        let cct = Cct::build(cct, "endpoint.agent.cct", clock, super::MAX_CONTROL_DELAY, files)?;
+        let ccti_limit = ccti_limit.unwrap_or(cct.last());
+        if ccti_limit > cct.last() {
+            return Err(ConfigError::new(
+                "endpoint.agent.ccti_limit",
+                format!("must be at most {} (the CCT's last index), got {ccti_limit}", cct.last()),
+            ));
+        }
+        if *ccti_min > ccti_limit {
+            return Err(ConfigError::new(
+                "endpoint.agent.ccti_min",
+                format!("must be at most ccti_limit ({ccti_limit}), got {ccti_min}"),
+            ));
+        }
+        let ccti_timer = clock.duration_cycles(*ccti_timer);
+        if ccti_timer == 0 {
+            return Err(ConfigError::new("endpoint.agent.ccti_timer", "must be a positive duration, got 0"));
+        }
+        let setting =
+            CaSetting { ccti_increase: *ccti_increase, ccti_limit, ccti_min: *ccti_min, ccti_timer };
+        Ok(IbaCc::new(setting, cct))
+    }
+
     pub fn new(setting: CaSetting, cct: Cct) -> IbaCc {
         IbaCc { setting, cct, flows: Vec::new(), counters: Vec::new() }
     }
@@ -156,6 +191,40 @@ impl IbaCc {
     /// The counters of every flow.
     pub fn counters(&self) -> &[CcCounters] {
         &self.counters
+    }
+}
+
+impl CongestionControl for IbaCc {
+    fn size_flows(&mut self, flows: usize) {
+        IbaCc::size_flows(self, flows)
+    }
+    fn control_delay(&self) -> Cycle {
+        self.max_delay()
+    }
+    #[inline]
+    fn may_start(&mut self, _: usize, flow: u32, _: u32, now: Cycle, _: &mut Vec<Timer>) -> bool {
+        IbaCc::may_start(self, flow, now)
+    }
+    #[inline]
+    fn started(&mut self, _: usize, flow: u32, now: Cycle, _: bool) {
+        IbaCc::started(self, flow, now)
+    }
+    fn reacts_to_marks(&self) -> bool {
+        true
+    }
+    /// Every FECN-marked packet is answered with a CNP (Annex A10).
+    fn on_mark(&mut self, flow: u32, _: Cycle) -> bool {
+        self.cnp_sent(flow);
+        true
+    }
+    fn on_notification(&mut self, flow: u32, now: Cycle) {
+        self.becn(flow, now)
+    }
+    fn held_back(&mut self, _: usize, flow: u32, now: Cycle) -> Option<Cycle> {
+        self.refused(flow, now)
+    }
+    fn counters(&self) -> Option<&[CcCounters]> {
+        Some(IbaCc::counters(self))
     }
 }
 

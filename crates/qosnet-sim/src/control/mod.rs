@@ -4,25 +4,25 @@
 //! consults them alike, at the one place a message starts and the one place it is
 //! delivered; nothing else in the cycle loop knows which agent runs.
 //!
-//! The interface:
-//! - `may_start(node, flow, now)`: may this flow start its next message now;
-//! - `started(node, flow, now)`: it did;
-//! - `delivered(src, flow, now)`: a message of the flow reached its destination whole
-//!   at the destination endpoint, its last flit arrived: the agent wakes the source (a
-//!   waiting message may start), or answers on the control channel (`links::Control`);
-//! - `on_control(node, msg, now)`: a control message arrived at `node` (returns whether a
-//!   waiting message may now start).
+//! The agents answer one interface, `CongestionControl` (`interface.rs`): a message's start
+//! (`may_start`, `started`), each packet's (`next_send`, `packet_sent`: a rate-based
+//! agent's pacing), a delivery (wake the source, or answer on the control channel,
+//! `links::Control`), a mark at the destination, a notification at the source, a timer,
+//! and the side band. `Agents` asks the one `Congestion` enum, which delegates; no code
+//! outside an agent's file and that enum's registration names a particular agent.
 //!
-//! A new agent is a file here, a variant of `Congestion` and of `config::AgentConfig`, and
-//! its arms in the matches below: one build, static dispatch (ARCHITECTURE.md "Static
-//! dispatch"). Admission control (document 000 §4.1, `probe_admission.rs`,
+//! A new agent is a file here implementing the interface, a variant of `Congestion` and of
+//! `config::AgentConfig`, and its arm in `Agents::build`: static dispatch (ARCHITECTURE.md
+//! "Static dispatch"). Admission control (document 000 §4.1, `probe_admission.rs`,
 //! `[endpoint.admission]`) runs beside any congestion agent: a connection first needs its
 //! reservation, then its credits.
 
 mod alo;
 mod cct;
 mod credit_cc;
+mod dcqcn;
 mod iba_cc;
+mod interface;
 mod probe_admission;
 mod reservations;
 mod self_tuned;
@@ -32,8 +32,7 @@ pub(crate) use alo::{Alo, Useful};
 pub(crate) use self_tuned::{SelfTuned, SelfTunedParams};
 
 pub(crate) use credit_cc::{Consumer, CreditCc};
-pub(crate) use iba_cc::CcCounters;
-use iba_cc::IbaCc;
+pub(crate) use interface::{CcCounters, Congestion, CongestionControl, NoAgent};
 pub use probe_admission::AdmissionStats;
 pub(crate) use probe_admission::{AdmissionParams, ProbeAdmission};
 pub use reservations::Signal;
@@ -43,7 +42,6 @@ use crate::config::AgentConfig;
 use crate::error::ConfigError;
 use crate::links::Control;
 use crate::units::{Clock, Cycle};
-use window::Window;
 
 /// Longest control-message delay, cycles (the control channel's timing wheel).
 pub(crate) const MAX_CONTROL_DELAY: Cycle = 1 << 16;
@@ -59,22 +57,6 @@ pub(crate) enum Reply {
         delay: Cycle,
         msg: Control,
     },
-}
-
-/// The congestion-control agent of a run, one state per node inside each.
-#[derive(Clone, Debug)]
-pub(crate) enum Congestion {
-    /// No agent: every message may start.
-    None,
-    Window(Window),
-    /// Credit-based congestion control (document 000 §4.2).
-    Credit(CreditCc),
-    /// At-Least-One injection limitation (document 000 §6.1, its reference [1]).
-    Alo(Alo),
-    /// Self-Tuned congestion control (document 000 §6.1, its reference [15]).
-    SelfTuned(SelfTuned),
-    /// InfiniBand congestion control's CA side (document 002 §3-4, IBA Annex A10).
-    IbaCc(IbaCc),
 }
 
 /// The agents of a run: a congestion-control agent, and admission control if configured.
@@ -108,11 +90,12 @@ pub(crate) fn control_delay(
 impl Agents {
     /// No agent.
     pub const NONE: Agents =
-        Agents { congestion: Congestion::None, admission: None, timers: Vec::new(), sideband: 0 };
+        Agents { congestion: Congestion::None(NoAgent), admission: None, timers: Vec::new(), sideband: 0 };
 
-    /// Check `cfg` (`[endpoint] agent`) and build its state for `nodes` nodes. The
-    /// per-flow agents (credits, admission) are completed once the flows are known
-    /// (`build/agents.rs`). Files it names are read through `files`.
+    /// Check `cfg` (`[endpoint] agent`) and build its state for `nodes` nodes: the one
+    /// match over the agents' configurations (each agent checks its own parameters). The
+    /// per-flow agents (credits, ALO, Self-Tuned, admission) are completed once the flows are
+    /// known (`build/agents.rs`). Files it names are read through `files`.
     pub fn build(
         cfg: Option<&AgentConfig>,
         nodes: usize,
@@ -122,106 +105,53 @@ impl Agents {
         let congestion = match cfg {
             // (built once the flows are known: `build/agents.rs`)
             None | Some(AgentConfig::Credit { .. } | AgentConfig::Alo | AgentConfig::SelfTuned { .. }) => {
-                Congestion::None
+                Congestion::None(NoAgent)
             }
             Some(AgentConfig::Window { messages, ack_delay }) => {
-                if *messages == 0 {
-                    return Err(ConfigError::new(
-                        "endpoint.agent.messages",
-                        "must be a whole number >= 1 (messages in flight per node), got 0",
-                    ));
-                }
-                let delay = control_delay("endpoint.agent.ack_delay", *ack_delay, clock)?;
-                Congestion::Window(Window::new(*messages, nodes, delay))
+                Congestion::Window(window::Window::build(*messages, *ack_delay, nodes, clock)?)
             }
-            Some(AgentConfig::IbaCc { ccti_increase, ccti_limit, ccti_min, ccti_timer, cct }) => {
-                let cct = cct::Cct::build(cct, "endpoint.agent.cct", clock, MAX_CONTROL_DELAY, files)?;
-                let ccti_limit = ccti_limit.unwrap_or(cct.last());
-                if ccti_limit > cct.last() {
-                    return Err(ConfigError::new(
-                        "endpoint.agent.ccti_limit",
-                        format!("must be at most {} (the CCT's last index), got {ccti_limit}", cct.last()),
-                    ));
-                }
-                if *ccti_min > ccti_limit {
-                    return Err(ConfigError::new(
-                        "endpoint.agent.ccti_min",
-                        format!("must be at most ccti_limit ({ccti_limit}), got {ccti_min}"),
-                    ));
-                }
-                let ccti_timer = clock.duration_cycles(*ccti_timer);
-                if ccti_timer == 0 {
-                    return Err(ConfigError::new(
-                        "endpoint.agent.ccti_timer",
-                        "must be a positive duration, got 0",
-                    ));
-                }
-                let setting = iba_cc::CaSetting {
-                    ccti_increase: *ccti_increase,
-                    ccti_limit,
-                    ccti_min: *ccti_min,
-                    ccti_timer,
-                };
-                Congestion::IbaCc(IbaCc::new(setting, cct))
-            }
+            Some(c @ AgentConfig::IbaCc { .. }) => Congestion::IbaCc(iba_cc::IbaCc::build(c, clock, files)?),
+            Some(c @ AgentConfig::Dcqcn { .. }) => Congestion::Dcqcn(dcqcn::Dcqcn::build(c, clock)?),
         };
         Ok(Agents { congestion, admission: None, timers: Vec::new(), sideband: 0 })
     }
 
     /// Per-flow state for `flows` flows (rows of the results' `flows` table).
     pub fn size_flows(&mut self, flows: usize) {
-        if let Congestion::IbaCc(a) = &mut self.congestion {
-            a.size_flows(flows);
-        }
+        self.congestion.size_flows(flows);
     }
 
-    /// Whether destinations answer FECN-marked packets with CNPs (`endpoint/congestion.rs`).
-    #[inline(always)]
-    pub fn answers_fecn(&self) -> bool {
-        matches!(self.congestion, Congestion::IbaCc(_))
+    /// The destination received a marked packet of `flow` at `now`: whether the agent
+    /// answers it with a notification (a CNP, `endpoint/congestion.rs`).
+    #[inline]
+    pub fn on_mark(&mut self, flow: u32, now: Cycle) -> bool {
+        self.congestion.on_mark(flow, now)
     }
 
-    /// A destination sent a CNP for a marked packet of `flow`.
-    pub fn cnp_sent(&mut self, flow: u32) {
-        if let Congestion::IbaCc(a) = &mut self.congestion {
-            a.cnp_sent(flow);
-        }
+    /// A notification (CNP with BECN) for `flow` reached its source at `now`.
+    pub fn on_notification(&mut self, flow: u32, now: Cycle) {
+        self.congestion.on_notification(flow, now);
     }
 
-    /// A CNP with BECN for `flow` reached its source at `now`.
-    pub fn becn(&mut self, flow: u32, now: Cycle) {
-        if let Congestion::IbaCc(a) = &mut self.congestion {
-            a.becn(flow, now);
-        }
+    /// Whether the congestion agent reacts to marked packets (a switch must mark).
+    pub fn reacts_to_marks(&self) -> bool {
+        self.congestion.reacts_to_marks()
     }
 
     /// Per-flow congestion-control counters, where the agent keeps them.
     pub fn cc_counters(&self) -> Option<&[CcCounters]> {
-        match &self.congestion {
-            Congestion::IbaCc(a) => Some(a.counters()),
-            _ => None,
-        }
+        self.congestion.counters()
     }
 
     /// `flow` at `node` was held back at `now`: when its node should look again (a
     /// `Control::CcRetry` to send itself), if the agent's own events will not wake it.
-    pub fn refused(&mut self, node: usize, flow: u32, now: Cycle) -> Option<Cycle> {
-        let _ = node;
-        match &mut self.congestion {
-            Congestion::IbaCc(a) => a.refused(flow, now),
-            _ => None,
-        }
+    pub fn held_back(&mut self, node: usize, flow: u32, now: Cycle) -> Option<Cycle> {
+        self.congestion.held_back(node, flow, now)
     }
 
     /// The longest delay of the control messages the agents send, cycles.
     pub fn control_delay(&self) -> Cycle {
-        let c = match &self.congestion {
-            Congestion::None => 0,
-            Congestion::Window(w) => w.ack_delay(),
-            Congestion::Credit(c) => c.retry_after(),
-            Congestion::Alo(_) | Congestion::SelfTuned(_) => 0,
-            Congestion::IbaCc(a) => a.max_delay(),
-        };
+        let c = self.congestion.control_delay();
         // A router's NACK trigger leaves a few cycles after the header it refuses arrived.
         c.max(self.admission.as_ref().map_or(0, |a| a.p.retry_after.max(64)))
     }
@@ -235,13 +165,13 @@ impl Agents {
     /// Whether the congestion agent hears of messages the HCA has injected whole.
     #[inline(always)]
     pub fn counts_sends(&self) -> bool {
-        matches!(self.congestion, Congestion::Credit(_))
+        self.congestion.counts_sends()
     }
 
     /// Whether any agent runs (the fast path of the cycle loop's calls when none does).
     #[inline(always)]
     fn is_off(&self) -> bool {
-        matches!(self.congestion, Congestion::None) && self.admission.is_none()
+        self.congestion.is_none() && self.admission.is_none()
     }
 
     /// Whether `flow` at `node` may start its next message (to `dst`) at `now`.
@@ -257,17 +187,21 @@ impl Agents {
                 return false;
             }
         }
-        match &mut self.congestion {
-            Congestion::None => true,
-            Congestion::Window(w) => w.may_start(node),
-            Congestion::Credit(c) => {
-                let (ok, retry) = c.may_start(node, flow, now);
-                self.timers.extend(retry);
-                ok
-            }
-            Congestion::Alo(a) => a.may_start(node, flow, dst),
-            Congestion::SelfTuned(s) => s.may_start(flow),
-            Congestion::IbaCc(a) => a.may_start(flow, now),
+        self.congestion.may_start(node, flow, dst, now, &mut self.timers)
+    }
+
+    /// Whether a packet of `flow` may start at `now` (asked before each data packet, the
+    /// first of a message after `may_start`): a pacing agent's `next_send` has come.
+    #[inline(always)]
+    pub fn may_send(&mut self, flow: u32, now: Cycle) -> bool {
+        !self.congestion.paces() || self.congestion.next_send(flow, now) <= now
+    }
+
+    /// A data packet of `flow`, `flits` long, started at `now`.
+    #[inline(always)]
+    pub fn packet_sent(&mut self, flow: u32, flits: u32, now: Cycle) {
+        if self.congestion.paces() {
+            self.congestion.packet_sent(flow, flits, now);
         }
     }
 
@@ -303,18 +237,7 @@ impl Agents {
     #[inline(never)]
     fn started_agents(&mut self, node: usize, flow: u32, now: Cycle) -> bool {
         let last = self.admission.as_mut().is_some_and(|a| a.started(flow));
-        match &mut self.congestion {
-            Congestion::None | Congestion::Alo(_) | Congestion::SelfTuned(_) => {}
-            Congestion::Window(w) => w.started(node),
-            Congestion::Credit(c) => {
-                c.started(flow);
-                if last {
-                    // The connection's last message: its credits go back (§4.2 with §4.1).
-                    c.closed(flow);
-                }
-            }
-            Congestion::IbaCc(a) => a.started(flow, now),
-        }
+        self.congestion.started(node, flow, now, last);
         last
     }
 
@@ -322,46 +245,28 @@ impl Agents {
     /// whether a message waiting at `node` may now start.
     #[inline]
     pub fn sent(&mut self, flow: u32) -> bool {
-        match &mut self.congestion {
-            Congestion::Credit(c) => c.completed(flow),
-            Congestion::None
-            | Congestion::Window(_)
-            | Congestion::Alo(_)
-            | Congestion::SelfTuned(_)
-            | Congestion::IbaCc(_) => false,
-        }
+        self.congestion.sent(flow)
     }
 
     /// A message of `flow` from `src` was delivered whole at `now`.
     #[inline(always)]
     pub fn delivered(&mut self, src: usize, flow: u32, now: Cycle) -> Reply {
-        let _ = now;
-        match &mut self.congestion {
-            Congestion::None
-            | Congestion::Credit(_)
-            | Congestion::Alo(_)
-            | Congestion::SelfTuned(_)
-            | Congestion::IbaCc(_) => Reply::Nothing,
-            Congestion::Window(w) => w.delivered(src, flow),
-        }
+        self.congestion.delivered(src, flow, now)
     }
 
     /// Control message `msg` arrived at `node` at `now`. Returns whether a message waiting
     /// at `node` may now start.
     pub fn on_control(&mut self, node: usize, msg: Control, now: Cycle) -> bool {
-        let _ = now;
-        match (&mut self.congestion, msg) {
-            (Congestion::Window(w), Control::Ack { .. }) => w.acknowledged(node),
-            (Congestion::Credit(c), Control::CreditRetry { flow }) => c.retry(flow),
-            (_, Control::CcRetry) => true,
-            (_, Control::Nack { flow }) => {
+        match msg {
+            Control::CcRetry => self.congestion.on_timer(node, now),
+            Control::Nack { flow } => {
                 if let Some(a) = &mut self.admission {
                     a.nack_from(node as u32, flow);
                 }
                 false
             }
-            (_, Control::Retry { flow }) => self.admission.as_mut().is_some_and(|a| a.retry(flow)),
-            _ => false,
+            Control::Retry { flow } => self.admission.as_mut().is_some_and(|a| a.retry(flow)),
+            _ => self.congestion.on_control(node, msg, now),
         }
     }
 
@@ -372,11 +277,9 @@ impl Agents {
         let (retry, wake) = a.arrived(node, flow, signal, now);
         self.timers.extend(retry);
         if wake {
-            // Admitted (its ACK): the connection gets its credits (§4.2: C_j per admitted
-            // real-time connection).
-            if let Congestion::Credit(c) = &mut self.congestion {
-                c.admitted(flow);
-            }
+            // Admitted (its ACK): the agent hears of it (the credit agent gives the
+            // connection its credits, §4.2: C_j per admitted real-time connection).
+            self.congestion.admitted(flow);
         }
         wake
     }
@@ -408,32 +311,15 @@ pub struct CongestionStats {
 }
 
 impl Agents {
-    /// The credit-based congestion control's invariants (`CreditCc::check`; `Ok` without it).
+    /// The congestion agent's invariants (the credit agent's: `CreditCc::check`; `Ok` for
+    /// agents without).
     pub fn check_credits(&self) -> Result<(), String> {
-        match &self.congestion {
-            Congestion::Credit(c) => c.check(),
-            _ => Ok(()),
-        }
+        self.congestion.check()
     }
 
-    /// What the congestion-control agent did (`None`: none, or a window).
+    /// What the congestion-control agent did (`None`: none, or one that does not count).
     pub fn congestion_stats(&self) -> Option<CongestionStats> {
-        let d = CongestionStats::default();
-        match &self.congestion {
-            Congestion::None | Congestion::Window(_) | Congestion::IbaCc(_) => None,
-            Congestion::Credit(c) => {
-                let s = c.stats;
-                Some(CongestionStats { dropped: s.dropped, retried: s.retried, waited: s.waited, ..d })
-            }
-            Congestion::Alo(a) => Some(CongestionStats { throttles: a.throttles, ..d }),
-            Congestion::SelfTuned(s) => Some(CongestionStats {
-                throttles: s.throttles,
-                threshold: s.threshold,
-                raised: s.raised,
-                lowered: s.lowered,
-                ..d
-            }),
-        }
+        self.congestion.stats()
     }
 }
 
@@ -451,13 +337,6 @@ impl Agents {
     /// for none, `Some(empty)` for all.
     #[cold]
     pub fn read_sideband(&mut self, status: &impl RouterStatus, delivered: u64) -> Option<Vec<u32>> {
-        match &mut self.congestion {
-            Congestion::Alo(a) => {
-                status.free_out_vcs(&mut a.free);
-                (!a.throttled.is_empty()).then(|| std::mem::take(&mut a.throttled))
-            }
-            Congestion::SelfTuned(s) => s.gathered(status.full_buffers(), delivered).then(Vec::new),
-            _ => None,
-        }
+        self.congestion.read_sideband(status, delivered)
     }
 }

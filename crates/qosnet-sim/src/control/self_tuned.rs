@@ -23,6 +23,8 @@
 //! controller found there is a different throttle with its own settings). Every value is
 //! configurable; document 000 only says it used "the same parameters given in [15]".
 
+use super::interface::{CongestionControl, Timer};
+use super::{CongestionStats, RouterStatus};
 use crate::config::TrafficClass;
 use crate::units::Cycle;
 
@@ -114,6 +116,26 @@ impl SelfTuned {
         }
         self.threshold = self.threshold.clamp(0.0, self.buffers);
         self.last_throughput = Some(throughput);
+    }
+}
+
+impl CongestionControl for SelfTuned {
+    #[inline]
+    fn may_start(&mut self, _: usize, flow: u32, _: u32, _: Cycle, _: &mut Vec<Timer>) -> bool {
+        SelfTuned::may_start(self, flow)
+    }
+    /// The full buffers counted each gather; every node is woken when the throttle lifts.
+    fn read_sideband(&mut self, status: &impl RouterStatus, delivered: u64) -> Option<Vec<u32>> {
+        self.gathered(status.full_buffers(), delivered).then(Vec::new)
+    }
+    fn stats(&self) -> Option<CongestionStats> {
+        Some(CongestionStats {
+            throttles: self.throttles,
+            threshold: self.threshold,
+            raised: self.raised,
+            lowered: self.lowered,
+            ..Default::default()
+        })
     }
 }
 

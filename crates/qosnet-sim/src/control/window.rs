@@ -6,9 +6,11 @@
 //! The source learns of a delivery at once (an ideal acknowledgement), or `ack_delay`
 //! cycles later, by an acknowledgement on the control channel.
 
+use super::interface::{CongestionControl, Timer};
 use super::Reply;
+use crate::error::ConfigError;
 use crate::links::Control;
-use crate::units::Cycle;
+use crate::units::{Clock, Cycle, Duration};
 
 /// Per node: messages in flight, against the window.
 #[derive(Clone, Debug)]
@@ -23,8 +25,22 @@ impl Window {
         Window { window, ack_delay, in_flight: vec![0; nodes] }
     }
 
-    pub fn ack_delay(&self) -> Cycle {
-        self.ack_delay
+    /// Check `[endpoint] agent`'s `messages` and `ack_delay` and build the window for
+    /// `nodes` nodes.
+    pub fn build(
+        messages: u32,
+        ack_delay: Option<Duration>,
+        nodes: usize,
+        clock: &Clock,
+    ) -> Result<Window, ConfigError> {
+        if messages == 0 {
+            return Err(ConfigError::new(
+                "endpoint.agent.messages",
+                "must be a whole number >= 1 (messages in flight per node), got 0",
+            ));
+        }
+        let delay = super::control_delay("endpoint.agent.ack_delay", ack_delay, clock)?;
+        Ok(Window::new(messages, nodes, delay))
     }
 
     /// A message of `flow` from `node` was delivered: acknowledged at once, or sent an
@@ -52,6 +68,27 @@ impl Window {
     pub fn acknowledged(&mut self, node: usize) -> bool {
         self.in_flight[node] -= 1;
         self.in_flight[node] + 1 == self.window
+    }
+}
+
+impl CongestionControl for Window {
+    fn control_delay(&self) -> Cycle {
+        self.ack_delay
+    }
+    #[inline]
+    fn may_start(&mut self, node: usize, _: u32, _: u32, _: Cycle, _: &mut Vec<Timer>) -> bool {
+        Window::may_start(self, node)
+    }
+    #[inline]
+    fn started(&mut self, node: usize, _: u32, _: Cycle, _: bool) {
+        Window::started(self, node)
+    }
+    #[inline]
+    fn delivered(&mut self, src: usize, flow: u32, _: Cycle) -> Reply {
+        Window::delivered(self, src, flow)
+    }
+    fn on_control(&mut self, node: usize, msg: Control, _: Cycle) -> bool {
+        matches!(msg, Control::Ack { .. }) && self.acknowledged(node)
     }
 }
 

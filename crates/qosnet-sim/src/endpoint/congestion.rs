@@ -2,7 +2,8 @@
 //! A10; DRB's notifications, document 002 §4): a destination answers each FECN-marked packet with a CNP — a real one-flit packet
 //! of the control class, carrying BECN for the marked packet's flow back to its source
 //! (document 002, Fig. 6) — and a source whose agent held a flow back sets itself a
-//! retry timer for when the injection delay runs out (`control/iba_cc.rs`).
+//! retry timer for when the injection delay (or a pacing agent's next send) runs out
+//! (`control/interface.rs`: `held_back`).
 
 use super::Endpoints;
 use crate::config::TrafficClass;
@@ -29,7 +30,6 @@ impl Endpoints {
         path: u8,
         now: Cycle,
     ) {
-        self.agents.cnp_sent(flow);
         let m = net.messages.insert(Message {
             src: NodeId::new(n as u32),
             dst: src,
@@ -70,7 +70,7 @@ impl Endpoints {
     /// agent asks for one.
     #[inline]
     pub(crate) fn held_back(&mut self, net: &mut Net, n: usize, flow: u32, now: Cycle) {
-        if let Some(at) = self.agents.refused(n, flow, now) {
+        if let Some(at) = self.agents.held_back(n, flow, now) {
             net.links.send_control(at.max(now + 1), NodeId::new(n as u32), Control::CcRetry);
         }
     }

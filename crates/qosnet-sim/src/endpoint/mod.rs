@@ -187,6 +187,14 @@ impl Endpoints {
                 self.held_back(net, n, flow, now);
                 return true;
             }
+            // Each data packet, the first included, waits for a pacing agent's next send
+            // (control-class packets, the CNPs among them, are never paced: their flow row
+            // is shared by every node).
+            let data = !msg.signal.is_signalling() && class != TrafficClass::Control.index();
+            if data && !self.agents.may_send(flow, now) {
+                self.held_back(net, n, flow, now);
+                return true;
+            }
             if at_limit && !self.nic_outranks(n, class as u8) {
                 return true;
             }
@@ -208,6 +216,9 @@ impl Endpoints {
                 net.messages.get_mut(m).signal = Signal::Teardown;
             }
             let (packet, size, last) = net.cut_packet(m);
+            if data {
+                self.agents.packet_sent(flow, size, now);
+            }
             if last {
                 self.nic_queue.at_mut(q).pop_front();
             }
@@ -648,10 +659,13 @@ impl Endpoints {
         let becn = net.messages.get(m).becn;
         if marked {
             net.obs.packet_marked(pkt_flow);
-            // FECN → CNP (IBA CC, DRB: `congestion.rs`); a CNP itself is never answered.
-            let answer = self.agents.answers_fecn() || self.path_choice.hears_notifications();
-            if answer && becn == congestion::NO_BECN {
-                self.send_cnp::<NIC>(net, n, pkt_src, pkt_flow, pkt_path, now);
+            // FECN → CNP (the agent's answer, or DRB's notifications: `congestion.rs`); a
+            // CNP itself is never answered.
+            if becn == congestion::NO_BECN {
+                let answer = self.agents.on_mark(pkt_flow, now);
+                if answer || self.path_choice.hears_notifications() {
+                    self.send_cnp::<NIC>(net, n, pkt_src, pkt_flow, pkt_path, now);
+                }
             }
         }
         let msg = net.messages.get(m);
@@ -677,7 +691,7 @@ impl Endpoints {
         }
         if becn != congestion::NO_BECN {
             // A CNP reached the source of the flow it notifies: BECN.
-            self.agents.becn(becn, now);
+            self.agents.on_notification(becn, now);
             self.path_choice.notified(becn, msg.becn_path, now);
             return;
         }

@@ -401,16 +401,16 @@ impl Routers {
             let packets = &mut net.packets;
             let size = || packets.get(flit.packet()).size as u32;
             let tail = flit.is_tail();
-            // (IBA CC counts all that queues for the port: `marking::PortQueues`)
+            // (IBA CC and RED count all that queues for the port: `marking::PortQueues`)
             let queued = || occupancy + self.port_queues.queued(ovc);
             // (a port VL out of credits is a victim of congestion downstream)
             let credited = out_vc.credits > 0;
             if self.marking.mark(
-                &mut self.iba_marks,
+                &mut self.mark_state,
                 op,
                 ovc,
                 flit.packet(),
-                tail,
+                (flit.is_head(), tail),
                 size,
                 occupancy,
                 queued,

@@ -41,7 +41,9 @@ use crate::ids::PacketId;
 use crate::sched::bits;
 use crate::unchecked::At;
 
-/// The marking of a run's switch outputs.
+/// The marking of a run's switch outputs: the switch side's one interface (`build`, then
+/// `mark` per flit entering an output VC buffer, with its per-router state `MarkState`),
+/// statically dispatched on the kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Marking {
     None,
@@ -50,7 +52,7 @@ pub(crate) enum Marking {
     /// InfiniBand CC's switch (IBA Annex A10's SwitchCongestionSetting, document 002 §4,
     /// Fig. 5): a packet of at least `packet_size` flits that finds more than `above`
     /// flits queued for its output port and VL (`port_queue`) is eligible; one in every `marking_rate + 1`
-    /// eligible packets of a port is marked FECN (`IbaCounters`).
+    /// eligible packets of a port is marked FECN (`MarkState`).
     IbaCc {
         above: u32,
         packet_size: u32,
@@ -58,27 +60,60 @@ pub(crate) enum Marking {
         waiting: WaitingHeaders,
         victims: VictimMarking,
     },
+    /// RED-style probabilistic ECN marking (`config::MarkingConfig::Red`; DCQCN's switch,
+    /// Zhu et al., SIGCOMM 2015, §3): a packet's header that finds `q` flits queued for its
+    /// output port and VL (the port-and-VL count, waiting headers included) marks it with
+    /// probability 0 for q <= `kmin`, `pmax` (q − kmin)/(kmax − kmin) up to `kmax`, 1 from
+    /// `kmax` on; `pmax` as a fraction of 2^32, drawn per output port from the master seed.
+    Red {
+        kmin: u32,
+        kmax: u32,
+        pmax: u64,
+    },
 }
 
-/// IBA CC's per-port marking state: eligible packets still to let pass unmarked, and per
-/// output VL the last packet counted (a packet is eligible once per port, whichever of
-/// its flits finds the buffer above the threshold).
+/// One in 2^32: RED's probabilities are compared with a 32-bit draw.
+const P_ONE: f64 = 4_294_967_296.0;
+/// The stream of RED's draws among the master seed's (`seed.rs`), per output port beside it.
+const RED_STREAM: u64 = 0x5245_4400_0000_0000;
+
+/// The marking's per-router state: IBA CC's per port eligible packets still to let pass
+/// unmarked and per output VL the last packet counted (a packet is eligible once per port,
+/// whichever of its flits finds the buffer above the threshold); RED's draws per output
+/// port (a seed and a count, so the draws do not depend on the order routers are visited).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct IbaCounters {
+pub(crate) struct MarkState {
     to_skip: Vec<u16>,
     counted: Vec<PacketId>,
+    port_seed: Vec<u64>,
+    draws: Vec<u64>,
 }
 
-impl IbaCounters {
-    /// Counters for `ports` ports and `lanes` output VL records in all (none unless IBA CC
-    /// marks).
-    pub fn new(marking: Marking, ports: usize, lanes: usize) -> IbaCounters {
+impl MarkState {
+    /// State for `ports` ports and `lanes` output VL records in all (none unless IBA CC or
+    /// RED marks); RED's draws from master seed `seed`.
+    pub fn new(marking: Marking, ports: usize, lanes: usize, seed: u64) -> MarkState {
         match marking {
-            Marking::IbaCc { .. } => {
-                IbaCounters { to_skip: vec![0; ports], counted: vec![PacketId::NONE; lanes] }
-            }
-            _ => IbaCounters::default(),
+            Marking::IbaCc { .. } => MarkState {
+                to_skip: vec![0; ports],
+                counted: vec![PacketId::NONE; lanes],
+                ..Default::default()
+            },
+            Marking::Red { .. } => MarkState {
+                port_seed: (0..ports as u64).map(|p| crate::seed::mix_seed(seed, RED_STREAM + p)).collect(),
+                draws: vec![0; ports],
+                ..Default::default()
+            },
+            _ => MarkState::default(),
         }
+    }
+
+    /// Output port `port`'s next uniform draw in [0, 2^32).
+    #[inline]
+    fn draw(&mut self, port: usize) -> u64 {
+        let n = &mut self.draws[port];
+        *n += 1;
+        crate::seed::mix_seed(self.port_seed[port], *n) >> 32
     }
 }
 
@@ -100,9 +135,14 @@ impl PortQueues {
     /// Queues for `lanes` input and output lanes in all, kept if `marking` is IBA CC's.
     pub fn new(marking: Marking, lanes: usize) -> PortQueues {
         match marking {
-            Marking::IbaCc { waiting, .. } => PortQueues {
+            Marking::IbaCc { .. } | Marking::Red { .. } => PortQueues {
                 on: true,
-                count_waiting: waiting == WaitingHeaders::EveryVl,
+                // (RED counts as IBA CC does by default: what queues for the port in an
+                // input-buffered switch is what an output-queued one holds at its egress)
+                count_waiting: matches!(
+                    marking,
+                    Marking::IbaCc { waiting: WaitingHeaders::EveryVl, .. } | Marking::Red { .. }
+                ),
                 queued: vec![0; lanes],
                 target: vec![(0, 0); lanes],
             },
@@ -182,11 +222,12 @@ pub(crate) fn iba_threshold_flits(t: u8, depth: u32) -> u32 {
 
 impl Marking {
     /// Check `cfg` (`[router] marking`) against input and output VC buffers of
-    /// `input_depth` and `output_depth` flits.
+    /// `input_depth` and `output_depth` flits (of `flit_bits` bits).
     pub fn build(
         cfg: Option<&MarkingConfig>,
         input_depth: u32,
         output_depth: u32,
+        flit_bits: u32,
     ) -> Result<Marking, ConfigError> {
         Ok(match cfg {
             None => Marking::None,
@@ -213,6 +254,27 @@ impl Marking {
                 let above = iba_threshold_flits(threshold, input_depth + output_depth);
                 Marking::IbaCc { above, packet_size, marking_rate, waiting, victims }
             }
+            Some(&MarkingConfig::Red { kmin, kmax, pmax }) => {
+                // (the queue a flit of this VL can find: its input and output buffers)
+                let depth = input_depth + output_depth;
+                let flits = |b: crate::units::ByteSize| {
+                    b.0.saturating_mul(8).div_ceil(flit_bits as u64).min(u32::MAX as u64) as u32
+                };
+                let (lo, hi) = (flits(kmin), flits(kmax));
+                if hi <= lo || lo >= depth {
+                    return Err(ConfigError::new(
+                        "router.marking.kmin",
+                        format!("must be below kmax and below a VL's buffering ({depth} flits of {} bytes: router.input_buffer + router.output_buffer); got kmin {lo} and kmax {hi} flits", flit_bits / 8),
+                    ));
+                }
+                if !(pmax > 0.0 && pmax <= 1.0) {
+                    return Err(ConfigError::new(
+                        "router.marking.pmax",
+                        format!("must be in (0, 1], got {pmax}"),
+                    ));
+                }
+                Marking::Red { kmin: lo, kmax: hi, pmax: (pmax * P_ONE).round() as u64 }
+            }
         })
     }
 
@@ -226,16 +288,19 @@ impl Marking {
     #[inline(always)]
     pub fn mark(
         self,
-        counters: &mut IbaCounters,
+        counters: &mut MarkState,
         port: usize,
         lane: usize,
         packet: PacketId,
-        tail: bool,
+        (head, tail): (bool, bool),
         size: impl FnOnce() -> u32,
         occupancy: u32,
         queued: impl FnOnce() -> u32,
         credited: bool,
     ) -> bool {
+        if let Marking::Red { kmin, kmax, pmax } = self {
+            return head && red(counters, port, queued(), kmin, kmax, pmax);
+        }
         let Marking::IbaCc { above, packet_size, marking_rate, victims, .. } = self else {
             return self.marks(occupancy);
         };
@@ -273,8 +338,22 @@ impl Marking {
             Marking::None => false,
             Marking::Threshold(flits) => occupancy >= flits,
             Marking::IbaCc { above, .. } => occupancy > above,
+            Marking::Red { kmax, .. } => occupancy >= kmax,
         }
     }
+}
+
+/// RED's decision for a header that finds `q` flits queued (`Marking::Red`).
+#[inline]
+fn red(state: &mut MarkState, port: usize, q: u32, kmin: u32, kmax: u32, pmax: u64) -> bool {
+    if q <= kmin {
+        return false;
+    }
+    if q >= kmax {
+        return true;
+    }
+    let p = pmax * (q - kmin) as u64 / (kmax - kmin) as u64;
+    state.draw(port) < p
 }
 
 /// The flits queued at one router for VL `ov` of its output port `out`, beside the
@@ -317,10 +396,10 @@ mod tests {
 
     #[test]
     fn a_threshold_marks_from_its_occupancy_on() {
-        let m = Marking::build(Some(&MarkingConfig::Threshold { flits: 3 }), 8, 8).unwrap();
+        let m = Marking::build(Some(&MarkingConfig::Threshold { flits: 3 }), 8, 8, 128).unwrap();
         assert!(!m.marks(2) && m.marks(3) && m.marks(8));
         assert!(!Marking::None.marks(u32::MAX));
-        let e = Marking::build(Some(&MarkingConfig::Threshold { flits: 9 }), 8, 8).unwrap_err();
+        let e = Marking::build(Some(&MarkingConfig::Threshold { flits: 9 }), 8, 8, 128).unwrap_err();
         assert!(e.to_string().contains("router.marking.flits") && e.to_string().contains("1..=8"), "{e}");
     }
 
@@ -335,6 +414,7 @@ mod tests {
             }),
             8,
             8,
+            128,
         )
     }
 
@@ -356,37 +436,46 @@ mod tests {
     #[test]
     fn iba_marks_exactly_above_the_threshold_once_per_packet() {
         let m = iba(8, 0, 0).unwrap();
-        let mut c = IbaCounters::new(m, 2, 8);
+        let mut c = MarkState::new(m, 2, 8, 0);
         let p = |i| PacketId(i);
-        assert!(!m.mark(&mut c, 0, 1, p(1), false, || 4, 8, || 0, true), "at the threshold: not above it");
-        assert!(m.mark(&mut c, 0, 1, p(1), false, || 4, 9, || 0, true), "one flit above it");
-        assert!(!m.mark(&mut c, 0, 1, p(1), true, || 4, 10, || 0, true), "the packet was counted already");
         assert!(
-            m.mark(&mut c, 0, 1, p(1), false, || 4, 16, || 0, true),
+            !m.mark(&mut c, 0, 1, p(1), (false, false), || 4, 8, || 0, true),
+            "at the threshold: not above it"
+        );
+        assert!(m.mark(&mut c, 0, 1, p(1), (false, false), || 4, 9, || 0, true), "one flit above it");
+        assert!(
+            !m.mark(&mut c, 0, 1, p(1), (false, true), || 4, 10, || 0, true),
+            "the packet was counted already"
+        );
+        assert!(
+            m.mark(&mut c, 0, 1, p(1), (false, false), || 4, 16, || 0, true),
             "after its tail the id is a new packet's"
         );
-        assert!(m.mark(&mut c, 0, 1, p(2), false, || 4, 16, || 0, true));
+        assert!(m.mark(&mut c, 0, 1, p(2), (false, false), || 4, 16, || 0, true));
         // Out of credits (a victim): marks only where the Victim_Mask bit is set.
-        assert!(m.mark(&mut c, 0, 2, p(3), false, || 4, 16, || 0, false));
+        assert!(m.mark(&mut c, 0, 2, p(3), (false, false), || 4, 16, || 0, false));
         let Marking::IbaCc { above, packet_size, marking_rate, waiting, .. } = m else { panic!() };
         let roots =
             Marking::IbaCc { above, packet_size, marking_rate, waiting, victims: VictimMarking::NotMarked };
-        let mut c = IbaCounters::new(roots, 2, 8);
-        assert!(!roots.mark(&mut c, 0, 1, p(4), false, || 4, 16, || 0, false), "a victim: not eligible");
-        assert!(roots.mark(&mut c, 0, 1, p(4), false, || 4, 16, || 0, true), "with credits: a root");
+        let mut c = MarkState::new(roots, 2, 8, 0);
+        assert!(
+            !roots.mark(&mut c, 0, 1, p(4), (false, false), || 4, 16, || 0, false),
+            "a victim: not eligible"
+        );
+        assert!(roots.mark(&mut c, 0, 1, p(4), (false, false), || 4, 16, || 0, true), "with credits: a root");
     }
 
     #[test]
     fn iba_marking_rate_and_packet_size() {
         // Marking rate 2: one in every three eligible packets of a port, the first marked.
         let m = iba(15, 3, 2).unwrap();
-        let mut c = IbaCounters::new(m, 2, 8);
+        let mut c = MarkState::new(m, 2, 8, 0);
         let marks: Vec<bool> =
-            (0..7).map(|i| m.mark(&mut c, 1, 5, PacketId(i), false, || 3, 2, || 0, true)).collect();
+            (0..7).map(|i| m.mark(&mut c, 1, 5, PacketId(i), (false, false), || 3, 2, || 0, true)).collect();
         assert_eq!(marks, [true, false, false, true, false, false, true]);
-        assert!(m.mark(&mut c, 0, 0, PacketId(9), false, || 3, 2, || 0, true), "ports count apart");
+        assert!(m.mark(&mut c, 0, 0, PacketId(9), (false, false), || 3, 2, || 0, true), "ports count apart");
         assert!(
-            !m.mark(&mut c, 0, 1, PacketId(10), false, || 2, 16, || 0, true),
+            !m.mark(&mut c, 0, 1, PacketId(10), (false, false), || 2, 16, || 0, true),
             "shorter than packet_size: never eligible"
         );
     }
@@ -450,11 +539,12 @@ mod tests {
                 }),
                 4,
                 4,
+                128,
             )
             .unwrap();
-            let mut c = IbaCounters::new(m, 4, 8);
+            let mut c = MarkState::new(m, 4, 8, 0);
             assert_eq!(
-                m.mark(&mut c, 0, 0, PacketId(1), false, || 4, 0, || q, true),
+                m.mark(&mut c, 0, 0, PacketId(1), (false, false), || 4, 0, || q, true),
                 marks,
                 "threshold {threshold}"
             );
@@ -463,6 +553,61 @@ mod tests {
 
     /// A hot spot on a 4x4 mesh with IBA CC marking: counting waiting headers or not
     /// (`held_vl`), the kept queues equal the scan every 50 cycles (the invariant check).
+    fn red(kmin: u64, kmax: u64, pmax: f64) -> Result<Marking, ConfigError> {
+        use crate::units::ByteSize;
+        Marking::build(
+            Some(&MarkingConfig::Red { kmin: ByteSize(kmin), kmax: ByteSize(kmax), pmax }),
+            16,
+            16,
+            128,
+        )
+    }
+
+    #[test]
+    fn red_thresholds_are_bytes_in_flits_and_bad_ones_are_refused() {
+        // 16-byte flits: 128 B = 8 flits, 500 B = 31.25 → 32 flits; pmax 1/4 of 2^32.
+        assert_eq!(red(128, 500, 0.25).unwrap(), Marking::Red { kmin: 8, kmax: 32, pmax: 1 << 30 });
+        let e = red(512, 256, 0.5).unwrap_err().to_string();
+        assert!(e.contains("router.marking.kmin") && e.contains("below kmax"), "{e}");
+        let e = red(512, 1024, 0.5).unwrap_err().to_string();
+        assert!(e.contains("32 flits"), "kmin 32 flits is a VL's whole buffering: {e}");
+        let e = red(16, 256, 0.0).unwrap_err().to_string();
+        assert!(e.contains("router.marking.pmax"), "{e}");
+    }
+
+    #[test]
+    fn red_marks_a_header_by_its_queue_linearly_between_kmin_and_kmax() {
+        let m = red(128, 512, 0.5).unwrap(); // kmin 8, kmax 32 flits
+        let mut s = MarkState::new(m, 4, 8, 7);
+        let look = |s: &mut MarkState, port: usize, head: bool, q: u32| {
+            m.mark(s, port, 0, PacketId(1), (head, false), || 32, 0, || q, true)
+        };
+        assert!(!look(&mut s, 0, true, 8), "at kmin: never");
+        assert!(look(&mut s, 0, true, 32), "at kmax: always");
+        assert!(!look(&mut s, 0, false, 40), "a body flit does not decide");
+        assert_eq!(s.draws[0], 0, "no draw outside (kmin, kmax)");
+        // Midway (q = 20): p = 0.5 × 12/24 = 1/4; over 4000 headers of port 1 the share
+        // marked is 1/4 within 4 standard deviations (0.0068 each).
+        let marked = (0..4000).filter(|_| look(&mut s, 1, true, 20)).count() as f64 / 4000.0;
+        assert!((marked - 0.25).abs() < 0.03, "{marked}");
+        // q = 29: p = 0.5 × 21/24 = 0.4375.
+        let marked = (0..4000).filter(|_| look(&mut s, 2, true, 29)).count() as f64 / 4000.0;
+        assert!((marked - 0.4375).abs() < 0.035, "{marked}");
+        // The draws are per port from the seed: port 1 again from the start repeats itself,
+        // whatever other ports drew in between.
+        let mut t = MarkState::new(m, 4, 8, 7);
+        let mut u = MarkState::new(m, 4, 8, 7);
+        for _ in 0..50 {
+            look(&mut u, 3, true, 20);
+        }
+        let a: Vec<bool> = (0..64).map(|_| look(&mut t, 1, true, 20)).collect();
+        let b: Vec<bool> = (0..64).map(|_| look(&mut u, 1, true, 20)).collect();
+        assert_eq!(a, b);
+        let mut other = MarkState::new(m, 4, 8, 8);
+        let c: Vec<bool> = (0..64).map(|_| look(&mut other, 1, true, 20)).collect();
+        assert_ne!(a, c, "another master seed draws otherwise");
+    }
+
     #[test]
     fn waiting_headers_counted_or_not_keep_the_queues_true() {
         let kept = |waiting: &str| {

@@ -97,6 +97,7 @@ impl Routers {
         clock: &Clock,
         block: u32,
         marking: Marking,
+        seed: u64,
     ) -> Routers {
         let (vcs, lanes, ports) = (p.vcs, p.lanes, p.ports);
         let preemptive = p.kind == RouterKind::Preemptive;
@@ -173,7 +174,7 @@ impl Routers {
             r_alloc_ports: vec![0; topo.routers],
             r_xbar_ports: vec![0; topo.routers],
             r_out_ports: vec![0; topo.routers],
-            iba_marks: marking::IbaCounters::new(marking, n_ports, n_vcs),
+            mark_state: marking::MarkState::new(marking, n_ports, n_vcs, seed),
             port_queues: marking::PortQueues::new(marking, n_vcs),
             marking,
             p,

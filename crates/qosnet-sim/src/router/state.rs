@@ -166,8 +166,9 @@ pub(crate) struct Routers {
     pub routing: Routing,
     /// What an output VC does as a flit enters it (`marking.rs`).
     pub marking: super::Marking,
-    /// IBA CC's marking-rate counters (`marking.rs`; empty for other markings).
-    pub(crate) iba_marks: super::marking::IbaCounters,
+    /// The marking's state: IBA CC's marking-rate counters, RED's draws (`marking.rs`;
+    /// empty for other markings).
+    pub(crate) mark_state: super::marking::MarkState,
     /// IBA CC's queue per output port and VL, kept as flits come and go (`marking.rs`).
     pub(crate) port_queues: super::marking::PortQueues,
     // --- input side (per input VC / per input port) ---

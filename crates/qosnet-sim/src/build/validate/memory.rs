@@ -204,9 +204,12 @@ pub(crate) fn estimate(cfg: &Config, shape: Shape, traffic: TrafficShape) -> Vec
         of::<Flit>(n_vcs.saturating_mul(slots(rc.output_buffer as u128))),
         format!("{vc_size} x router.output_buffer"),
     );
-    // (IBA CC's marking keeps a queue per output VC and a target per input VC: `marking.rs`)
-    let iba_cc = matches!(rc.marking, Some(crate::config::MarkingConfig::IbaCc { threshold: 1.., .. }));
-    let port_queues = if iba_cc { 4 + 8 } else { 0 };
+    // (IBA CC's and RED's marking keeps a queue per output VC and a target per input VC:
+    // `marking.rs`)
+    use crate::config::MarkingConfig;
+    let queues =
+        matches!(rc.marking, Some(MarkingConfig::IbaCc { threshold: 1.., .. } | MarkingConfig::Red { .. }));
+    let port_queues = if queues { 4 + 8 } else { 0 };
     part(
         "VC records",
         n_vcs.saturating_mul((size_of::<InVc>() + size_of::<OutVc>() + 4 + port_queues) as u128),

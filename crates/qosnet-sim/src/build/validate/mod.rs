@@ -75,8 +75,8 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         specs.iter().map(|s| s.packet_flits.min(s.message_flits)).max().unwrap_or(1).max(app_packet);
     let nic = NicParams::build(cfg, &clock, max_packet, &mut errs);
     let nodes = topology.as_ref().map_or(0, |t| t.nodes);
-    let marking =
-        Marking::build(rc.marking.as_ref(), rc.input_buffer, rc.output_buffer).unwrap_or_else(|e| {
+    let marking = Marking::build(rc.marking.as_ref(), rc.input_buffer, rc.output_buffer, clock.flit_bits)
+        .unwrap_or_else(|e| {
             errs.push(e);
             Marking::None
         });
@@ -85,6 +85,12 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
             errs.push(e);
             Agents::NONE
         });
+    if agents.reacts_to_marks() && rc.marking.is_none() {
+        errs.push(ConfigError::new(
+            "endpoint.agent",
+            "the agent reacts to marked packets (FECN, ECN), and no switch marks: set [router] marking (e.g. { kind = \"iba_cc\", threshold = 10 }, or { kind = \"red\", kmin = \"128 B\", kmax = \"512 B\", pmax = 0.01 })",
+        ));
+    }
     super::agents::check_params(cfg, &clock, &mut errs);
     // (an application's ranks are checked against the nodes; its jobs are built here)
     let jobs = match &topology {

@@ -340,6 +340,12 @@ impl Endpoints {
                 self.held_back(net, n, flow, now);
                 return;
             }
+            // Each data packet waits for a pacing agent's next send (`paced`).
+            if paced(msg) && !self.agents.may_send(msg.flow, now) {
+                let flow = msg.flow;
+                self.held_back(net, n, flow, now);
+                return;
+            }
             let size = msg.packet_flits.min(msg.size - msg.packetized);
             // A head without room waits: flows are not reordered (document 004 §4.2).
             let Some(vc) = self.nic_buffer_for(n, msg.class.index(), size) else { return };
@@ -376,6 +382,11 @@ impl Endpoints {
                     }
                     return;
                 }
+                if paced(msg) && !self.agents.may_send(msg.flow, now) {
+                    let flow = msg.flow;
+                    self.held_back(net, n, flow, now);
+                    return;
+                }
                 if msg.packetized + msg.packet_flits.min(msg.size - msg.packetized) == msg.size {
                     self.nics[n].doorbells[msg.class.index()] -= 1;
                     self.nic_queue[q].remove(i);
@@ -390,7 +401,12 @@ impl Endpoints {
             // The connection's last message: its last packet tears it down.
             net.messages.get_mut(m).signal = Signal::Teardown;
         }
+        let msg = net.messages.get(m);
+        let (flow, data) = (msg.flow, paced(msg));
         let (packet, size, last) = net.cut_packet(m);
+        if data {
+            self.agents.packet_sent(flow, size, now);
+        }
         if let Some(pick) = pick {
             self.nics[n].queues.dispatched(pick, last);
         }
@@ -651,4 +667,11 @@ impl Endpoints {
     pub(crate) fn completions(&self, node: usize) -> (u64, u64) {
         self.nics.get(node).map_or((0, 0), |n| (n.send_cqes, n.recv_cqes))
     }
+}
+
+/// Whether a pacing agent paces `msg`'s packets: data, not the control class (the CNPs'
+/// flow row is shared by every node).
+#[inline]
+fn paced(msg: &crate::flit::Message) -> bool {
+    !msg.signal.is_signalling() && msg.class != TrafficClass::Control
 }

@@ -1,0 +1,271 @@
+//! The congestion-control interface (ARCHITECTURE.md "One cycle, and where the seams are"):
+//! what every congestion-control agent answers, each method with a default that does
+//! nothing, so an agent writes only the reactions it has. The endpoints ask through
+//! `Agents` (`mod.rs`), which never names an agent: it calls the enum `Congestion`, whose
+//! one `match` per method (the `each!` macro below) delegates to the agent that runs —
+//! static dispatch, no trait object in the cycle loop (ARCHITECTURE.md "Static dispatch").
+//!
+//! The reactions, in the vocabulary of explicit congestion notification (IBA Annex A10;
+//! DCQCN, Zhu et al., SIGCOMM 2015, §3):
+//! - a **mark** at the destination (`on_mark`: FECN, or ECN's CE bit) — whether to send the
+//!   source a notification;
+//! - a **notification** at the source (`on_notification`: BECN, a CNP);
+//! - a **timer** (`held_back` asks for one when a flow is held back; `on_timer` is it firing);
+//! - and, per packet, `next_send(flow, now)`: the first cycle the flow's next packet may
+//!   start (a rate-based agent's pacing), with `packet_sent` telling it one did. Message
+//!   starts keep their own gate (`may_start`: windows, credits, IBA CC's injection delay).
+//!
+//! A new agent is a file implementing `CongestionControl`, a variant of `Congestion` and of
+//! `config::AgentConfig`, and its arm in `Agents::build` (`mod.rs`).
+
+use super::{
+    alo::Alo, credit_cc::CreditCc, dcqcn::Dcqcn, iba_cc::IbaCc, self_tuned::SelfTuned, window::Window,
+};
+use super::{CongestionStats, Reply, RouterStatus};
+use crate::links::Control;
+use crate::units::Cycle;
+
+/// A retry an agent times for itself: (arrival, node, message), sent by the endpoints.
+pub(crate) type Timer = (Cycle, u32, Control);
+
+/// Per flow: notifications sent and received and cycles throttled (the results' `flows`
+/// columns `cnps_sent`, `becns_received`, `throttled_cycles`), for agents that keep them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct CcCounters {
+    pub becns: u64,
+    pub cnps_sent: u64,
+    pub throttled_cycles: u64,
+}
+
+/// What a congestion-control agent answers (module comment). Every method defaults to
+/// "no reaction".
+pub(crate) trait CongestionControl {
+    /// Per-flow state for `flows` flows (rows of the results' `flows` table).
+    fn size_flows(&mut self, _flows: usize) {}
+
+    /// The longest delay of the control messages it sends or times, cycles.
+    fn control_delay(&self) -> Cycle {
+        0
+    }
+
+    /// Whether `flow` at `node` may start its next message (to `dst`) at `now`; a retry it
+    /// times goes to `timers`.
+    fn may_start(
+        &mut self,
+        _node: usize,
+        _flow: u32,
+        _dst: u32,
+        _now: Cycle,
+        _timers: &mut Vec<Timer>,
+    ) -> bool {
+        true
+    }
+
+    /// `flow` at `node` started a message at `now` (`last`: its connection's last).
+    fn started(&mut self, _node: usize, _flow: u32, _now: Cycle, _last: bool) {}
+
+    /// Whether it reacts to marked packets (a switch must mark: `[router] marking`).
+    fn reacts_to_marks(&self) -> bool {
+        false
+    }
+
+    /// Whether it paces packets (`next_send` says anything but "now").
+    fn paces(&self) -> bool {
+        false
+    }
+
+    /// The first cycle `flow`'s next packet may start, as of `now`.
+    fn next_send(&mut self, _flow: u32, _now: Cycle) -> Cycle {
+        0
+    }
+
+    /// A packet of `flow`, `flits` long, started at `now`.
+    fn packet_sent(&mut self, _flow: u32, _flits: u32, _now: Cycle) {}
+
+    /// Whether it hears of messages the HCA injected whole (`sent`).
+    fn counts_sends(&self) -> bool {
+        false
+    }
+
+    /// The HCA injected a message of `flow` whole. Returns whether a message waiting at its
+    /// node may now start.
+    fn sent(&mut self, _flow: u32) -> bool {
+        false
+    }
+
+    /// A message of `flow` from `src` was delivered whole at `now`.
+    fn delivered(&mut self, _src: usize, _flow: u32, _now: Cycle) -> Reply {
+        Reply::Nothing
+    }
+
+    /// The destination received a marked packet of `flow` at `now`: whether it sends the
+    /// source a notification (a CNP).
+    fn on_mark(&mut self, _flow: u32, _now: Cycle) -> bool {
+        false
+    }
+
+    /// A notification (CNP with BECN) for `flow` reached its source at `now`.
+    fn on_notification(&mut self, _flow: u32, _now: Cycle) {}
+
+    /// `flow` at `node` was held back at `now`: when its node should look again (a timer
+    /// to set), if its own events will not wake it.
+    fn held_back(&mut self, _node: usize, _flow: u32, _now: Cycle) -> Option<Cycle> {
+        None
+    }
+
+    /// A timer it asked for (`held_back`) fired at `node`: whether the node looks again.
+    fn on_timer(&mut self, _node: usize, _now: Cycle) -> bool {
+        true
+    }
+
+    /// An agent's own control message `msg` arrived at `node`. Returns whether a message
+    /// waiting there may now start.
+    fn on_control(&mut self, _node: usize, _msg: Control, _now: Cycle) -> bool {
+        false
+    }
+
+    /// Admission control admitted `flow`'s connection.
+    fn admitted(&mut self, _flow: u32) {}
+
+    /// The side band's turn: it reads the routers through `status` (`delivered`: flits
+    /// delivered so far). Returns which nodes to wake: `None` for none, `Some(empty)` for all.
+    fn read_sideband(&mut self, _status: &impl RouterStatus, _delivered: u64) -> Option<Vec<u32>> {
+        None
+    }
+
+    /// Per-flow counters, where it keeps them.
+    fn counters(&self) -> Option<&[CcCounters]> {
+        None
+    }
+
+    /// What it did, where it counts.
+    fn stats(&self) -> Option<CongestionStats> {
+        None
+    }
+
+    /// Its invariants.
+    fn check(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// No agent: every default.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct NoAgent;
+
+impl CongestionControl for NoAgent {}
+
+/// The congestion-control agent of a run, one state per node or flow inside each.
+#[derive(Clone, Debug)]
+pub(crate) enum Congestion {
+    /// No agent: every message may start.
+    None(NoAgent),
+    Window(Window),
+    /// Credit-based congestion control (document 000 §4.2).
+    Credit(CreditCc),
+    /// At-Least-One injection limitation (document 000 §6.1, its reference [1]).
+    Alo(Alo),
+    /// Self-Tuned congestion control (document 000 §6.1, its reference [15]).
+    SelfTuned(SelfTuned),
+    /// InfiniBand congestion control's CA side (document 002 §3-4, IBA Annex A10).
+    IbaCc(IbaCc),
+    /// DCQCN's reaction and notification points (Zhu et al., SIGCOMM 2015).
+    Dcqcn(Dcqcn),
+}
+
+/// `$body` with `$a` bound to the agent that runs: the one match per method.
+macro_rules! each {
+    ($self:expr, $a:ident => $body:expr) => {
+        match $self {
+            Congestion::None($a) => $body,
+            Congestion::Window($a) => $body,
+            Congestion::Credit($a) => $body,
+            Congestion::Alo($a) => $body,
+            Congestion::SelfTuned($a) => $body,
+            Congestion::IbaCc($a) => $body,
+            Congestion::Dcqcn($a) => $body,
+        }
+    };
+}
+
+impl Congestion {
+    /// Whether no agent runs (the cycle loop's fast path).
+    #[inline(always)]
+    pub fn is_none(&self) -> bool {
+        matches!(self, Congestion::None(_))
+    }
+}
+
+impl CongestionControl for Congestion {
+    fn size_flows(&mut self, flows: usize) {
+        each!(self, a => CongestionControl::size_flows(a, flows))
+    }
+    fn control_delay(&self) -> Cycle {
+        each!(self, a => CongestionControl::control_delay(a))
+    }
+    #[inline(always)]
+    fn may_start(&mut self, node: usize, flow: u32, dst: u32, now: Cycle, timers: &mut Vec<Timer>) -> bool {
+        each!(self, a => CongestionControl::may_start(a, node, flow, dst, now, timers))
+    }
+    #[inline(always)]
+    fn started(&mut self, node: usize, flow: u32, now: Cycle, last: bool) {
+        each!(self, a => CongestionControl::started(a, node, flow, now, last))
+    }
+    fn reacts_to_marks(&self) -> bool {
+        each!(self, a => CongestionControl::reacts_to_marks(a))
+    }
+    #[inline(always)]
+    fn paces(&self) -> bool {
+        each!(self, a => CongestionControl::paces(a))
+    }
+    #[inline]
+    fn next_send(&mut self, flow: u32, now: Cycle) -> Cycle {
+        each!(self, a => CongestionControl::next_send(a, flow, now))
+    }
+    #[inline]
+    fn packet_sent(&mut self, flow: u32, flits: u32, now: Cycle) {
+        each!(self, a => CongestionControl::packet_sent(a, flow, flits, now))
+    }
+    #[inline(always)]
+    fn counts_sends(&self) -> bool {
+        each!(self, a => CongestionControl::counts_sends(a))
+    }
+    #[inline]
+    fn sent(&mut self, flow: u32) -> bool {
+        each!(self, a => CongestionControl::sent(a, flow))
+    }
+    #[inline(always)]
+    fn delivered(&mut self, src: usize, flow: u32, now: Cycle) -> Reply {
+        each!(self, a => CongestionControl::delivered(a, src, flow, now))
+    }
+    fn on_mark(&mut self, flow: u32, now: Cycle) -> bool {
+        each!(self, a => CongestionControl::on_mark(a, flow, now))
+    }
+    fn on_notification(&mut self, flow: u32, now: Cycle) {
+        each!(self, a => CongestionControl::on_notification(a, flow, now))
+    }
+    fn held_back(&mut self, node: usize, flow: u32, now: Cycle) -> Option<Cycle> {
+        each!(self, a => CongestionControl::held_back(a, node, flow, now))
+    }
+    fn on_timer(&mut self, node: usize, now: Cycle) -> bool {
+        each!(self, a => CongestionControl::on_timer(a, node, now))
+    }
+    fn on_control(&mut self, node: usize, msg: Control, now: Cycle) -> bool {
+        each!(self, a => CongestionControl::on_control(a, node, msg, now))
+    }
+    fn admitted(&mut self, flow: u32) {
+        each!(self, a => CongestionControl::admitted(a, flow))
+    }
+    fn read_sideband(&mut self, status: &impl RouterStatus, delivered: u64) -> Option<Vec<u32>> {
+        each!(self, a => CongestionControl::read_sideband(a, status, delivered))
+    }
+    fn counters(&self) -> Option<&[CcCounters]> {
+        each!(self, a => CongestionControl::counters(a))
+    }
+    fn stats(&self) -> Option<CongestionStats> {
+        each!(self, a => CongestionControl::stats(a))
+    }
+    fn check(&self) -> Result<(), String> {
+        each!(self, a => CongestionControl::check(a))
+    }
+}
