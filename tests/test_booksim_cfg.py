@@ -290,7 +290,9 @@ def _resolved(source: object) -> dict:
     return tomllib.loads(simulation(load_config(source)).resolved_config())
 
 
-@pytest.mark.parametrize("base", ["mesh4x4", "mesh8x8", "torus8x8", "dragonfly_k2"])
+@pytest.mark.parametrize(
+    "base", ["mesh4x4", "mesh8x8", "torus8x8", "dragonfly_k2", "dragonfly_k2_ugal"]
+)
 def test_validation_inputs_convert_to_their_matched_configurations(base: str):
     ours = _resolved(VALIDATION / f"{base}.toml")
     theirs = _resolved(VALIDATION / "booksim2" / f"{base}.cfg")
@@ -300,11 +302,10 @@ def test_validation_inputs_convert_to_their_matched_configurations(base: str):
         for key in ("seed", "drain_limit"):
             d["simulation"].pop(key)
     # the matched TOMLs leave routing to the topology ("auto": DOR on a mesh, DOR with
-    # dateline classes on a torus); a converted file names it
-    # dateline classes on a torus, minimal on a dragonfly); a converted file names it
+    # dateline classes on a torus) or name it (a dragonfly's); a converted file names it
     natural = {"mesh": "dor", "torus": "dor_dateline", "dragonfly": "min"}[ours["topology"]["kind"]]
-    assert ours["routing"].pop("kind") in ("auto", natural)
-    assert theirs["routing"].pop("kind") == natural
+    named = ours["routing"].pop("kind")
+    assert theirs["routing"].pop("kind") == (natural if named == "auto" else named)
     assert theirs == ours
 
 
