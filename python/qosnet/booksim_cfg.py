@@ -317,6 +317,14 @@ ROUTING = {
     "dragonflynew": {"min": "min", "ugal": "ugal"},
 }
 
+#: Why a BookSim2 flatfly is not read although qosnet has the topology.
+FLATFLY_NOTE = (
+    "; BookSim2's flatfly places each router's c nodes on a grid (x, y, xr, yr) and makes "
+    "their channels as long as that placement (use_noc_latency), which qosnet does not "
+    'model: a TOML [topology] kind = "flatfly" (k, n, c) runs the network with dimension-'
+    "order routing and terminal links of [endpoint] link_latency"
+)
+
 #: BookSim2's dragonflynew gives its local channels 10 cycles and its global channels 100,
 #: flits and credits alike (DRAGON_LATENCY, compiled in).
 DRAGONFLY_LATENCY = (10, 100)
@@ -456,7 +464,8 @@ def _topology(r: _Reader, config: dict[str, Any]) -> int:
         r.refuse(
             "topology",
             f"{topology} is not supported yet: qosnet reads mesh, torus (k, n) and "
-            "dragonflynew (k) from a BookSim2 file",
+            "dragonflynew (k) from a BookSim2 file"
+            + (FLATFLY_NOTE if topology == "flatfly" else ""),
         )
         return 1
     if topology == "dragonflynew":

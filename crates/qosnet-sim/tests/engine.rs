@@ -321,6 +321,8 @@ fn arb_config() -> impl Strategy<Value = String> {
             "kind = \"dragonfly\"\na = {a}\np = {p}\nh = {h}\n[routing]\nkind = \"{}\"",
             ["min", "valiant", "ugal"][r]
         )),
+        (2u32..=3, 1u32..=3, 1u32..=2)
+            .prop_map(|(k, n, c)| format!("kind = \"flatfly\"\nk = {k}\nn = {n}\nc = {c}")),
     ];
     let router = (
         (1u32..=4, 1u32..=4, 1u32..=3),

@@ -9,7 +9,7 @@ pub enum RoutingKind {
     /// The topology's natural deterministic routing.
     #[default]
     Auto,
-    /// Dimension order (mesh); on a torus, minimal dimension order without dateline
+    /// Dimension order (mesh, flattened butterfly); on a torus, minimal dimension order without dateline
     /// classes, which can deadlock (for studying deadlock).
     Dor,
     /// Dimension order with dateline VC classes (torus).

@@ -1,5 +1,5 @@
-//! `[topology]`: the network's shape (star, mesh, torus, fat tree, dragonfly, a real
-//! InfiniBand fabric).
+//! `[topology]`: the network's shape (star, mesh, torus, fat tree, dragonfly, flattened
+//! butterfly, a real InfiniBand fabric).
 
 use super::FilePath;
 use serde::{Deserialize, Serialize};
@@ -60,6 +60,17 @@ tagged_enum! {
             /// fixes 100 (its local channels 10): global channels are long cables.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             global_latency: Option<u32>,
+        },
+        /// Flattened butterfly (Kim, Dally & Abts, ISCA 2007): a k-ary n-flat, k^n routers
+        /// with `c` terminals each, every router joined to the k - 1 others that differ
+        /// from it in one coordinate, in each dimension (BookSim2's `flatfly` numbering).
+        Flatfly {
+            /// Routers per dimension.
+            k: u32,
+            /// Dimensions.
+            n: u32,
+            /// Terminals (endpoints) per router: the concentration.
+            c: u32,
         },
         /// A real InfiniBand fabric: `file` is its `ibnetdiscover -p` ports report or an ibsim
         /// net file (`format`, inferred from the file when absent), `routes` (optional, ports

@@ -5,6 +5,7 @@
 mod dor;
 pub mod dragonfly;
 mod fat_tree;
+mod flatfly;
 mod lid_paths;
 
 pub use lid_paths::LidPaths;
@@ -92,6 +93,8 @@ pub enum Routing {
     /// a packet's Valiant choice (`Packet::via`) is made at its source router
     /// (`Routing::choose_via`) and passed as the route's `path`.
     Dragonfly { net: crate::topology::dragonfly::Dragonfly, mode: dragonfly::Mode },
+    /// Dimension order on a flattened butterfly: one hop per differing dimension (`flatfly.rs`).
+    FlatFly(crate::topology::flatfly::FlatFly),
 }
 
 impl Routing {
@@ -144,6 +147,8 @@ impl Routing {
             (Shape::Dragonfly(net), RoutingKind::Ugal) => {
                 Routing::Dragonfly { net: *net, mode: dragonfly::Mode::Ugal }
             }
+            (Shape::FlatFly(f), RoutingKind::Auto | RoutingKind::Dor) => Routing::FlatFly(*f),
+            (Shape::FlatFly(_), _) => return Err(mismatch("\"dor\"")),
             (Shape::Dragonfly(_), _) => return Err(mismatch("\"min\", \"valiant\" or \"ugal\"")),
         })
     }
@@ -243,6 +248,7 @@ impl Routing {
                 Route { port: next[router * nodes + dst] as u32, vcs: all_vcs(vcs) }
             }
             Routing::Lids { table, .. } => table.route(router, topo.ports, in_port, in_vc, dst, path),
+            Routing::FlatFly(f) => flatfly::route(f, router, dst, vcs),
             Routing::Dragonfly { net, mode } => {
                 let layers = mode.layers();
                 let (port, layer) = dragonfly::route(net, router, in_port, in_vc as u32 % layers, dst, path);

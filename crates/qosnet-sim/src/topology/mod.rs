@@ -6,6 +6,7 @@
 
 pub(crate) mod dragonfly;
 pub(crate) mod fat_tree;
+pub(crate) mod flatfly;
 pub mod ib_fabric;
 pub(crate) mod mesh;
 mod star;
@@ -45,6 +46,8 @@ pub enum Shape {
     },
     /// Groups of routers joined by global channels (`dragonfly.rs`).
     Dragonfly(dragonfly::Dragonfly),
+    /// A k-ary n-flat with concentration c (`flatfly.rs`).
+    FlatFly(flatfly::FlatFly),
     /// A real fabric from its dump: `routes[router * nodes + node]` is the output port
     /// toward `node` (its forwarding tables, or minimal-hop routes).
     Fabric {
@@ -64,6 +67,7 @@ impl Shape {
             Shape::Torus { .. } => "torus",
             Shape::FatTree { .. } => "fat_tree",
             Shape::Dragonfly(_) => "dragonfly",
+            Shape::FlatFly(_) => "flatfly",
             Shape::Fabric { .. } => "ib_fabric",
         }
     }
@@ -131,6 +135,7 @@ impl Topology {
             TopologyConfig::Mesh { k, n, dims } => mesh::build(mesh_dims(*k, *n, dims.as_deref())?, false),
             TopologyConfig::Torus { k, n, dims } => mesh::build(mesh_dims(*k, *n, dims.as_deref())?, true),
             TopologyConfig::FatTree { k, n } => fat_tree::build(*k, *n),
+            TopologyConfig::Flatfly { k, n, c } => flatfly::build(*k, *n, *c),
             TopologyConfig::Dragonfly { a, p, h, global_latency } => {
                 dragonfly::build(*a, *p, *h, *global_latency)
             }

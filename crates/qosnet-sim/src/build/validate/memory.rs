@@ -102,6 +102,19 @@ impl Shape {
                     table: false,
                 })
             }
+            TopologyConfig::Flatfly { k, n, c } => {
+                let (k, c) = (*k as u128, *c as u128);
+                let routers = k.checked_pow(*n)?;
+                if routers > 1 << 20 {
+                    return None;
+                }
+                Some(Shape {
+                    routers,
+                    ports: c + *n as u128 * k.saturating_sub(1),
+                    nodes: routers * c,
+                    table: false,
+                })
+            }
             TopologyConfig::IbFabric { .. } => None,
         }
     }
