@@ -183,10 +183,34 @@ def test_torus_channels_take_two_cycles_under_noc_latency():
 # --- refusals -----------------------------------------------------------------------------
 
 
+def test_dragonflynew_becomes_a_dragonfly_with_its_channel_latencies():
+    # k = 2: 2 terminals and 2 global channels a router, 4 routers a group, 9 groups; the
+    # local channels take 10 cycles, the global ones 100 (BookSim2's DRAGON_LATENCY).
+    c = convert("topology = dragonflynew; k = 2; n = 1; routing_function = ugal; num_vcs = 3;")
+    assert c.config["topology"] == {
+        "kind": "dragonfly",
+        "a": 4,
+        "p": 2,
+        "h": 2,
+        "global_latency": 100,
+    }
+    assert c.config["routing"] == {"kind": "ugal"}
+    r = c.config["router"]
+    assert (r["link_latency"], r["credit_latency"]) == (10, 10)
+    assert convert("topology = dragonflynew; k = 2; n = 1; routing_function = min;").config[
+        "routing"
+    ] == {"kind": "min"}
+    e = refusals("topology = dragonflynew; k = 2; n = 2; routing_function = valiant;")
+    assert "BookSim2 builds n = 1 only" in e["n"]
+    assert e["routing_function"] == (
+        "valiant is not supported on a dragonflynew: qosnet supports min, ugal there"
+    )
+
+
 def test_unsupported_topology_and_routing_name_what_is_supported():
-    e = refusals("topology = dragonflynew; routing_function = min;")
-    assert "dragonflynew is not supported yet" in e["topology"]
-    assert "mesh and torus" in e["topology"]
+    e = refusals("topology = flatfly; routing_function = min;")
+    assert "flatfly is not supported yet" in e["topology"]
+    assert "mesh, torus (k, n) and dragonflynew (k)" in e["topology"]
     e = refusals("topology = torus; routing_function = ugal;")
     assert e["routing_function"] == (
         "ugal is not supported on a torus: qosnet supports dim_order there"
@@ -266,7 +290,9 @@ def _resolved(source: object) -> dict:
     return tomllib.loads(simulation(load_config(source)).resolved_config())
 
 
-@pytest.mark.parametrize("base", ["mesh4x4", "mesh8x8", "torus8x8"])
+@pytest.mark.parametrize(
+    "base", ["mesh4x4", "mesh8x8", "torus8x8", "dragonfly_k2", "dragonfly_k2_ugal"]
+)
 def test_validation_inputs_convert_to_their_matched_configurations(base: str):
     ours = _resolved(VALIDATION / f"{base}.toml")
     theirs = _resolved(VALIDATION / "booksim2" / f"{base}.cfg")
@@ -276,10 +302,10 @@ def test_validation_inputs_convert_to_their_matched_configurations(base: str):
         for key in ("seed", "drain_limit"):
             d["simulation"].pop(key)
     # the matched TOMLs leave routing to the topology ("auto": DOR on a mesh, DOR with
-    # dateline classes on a torus); a converted file names it
-    natural = {"mesh": "dor", "torus": "dor_dateline"}[ours["topology"]["kind"]]
-    assert ours["routing"].pop("kind") == "auto"
-    assert theirs["routing"].pop("kind") == natural
+    # dateline classes on a torus) or name it (a dragonfly's); a converted file names it
+    natural = {"mesh": "dor", "torus": "dor_dateline", "dragonfly": "min"}[ours["topology"]["kind"]]
+    named = ours["routing"].pop("kind")
+    assert theirs["routing"].pop("kind") == (natural if named == "auto" else named)
     assert theirs == ours
 
 
@@ -312,11 +338,11 @@ def test_run_and_validate_take_a_cfg(small_cfg: Path):
 
 def test_run_refuses_naming_the_key(tmp_path: Path):
     path = tmp_path / "df.cfg"
-    path.write_text("topology = dragonflynew;\nrouting_function = ugal;\n")
+    path.write_text("topology = flatfly;\nrouting_function = ugal;\n")
     result = CliRunner().invoke(app, ["run", str(path)])
     assert result.exit_code == 1
     assert f"invalid configuration {path}" in result.output
-    assert "topology: dragonflynew is not supported yet" in result.output
+    assert "topology: flatfly is not supported yet" in result.output
 
 
 def test_convert_prints_or_writes_the_toml(small_cfg: Path, tmp_path: Path):

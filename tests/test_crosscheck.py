@@ -36,6 +36,8 @@ def test_shipped_cases_cover_the_issue_matrix():
                     assert f"{base}-{vcs}vc-{flits}flit-{pattern}" in names
     assert {"torus8x8-16vc-1flit-uniform", "torus8x8-2vc-1flit-uniform"} <= names
     assert len(load_plan(VALIDATION, ["torus"]).cases) == 2
+    # BookSim2's dragonflynew (k = 2) with its min and ugal routings
+    assert {"dragonfly_k2-2vc-1flit-uniform", "dragonfly_k2_ugal-3vc-1flit-uniform"} <= names
 
 
 def test_booksim_input_sets_the_case_on_the_base():

@@ -314,7 +314,20 @@ VC_ALLOCATORS = ("islip", "separable_input_first")
 ROUTING = {
     "mesh": {"dim_order": "dor", "dor": "dor"},
     "torus": {"dim_order": "dor_dateline"},
+    "dragonflynew": {"min": "min", "ugal": "ugal"},
 }
+
+#: Why a BookSim2 flatfly is not read although qosnet has the topology.
+FLATFLY_NOTE = (
+    "; BookSim2's flatfly places each router's c nodes on a grid (x, y, xr, yr) and makes "
+    "their channels as long as that placement (use_noc_latency), which qosnet does not "
+    'model: a TOML [topology] kind = "flatfly" (k, n, c) runs the network with dimension-'
+    "order routing and terminal links of [endpoint] link_latency"
+)
+
+#: BookSim2's dragonflynew gives its local channels 10 cycles and its global channels 100,
+#: flits and credits alike (DRAGON_LATENCY, compiled in).
+DRAGONFLY_LATENCY = (10, 100)
 
 
 @dataclass
@@ -450,11 +463,21 @@ def _topology(r: _Reader, config: dict[str, Any]) -> int:
     if topology not in ROUTING:
         r.refuse(
             "topology",
-            f"{topology} is not supported yet: qosnet reads mesh and torus (k, n) from a "
-            "BookSim2 file",
+            f"{topology} is not supported yet: qosnet reads mesh, torus (k, n) and "
+            "dragonflynew (k) from a BookSim2 file"
+            + (FLATFLY_NOTE if topology == "flatfly" else ""),
         )
         return 1
-    config["topology"] = {"kind": topology, "k": k, "n": n}
+    if topology == "dragonflynew":
+        # BookSim2's dragonflynew: k terminals and k global channels per router, 2k
+        # routers a group, 2k^2 + 1 groups; one dimension within a group (n = 1).
+        if n != 1:
+            r.refuse("n", f"{n} is not supported on a dragonflynew: BookSim2 builds n = 1 only")
+        local, global_ = DRAGONFLY_LATENCY
+        config["topology"] = {"kind": "dragonfly", "a": 2 * k, "p": k, "h": k}
+        config["topology"]["global_latency"] = global_
+    else:
+        config["topology"] = {"kind": topology, "k": k, "n": n}
     functions = ROUTING[topology]
     if routing not in functions:
         r.refuse(
@@ -467,6 +490,8 @@ def _topology(r: _Reader, config: dict[str, Any]) -> int:
     # A folded torus's channels span two routers' pitch: BookSim2 gives them (and their
     # credit channels) 2 cycles under use_noc_latency, a mesh's 1.
     noc = r.integer("use_noc_latency")
+    if topology == "dragonflynew":
+        return DRAGONFLY_LATENCY[0]
     return 2 if topology == "torus" and noc == 1 else 1
 
 

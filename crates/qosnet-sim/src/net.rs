@@ -72,6 +72,7 @@ impl Net {
             flow,
             marked: false,
             path,
+            via: 0,
             signal,
         });
         (packet, size, last)

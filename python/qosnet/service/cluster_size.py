@@ -93,6 +93,19 @@ def estimate(topology: Any) -> tuple[str, int, int] | None:
         if k is None or n is None:
             return None
         return ("fat_tree", _power(k, n), min(_HUGE, n * _power(k, n - 1)))
+    if kind == "dragonfly":
+        # a*h + 1 groups of a routers, p nodes a router
+        a, p, h = (_count(topology.get(key)) for key in ("a", "p", "h"))
+        if a is None or p is None or h is None:
+            return None
+        switches = min(_HUGE, a * (a * h + 1))
+        return ("dragonfly", min(_HUGE, switches * p), switches)
+    if kind == "flatfly":
+        # k^n routers, c nodes a router
+        k, n, c = (_count(topology.get(key)) for key in ("k", "n", "c"))
+        if k is None or n is None or c is None:
+            return None
+        return ("flatfly", min(_HUGE, _power(k, n) * c), _power(k, n))
     return None
 
 

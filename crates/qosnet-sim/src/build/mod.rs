@@ -73,6 +73,7 @@ impl Simulation {
             kind: rc.kind,
             class_vcs: v.class_vcs,
             home_vcs: v.home_vcs,
+            seed: config.simulation.seed,
         };
         let ep = EndpointParams {
             vcs,
@@ -89,7 +90,10 @@ impl Simulation {
             link: injection,
             credit: p.credit,
         };
-        let max_delay = (p.d_output + p.link[0].max(p.link[1])).max(injection).max(p.credit) as usize;
+        let longest = config.topology.longest_link() as Cycle;
+        let max_delay = (p.d_output + p.link[0].max(p.link[1]).max(longest))
+            .max(injection)
+            .max(p.credit + longest) as usize;
         let (xbar_cfg, out_cfg) = (rc.crossbar(), rc.output());
         let nic_cfg = config.endpoint.scheduler.clone().unwrap_or_else(|| xbar_cfg.clone());
         let flows = v.flows;

@@ -9,7 +9,7 @@ pub enum RoutingKind {
     /// The topology's natural deterministic routing.
     #[default]
     Auto,
-    /// Dimension order (mesh); on a torus, minimal dimension order without dateline
+    /// Dimension order (mesh, flattened butterfly); on a torus, minimal dimension order without dateline
     /// classes, which can deadlock (for studying deadlock).
     Dor,
     /// Dimension order with dateline VC classes (torus).
@@ -20,6 +20,13 @@ pub enum RoutingKind {
     Direct,
     /// A fabric's forwarding tables (minimal-hop routes without them).
     Lft,
+    /// Minimal routing on a dragonfly (two VC layers: the layer rises at the global hop).
+    Min,
+    /// Valiant on a dragonfly: through a random intermediate group (three VC layers).
+    Valiant,
+    /// UGAL-L on a dragonfly: at the source router, minimal unless its output queue times
+    /// its hops exceeds a Valiant path's by more than 30 flits (three VC layers).
+    Ugal,
 }
 
 impl RoutingKind {
@@ -32,6 +39,9 @@ impl RoutingKind {
             Self::DModK => "d_mod_k",
             Self::Direct => "direct",
             Self::Lft => "lft",
+            Self::Min => "min",
+            Self::Valiant => "valiant",
+            Self::Ugal => "ugal",
         }
     }
 }

@@ -1,4 +1,5 @@
-//! `[topology]`: the network's shape (star, mesh, torus, fat tree, a real InfiniBand fabric).
+//! `[topology]`: the network's shape (star, mesh, torus, fat tree, dragonfly, flattened
+//! butterfly, a real InfiniBand fabric).
 
 use super::FilePath;
 use serde::{Deserialize, Serialize};
@@ -43,6 +44,34 @@ tagged_enum! {
             /// Levels of switches.
             n: u32,
         },
+        /// Dragonfly (Kim, Dally, Scott & Abts, ISCA 2008): `a*h + 1` groups of `a` routers,
+        /// each router with `p` terminals, a local channel to every other router of its group
+        /// and `h` global channels, one between every pair of groups (BookSim2's
+        /// `dragonflynew` numbering and arrangement; its `k` is p = h with a = 2p).
+        Dragonfly {
+            /// Routers per group (a balanced dragonfly has a = 2p = 2h).
+            a: u32,
+            /// Terminals (endpoints) per router.
+            p: u32,
+            /// Global channels per router.
+            h: u32,
+            /// Cycles a global channel takes, its flits and its credits alike (default:
+            /// `router.link_latency`, as the local channels). BookSim2's `dragonflynew`
+            /// fixes 100 (its local channels 10): global channels are long cables.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            global_latency: Option<u32>,
+        },
+        /// Flattened butterfly (Kim, Dally & Abts, ISCA 2007): a k-ary n-flat, k^n routers
+        /// with `c` terminals each, every router joined to the k - 1 others that differ
+        /// from it in one coordinate, in each dimension (BookSim2's `flatfly` numbering).
+        Flatfly {
+            /// Routers per dimension.
+            k: u32,
+            /// Dimensions.
+            n: u32,
+            /// Terminals (endpoints) per router: the concentration.
+            c: u32,
+        },
         /// A real InfiniBand fabric: `file` is its `ibnetdiscover -p` ports report or an ibsim
         /// net file (`format`, inferred from the file when absent), `routes` (optional, ports
         /// reports only) a directory of its switches' `ibroute` forwarding tables.
@@ -60,6 +89,17 @@ tagged_enum! {
             #[serde(default)]
             routes: Option<FilePath>,
         },
+    }
+}
+
+impl TopologyConfig {
+    /// The longest link latency the topology sets for some of its links, beyond
+    /// `router.link_latency` (the timing wheels and the watchdog must cover it).
+    pub fn longest_link(&self) -> u32 {
+        match self {
+            TopologyConfig::Dragonfly { global_latency, .. } => global_latency.unwrap_or(0),
+            _ => 0,
+        }
     }
 }
 

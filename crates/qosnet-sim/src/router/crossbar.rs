@@ -452,7 +452,7 @@ impl Routers {
         }
         if !local {
             let up = *self.credit_return.at(ip);
-            net.links.send_credit(now + self.p.credit, up, v as u8, tail);
+            net.links.send_credit(now + *self.credit_delay.at(ip), up, v as u8, tail);
         }
         if next_packet {
             self.next_packet(net, ip, v, now);

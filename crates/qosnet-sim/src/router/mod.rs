@@ -120,7 +120,23 @@ impl Routers {
                 Peer::None => {}
             }
         }
+        // Each link's latency, and its credits' (as much longer than `p.credit` as the
+        // link is than `p.link`), where the topology sets some (`Topology::link_cycles`).
+        let out_link: Vec<Cycle> = (0..n_ports)
+            .map(|i| match topo.link_cycles.get(i) {
+                Some(&c) if c > 0 => c as Cycle,
+                _ => p.link[out_target[i].kind()],
+            })
+            .collect();
+        let credit_delay: Vec<Cycle> = (0..n_ports)
+            .map(|i| match topo.link_cycles.get(i) {
+                Some(&c) if c > 0 => p.credit + (c as Cycle).saturating_sub(p.link[0]),
+                _ => p.credit,
+            })
+            .collect();
         Routers {
+            out_link,
+            credit_delay,
             inbuf: Rings::new(n_vcs, in_cap),
             in_vc: vec![InVc::default(); n_vcs],
             ip_nonempty: vec![0; n_ports],
@@ -177,6 +193,14 @@ impl Routers {
             mark_state: marking::MarkState::new(marking, n_ports, n_vcs, seed),
             port_queues: marking::PortQueues::new(marking, n_vcs),
             marking,
+            via_rng: {
+                use rand::SeedableRng;
+                // (a stream no source or flow numbers: the ASCII of "ROUTERS")
+                rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(crate::seed::mix_seed(
+                    p.seed,
+                    0x0052_4f55_5445_5253,
+                ))
+            },
             p,
             topo,
             routing,

@@ -78,7 +78,7 @@ impl Routers {
                 net.obs.hop(now, flow, flit.packet(), Hop::Departed, r, port, v);
             }
             let to = *self.out_target.at(op);
-            net.links.send_flit(now + self.p.d_output + self.p.link[to.kind()], to, flit);
+            net.links.send_flit(now + self.p.d_output + *self.out_link.at(op), to, flit);
             *self.work.at_mut(r) -= 1;
             net.progress.flit_hops += 1;
             net.obs.router_flit_sent(op);

@@ -29,7 +29,14 @@ impl Routers {
         let (r, port) = (r as usize, port as usize);
         let packet = self.in_vc.at(ivc).packet;
         let pkt = net.packets.get(packet);
-        let (dst, class, path, signal) = (pkt.dst.index(), pkt.class.index(), pkt.path as u32, pkt.signal);
+        let (dst, class, mut path, signal) =
+            (pkt.dst.index(), pkt.class.index(), pkt.path as u32, pkt.signal);
+        // (a packet resuming after preemption keeps the way its first part took)
+        if self.routing.chooses_at_source() && !self.in_vc.at(ivc).resumed {
+            path = self.valiant_choice(net, r, port, packet) as u32;
+        } else if self.routing.chooses_at_source() {
+            path = net.packets.get(packet).via as u32;
+        }
         // An extra (preemption) lane routes as its VC.
         let vc = if v >= vcs { v - vcs } else { v };
         let class_vcs = *self.p.class_vcs.at(class);
@@ -48,6 +55,29 @@ impl Routers {
         net.progress.routed_at = net.progress.routed_at.max(ready);
         *self.ip_vc_alloc.at_mut(ip) |= 1 << v;
         *self.r_alloc_ports.at_mut(r) |= 1 << port;
+    }
+
+    /// The packet's Valiant choice (Valiant, UGAL; `Packet::via`): made where it enters the
+    /// network, from the routers' draw and, for UGAL-L, this router's queues toward each
+    /// output (the flits its credits say the next buffers hold, as BookSim2's
+    /// `GetUsedCredit`); kept by the packet for the routers after.
+    #[cold]
+    #[inline(never)]
+    fn valiant_choice(&mut self, net: &mut Net, r: usize, port: usize, packet: crate::ids::PacketId) -> u16 {
+        if !matches!(self.topo.peer(r, port), crate::topology::Peer::Endpoint { .. }) {
+            return net.packets.get(packet).via;
+        }
+        use rand::RngCore;
+        let draw = self.via_rng.next_u64();
+        let (p, depth) = (&self.p, self.p.input_depth);
+        let out_vc = &self.out_vc;
+        let queue = |out: usize| {
+            let op = r * p.ports + out;
+            (0..p.vcs).map(|v| depth.saturating_sub(out_vc.at(p.lane_index(op, v)).credits)).sum()
+        };
+        let pkt = net.packets.get_mut(packet);
+        pkt.via = self.routing.choose_via(r, pkt.dst.index(), draw, queue);
+        pkt.via
     }
 
     /// The tail of the packet lane `v` of input port `ip` held has crossed at `now` and the

@@ -50,6 +50,8 @@ pub(crate) struct Params {
     pub class_vcs: [u32; 3],
     /// Per class: its own VCs in the configured split (the preemptive router prefers them).
     pub home_vcs: [u32; 3],
+    /// The master seed (`seed.rs`), for the routers' draws (Valiant's intermediate groups).
+    pub seed: u64,
 }
 
 /// What an input VC knows about the packet it holds (one packet at a time) and its
@@ -164,6 +166,9 @@ pub(crate) struct Routers {
     pub topo: Topology,
     /// Stage 2's routing function (ARCHITECTURE.md: one routing, shared with the control plane).
     pub routing: Routing,
+    /// The draws of routings that choose a packet's way at its source router (Valiant's
+    /// intermediate group), one generator for the routers (ARCHITECTURE.md "Randomness").
+    pub(crate) via_rng: rand_xoshiro::Xoshiro256PlusPlus,
     /// What an output VC does as a flit enters it (`marking.rs`).
     pub marking: super::Marking,
     /// The marking's state: IBA CC's marking-rate counters, RED's draws (`marking.rs`;
@@ -230,6 +235,11 @@ pub(crate) struct Routers {
     pub(crate) out_keys: RateKeys,
     /// Per output port: where its link leads, a router input port or an endpoint.
     pub(crate) out_target: Vec<LinkEnd>,
+    /// Per output port: its link's latency (`Params::link`, or the topology's own).
+    pub(crate) out_link: Vec<Cycle>,
+    /// Per input port: the delay of the credits it returns upstream (`Params::credit`,
+    /// longer over a longer link).
+    pub(crate) credit_delay: Vec<Cycle>,
     pub(crate) vc_rr: Vec<RoundRobin>,
     /// Per output port: the input port after the one the crossbar output served last.
     pub(crate) xbar_rr: Vec<u8>,

@@ -3,7 +3,9 @@
 //! by the simulator (stage 2) and, through [`Routing::path`], by admission control.
 
 mod dor;
+pub mod dragonfly;
 mod fat_tree;
+mod flatfly;
 mod lid_paths;
 
 pub use lid_paths::LidPaths;
@@ -87,6 +89,12 @@ pub enum Routing {
     /// 2^LMC LIDs per destination, each a forwarding table of its own built by depth-first
     /// search (`lid_paths.rs`, document 002 §4); sources use the first `paths` of them.
     Lids { paths: u32, table: Box<LidPaths> },
+    /// A dragonfly's minimal, Valiant or UGAL-L routing over VC layers (`dragonfly.rs`);
+    /// a packet's Valiant choice (`Packet::via`) is made at its source router
+    /// (`Routing::choose_via`) and passed as the route's `path`.
+    Dragonfly { net: crate::topology::dragonfly::Dragonfly, mode: dragonfly::Mode },
+    /// Dimension order on a flattened butterfly: one hop per differing dimension (`flatfly.rs`).
+    FlatFly(crate::topology::flatfly::FlatFly),
 }
 
 impl Routing {
@@ -130,6 +138,18 @@ impl Routing {
                 Routing::Table { next: routes.clone(), nodes: topo.nodes }
             }
             (Shape::Fabric { .. }, _) => return Err(mismatch("\"lft\"")),
+            (Shape::Dragonfly(net), RoutingKind::Auto | RoutingKind::Min) => {
+                Routing::Dragonfly { net: *net, mode: dragonfly::Mode::Min }
+            }
+            (Shape::Dragonfly(net), RoutingKind::Valiant) => {
+                Routing::Dragonfly { net: *net, mode: dragonfly::Mode::Valiant }
+            }
+            (Shape::Dragonfly(net), RoutingKind::Ugal) => {
+                Routing::Dragonfly { net: *net, mode: dragonfly::Mode::Ugal }
+            }
+            (Shape::FlatFly(f), RoutingKind::Auto | RoutingKind::Dor) => Routing::FlatFly(*f),
+            (Shape::FlatFly(_), _) => return Err(mismatch("\"dor\"")),
+            (Shape::Dragonfly(_), _) => return Err(mismatch("\"min\", \"valiant\" or \"ugal\"")),
         })
     }
 
@@ -228,6 +248,42 @@ impl Routing {
                 Route { port: next[router * nodes + dst] as u32, vcs: all_vcs(vcs) }
             }
             Routing::Lids { table, .. } => table.route(router, topo.ports, in_port, in_vc, dst, path),
+            Routing::FlatFly(f) => flatfly::route(f, router, dst, vcs),
+            Routing::Dragonfly { net, mode } => {
+                let layers = mode.layers();
+                let (port, layer) = dragonfly::route(net, router, in_port, in_vc as u32 % layers, dst, path);
+                Route { port: port as u32, vcs: class_layer(all_vcs(vcs), layers, layer) }
+            }
+        }
+    }
+
+    /// A dragonfly routing's name as configured (`RoutingKind::name`); "" for others.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Routing::Dragonfly { mode, .. } => match mode {
+                dragonfly::Mode::Min => "min",
+                dragonfly::Mode::Valiant => "valiant",
+                dragonfly::Mode::Ugal => "ugal",
+            },
+            _ => "",
+        }
+    }
+
+    /// Whether the routing chooses each packet's way at its source router
+    /// (`choose_via`): Valiant and UGAL on a dragonfly.
+    #[inline(always)]
+    pub fn chooses_at_source(&self) -> bool {
+        matches!(self, Routing::Dragonfly { mode: dragonfly::Mode::Valiant | dragonfly::Mode::Ugal, .. })
+    }
+
+    /// A packet's Valiant choice at its source router (`chooses_at_source`): its `via`
+    /// (intermediate group + 1, or 0 for the minimal path), from a uniform `draw` and the
+    /// router's queue toward each output port (UGAL-L, `dragonfly::choose_via`).
+    #[inline]
+    pub fn choose_via(&self, router: usize, dst: usize, draw: u64, queue: impl Fn(usize) -> u32) -> u16 {
+        match self {
+            Routing::Dragonfly { net, mode } => dragonfly::choose_via(net, *mode, router, dst, draw, queue),
+            _ => 0,
         }
     }
 
@@ -270,6 +326,13 @@ impl Routing {
                 let k = route.vcs.trailing_zeros();
                 Route { port: route.port, vcs: class_layer(class_vcs, layers, k) }
             }
+            Routing::Dragonfly { net, mode } => {
+                // (the layers within the class's VCs, as the LID paths' above)
+                let layers = mode.layers();
+                let in_layer = rank(class_vcs, in_vc) % layers;
+                let (port, layer) = dragonfly::route(net, router, in_port, in_layer, dst, path);
+                Route { port: port as u32, vcs: class_layer(class_vcs, layers, layer) }
+            }
             _ => {
                 let route = self.route(topo, router, in_port, in_vc, dst, path, vcs);
                 Route { port: route.port, vcs: route.vcs & class_vcs }
@@ -283,6 +346,7 @@ impl Routing {
         match self {
             Routing::DorDateline { .. } => 2,
             Routing::Lids { table, .. } => table.layers,
+            Routing::Dragonfly { mode, .. } => mode.layers(),
             _ => 1,
         }
     }

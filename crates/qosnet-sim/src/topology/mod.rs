@@ -4,7 +4,9 @@
 //! topology has the same number of ports. Coordinates (for mesh/torus patterns and routing)
 //! live in [`Shape`].
 
+pub(crate) mod dragonfly;
 pub(crate) mod fat_tree;
+pub(crate) mod flatfly;
 pub mod ib_fabric;
 pub(crate) mod mesh;
 mod star;
@@ -42,6 +44,10 @@ pub enum Shape {
         k: u32,
         n: u32,
     },
+    /// Groups of routers joined by global channels (`dragonfly.rs`).
+    Dragonfly(dragonfly::Dragonfly),
+    /// A k-ary n-flat with concentration c (`flatfly.rs`).
+    FlatFly(flatfly::FlatFly),
     /// A real fabric from its dump: `routes[router * nodes + node]` is the output port
     /// toward `node` (its forwarding tables, or minimal-hop routes).
     Fabric {
@@ -60,6 +66,8 @@ impl Shape {
             Shape::Mesh { .. } => "mesh",
             Shape::Torus { .. } => "torus",
             Shape::FatTree { .. } => "fat_tree",
+            Shape::Dragonfly(_) => "dragonfly",
+            Shape::FlatFly(_) => "flatfly",
             Shape::Fabric { .. } => "ib_fabric",
         }
     }
@@ -81,10 +89,14 @@ pub struct Topology {
     /// says (empty: every link runs at `[physical] link_bandwidth`). Admission control uses
     /// it; the simulator runs every link at one flit per cycle.
     pub link_bps: Vec<f64>,
+    /// Per (router * ports + port), the link's latency in cycles where the topology sets
+    /// one (a dragonfly's global channels), 0 where `[router] link_latency` holds; empty
+    /// when it holds for every link. Its credits take as much longer.
+    pub link_cycles: Vec<u32>,
 }
 
 /// Upper bound on routers, to refuse configurations that cannot fit in memory.
-const MAX_ROUTERS: u64 = 1 << 20;
+pub(crate) const MAX_ROUTERS: u64 = 1 << 20;
 
 impl Topology {
     /// Build the topology (of a kind that names no file; see `build_in`).
@@ -123,6 +135,10 @@ impl Topology {
             TopologyConfig::Mesh { k, n, dims } => mesh::build(mesh_dims(*k, *n, dims.as_deref())?, false),
             TopologyConfig::Torus { k, n, dims } => mesh::build(mesh_dims(*k, *n, dims.as_deref())?, true),
             TopologyConfig::FatTree { k, n } => fat_tree::build(*k, *n),
+            TopologyConfig::Flatfly { k, n, c } => flatfly::build(*k, *n, *c),
+            TopologyConfig::Dragonfly { a, p, h, global_latency } => {
+                dragonfly::build(*a, *p, *h, *global_latency)
+            }
         }
     }
 
@@ -160,6 +176,7 @@ impl Topology {
             attach,
             names: Vec::new(),
             link_bps: Vec::new(),
+            link_cycles: Vec::new(),
         };
         debug_assert!(t.is_symmetric());
         t

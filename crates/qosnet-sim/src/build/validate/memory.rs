@@ -89,6 +89,32 @@ impl Shape {
                     table: false,
                 })
             }
+            TopologyConfig::Dragonfly { a, p, h, .. } => {
+                let (a, p, h) = (*a as u128, *p as u128, *h as u128);
+                let routers = a * (a * h + 1);
+                if routers > 1 << 20 {
+                    return None;
+                }
+                Some(Shape {
+                    routers,
+                    ports: (p + a + h).saturating_sub(1),
+                    nodes: routers * p,
+                    table: false,
+                })
+            }
+            TopologyConfig::Flatfly { k, n, c } => {
+                let (k, c) = (*k as u128, *c as u128);
+                let routers = k.checked_pow(*n)?;
+                if routers > 1 << 20 {
+                    return None;
+                }
+                Some(Shape {
+                    routers,
+                    ports: c + *n as u128 * k.saturating_sub(1),
+                    nodes: routers * c,
+                    table: false,
+                })
+            }
             TopologyConfig::IbFabric { .. } => None,
         }
     }
@@ -349,9 +375,10 @@ pub(crate) fn estimate(cfg: &Config, shape: Shape, traffic: TrafficShape) -> Vec
     // (the worm spans many; one in 16 is plenty at any load a run completes at), a message
     // per packet and per node.
     let pl = &rc.pipeline;
-    let link = rc.link_latency.max(cfg.endpoint.link_latency.unwrap_or(0));
+    let link = rc.link_latency.max(cfg.endpoint.link_latency.unwrap_or(0)).max(cfg.topology.longest_link());
     let out = pl.output.max(cfg.endpoint.output_stage);
-    let delay = ((out.saturating_add(link)).max(rc.credit_latency) as u128 + 1).next_power_of_two();
+    let credit = rc.credit_latency.saturating_add(cfg.topology.longest_link());
+    let delay = ((out.saturating_add(link)).max(credit) as u128 + 1).next_power_of_two();
     let links = delay
         .saturating_mul(n_ports.saturating_add(n))
         .saturating_mul((size_of::<crate::links::Arrival>() + size_of::<crate::links::CreditMsg>()) as u128);

@@ -269,7 +269,8 @@ fn class_split(cfg: &Config, present: [bool; 3], vcs: u32, need: u32) -> Result<
     Ok(masks)
 }
 
-/// A routing's VC classes — a torus's dateline pair, the LID paths' layers — are taken
+/// A routing's VC classes — a torus's dateline pair, the LID paths' or a dragonfly's
+/// layers — are taken
 /// within each traffic class's VCs (`Routing::route_in_class`): a class with traffic needs
 /// one VC per routing class, or its packets that need a missing one would wait forever.
 pub(super) fn vcs_per_class(
@@ -285,6 +286,10 @@ pub(super) fn vcs_per_class(
                 Routing::DorDateline { .. } => {
                     "on a torus, where dateline routing needs two per class".to_string()
                 }
+                Routing::Dragonfly { .. } => format!(
+                    "on a dragonfly, where routing.kind = {:?} needs a VC per layer, {need} per class",
+                    routing.kind_name()
+                ),
                 _ => format!("where the LID paths' VC layers need {need} per class"),
             };
             errs.push(ConfigError::new(

@@ -50,14 +50,14 @@ pub(super) fn check_simulation(cfg: &Config, clock: &Clock, errs: &mut Vec<Confi
     // The watchdog must outlast the longest single wait a flit can have with nothing
     // else moving, or a slow but healthy pipeline would be reported as a deadlock.
     let pl = &rc.pipeline;
-    let link = rc.link_latency.max(cfg.endpoint.link_latency.unwrap_or(0));
+    let link = rc.link_latency.max(cfg.endpoint.link_latency.unwrap_or(0)).max(cfg.topology.longest_link());
     let longest = [
         pl.sync,
         pl.routing,
         pl.vc_alloc,
         pl.crossbar,
         pl.output.max(cfg.endpoint.output_stage).saturating_add(link),
-        rc.credit_latency,
+        rc.credit_latency.saturating_add(cfg.topology.longest_link()),
     ]
     .into_iter()
     .max()
