@@ -122,7 +122,9 @@ impl Routers {
         self.in_vc.at_mut(self.p.lane_index(ip, v)).front.key = 0;
     }
 
-    /// The preemption bookkeeping of a flit that crossed from lane `v` of input `ip`.
+    /// The preemption bookkeeping of a flit that crossed from lane `v` of input `ip`: a
+    /// header or a tail (a body flit changes nothing here, so the crossbar calls it for
+    /// the packet's ends alone).
     pub(crate) fn after_traverse(
         &mut self,
         net: &mut Net,
