@@ -234,7 +234,7 @@ impl Routers {
         let ip = r * self.p.ports + port;
         let mut live = *self.ip_active.at(ip) & *self.ip_nonempty.at(ip) & !*self.ip_blocked.at(ip);
         if PRE {
-            live &= !self.preemption_blocked(ip);
+            live &= !self.preemption_blocked(r, port, ip);
         }
         if live == 0 {
             *self.r_xbar_ports.at_mut(r) &= !(1 << port);
@@ -301,7 +301,7 @@ impl Routers {
         let ip = r * ports + port;
         let mut live = *self.ip_active.at(ip) & *self.ip_nonempty.at(ip) & !*self.ip_blocked.at(ip);
         if PRE {
-            live &= !self.preemption_blocked(ip);
+            live &= !self.preemption_blocked(r, port, ip);
         }
         if live == 0 {
             *self.r_xbar_ports.at_mut(r) &= !(1 << port);

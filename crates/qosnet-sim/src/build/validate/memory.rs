@@ -228,7 +228,8 @@ pub(crate) fn estimate(cfg: &Config, shape: Shape, traffic: TrafficShape) -> Vec
         }
     };
     let keys = rate_keys(&rc.crossbar()) + rate_keys(&rc.output());
-    let per_router = 4 + 3 * 8 + 1;
+    // (per router: its work count, four per-port bit masks and its activity bit)
+    let per_router = 4 + 4 * 8 + 1;
     part(
         "router ports",
         n_ports.saturating_mul(per_port + 4 * p + keys).saturating_add(r * per_router),
