@@ -43,6 +43,7 @@ impl Routers {
     /// A preempting header arrived in the extra buffer of VC `v` of input port `ip`.
     pub(crate) fn preempt(&mut self, net: &mut Net, ip: usize, v: usize, now: Cycle) {
         *self.ip_preempting.at_mut(ip) |= 1 << v;
+        self.note_preemption(ip);
         // Only a message that is on its way out (holds an output VC, its header has crossed)
         // and is still arriving is cut by a dummy tail; any other keeps what it holds. One
         // whose header crosses later, during the preemption, is cut then (`traverse`).
@@ -65,6 +66,7 @@ impl Routers {
         *self.resume_packet.at_mut(ivc) = packet;
         *self.ip_resume.at_mut(ip) |= bit;
         *self.ip_draining.at_mut(ip) |= bit;
+        self.note_preemption(ip);
         if self.p.acceleration {
             self.accelerate(ip, v);
         }
@@ -75,6 +77,7 @@ impl Routers {
     pub(crate) fn preemption_done(&mut self, net: &mut Net, ip: usize, v: usize, now: Cycle) {
         let bit = 1u32 << v;
         *self.ip_preempting.at_mut(ip) &= !bit;
+        self.note_preemption(ip);
         if *self.ip_resume.at(ip) & bit == 0 {
             return;
         }
@@ -122,7 +125,9 @@ impl Routers {
         self.in_vc.at_mut(self.p.lane_index(ip, v)).front.key = 0;
     }
 
-    /// The preemption bookkeeping of a flit that crossed from lane `v` of input `ip`.
+    /// The preemption bookkeeping of a flit that crossed from lane `v` of input `ip`: a
+    /// header or a tail (a body flit changes nothing here, so the crossbar calls it for
+    /// the packet's ends alone).
     pub(crate) fn after_traverse(
         &mut self,
         net: &mut Net,
@@ -137,6 +142,7 @@ impl Routers {
             if local {
                 // A dummy tail made here has gone: the extra buffer may go now.
                 *self.ip_draining.at_mut(ip) &= !(1 << v);
+                self.note_preemption(ip);
             }
             if v >= self.p.vcs {
                 self.preemption_done(net, ip, v - self.p.vcs, now);
@@ -159,10 +165,25 @@ impl Routers {
     /// its extra buffer's message goes (holds an output VC) — until then its flits are
     /// accelerated instead, so a preemptor waiting for the VC they hold gets it — except
     /// for its dummy tail, which goes first; the extra buffer waits for that dummy tail.
+    /// (`ip` is input `port` of router `r`.)
     #[inline]
-    pub(crate) fn preemption_blocked(&self, ip: usize) -> u32 {
+    pub(crate) fn preemption_blocked(&self, r: usize, port: usize, ip: usize) -> u32 {
+        if *self.r_preempting.at(r) >> port & 1 == 0 {
+            debug_assert_eq!(*self.ip_preempting.at(ip) | *self.ip_draining.at(ip), 0);
+            return 0;
+        }
         let (pre, drain) = (*self.ip_preempting.at(ip), *self.ip_draining.at(ip));
         (pre & (*self.ip_active.at(ip) >> self.p.vcs) & !drain) | (drain << self.p.vcs)
+    }
+
+    /// Input port `ip`'s preempting or draining VCs changed: its bit in `r_preempting`
+    /// follows (a preemption's start and end, rare beside the crossbar's reads).
+    fn note_preemption(&mut self, ip: usize) {
+        let (r, port) = *self.ip_place.at(ip);
+        let bit = 1u64 << port;
+        let busy = *self.ip_preempting.at(ip) | *self.ip_draining.at(ip) != 0;
+        let mask = self.r_preempting.at_mut(r as usize);
+        *mask = if busy { *mask | bit } else { *mask & !bit };
     }
 
     /// Whether a header of `class` could take an output VC of `op` by preemption now (the

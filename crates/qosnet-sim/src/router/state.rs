@@ -267,4 +267,8 @@ pub(crate) struct Routers {
     pub(crate) r_alloc_ports: Vec<u64>,
     pub(crate) r_xbar_ports: Vec<u64>,
     pub(crate) r_out_ports: Vec<u64>,
+    /// Per router, a bit per input port with a preemption under way (`ip_preempting` or
+    /// `ip_draining` non-empty): the crossbar reads those two masks only for these ports
+    /// (`preemption_blocked`), where they are nearly always empty and their lines cold.
+    pub(crate) r_preempting: Vec<u64>,
 }

@@ -40,6 +40,13 @@ pub struct RateKeys {
     pub mode: KeyMode,
     vcs: usize,
     clock: Vec<VcClock>,
+    /// Per port, a bit per VC: the VC's key needs its clock (a reserved or stream
+    /// connection, or no connection set up yet). A clear bit means the clock reads
+    /// `vtick = 0, aux = 0` — a best-effort message — whose key is `UNRESERVED + arrival`
+    /// without a look at the clock: the clocks of a large network's ports do not stay in
+    /// cache, and this mask does (a 32x32 mesh's clocks are 2.6 MB a side, its masks 40
+    /// KB), so a best-effort flit's key costs no cache miss (configs/bench/README.md).
+    clocked: Vec<u64>,
     base: Vec<u64>,
     fq: Vec<FqFlow>,
     fq_port: Vec<FqPort>,
@@ -54,10 +61,13 @@ impl RateKeys {
     pub fn new(mode: KeyMode, ports: usize, vcs: usize) -> Self {
         let rated = !mode.is_age();
         let clocks = if rated { ports * vcs } else { 0 };
+        assert!(vcs <= 64, "a scheduling point has at most 64 VCs (one bit each in `clocked`)");
         Self {
             mode,
             vcs,
             clock: vec![VcClock { vtick: 1, aux: 0 }; clocks],
+            // (every clock starts with a Vtick: every key needs its clock)
+            clocked: vec![u64::MAX; if rated { ports } else { 0 }],
             base: vec![0; if rated { ports } else { 0 }],
             fq: vec![FqFlow::default(); if mode == KeyMode::FairQueueing { clocks } else { 0 }],
             fq_port: vec![FqPort::default(); if mode == KeyMode::FairQueueing { ports } else { 0 }],
@@ -93,9 +103,12 @@ impl RateKeys {
         if self.streams != 0 && vtick != 0 && (flow as usize) < self.streams {
             self.stream_clock.at_mut(port * self.streams + flow as usize).vtick = vtick;
             *self.clock.at_mut(i) = VcClock { vtick: 0, aux: 1 + flow as u64 };
+            *self.clocked.at_mut(port) |= 1 << vc;
             return;
         }
         *self.clock.at_mut(i) = VcClock { vtick, aux: 0 };
+        let clocked = self.clocked.at_mut(port);
+        *clocked = if vtick == 0 { *clocked & !(1 << vc) } else { *clocked | 1 << vc };
         if self.mode == KeyMode::FairQueueing {
             let f = self.fq.at_mut(i);
             if f.active {
@@ -115,6 +128,13 @@ impl RateKeys {
     pub fn key(&mut self, port: usize, vc: usize, arrival: Cycle, ready: Cycle) -> u64 {
         if self.mode.is_age() {
             return ready;
+        }
+        // A best-effort connection (its clock `vtick = 0, aux = 0`, below) without a look
+        // at its clock: nothing else writes a zero clock (a finite counter's overflow
+        // leaves 0 at 0), so a clear bit stands for it.
+        if *self.clocked.at(port) >> vc & 1 == 0 {
+            debug_assert_eq!(*self.clock.at(port * self.vcs + vc), VcClock { vtick: 0, aux: 0 });
+            return UNRESERVED + arrival;
         }
         let vtick = self.clock.at(port * self.vcs + vc).vtick;
         if vtick == 0 {
@@ -174,6 +194,31 @@ mod tests {
 
     fn vc_keys() -> RateKeys {
         RateKeys::new(KeyMode::VirtualClock(CounterMode::default()), 1, 2)
+    }
+
+    /// Hand-worked, 4-bit counters (max 15), one port of three VCs: VC0 reserved (Vtick 6),
+    /// VC1 best effort, VC2 with no connection set up (its initial Vtick of 1). The
+    /// best-effort VC's keys come from the `clocked` mask alone, also across VC0's
+    /// overflow (which rebases the port's clocks), and once VC1 holds a reserved message
+    /// it stamps from its clock again.
+    #[test]
+    fn a_best_effort_vc_is_keyed_by_arrival_without_its_clock() {
+        let mut k = RateKeys::new(KeyMode::VirtualClock(CounterMode::bits(4)), 1, 3);
+        k.set_vtick(0, 0, 6, 0);
+        k.set_vtick(0, 1, 0, 0);
+        assert_eq!(k.clocked[0] & 0b111, 0b101);
+        assert_eq!(k.key(0, 1, 3, 3), UNRESERVED + 3);
+        assert_eq!(k.key(0, 2, 3, 3), 4); // max(3, 0) + 1
+        assert_eq!([k.key(0, 0, 0, 0), k.key(0, 0, 0, 0)], [6, 12]);
+        // 12 + 6 = 18 > 15: VC0 restarts at 0, VC2 4 - 12 -> 0, base 12; VC1's clock stays 0
+        assert_eq!(k.key(0, 0, 4, 4), 0);
+        assert_eq!(k.clock[1], VcClock { vtick: 0, aux: 0 });
+        assert_eq!(k.key(0, 1, 20, 20), UNRESERVED + 20);
+        k.set_vtick(0, 1, 5, 0);
+        assert_eq!(k.clocked[0] & 0b111, 0b111);
+        assert_eq!(k.key(0, 1, 14, 14), 7); // real time 14 - 12 = 2, max(2, 0) + 5
+        k.set_vtick(0, 1, 0, 0);
+        assert_eq!(k.key(0, 1, 15, 15), UNRESERVED + 15);
     }
 
     /// Hand-worked: stream 1 (Vtick 10) sends a burst of three flits at cycle 0 in one

@@ -246,15 +246,19 @@ pub(crate) fn estimate(cfg: &Config, shape: Shape, traffic: TrafficShape) -> Vec
     // per-class masks, the round-robin pointers, two schedulers and the ip_to_out row.
     let per_port =
         16 * 4 + 8 + 8 + 12 + size_of::<RoundRobin>() as u128 + 3 + 2 * size_of::<Scheduler>() as u128;
+    // (per port: the VCs' clocks, the rebase offset and the mask of clocked VCs)
     let rate_keys = |cfg: &SchedulerConfig| -> u128 {
         match cfg {
-            SchedulerConfig::VirtualClock { .. } => of::<VcClock>(lanes) + 8,
-            SchedulerConfig::FairQueueing => of::<VcClock>(lanes) + 8 + of::<FqFlow>(lanes) + of::<FqPort>(1),
+            SchedulerConfig::VirtualClock { .. } => of::<VcClock>(lanes) + 16,
+            SchedulerConfig::FairQueueing => {
+                of::<VcClock>(lanes) + 16 + of::<FqFlow>(lanes) + of::<FqPort>(1)
+            }
             _ => 0,
         }
     };
     let keys = rate_keys(&rc.crossbar()) + rate_keys(&rc.output());
-    let per_router = 4 + 3 * 8 + 1;
+    // (per router: its work count, four per-port bit masks and its activity bit)
+    let per_router = 4 + 4 * 8 + 1;
     part(
         "router ports",
         n_ports.saturating_mul(per_port + 4 * p + keys).saturating_add(r * per_router),
