@@ -1,7 +1,7 @@
 //! The engine's integration tests, as one test binary whose modules are the former test
-//! files. Each test binary links the whole engine and its dependencies, optimised and with
-//! debug assertions (`[profile.test]`): thirteen binaries took most of the Rust tests'
-//! build, one takes a fraction of it (`.ci/run`, README "Set up").
+//! files. Each test binary links the whole engine and its dependencies (optimised, with
+//! debug assertions: `[profile.test]`) and instantiates the engine's generic code for
+//! itself: fifteen binaries did that fifteen times, one does it once (`.ci/run`).
 //!
 //! `tests/config_fuzz.rs` stays a binary of its own: its watchdog ends the process when no
 //! case has started for a minute, which other modules' long tests would trip.
@@ -10,9 +10,11 @@ mod admission;
 mod architecture;
 mod bad_configs;
 mod cost_and_limits;
+mod dragonfly;
 mod drb;
 mod engine;
 mod file_keys;
+mod flatfly;
 mod ib_fabric;
 mod iba_cc;
 mod memory_estimate;
