@@ -202,3 +202,76 @@ def test_summary_difference_is_relative_to_booksim():
     row = summarise([ours, theirs], Limits()).iloc[0]
     assert row["zero_load_latency_difference"] == pytest.approx(-0.05)
     assert row["saturation_difference"] == pytest.approx(0.505 / 0.5 - 1)
+
+
+def test_without_booksim_the_recorded_columns_stand_beside_qosnet(tmp_path: Path):
+    from qosnet.crosscheck import recorded_booksim
+
+    recorded = recorded_booksim(VALIDATION)
+    assert recorded is not None and recorded.path == ROOT / "results/crosscheck/crosscheck.csv"
+    name = "mesh4x4-16vc-1flit-uniform"
+    theirs = recorded.table.set_index("case").loc[name]
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["crosscheck", "-c", name, "-o", str(out), "-j", "1"])
+    assert result.exit_code == 0, result.output
+    assert "recorded numbers of" in result.output and "not run now" in result.output
+    assert "BookSim2 (recorded)" in result.output
+    import pandas as pd
+
+    row = pd.read_csv(out / "crosscheck.csv").iloc[0]
+    assert row["booksim2_zero_load_latency"] == theirs["booksim2_zero_load_latency"]
+    assert row["booksim2_saturation"] == theirs["booksim2_saturation"]
+    assert str(row["booksim2_source"]).startswith("recorded: results/crosscheck/crosscheck.csv")
+    # the difference is the new qosnet run's from the recorded BookSim2 number
+    assert row["zero_load_latency_difference"] == pytest.approx(
+        row["qosnet_zero_load_latency"] / theirs["booksim2_zero_load_latency"] - 1
+    )
+    assert f"{theirs['booksim2_zero_load_latency']:.2f}" in result.output
+
+
+def test_recorded_columns_only_for_cases_recorded(tmp_path: Path):
+    import pandas as pd
+
+    from qosnet.crosscheck import Recorded, Search, recorded_booksim, with_recorded
+
+    recorded = Recorded(
+        pd.DataFrame(
+            [
+                {
+                    "case": "mesh4x4-16vc-1flit-uniform",
+                    "booksim2_zero_load_latency": 20.0,
+                    "booksim2_saturation": 0.5,
+                    "booksim2_status": "found",
+                    "booksim2_runs": 9,
+                }
+            ]
+        ),
+        tmp_path / "crosscheck.csv",
+        "abc1234 2026-11-29",
+    )
+    ours = [
+        Search(Case("mesh4x4", 16, 1, "uniform", VALIDATION), "qosnet", 19.0, 0.5, 0.51, "found"),
+        Search(Case("mesh4x4", 2, 1, "uniform", VALIDATION), "qosnet", 19.0, 0.4, 0.41, "found"),
+    ]
+    table = with_recorded(summarise(ours, Limits()), recorded).set_index("case")
+    assert table.loc["mesh4x4-16vc-1flit-uniform", "zero_load_latency_difference"] == (
+        pytest.approx(-0.05)
+    )
+    never = table.loc["mesh4x4-2vc-1flit-uniform"]
+    assert math.isnan(never["booksim2_saturation"]) and math.isnan(never["saturation_difference"])
+    assert "commit abc1234 2026-11-29" in recorded.describe()
+    # a --dir outside a repository has no recorded numbers: qosnet alone
+    assert recorded_booksim(tmp_path / "configs" / "validation") is None
+
+
+def test_unknown_case_lists_the_names_and_suggests_one():
+    with pytest.raises(ValueError, match="did you mean 'mesh4x4-16vc-1flit-uniform'") as e:
+        load_plan(VALIDATION, ["mesh4x4-16vc-1flit-unifrom"])
+    assert "valid case names: " in str(e.value) and "torus8x8-2vc-1flit-uniform" in str(e.value)
+    # every selector must match: one typo among good ones is not silently dropped
+    with pytest.raises(ValueError, match="--case 'torrus'"):
+        load_plan(VALIDATION, ["mesh4x4", "torrus"])
+    result = CliRunner().invoke(app, ["crosscheck", "-c", "mesh4x4-16vc-1flit-unifrom"])
+    assert result.exit_code == 1
+    assert "did you mean 'mesh4x4-16vc-1flit-uniform'" in result.output
+    assert "dragonfly_k2-2vc-1flit-uniform" in result.output

@@ -21,10 +21,13 @@ For each case and each simulator this module measures
 
 BookSim2 is not shipped: the caller names a binary it built (`--booksim`). Each search runs
 as one item on `qosnet.pool` (local processes or Dask), one simulator and case per item.
+Without one, BookSim2's columns are the recorded ones (`recorded_booksim`): the
+repository's `results/crosscheck/crosscheck.csv`, whose FINDINGS.md says how each was made.
 """
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 import subprocess
@@ -43,14 +46,17 @@ from qosnet.pool import Outcome, Pool, map_unordered
 __all__ = [
     "Case",
     "Plan",
+    "Recorded",
     "Search",
     "booksim_point",
     "file_case",
     "load_plan",
     "qosnet_point",
+    "recorded_booksim",
     "run_plan",
     "search",
     "summarise",
+    "with_recorded",
 ]
 
 #: Pattern names: qosnet's `pattern.kind` -> BookSim2's `traffic` (the inverse of the
@@ -227,8 +233,23 @@ def load_plan(directory: Path, select: Iterable[str] = ()) -> Plan:
                     cases.append(Case(base, int(vcs), int(flits), pattern, directory, bracket))
     wanted = list(select)
     if wanted:
+        names = [c.name for c in cases]
+        for w in wanted:
+            if not any(w in n for n in names):
+                raise ValueError(_unknown_case(w, names, path))
         cases = [c for c in cases if any(w in c.name for w in wanted)]
     return Plan(cases, limits)
+
+
+def _unknown_case(given: str, names: list[str], path: Path) -> str:
+    # (`--case` selects by substring, so a name matching nothing is a typo or a case that
+    # does not exist: say which, rather than silently running fewer cases)
+    close = difflib.get_close_matches(given, names, n=3, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    return (
+        f"--case {given!r}: no case of {path} has a name containing it{hint}\n"
+        f"valid case names: {', '.join(names)}"
+    )
 
 
 @dataclass(frozen=True)
@@ -432,6 +453,83 @@ def summarise(searches: list[Search], limits: Limits) -> pd.DataFrame:
         frame = frame.sort_values(keys, ascending=[True, True, False, True], ignore_index=True)
     frame.attrs["tolerance"] = limits.tolerance
     return frame
+
+
+#: Where the repository keeps the recorded cross-check, relative to its root (the matched
+#: cases are its configs/validation).
+RECORDED = Path("results") / "crosscheck" / "crosscheck.csv"
+_BOOKSIM_COLUMNS = ("zero_load_latency", "saturation", "status", "runs")
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """BookSim2's columns of a recorded cross-check, and where they come from."""
+
+    table: pd.DataFrame
+    path: Path
+    #: "<short hash> <date>" of the last commit that changed `path`; None outside git.
+    commit: str | None
+    #: The file differs from that commit.
+    modified: bool = False
+
+    def describe(self) -> str:
+        where = f"commit {self.commit}" if self.commit else "no git history found"
+        if self.modified:
+            where += ", with uncommitted changes"
+        return (
+            f"BookSim2 columns: the recorded numbers of {self.path} ({where}), not run now; "
+            f"{self.path.parent / 'FINDINGS.md'} says how each was made. "
+            f"Pass --booksim to run BookSim2."
+        )
+
+
+def recorded_booksim(directory: Path) -> Recorded | None:
+    """The recorded BookSim2 columns for the cases of `directory` (configs/validation of a
+    repository): that repository's `results/crosscheck/crosscheck.csv`; None when it has
+    none (a `--dir` outside a repository: its cases were never recorded)."""
+    root = directory.resolve().parent.parent
+    path = root / RECORDED
+    if not path.is_file():
+        return None
+    table = pd.read_csv(path)
+    keep = ["case"] + [f"booksim2_{c}" for c in _BOOKSIM_COLUMNS]
+    if not set(keep) <= set(table.columns):
+        return None
+    table = table[keep].dropna(subset=["booksim2_status"])
+
+    def git(*args: str) -> str | None:
+        try:
+            run = subprocess.run(
+                ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return run.stdout.strip() if run.returncode == 0 else None
+
+    commit = git("log", "-1", "--format=%h %cs", "--", str(RECORDED)) or None
+    modified = bool(commit and git("status", "--porcelain", "--", str(RECORDED)))
+    return Recorded(table, path, commit, modified)
+
+
+def with_recorded(table: pd.DataFrame, recorded: Recorded) -> pd.DataFrame:
+    """`summarise`'s table of a qosnet-only run with the recorded BookSim2 columns beside
+    each case (none for a case never recorded) and qosnet's difference from them;
+    `booksim2_source` names the file so the CSV, too, says they were not run now."""
+    out = table.drop(columns=[c for c in table.columns if c.startswith("booksim2_")])
+    out = out.merge(recorded.table, on="case", how="left")
+    for metric in ("zero_load_latency", "saturation"):
+        out[f"{metric}_difference"] = [
+            _difference(ours, theirs)
+            for ours, theirs in zip(out[f"qosnet_{metric}"], out[f"booksim2_{metric}"], strict=True)
+        ]
+    out["booksim2_source"] = f"recorded: {RECORDED}" + (
+        f" @ {recorded.commit}" if recorded.commit else ""
+    )
+    differences = ["zero_load_latency_difference", "saturation_difference"]
+    rest = [c for c in out.columns if c not in differences and c != "booksim2_source"]
+    out = out[rest + differences + ["booksim2_source"]]
+    out.attrs = dict(table.attrs)
+    return out
 
 
 def points_table(searches: list[Search]) -> pd.DataFrame:

@@ -37,7 +37,8 @@ def crosscheck(
         Path | None,
         typer.Option(
             "--booksim",
-            help="BookSim2 binary you built (not shipped); without it only qosnet runs.",
+            help="BookSim2 binary you built (not shipped); without it only qosnet runs, "
+            "shown beside the recorded BookSim2 numbers (results/crosscheck/crosscheck.csv).",
             show_default=False,
         ),
     ] = None,
@@ -48,7 +49,8 @@ def crosscheck(
             "-c",
             metavar="TEXT",
             help="Run the cases whose name contains TEXT (e.g. mesh4x4-16vc, -uniform). "
-            "Repeatable; default: every case of cases.toml.",
+            "Repeatable; default: every case of cases.toml. A TEXT no case name contains "
+            "is an error listing the names.",
             show_default=False,
         ),
     ] = None,
@@ -79,8 +81,10 @@ def crosscheck(
         file_case,
         load_plan,
         points_table,
+        recorded_booksim,
         run_plan,
         summarise,
+        with_recorded,
     )
     from qosnet.reproduce.runner import configs_dir
     from qosnet.tables import write
@@ -113,6 +117,20 @@ def crosscheck(
         if not plan.cases:
             err(f"error: no case of {cases_file} matches {cases}")
             raise typer.Exit(1)
+        # (without BookSim2, the recorded columns of the same cases stand beside the new
+        # qosnet run: a user sees the comparison, labelled as recorded, not qosnet alone)
+        recorded = (
+            recorded_booksim(cases_file.parent)
+            if booksim is None and config is None and cases_file is not None
+            else None
+        )
+        if recorded is not None:
+            stdout_console().print(recorded.describe(), markup=False, highlight=False)
+        elif booksim is None:
+            stdout_console().print(
+                "no recorded BookSim2 numbers for these cases: qosnet alone "
+                "(pass --booksim to run BookSim2)"
+            )
         pool = pool_options(jobs, scheduler)
         n = len(plan.cases) * (2 if booksim else 1)
         failed: list[str] = []
@@ -122,6 +140,8 @@ def crosscheck(
         def save() -> Any:
             # (rewritten as each search ends: a long run interrupted keeps what it measured)
             table = summarise(finished, plan.limits)
+            if recorded is not None:
+                table = with_recorded(table, recorded)
             write(table, out / "crosscheck.csv")
             write(points_table(finished), out / "runs.csv")
             return table
@@ -138,7 +158,7 @@ def crosscheck(
 
             run_plan(plan, booksim, pool, on_done=done)
         table = save()
-        _print(table, booksim is not None)
+        _print(table, "BookSim2" if booksim else "BookSim2 (recorded)" if recorded else None)
         for line in failed:
             err(f"failed: {line}")
         stdout_console().print(f"wrote {out / 'crosscheck.csv'} and {out / 'runs.csv'}")
@@ -146,32 +166,33 @@ def crosscheck(
             raise typer.Exit(1)
 
 
-def _print(table: Any, with_booksim: bool) -> None:
+def _print(table: Any, booksim_label: str | None) -> None:
+    """The table; `booksim_label`: the BookSim2 columns' heading (None: qosnet alone)."""
     t = Table(
         box=box.SIMPLE_HEAD, title="zero-load latency (cycles) and saturation (flits/node/cycle)"
     )
     t.add_column("case")
     t.add_column("latency qosnet", justify="right")
-    if with_booksim:
-        t.add_column("BookSim2", justify="right")
+    if booksim_label is not None:
+        t.add_column(booksim_label, justify="right")
         t.add_column("diff", justify="right")
     t.add_column("saturation qosnet", justify="right")
-    if with_booksim:
-        t.add_column("BookSim2", justify="right")
+    if booksim_label is not None:
+        t.add_column(booksim_label, justify="right")
         t.add_column("diff", justify="right")
     for row in table.to_dict("records"):
         cells = [row["case"], _num(row.get("qosnet_zero_load_latency"), ".2f")]
-        if with_booksim:
+        if booksim_label is not None:
             cells += [
                 _num(row.get("booksim2_zero_load_latency"), ".2f"),
                 _pct(row["zero_load_latency_difference"]),
             ]
         sat = row.get("qosnet_saturation")
         cells.append(_num(sat, ".3f") if not math.isnan(sat) else row.get("qosnet_status", "-"))
-        if with_booksim:
+        if booksim_label is not None:
             bsat = row.get("booksim2_saturation", math.nan)
             cells += [
-                _num(bsat, ".3f") if not math.isnan(bsat) else str(row.get("booksim2_status", "-")),
+                _num(bsat, ".3f") if not math.isnan(bsat) else _num(row.get("booksim2_status"), ""),
                 _pct(row["saturation_difference"]),
             ]
         t.add_row(*cells)
