@@ -373,12 +373,13 @@ def test_shipped_booksim_inputs_model_the_same_networks():
     bench_dir = Path(__file__).resolve().parents[1] / "configs" / "bench"
     inputs = sorted((bench_dir / "booksim2").glob("*.cfg"))
     assert [p.stem for p in inputs] == [
+        "dragonfly1056",
         "mesh32x32_1flit",
         "mesh4x4_40flit",
         "mesh8x8_1flit",
         "mesh8x8_40flit",
     ]
-    for cfg in inputs:
+    for cfg in inputs[1:]:
         ours = tomllib.loads((bench_dir / f"{cfg.stem}.toml").read_text())
         theirs = dict(re.findall(r"^(\w+) = ([^;]+);", cfg.read_text(), re.MULTILINE))
         [traffic] = ours["traffic"]
@@ -395,6 +396,38 @@ def test_shipped_booksim_inputs_model_the_same_networks():
         assert theirs["injection_process"] == traffic.get("process", "bernoulli") == "bernoulli"
         assert theirs["traffic"] == traffic["pattern"]["kind"] == "uniform"
         assert (theirs["routing_function"], theirs["router"]) == ("dim_order", "iq")
+
+
+def test_shipped_dragonfly_booksim_input_reads_as_its_configuration():
+    """The dragonfly's BookSim2 input, read by `qosnet run`'s reader, is the network, router
+    and load of dragonfly1056.toml (what the reader does not set, e.g. the window, aside)."""
+    from qosnet import booksim_cfg
+
+    bench_dir = Path(__file__).resolve().parents[1] / "configs" / "bench"
+    ours = tomllib.loads((bench_dir / "dragonfly1056.toml").read_text())
+    cfg = bench_dir / "booksim2" / "dragonfly1056.cfg"
+    theirs = booksim_cfg.convert(cfg.read_text(), str(cfg)).config
+    assert theirs["topology"] == ours["topology"] and theirs["routing"] == ours["routing"]
+    assert booksim_cfg.nodes(ours["topology"]) == 1056
+    # (speedup 1 is qosnet's default too: the TOML leaves it out)
+    assert theirs["router"].pop("speedup") == 1 and "speedup" not in ours["router"]
+    assert theirs["router"] == ours["router"]
+    assert theirs["endpoint"] == ours["endpoint"]
+    [traffic] = ours["traffic"]
+    assert theirs["traffic"] == [traffic]
+
+
+def test_booksim_speed_counts_a_dragonflys_nodes(tmp_path):
+    from qosnet.bench import booksim_one
+
+    cfg = tmp_path / "df.cfg"
+    cfg.write_text("topology = dragonflynew;\nk = 2;\nn = 1;\n")
+    rival = booksim_one(fake_booksim(tmp_path, BOOKSIM_OUTPUT), cfg)
+    # 9 groups of 4 routers with 2 nodes each: the overall rate times 72 nodes
+    assert rival.flits_per_cycle == pytest.approx(0.3 * 72)
+    cfg.write_text("topology = fly;\nk = 2;\nn = 1;\n")
+    with pytest.raises(qosnet.QosnetError, match="only mesh, torus and dragonflynew"):
+        booksim_one(fake_booksim(tmp_path, BOOKSIM_OUTPUT), cfg)
 
 
 @pytest.mark.parametrize("command", [[], ["run"], ["validate"], ["bench"]])

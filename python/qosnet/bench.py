@@ -127,6 +127,22 @@ def booksim_input(config: str | os.PathLike[str]) -> Path | None:
     return found if found.is_file() else None
 
 
+def _booksim_nodes(text: str, where: Path) -> int:
+    """Nodes of a BookSim2 input's network (its accepted rate is per node): k ** n on a mesh
+    or torus, BookSim2's dragonflynew of `k` as `booksim_cfg` reads it."""
+    from qosnet import booksim_cfg  # (not in the worker: it imports the engine alone)
+
+    topology = re.search(r"^\s*topology\s*=\s*(\w+)\s*;", text, re.MULTILINE)
+    kind = topology.group(1) if topology else None
+    if kind in ("mesh", "torus"):
+        return _cfg_int(text, "k", where) ** _cfg_int(text, "n", where)
+    if kind == "dragonflynew":
+        return booksim_cfg.nodes(booksim_cfg.dragonfly_shape(_cfg_int(text, "k", where)))
+    raise _core.QosnetError(
+        f"{where}: only mesh, torus and dragonflynew inputs are compared (to count the nodes)"
+    )
+
+
 def _cfg_int(text: str, key: str, where: Path) -> int:
     m = re.search(rf"^\s*{key}\s*=\s*(\d+)\s*;", text, re.MULTILINE)
     if m is None:
@@ -142,10 +158,7 @@ def booksim_one(
     status is not read: BookSim2's `main` returns -1 when it succeeds. A run longer than
     `timeout` seconds is stopped and reported."""
     cfg = Path(cfg)
-    text = cfg.read_text()
-    if not re.search(r"^\s*topology\s*=\s*(mesh|torus)\s*;", text, re.MULTILINE):
-        raise _core.QosnetError(f"{cfg}: only mesh and torus inputs are compared (k ** n nodes)")
-    nodes = _cfg_int(text, "k", cfg) ** _cfg_int(text, "n", cfg)
+    nodes = _booksim_nodes(cfg.read_text(), cfg)
     t0 = time.perf_counter()
     try:
         proc = subprocess.run(

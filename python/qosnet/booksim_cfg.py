@@ -455,6 +455,22 @@ def _simulation(r: _Reader) -> dict[str, Any]:
     }
 
 
+def dragonfly_shape(k: int) -> dict[str, Any]:
+    """BookSim2's dragonflynew of parameter k as qosnet's dragonfly: k terminals and k
+    global channels per router, 2k routers a group (a balanced dragonfly, Kim et al. §3.1)."""
+    return {"kind": "dragonfly", "a": 2 * k, "p": k, "h": k}
+
+
+def nodes(topology: dict[str, Any]) -> int:
+    """Terminal nodes of a `[topology]` this module writes (mesh, torus, dragonfly,
+    flatfly)."""
+    kind = topology["kind"]
+    if kind == "dragonfly":
+        a, p, h = topology["a"], topology["p"], topology["h"]
+        return (a * h + 1) * a * p
+    return topology["k"] ** topology["n"] * topology.get("c", 1)
+
+
 def _topology(r: _Reader, config: dict[str, Any]) -> int:
     """Fills `topology` and `routing`; returns a channel's latency in cycles."""
     topology = r.word("topology")
@@ -473,9 +489,7 @@ def _topology(r: _Reader, config: dict[str, Any]) -> int:
         # routers a group, 2k^2 + 1 groups; one dimension within a group (n = 1).
         if n != 1:
             r.refuse("n", f"{n} is not supported on a dragonflynew: BookSim2 builds n = 1 only")
-        local, global_ = DRAGONFLY_LATENCY
-        config["topology"] = {"kind": "dragonfly", "a": 2 * k, "p": k, "h": k}
-        config["topology"]["global_latency"] = global_
+        config["topology"] = dragonfly_shape(k) | {"global_latency": DRAGONFLY_LATENCY[1]}
     else:
         config["topology"] = {"kind": topology, "k": k, "n": n}
     functions = ROUTING[topology]
