@@ -207,10 +207,68 @@ def test_dragonflynew_becomes_a_dragonfly_with_its_channel_latencies():
     )
 
 
+FLATFLY = "topology = flatfly;\nk = 4;\nn = 2;\nrouting_function = ran_min;\nuse_noc_latency = 0;\n"
+
+
+def test_flatfly_becomes_qosnets_flatfly_with_dimension_order():
+    # BookSim2's own flatflyconfig arrangement: 4x4 routers, 2x2 nodes a router
+    c = convert(FLATFLY + "c = 4;\nx = 4;\ny = 4;\nxr = 2;\nyr = 2;\n").config
+    assert c["topology"] == {"kind": "flatfly", "k": 4, "n": 2, "c": 4}
+    # ran_min_flatfly is dimension order, lowest dimension first, over all VCs
+    assert c["routing"] == {"kind": "dor"}
+    # use_noc_latency = 0: every channel one cycle, as a mesh's
+    assert c["router"]["link_latency"] == 1 and c["endpoint"]["link_latency"] == 1
+    # BookSim2's defaults: c = 1 (one node a router), a permutation then reaches the same
+    # nodes as BookSim2's (its grid numbering is the identity)
+    c = convert(FLATFLY + "traffic = transpose;\n").config
+    assert c["topology"] == {"kind": "flatfly", "k": 4, "n": 2, "c": 1}
+    assert c["traffic"][0]["pattern"] == {"kind": "transpose"}
+    # on one dimension BookSim2's tornado is qosnet's (the nodes are one row to both)
+    c = convert(FLATFLY + "traffic = tornado;\nn = 1;\n").config
+    assert c["traffic"][0]["pattern"] == {"kind": "tornado"}
+
+
+def test_flatfly_zero_load_latency_by_hand():
+    # 4 routers all joined (k = 4, n = 1), a node each; BookSim2's iq pipeline: a 1-flit
+    # packet takes 2 + 5 R cycles over R routers (configs/validation/README.md). Uniform
+    # traffic picks the source itself 1 time in 4 (R = 1: 7 cycles), another node 3 in 4
+    # (R = 2: 12 cycles): 0.25 * 7 + 0.75 * 12 = 10.75 cycles.
+    text = FLATFLY + "n = 1;\ninjection_rate_uses_flits = 1;\ninjection_rate = 0.005;\n"
+    text += "warmup_periods = 1;\nsample_period = 100000;\nmax_samples = 2;\n"
+    from qosnet import api
+
+    latency = float(api.run(convert(text).config).classes.iloc[0]["latency_mean"])
+    assert latency == pytest.approx(10.75, abs=0.25)
+
+
+@pytest.mark.parametrize(
+    ("setting", "key", "message"),
+    [
+        ("use_noc_latency = 1;", "use_noc_latency", "set use_noc_latency = 0"),
+        ("c = 4;", "c", "BookSim2's flatfly needs c = xr * yr (1)"),
+        ("y = 4;", "y", "BookSim2's flatfly needs y = x (x = 8)"),
+        ("n = 5;", "n", "BookSim2 builds n = 1 to 4"),
+        ("c = 4; xr = 2; yr = 2; x = 4; y = 4; traffic = transpose;", "traffic", "uniform"),
+        ("c = 4; xr = 2; yr = 2; x = 4; y = 4; n = 3;", "n", "give n = 2 (or c = 1)"),
+        ("c = 4; xr = 2; yr = 2;", "x", "give x = k = 4"),
+        ("traffic = tornado;", "traffic", "qosnet's tornado steps mesh and torus coordinates"),
+        ("routing_function = xyyx;", "routing_function", "qosnet supports ran_min there"),
+    ],
+)
+def test_flatfly_refuses_what_qosnet_does_not_model(setting: str, key: str, message: str):
+    assert message in refusals(FLATFLY + setting)[key]
+
+
+def test_flatfly_placement_keys_on_a_mesh_are_noted_not_used():
+    conv = convert(MESH + "c = 4;\nxr = 2;\n")
+    assert ("c", 4, "used by BookSim2 only with topology = flatfly") in conv.ignored
+    assert conv.config["topology"] == {"kind": "mesh", "k": 4, "n": 2}
+
+
 def test_unsupported_topology_and_routing_name_what_is_supported():
-    e = refusals("topology = flatfly; routing_function = min;")
-    assert "flatfly is not supported yet" in e["topology"]
-    assert "mesh, torus (k, n) and dragonflynew (k)" in e["topology"]
+    e = refusals("topology = fly; routing_function = dest_tag;")
+    assert "fly is not supported yet" in e["topology"]
+    assert "mesh, torus (k, n), dragonflynew (k) and flatfly (k, n, c)" in e["topology"]
     e = refusals("topology = torus; routing_function = ugal;")
     assert e["routing_function"] == (
         "ugal is not supported on a torus: qosnet supports dim_order there"
@@ -262,7 +320,7 @@ def test_refusals_name_key_value_and_what_is_supported(setting: str, key: str, m
 
 
 def test_every_problem_is_reported_at_once():
-    e = refusals("topology = flatfly; traffic = hotspot; vct = 1;")
+    e = refusals("topology = fly; traffic = hotspot; vct = 1;")
     assert {"topology", "traffic", "vct"} <= set(e)
 
 
@@ -338,11 +396,11 @@ def test_run_and_validate_take_a_cfg(small_cfg: Path):
 
 def test_run_refuses_naming_the_key(tmp_path: Path):
     path = tmp_path / "df.cfg"
-    path.write_text("topology = flatfly;\nrouting_function = ugal;\n")
+    path.write_text("topology = fly;\nrouting_function = dest_tag;\n")
     result = CliRunner().invoke(app, ["run", str(path)])
     assert result.exit_code == 1
     assert f"invalid configuration {path}" in result.output
-    assert "topology: flatfly is not supported yet" in result.output
+    assert "topology: fly is not supported yet" in result.output
 
 
 def test_convert_prints_or_writes_the_toml(small_cfg: Path, tmp_path: Path):

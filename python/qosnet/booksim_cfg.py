@@ -2,10 +2,10 @@
 
 A BookSim2 user's input (`topology = mesh; k = 8; ...`) becomes a qosnet configuration (a
 dict, as a TOML file would give) with the same meaning, for BookSim2's input-queued `iq`
-router on a mesh or a torus: `configs/validation/README.md` is how each of that router's
-parameters is matched, and `docs/booksim2.md` lists every BookSim2 key and what becomes of
-it. Keys a file leaves out take BookSim2's defaults, not qosnet's: the file means what it
-means to BookSim2.
+router on a mesh, a torus, a dragonfly or a flattened butterfly:
+`configs/validation/README.md` is how each of that router's parameters is matched, and
+`docs/booksim2.md` lists every BookSim2 key and what becomes of it. Keys a file leaves out
+take BookSim2's defaults, not qosnet's: the file means what it means to BookSim2.
 
 Every BookSim2 key is in exactly one of four tables here:
 - `_MAPPED`: translated into qosnet's configuration;
@@ -152,6 +152,12 @@ _MAPPED: dict[str, BooksimValue] = {
     "n": 2,
     "routing_function": "none",
     "use_noc_latency": 1,
+    # (a flatfly's concentration and its routers' and nodes' placement: `_flatfly`)
+    "c": 1,
+    "x": 8,
+    "y": 8,
+    "xr": 1,
+    "yr": 1,
     "router": "iq",
     "num_vcs": 16,
     "vc_buf_size": 8,
@@ -210,7 +216,6 @@ _FIXED: dict[str, tuple[BooksimValue, str]] = {
 #: Read by BookSim2 only in a mode that qosnet refuses when it is selected (the key that
 #: selects it is in `_FIXED` or `_MAPPED`): key -> that mode.
 _INERT: dict[str, str] = {
-    **{k: "topologies other than mesh and torus" for k in ("c", "x", "y", "xr", "yr")},
     **{k: "topologies other than mesh and torus" for k in ("in_ports", "out_ports")},
     "channel_file": "topology = anynet",
     "network_file": "topology = anynet",
@@ -315,15 +320,13 @@ ROUTING = {
     "mesh": {"dim_order": "dor", "dor": "dor"},
     "torus": {"dim_order": "dor_dateline"},
     "dragonflynew": {"min": "min", "ugal": "ugal"},
+    # BookSim2's ran_min_flatfly (`min_flatfly`) takes, despite its name, the lowest
+    # differing dimension first at every router, over all VCs: qosnet's flatfly `dor`.
+    "flatfly": {"ran_min": "dor"},
 }
 
-#: Why a BookSim2 flatfly is not read although qosnet has the topology.
-FLATFLY_NOTE = (
-    "; BookSim2's flatfly places each router's c nodes on a grid (x, y, xr, yr) and makes "
-    "their channels as long as that placement (use_noc_latency), which qosnet does not "
-    'model: a TOML [topology] kind = "flatfly" (k, n, c) runs the network with dimension-'
-    "order routing and terminal links of [endpoint] link_latency"
-)
+#: A flatfly's placement keys: read only there (BookSim2's flatfly_onchip.cpp).
+FLATFLY_PLACEMENT = ("c", "x", "y", "xr", "yr")
 
 #: BookSim2's dragonflynew gives its local channels 10 cycles and its global channels 100,
 #: flits and credits alike (DRAGON_LATENCY, compiled in).
@@ -402,6 +405,8 @@ def convert(text: str, source: str = "<text>") -> Conversion:
             ignored.append((key, value, _IGNORED[key]))
         elif key in _INERT:
             ignored.append((key, value, f"used by BookSim2 only with {_INERT[key]}"))
+        elif key in FLATFLY_PLACEMENT and given.get("topology", _MAPPED["topology"]) != "flatfly":
+            ignored.append((key, value, "used by BookSim2 only with topology = flatfly"))
 
     config: dict[str, Any] = {
         "simulation": _simulation(r),
@@ -479,9 +484,8 @@ def _topology(r: _Reader, config: dict[str, Any]) -> int:
     if topology not in ROUTING:
         r.refuse(
             "topology",
-            f"{topology} is not supported yet: qosnet reads mesh, torus (k, n) and "
-            "dragonflynew (k) from a BookSim2 file"
-            + (FLATFLY_NOTE if topology == "flatfly" else ""),
+            f"{topology} is not supported yet: qosnet reads mesh, torus (k, n), "
+            "dragonflynew (k) and flatfly (k, n, c) from a BookSim2 file",
         )
         return 1
     if topology == "dragonflynew":
@@ -490,6 +494,8 @@ def _topology(r: _Reader, config: dict[str, Any]) -> int:
         if n != 1:
             r.refuse("n", f"{n} is not supported on a dragonflynew: BookSim2 builds n = 1 only")
         config["topology"] = dragonfly_shape(k) | {"global_latency": DRAGONFLY_LATENCY[1]}
+    elif topology == "flatfly":
+        config["topology"] = _flatfly(r, k, n)
     else:
         config["topology"] = {"kind": topology, "k": k, "n": n}
     functions = ROUTING[topology]
@@ -507,6 +513,55 @@ def _topology(r: _Reader, config: dict[str, Any]) -> int:
     if topology == "dragonflynew":
         return DRAGONFLY_LATENCY[0]
     return 2 if topology == "torus" and noc == 1 else 1
+
+
+def _flatfly(r: _Reader, k: int, n: int) -> dict[str, Any]:
+    """BookSim2's flatfly (flatfly_onchip.cpp) as qosnet's `flatfly` topology, refusing
+    (naming the key) what qosnet's one does not model."""
+    c, x, y, xr, yr = (r.integer(key, 1) for key in FLATFLY_PLACEMENT)
+    if not 1 <= n <= 4:
+        r.refuse("n", f"{n} is not supported on a flatfly: BookSim2 builds n = 1 to 4")
+    # (BookSim2 asserts these; a file breaking them does not run there either)
+    if x != y:
+        r.refuse("y", f"{y} is not supported: BookSim2's flatfly needs y = x (x = {x})")
+    if c != xr * yr:
+        r.refuse("c", f"{c} is not supported: BookSim2's flatfly needs c = xr * yr ({xr * yr})")
+    # With use_noc_latency (BookSim2's default) a channel takes as many cycles as its two
+    # routers lie apart on the x-by-y grid, xr or yr a router: qosnet gives every channel
+    # between routers one latency.
+    if r.integer("use_noc_latency") != 0:
+        r.refuse(
+            "use_noc_latency",
+            f"{r.value('use_noc_latency')} is not supported on a flatfly: BookSim2 then makes "
+            "each channel as long as its routers' distance on the x-by-y placement, qosnet "
+            "gives every channel one latency; set use_noc_latency = 0 (every channel 1 cycle)",
+        )
+    # BookSim2 numbers a concentrated flatfly's nodes by their place on a 2-D grid
+    # (`flatfly_transformation`), qosnet router by router (node r*c + j): the same nodes under
+    # uniform traffic, other nodes under a permutation. With c = 1 the two agree.
+    pattern = r.value("traffic")  # (a list of several is refused by `_traffic`)
+    if c > 1 and pattern != "uniform":
+        r.refuse(
+            "traffic",
+            f"{pattern} is not supported on a flatfly with c = {c}: BookSim2 numbers its "
+            "nodes by their place on the x-by-y grid, qosnet router by router, so only "
+            "uniform traffic reaches the same destinations (or give c = 1)",
+        )
+    # BookSim2's tornado and neighbor step each of the n base-k digits of a node; qosnet's
+    # act on mesh and torus coordinates, and a flatfly's nodes are one row to them.
+    elif pattern in ("tornado", "neighbor") and n > 1:
+        r.refuse(
+            "traffic",
+            f"{pattern} is not supported on a flatfly with n = {n}: qosnet's {pattern} steps "
+            "mesh and torus coordinates, BookSim2's each digit of the flatfly's routers "
+            "(give n = 1, or a bit permutation: transpose, bitcomp, bitrev, shuffle)",
+        )
+    # (and that numbering is a k-by-k plane of routers)
+    if c > 1 and n != 2:
+        r.refuse("n", f"{n} is not supported on a flatfly with c = {c}: give n = 2 (or c = 1)")
+    elif c > 1 and x != k:
+        r.refuse("x", f"{x} is not supported on a flatfly with c = {c}: give x = k = {k}")
+    return {"kind": "flatfly", "k": k, "n": n, "c": c}
 
 
 def _router(r: _Reader, hop_latency: int) -> dict[str, Any]:
