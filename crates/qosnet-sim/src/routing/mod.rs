@@ -314,8 +314,17 @@ impl Routing {
                 // (the arriving VC's half of its class, as `dor::route` reads it: VC 0 or VC vcs/2)
                 let in_vc = if upper >> in_vc & 1 == 1 { (vcs / 2) as usize } else { 0 };
                 let route = dor::route(grid, router, dst, Wrap::Dateline { in_port, in_vc }, vcs);
-                // (its lower half always holds VC 0, its upper half never)
-                Route { port: route.port, vcs: if route.vcs & 1 == 1 { lower } else { upper } }
+                // At the destination the ejection port takes every VC of the class: the pair
+                // separates a ring's channels only (as BookSim2's dim_order_torus). Elsewhere
+                // the route's lower half always holds VC 0, its upper half never.
+                let vcs = if route.port == crate::topology::mesh::EJECT_PORT as u32 {
+                    class_vcs
+                } else if route.vcs & 1 == 1 {
+                    lower
+                } else {
+                    upper
+                };
+                Route { port: route.port, vcs }
             }
             Routing::Lids { table, .. } => {
                 // The LID paths' VC layers (`lid_paths.rs`: layer k is VCs k, k + layers, ...)
@@ -471,8 +480,13 @@ mod tests {
         let plus_in = crate::topology::mesh::minus_port(0);
         assert_eq!(route(0, plus_in, 5, 1, 0b11_0000).vcs, 0b10_0000, "arrived on best effort's upper VC");
         assert_eq!(route(0, plus_in, 4, 1, 0b11_0000).vcs, 0b01_0000, "arrived on its lower VC");
+        // at the destination, every VC of the class (a regression ejected on the lower half
+        // only: from 2026-11-26 every torus run's ejection had half its VCs)
+        let at_dst = topo.attach[2].0.index();
+        assert_eq!(route(at_dst, plus_in, 5, 2, 0b11_0000).vcs, 0b11_0000);
+        assert_eq!(route(at_dst, plus_in, 2, 2, 0b00_1100).vcs, 0b00_1100);
         // with every VC in the class, the halves are route's own
-        for (r, dst) in [(3, 0), (1, 2), (0, 3)] {
+        for (r, dst) in [(3, 0), (1, 2), (0, 3), (2, 2)] {
             let all = ring.route(&topo, r, from_nic, 0, dst, 0, 6);
             assert_eq!(route(r, from_nic, 0, dst, 0b11_1111), all);
         }
