@@ -120,22 +120,31 @@ def curves_claims(d: pd.DataFrame, topology: str) -> list[Finding]:
     return out
 
 
+def _busiest_by_seed(links: pd.DataFrame, scheme: str) -> dict[int, float]:
+    """A hot-spot table's busiest link's mean utilisation for `scheme`, seed by seed."""
+    rows = links[links["scheme"] == scheme]
+    return {int(s): float(v) for s, v in zip(rows["seed"], rows["busiest_link_mean"], strict=True)}
+
+
+def _traffic(links: pd.DataFrame, scheme: str) -> Traffic:
+    """What `scheme` delivered beside its busiest link (a lower peak bought by carrying
+    less is not like for like), over its seeds."""
+    rows = links[links["scheme"] == scheme]
+    return Traffic(
+        delivered=float(rows["accepted_flits_per_node_cycle"].mean()),
+        end_to_end=float(rows["latency_mean"].mean()),
+    )
+
+
 def hot_spot_claim(links: pd.DataFrame) -> list[Finding]:
     """Fig. 10: the busiest link's mean utilisation, DRB below IBA CC (document: about 75%
     lower); `links` has a row per scheme and seed."""
 
     def by_seed(k: str) -> dict[int, float]:
-        rows = links[links["scheme"] == k]
-        return {
-            int(s): float(v) for s, v in zip(rows["seed"], rows["busiest_link_mean"], strict=True)
-        }
+        return _busiest_by_seed(links, k)
 
     def traffic(k: str) -> Traffic:
-        rows = links[links["scheme"] == k]
-        return Traffic(
-            delivered=float(rows["accepted_flits_per_node_cycle"].mean()),
-            end_to_end=float(rows["latency_mean"].mean()),
-        )
+        return _traffic(links, k)
 
     # (a lower peak bought by carrying less is not like for like)
     s = compare(by_seed("DRB"), by_seed("IBA CC"), "lower", (traffic("DRB"), traffic("IBA CC")))
@@ -217,17 +226,10 @@ def dcqcn_hot_spot_claims(links: pd.DataFrame) -> list[Finding]:
     for like)."""
 
     def by_seed(k: str) -> dict[int, float]:
-        rows = links[links["scheme"] == k]
-        return {
-            int(s): float(v) for s, v in zip(rows["seed"], rows["busiest_link_mean"], strict=True)
-        }
+        return _busiest_by_seed(links, k)
 
     def traffic(k: str) -> Traffic:
-        rows = links[links["scheme"] == k]
-        return Traffic(
-            delivered=float(rows["accepted_flits_per_node_cycle"].mean()),
-            end_to_end=float(rows["latency_mean"].mean()),
-        )
+        return _traffic(links, k)
 
     out: list[Finding] = []
     for other in ("none", "IBA CC"):

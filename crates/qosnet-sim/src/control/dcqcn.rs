@@ -31,7 +31,7 @@
 //! line rate, against 0.1% at the paper's 40 Gb/s. Counters (the results' `flows` columns):
 //! CNPs sent per flow, CNPs received, cycles a ready packet waited for its pacing.
 
-use super::interface::{CcCounters, CongestionControl};
+use super::interface::{CcCounters, CongestionControl, HeldBack};
 use super::MAX_CONTROL_DELAY;
 use crate::config::AgentConfig;
 use crate::error::ConfigError;
@@ -92,10 +92,8 @@ struct Rp {
     /// When the last packet started (with the fraction carried), and its flits.
     last_start: f64,
     last_flits: f64,
-    /// When a ready packet was first held back, and when the retry asked for fires
-    /// (`Cycle::MAX`: none).
-    refused_at: Cycle,
-    timer_at: Cycle,
+    /// A ready packet held back by the pacing, and its retry.
+    held: HeldBack,
 }
 
 impl Rp {
@@ -110,8 +108,7 @@ impl Rp {
         bytes: 0.0,
         last_start: f64::NEG_INFINITY,
         last_flits: 0.0,
-        refused_at: Cycle::MAX,
-        timer_at: Cycle::MAX,
+        held: HeldBack::NONE,
     };
 }
 
@@ -280,10 +277,7 @@ impl CongestionControl for Dcqcn {
         let ideal = f.last_start + f.last_flits / f.rc;
         f.last_start = if (now as f64) - ideal < 1.0 { ideal } else { now as f64 };
         f.last_flits = flits as f64;
-        if f.refused_at != Cycle::MAX {
-            self.counters[flow as usize].throttled_cycles += now - f.refused_at;
-            f.refused_at = Cycle::MAX;
-        }
+        self.counters[flow as usize].throttled_cycles += f.held.release(now);
         if f.rate_next == Cycle::MAX && f.alpha_next == Cycle::MAX {
             return; // no CNP yet: the byte counter is not running
         }
@@ -324,15 +318,7 @@ impl CongestionControl for Dcqcn {
     /// unless one firing no later is pending.
     fn held_back(&mut self, _: usize, flow: u32, now: Cycle) -> Option<Cycle> {
         let ready = self.next_send(flow, now).min(now + self.retry_cap);
-        let f = &mut self.rp[flow as usize];
-        if f.refused_at == Cycle::MAX {
-            f.refused_at = now;
-        }
-        if f.timer_at <= ready && f.timer_at > now {
-            return None;
-        }
-        f.timer_at = ready;
-        Some(ready)
+        self.rp[flow as usize].held.hold(now, ready)
     }
 
     fn counters(&self) -> Option<&[CcCounters]> {

@@ -19,7 +19,7 @@
 
 use super::cct::Cct;
 use super::interface::CcCounters;
-use super::interface::{CongestionControl, Timer};
+use super::interface::{CongestionControl, HeldBack, Timer};
 use crate::config::AgentConfig;
 use crate::error::ConfigError;
 use crate::units::{Clock, Cycle};
@@ -42,10 +42,8 @@ struct FlowCc {
     at: Cycle,
     /// When the flow last started a message (`Cycle::MAX`: never).
     last_start: Cycle,
-    /// When a ready message was first held back (`Cycle::MAX`: none waits).
-    refused_at: Cycle,
-    /// When the retry timer asked for last fires (`Cycle::MAX`: none pending).
-    timer_at: Cycle,
+    /// A ready message held back by the CCT's delay, and its retry.
+    held: HeldBack,
 }
 
 /// IBA CC's CA side for every flow of a run.
@@ -103,13 +101,8 @@ impl IbaCc {
 
     /// State for `flows` flows.
     pub fn size_flows(&mut self, flows: usize) {
-        let fresh = FlowCc {
-            ccti: self.setting.ccti_min,
-            at: 0,
-            last_start: Cycle::MAX,
-            refused_at: Cycle::MAX,
-            timer_at: Cycle::MAX,
-        };
+        let fresh =
+            FlowCc { ccti: self.setting.ccti_min, at: 0, last_start: Cycle::MAX, held: HeldBack::NONE };
         self.flows = vec![fresh; flows];
         self.counters = vec![CcCounters::default(); flows];
     }
@@ -154,25 +147,14 @@ impl IbaCc {
     /// timer to set, unless one firing no later is pending already.
     pub fn refused(&mut self, flow: u32, now: Cycle) -> Option<Cycle> {
         let ready = self.ready_at(flow, now);
-        let f = &mut self.flows[flow as usize];
-        if f.refused_at == Cycle::MAX {
-            f.refused_at = now;
-        }
-        if f.timer_at <= ready && f.timer_at > now {
-            return None;
-        }
-        f.timer_at = ready;
-        Some(ready)
+        self.flows[flow as usize].held.hold(now, ready)
     }
 
     /// `flow` started a message at `now`.
     pub fn started(&mut self, flow: u32, now: Cycle) {
         let f = &mut self.flows[flow as usize];
         f.last_start = now;
-        if f.refused_at != Cycle::MAX {
-            self.counters[flow as usize].throttled_cycles += now - f.refused_at;
-            f.refused_at = Cycle::MAX;
-        }
+        self.counters[flow as usize].throttled_cycles += f.held.release(now);
     }
 
     /// A CNP with BECN for `flow` arrived at its source at `now`.

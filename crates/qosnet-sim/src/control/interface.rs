@@ -269,3 +269,53 @@ impl CongestionControl for Congestion {
         each!(self, a => CongestionControl::check(a))
     }
 }
+
+/// A source agent's waiting for one flow (IBA CC's CCT delay, DCQCN's pacing): since when
+/// a ready message or packet has been held back (for `CcCounters::throttled_cycles`) and
+/// when the retry timer asked for fires (`Cycle::MAX`: none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeldBack {
+    refused_at: Cycle,
+    timer_at: Cycle,
+}
+
+impl HeldBack {
+    pub const NONE: HeldBack = HeldBack { refused_at: Cycle::MAX, timer_at: Cycle::MAX };
+
+    /// Held back at `now` until `ready`: the retry timer to set, unless one firing no later
+    /// (and after `now`) is pending already.
+    #[inline]
+    pub fn hold(&mut self, now: Cycle, ready: Cycle) -> Option<Cycle> {
+        if self.refused_at == Cycle::MAX {
+            self.refused_at = now;
+        }
+        if self.timer_at <= ready && self.timer_at > now {
+            return None;
+        }
+        self.timer_at = ready;
+        Some(ready)
+    }
+
+    /// The flow started at `now`: the cycles it waited since first held back (0 if not).
+    #[inline]
+    pub fn release(&mut self, now: Cycle) -> Cycle {
+        let waited = if self.refused_at == Cycle::MAX { 0 } else { now - self.refused_at };
+        self.refused_at = Cycle::MAX;
+        waited
+    }
+}
+
+#[cfg(test)]
+mod held_back_tests {
+    use super::HeldBack;
+
+    #[test]
+    fn one_timer_at_a_time_and_the_wait_counted_from_the_first_refusal() {
+        let mut h = HeldBack::NONE;
+        assert_eq!(h.hold(10, 50), Some(50));
+        assert_eq!(h.hold(20, 60), None, "a timer at 50 is pending and fires first");
+        assert_eq!(h.hold(50, 70), Some(70), "the timer at 50 is firing now: a new one");
+        assert_eq!(h.release(80), 70, "held since 10");
+        assert_eq!(h.release(90), 0, "not held since");
+    }
+}
