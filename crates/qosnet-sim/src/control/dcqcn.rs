@@ -32,7 +32,7 @@
 //! CNPs sent per flow, CNPs received, cycles a ready packet waited for its pacing.
 
 use super::interface::{CcCounters, CongestionControl, HeldBack};
-use super::MAX_CONTROL_DELAY;
+use super::{positive_cycles, MAX_CONTROL_DELAY};
 use crate::config::AgentConfig;
 use crate::error::ConfigError;
 use crate::units::{Bandwidth, ByteSize, Clock, Cycle, Duration};
@@ -110,6 +110,12 @@ impl Rp {
         last_flits: 0.0,
         held: HeldBack::NONE,
     };
+
+    /// When the next packet is due: the last one's start plus its flits at R_C (fractional).
+    #[inline]
+    fn due(&self) -> f64 {
+        self.last_start + self.last_flits / self.rc
+    }
 }
 
 /// DCQCN for every flow of a run.
@@ -142,14 +148,7 @@ impl Dcqcn {
             unreachable!("Dcqcn::build is called with DCQCN's configuration")
         };
         let period = |name: &str, d: Option<Duration>, default: f64| {
-            let c = clock.duration_cycles(d.unwrap_or(Duration::Seconds(default)));
-            if c == 0 {
-                return Err(ConfigError::new(
-                    format!("endpoint.agent.{name}"),
-                    "must be a positive duration, got 0",
-                ));
-            }
-            Ok(c)
+            positive_cycles(&format!("endpoint.agent.{name}"), d.unwrap_or(Duration::Seconds(default)), clock)
         };
         let rate = |name: &str, b: Option<Bandwidth>, default: f64| {
             let r = clock.flits_per_cycle(b.unwrap_or(Bandwidth { bits_per_second: default }));
@@ -259,8 +258,7 @@ impl CongestionControl for Dcqcn {
     #[inline]
     fn next_send(&mut self, flow: u32, now: Cycle) -> Cycle {
         self.catch_up(flow, now);
-        let f = &self.rp[flow as usize];
-        let at = f.last_start + f.last_flits / f.rc;
+        let at = self.rp[flow as usize].due();
         if at <= 0.0 {
             0
         } else {
@@ -274,7 +272,7 @@ impl CongestionControl for Dcqcn {
         let f = &mut self.rp[flow as usize];
         // Back to back, the start keeps the fraction of a cycle the pacing left; after a
         // pause it is now.
-        let ideal = f.last_start + f.last_flits / f.rc;
+        let ideal = f.due();
         f.last_start = if (now as f64) - ideal < 1.0 { ideal } else { now as f64 };
         f.last_flits = flits as f64;
         self.counters[flow as usize].throttled_cycles += f.held.release(now);

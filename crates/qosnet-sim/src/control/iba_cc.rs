@@ -86,10 +86,7 @@ impl IbaCc {
                 format!("must be at most ccti_limit ({ccti_limit}), got {ccti_min}"),
             ));
         }
-        let ccti_timer = clock.duration_cycles(*ccti_timer);
-        if ccti_timer == 0 {
-            return Err(ConfigError::new("endpoint.agent.ccti_timer", "must be a positive duration, got 0"));
-        }
+        let ccti_timer = super::positive_cycles("endpoint.agent.ccti_timer", *ccti_timer, clock)?;
         let setting =
             CaSetting { ccti_increase: *ccti_increase, ccti_limit, ccti_min: *ccti_min, ccti_timer };
         Ok(IbaCc::new(setting, cct))

@@ -87,6 +87,19 @@ pub(crate) fn control_delay(
     Ok(delay)
 }
 
+/// Check an agent's timer period: at least one cycle (IBA CC's `ccti_timer`, DCQCN's).
+pub(crate) fn positive_cycles(
+    field: &str,
+    d: crate::units::Duration,
+    clock: &Clock,
+) -> Result<Cycle, ConfigError> {
+    let c = clock.duration_cycles(d);
+    if c == 0 {
+        return Err(ConfigError::new(field, "must be a positive duration, got 0"));
+    }
+    Ok(c)
+}
+
 impl Agents {
     /// No agent.
     pub const NONE: Agents =
