@@ -45,6 +45,8 @@ def test_reproduce_seed002_quick_writes_report_and_findings(tmp_path):
     decompose = pd.read_csv(out / "decompose_table.csv")
     one = decompose[decompose["variant"] == "DRB, one path"]
     assert set(one["release"]) == {"tail_credit", "tail_sent"}
+    # ... and DRB as it runs now, its LIDs sharing the VCs through an escape VC
+    assert "DRB, escape VC (marking rate 10)" in set(decompose["variant"])
     assert "Decomposition (issue 36)" in findings
     # beyond the documents: DCQCN beside no control and IBA CC on the same workloads
     dcqcn = pd.read_csv(out / "dcqcn_hot_spot_links.csv")
@@ -63,3 +65,10 @@ def test_lmc_errors_name_the_field():
     with pytest.raises(Exception) as e:
         run(ROOT / "configs" / "seed002" / "torus8x8.toml", ("router.vcs=2",))
     assert "routing.lmc" in str(e.value) and "deadlock" in str(e.value)
+    # the escape VC needs dimension order's dateline pair and a VC for the paths
+    with pytest.raises(Exception) as e:
+        run(
+            ROOT / "configs" / "seed002" / "torus8x8.toml",
+            ('routing.lid_vcs="escape"', "router.vcs=2"),
+        )
+    assert "router.vc_classes" in str(e.value) and "3 per class" in str(e.value)

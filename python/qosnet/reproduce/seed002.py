@@ -54,16 +54,20 @@ IBA_CC = (
 #: DRB over the four LIDs of LMC 2, contracting after 20 us without a notification (the
 #: CC timer's period, §4).
 DRB = 'routing.multipath={ paths = 4, selection = "drb", contraction_timer = "20 us" }'
-#: One LID per port for the schemes that use one path: the subnet manager gives LMC 2 only
-#: to DRB (with four LIDs every path takes the wrap-count VC classes, `lid_paths.rs`).
-ONE_LID = "routing.lmc=0"
+#: One LID per port for the schemes that use one path (`ONE_LID`): the subnet manager gives
+#: LMC 2 only to DRB, whose four LIDs share the 3 VCs through an escape VC (`ESCAPE`,
+#: Duato's protocol, `lid_paths.rs`): dimension order with its dateline pair on two, every
+#: LID's path on the third. With a VC class per wrap-around link crossed instead
+#: (`lid_vcs = "layers"`), most hops had one VC and DRB accepted up to 40% less than no
+#: control (issue 36; the decomposition's rows without "escape VC").
+ONE_LID, ESCAPE = seed002_decompose.ONE_LID, seed002_decompose.ESCAPE
 SCHEMES: dict[str, tuple[str, ...]] = {
     "none": (ONE_LID,),
     "IBA CC": (ONE_LID, MARK, IBA_CC),
-    "DRB": (MARK, DRB),
+    "DRB": (MARK, DRB, ESCAPE),
 }
 #: Beyond the document: DRB's path expansion and IBA CC's throttling together.
-BOTH = {"DRB + IBA CC": (MARK, DRB, IBA_CC)}
+BOTH = {"DRB + IBA CC": (MARK, DRB, ESCAPE, IBA_CC)}
 #: The victim-flow test's sensitivity: IBA CC marking every eligible packet (rate 0, as run
 #: before issue 36). With one in 11 marked, the contributors' BECNs (about one per CCTI
 #: timer period) never raised their CCT index far enough to hold them back.

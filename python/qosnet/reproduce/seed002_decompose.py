@@ -13,7 +13,10 @@ its switch threshold, marking rate, CCTI timer and CCT steps swept around the
 reproduction's setting, and a waiting header counted against every VL it may take
 (aggressive) or against none until it holds one. And for both, how a VC is released:
 when the tail's credit returns (a wormhole VC holds one packet) or when the tail has
-left (an InfiniBand VL is a FIFO a packet follows the one before into).
+left (an InfiniBand VL is a FIFO a packet follows the one before into). Then DRB as the
+reproduction runs it since, its four LIDs sharing the VCs through an escape VC (Duato's
+protocol, `routing/lid_paths.rs`), with the same knobs: one path, slack 0, the split in
+turn, never closing; and its four paths in turn.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import pandas as pd
 from qosnet.reproduce.runner import Experiment, Run
 from qosnet.reproduce.scoring import compare, per_seed
 
-__all__ = ["CASES", "LOAD", "VARIANTS", "experiment", "table"]
+__all__ = ["CASES", "ESCAPE", "LOAD", "ONE_LID", "VARIANTS", "experiment", "table"]
 
 #: Past every scheme's saturation (Fig. 8's and Fig. 9's largest load).
 LOAD = 0.6
@@ -60,7 +63,10 @@ def _cc(timer: str = "20 us", step: int = 10) -> str:
     )
 
 
+#: One LID per port (the schemes that use one path).
 ONE_LID = "routing.lmc=0"
+#: LID paths sharing the VCs through an escape VC (`lid_vcs = "escape"`).
+ESCAPE = 'routing.lid_vcs="escape"'
 #: name -> overrides (on the configuration as it is, VCs released at the tail's credit
 #: unless a variant says otherwise). "none" is every variant's baseline.
 VARIANTS: dict[str, tuple[str, ...]] = {
@@ -72,6 +78,30 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "DRB, never closing": (_mark(), _drb(timer="100 ms")),
     "DRB, round-robin split": (_mark(), _drb(split="round_robin")),
     "4 paths in turn (no DRB)": ('routing.multipath={ paths = 4, selection = "by_message" }',),
+    # The escape VC (Duato's protocol) instead of a VC class per wrap crossed: the model
+    # the reproduction runs DRB with since (`lid_paths.rs`).
+    "DRB, escape VC (marking rate 10)": (_mark(rate=10), _drb(), ESCAPE),
+    "DRB, one path, escape VC (marking rate 10)": (_mark(rate=10), _drb(1), ESCAPE),
+    "DRB, escape VC, slack 0 (marking rate 10)": (
+        _mark(rate=10),
+        _drb(),
+        ESCAPE,
+        "routing.slack=0",
+    ),
+    "DRB, escape VC, round-robin split (marking rate 10)": (
+        _mark(rate=10),
+        _drb(split="round_robin"),
+        ESCAPE,
+    ),
+    "DRB, escape VC, never closing (marking rate 10)": (
+        _mark(rate=10),
+        _drb(timer="100 ms"),
+        ESCAPE,
+    ),
+    "4 paths in turn, escape VC": (
+        'routing.multipath={ paths = 4, selection = "by_message" }',
+        ESCAPE,
+    ),
     "IBA CC as run before (threshold 8, rate 0, timer 20 us, step 10)": (_mark(), _cc()),
     "IBA CC, threshold 4": (_mark(threshold=4), _cc()),
     "IBA CC, threshold 15": (_mark(threshold=15), _cc()),
@@ -90,7 +120,12 @@ RELEASES = ("tail_credit", "tail_sent")
 def experiment(cfg: Path, time: tuple[str, ...], quick: bool) -> Experiment:
     variants = VARIANTS
     if quick:
-        keep = (BASELINE, "DRB, one path", "DRB as run before (4 paths, slack 2, marking rate 0)")
+        keep = (
+            BASELINE,
+            "DRB, one path",
+            "DRB as run before (4 paths, slack 2, marking rate 0)",
+            "DRB, escape VC (marking rate 10)",
+        )
         variants = {k: v for k, v in VARIANTS.items() if k in keep}
     cases = CASES[:1] if quick else CASES
     return Experiment(

@@ -33,7 +33,7 @@ pub use router::{
     RouterConfig, RouterKind, SchedulerConfig, VcClasses, VcRelease, VcSelection, VictimMarking,
     VirtualClockConfig, VirtualClockState, WaitingHeaders,
 };
-pub use routing::{DrbSplit, MultipathConfig, PathSelection, RoutingConfig, RoutingKind};
+pub use routing::{DrbSplit, LidVcs, MultipathConfig, PathSelection, RoutingConfig, RoutingKind};
 pub use simulation::{PhysicalConfig, SimulationConfig, MAX_CYCLES};
 pub use topology::{IbFabricFormat, TopologyConfig};
 pub use trace::TraceConfig;

@@ -62,11 +62,23 @@ pub struct RoutingConfig {
     pub lmc: Option<u8>,
     /// With `lmc`: how many hops longer than the shortest a DFS path may be.
     pub slack: u32,
+    /// With `lmc`: how the LID paths share the VCs without deadlock.
+    // (skipped when default, so configurations written before it hash as they did; the
+    // schema's default is then given by hand, as schemars omits it)
+    #[serde(skip_serializing_if = "LidVcs::is_default")]
+    #[schemars(extend("default" = "layers"))]
+    pub lid_vcs: LidVcs,
 }
 
 impl Default for RoutingConfig {
     fn default() -> Self {
-        Self { kind: RoutingKind::default(), multipath: None, lmc: None, slack: 2 }
+        Self {
+            kind: RoutingKind::default(),
+            multipath: None,
+            lmc: None,
+            slack: 2,
+            lid_vcs: LidVcs::default(),
+        }
     }
 }
 
@@ -85,7 +97,42 @@ pub struct MultipathConfig {
     pub contraction_timer: Option<Duration>,
     /// How DRB spreads messages over its open paths (`selection = "drb"`).
     #[serde(default, skip_serializing_if = "DrbSplit::is_default")]
+    #[schemars(extend("default" = "inverse_notifications"))]
     pub split: DrbSplit,
+}
+
+/// How the paths of several LIDs per destination avoid deadlock (`[routing] lid_vcs`,
+/// `routing/lid_paths.rs`). Document 002 gives its switches three VCs per port and says no
+/// more; both are ways a subnet manager or a switch could keep DFS paths deadlock free.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LidVcs {
+    /// Each path keeps to VC classes whose channel dependency graph is acyclic: on a torus
+    /// the dateline classes where they are proved acyclic, else one class per wrap-around
+    /// link crossed (with 3 VCs, one VC per hop); on a fabric, a layer per path (as
+    /// OpenSM's DFSSSP gives each path a service level).
+    #[default]
+    Layers,
+    /// An escape VC in the style of Duato's protocol: the paths run freely on a class's VCs
+    /// beyond the first (mesh, fabric) or first two (torus), which carry LID 0's own routing
+    /// (dimension order, with its dateline pair on a torus) as an escape; a header may take
+    /// the escape at any hop and then keeps to it. Deadlock free when LID 0's routing is
+    /// (checked: its channel dependencies from every switch, acyclic).
+    Escape,
+}
+
+impl LidVcs {
+    fn is_default(&self) -> bool {
+        *self == LidVcs::default()
+    }
+
+    /// The spelling used in configuration files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Layers => "layers",
+            Self::Escape => "escape",
+        }
+    }
 }
 
 /// How DRB spreads a flow's messages over its open paths (`[routing] multipath.split`).

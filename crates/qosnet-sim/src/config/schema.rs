@@ -48,4 +48,20 @@ mod tests {
         assert_eq!(s["additionalProperties"], false);
         assert_eq!(s["required"], serde_json::json!(["topology"]));
     }
+
+    /// The defaults written by hand (`#[schemars(extend("default" = ..))]`, where serde
+    /// skips a default value and schemars then omits it) are the types' own.
+    #[test]
+    fn defaults_given_by_hand_are_the_types_defaults() {
+        let s = schema();
+        let defs = &s["$defs"];
+        let default_of = |def: &str, field: &str| defs[def]["properties"][field]["default"].clone();
+        assert_eq!(
+            default_of("RoutingConfig", "lid_vcs"),
+            serde_json::to_value(crate::config::LidVcs::default()).unwrap()
+        );
+        let split = crate::config::DrbSplit::default();
+        assert_eq!(default_of("MultipathConfig", "split"), serde_json::to_value(split).unwrap());
+        assert_eq!(default_of("TrafficConfig", "self_traffic"), serde_json::Value::Bool(false));
+    }
 }

@@ -235,6 +235,7 @@ pub struct TrafficConfig {
     /// themselves instead of staying silent. Off by default (no self traffic); for
     /// configurations matched against BookSim2 (`configs/validation/`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[schemars(extend("default" = false))]
     pub self_traffic: bool,
     /// Which nodes run this source ("all" or a list).
     #[serde(default)]

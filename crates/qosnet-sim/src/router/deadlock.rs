@@ -70,17 +70,26 @@ impl Routers {
             0
         };
         let mut waits = Vec::new();
-        if let Peer::Router { router, port } = self.topo.peer(r, s.out_port as usize) {
-            let down = router.index() * ports + port as usize;
-            waits.extend(bits(held).map(|ov| self.p.lane_index(down, ov)));
-        }
-        if header {
-            // the holders whose tails have not crossed yet (`op_open`)
-            let open = held & self.op_open[op];
-            waits.extend(bits(open).map(|ov| {
-                let (oip, lane) = self.out_vc[self.p.lane_index(op, ov)].owner_input();
-                self.p.lane_index(oip, lane)
-            }));
+        let mut wait_on = |out_port: usize, held: u32| {
+            let op = r * ports + out_port;
+            if let Peer::Router { router, port } = self.topo.peer(r, out_port) {
+                let down = router.index() * ports + port as usize;
+                waits.extend(bits(held).map(|ov| self.p.lane_index(down, ov)));
+            }
+            if header {
+                // the holders whose tails have not crossed yet (`op_open`)
+                let open = held & self.op_open[op];
+                waits.extend(bits(open).map(|ov| {
+                    let (oip, lane) = self.out_vc[self.p.lane_index(op, ov)].owner_input();
+                    self.p.lane_index(oip, lane)
+                }));
+            }
+        };
+        wait_on(s.out_port as usize, held);
+        if let Some(e) = self.escape.get(ivc).filter(|e| header && e.vcs != 0) {
+            // a header with an escape waits for its VCs too (either would do: the graph
+            // over-counts, so a cycle here is necessary for a deadlock, not sufficient)
+            wait_on(e.port as usize, e.vcs & self.op_allocated[r * ports + e.port as usize]);
         }
         if self.p.kind == RouterKind::Preemptive {
             let vcs = self.p.vcs;

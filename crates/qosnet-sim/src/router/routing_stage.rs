@@ -8,7 +8,7 @@
 //! progress for the watchdog at `ready`, as it did then (`Simulation::routed_at`). One look
 //! at the VC instead of two: on a large network the second look was a cache miss per header.
 
-use super::Routers;
+use super::{Escape, Routers};
 use crate::control::HopAction;
 use crate::flit::Signal;
 use crate::ids::{NodeId, PacketId};
@@ -41,6 +41,11 @@ impl Routers {
         let vc = if v >= vcs { v - vcs } else { v };
         let class_vcs = *self.p.class_vcs.at(class);
         let route = self.routing.route_in_class(&self.topo, r, port, vc, dst, path, vcs as u32, class_vcs);
+        if self.routing.has_escape() {
+            let escape = self.routing.escape_in_class(&self.topo, r, port, vc, dst, path, class_vcs);
+            *self.escape.at_mut(ivc) =
+                escape.map_or(Escape::default(), |e| Escape { port: e.port as u16, vcs: e.vcs });
+        }
         if signal != Signal::Data {
             reservation_hop(net, r, route.port as usize, packet, ready);
         }

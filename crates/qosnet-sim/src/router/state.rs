@@ -80,6 +80,17 @@ pub(crate) struct InVc {
     pub resumed: bool,
 }
 
+/// A header's second way where the routing has one (`Routing::has_escape`: LID paths
+/// with an escape VC, Duato's protocol, `routing/lid_paths.rs`): LID 0's output port and
+/// its escape VCs, which the VC allocator takes where the header's own way has no VC free.
+/// Kept beside `InVc` (full at 64 bytes) and read only by headers that found none free.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Escape {
+    pub port: u16,
+    /// 0: no second way (the route holds the escape VC already, or the header is on it).
+    pub vcs: u32,
+}
+
 /// An output VC's buffer and state, together (64 bytes, aligned) for the same reason as
 /// `InVc`.
 #[derive(Clone, Copy, Debug)]
@@ -188,6 +199,8 @@ pub(crate) struct Routers {
     pub(crate) ip_parked: Vec<u32>,
     /// Per output port: the input ports (bits) with headers parked on it.
     pub(crate) op_parked: Vec<u64>,
+    /// Per input VC record, its header's escape (`Escape`; empty where the routing has none).
+    pub(crate) escape: Vec<Escape>,
     pub(crate) ip_active: Vec<u32>,
     /// VCs whose output VC buffer was found full; re-enabled when that buffer sends a flit.
     pub(crate) ip_blocked: Vec<u32>,

@@ -67,16 +67,27 @@ impl Routers {
                 continue;
             }
             for v in bits(waiting) {
-                let state = self.in_vc.at(self.p.lane_index(ip, v));
+                let ivc = self.p.lane_index(ip, v);
+                let state = self.in_vc.at(ivc);
                 if state.gate <= now {
-                    let op = (r * ports + state.out_port as usize) as u32;
+                    let mut op = (r * ports + state.out_port as usize) as u32;
                     // A header with no VC to win this cycle (none free, none preemptable;
                     // grants only take VCs) is not a request: blocked headers cost nothing.
                     if state.route_vcs & !*self.op_allocated.at(op as usize) == 0
                         && !(PRE && self.may_preempt(op as usize, state.route_vcs, state.class))
                     {
-                        self.park(ip, v, op as usize);
-                        continue;
+                        // Its escape, if it has one and a VC there is free (Duato's protocol:
+                        // the escape is offered at every hop, `routing/lid_paths.rs`).
+                        match self.escape_request(r, ivc) {
+                            Some(eop) => op = eop as u32,
+                            None => {
+                                self.park(ip, v, op as usize);
+                                if let Some(e) = self.escape.get(ivc).filter(|e| e.vcs != 0) {
+                                    self.park(ip, v, r * ports + e.port as usize);
+                                }
+                                continue;
+                            }
+                        }
                     }
                     let who = Requester::new(port, v);
                     // Order: by output port, then round robin from the port's pointer.
@@ -92,7 +103,11 @@ impl Routers {
             let ip = r * ports + port;
             let ivc = self.p.lane_index(ip, v);
             let s = self.in_vc.at(ivc);
-            let (route_vcs, class, resumed, packet) = (s.route_vcs, s.class, s.resumed, s.packet);
+            let (mut route_vcs, class, resumed, packet) = (s.route_vcs, s.class, s.resumed, s.packet);
+            let escaping = op != r * ports + s.out_port as usize;
+            if escaping {
+                route_vcs = self.escape.at(ivc).vcs;
+            }
             if PRE && resumed && self.resumption_waits(op, packet) {
                 // (until the guarding dummy tail's credit returns: that wakes `op`)
                 self.park(ip, v, op);
@@ -120,6 +135,13 @@ impl Routers {
             *self.va_rr.at_mut(op) = who.next();
             *self.op_allocated.at_mut(op) |= 1 << ov;
             let state = self.in_vc.at_mut(ivc);
+            if escaping {
+                // the header takes the escape and keeps to it from here (its next routers
+                // see it arrive on an escape VC)
+                state.out_port = (op - r * ports) as u16;
+                state.route_vcs = route_vcs;
+                self.escape.at_mut(ivc).vcs = 0;
+            }
             state.out_vc = ov as u8;
             state.gate = now + self.p.d_vc_alloc;
             state.front.ready = state.front.ready.max(state.gate);
@@ -147,6 +169,15 @@ impl Routers {
             net.progress.last_progress = now;
         }
         self.va_requests = requests;
+    }
+
+    /// The output port (`r`'s, as `router * ports + port`) of input VC record `ivc`'s
+    /// escape, where it has one with a VC free.
+    #[inline]
+    fn escape_request(&self, r: usize, ivc: usize) -> Option<usize> {
+        let e = self.escape.get(ivc).filter(|e| e.vcs != 0)?;
+        let op = r * self.p.ports + e.port as usize;
+        (e.vcs & !*self.op_allocated.at(op) != 0).then_some(op)
     }
 
     /// Header VC `v` of input port `ip` can win no VC of output port `op` until its VCs

@@ -47,6 +47,19 @@
 //!   destination, LID) — goes in the first layer whose dependency graph stays acyclic with
 //!   it, as OpenSM's DFSSSP gives each path a service level; the packet enters its layer
 //!   at the source's switch and keeps it.
+//! - Or, with `[routing] lid_vcs = "escape"`, an escape VC in the style of Duato's protocol
+//!   instead of classes per path: within each traffic class's VCs, the first (mesh,
+//!   fabric) or first two (torus: the dateline pair) carry LID 0's routing, dimension
+//!   order with its dateline classes on a torus, and the others carry every LID's path
+//!   freely, in any turn. A header on an adaptive VC may take the escape at any hop (the
+//!   VC allocator offers it where the path's VCs are all taken) and keeps to it from
+//!   there. The escape channels only wait on escape channels, and their dependency graph
+//!   — LID 0's way from every switch, as a header entering there would take it — is
+//!   checked acyclic, so they always drain and every header blocked on an adaptive VC
+//!   eventually gets one (Duato 1993's sufficient condition with the escape kept once
+//!   taken). It gives the alternative paths the VCs the layers took from them: with 3
+//!   VCs on a torus, LID 0's hops two VCs and the others one adaptive VC plus the
+//!   escape, where the wrap-count classes gave most hops one.
 
 use super::{Route, Routing, VcMask};
 use crate::topology::mesh::{coord, minus_port, plus_port};
@@ -79,8 +92,13 @@ pub struct LidPaths {
     source_at: Vec<u32>,
     /// Per class (layer, or wraps crossed): its VCs (VC v is in class v mod classes).
     class_vcs: Vec<VcMask>,
-    /// VC classes used.
+    /// VC classes used (escape mode: the escape classes and the adaptive one).
     pub layers: u32,
+    /// Escape mode (`LidVcs::Escape`): the escape classes at the bottom of each traffic
+    /// class's VCs (1 on a mesh or fabric, 2 on a torus); 0 for the layer schemes.
+    pub(crate) escape: u32,
+    /// The VCs per port (`route` without a traffic class takes them all).
+    vcs: u32,
     /// (source, destination, LID) paths that could not avoid the pair's lower LIDs' links.
     pub shared: usize,
 }
@@ -104,8 +122,16 @@ pub fn lid_searches(nodes: u128, lmc: u8) -> u128 {
 
 impl LidPaths {
     /// Path sets of 2^`lmc` LIDs per destination, LID 0 along `base`, the others by DFS
-    /// within `slack` hops of the shortest, split over at most `vcs` VC layers.
-    pub fn build(topo: &Topology, base: &Routing, lmc: u8, slack: u32, vcs: u32) -> Result<LidPaths, String> {
+    /// within `slack` hops of the shortest, split over at most `vcs` VC layers — or, with
+    /// `escape`, free on the VCs above LID 0's escape classes (module comment).
+    pub fn build(
+        topo: &Topology,
+        base: &Routing,
+        lmc: u8,
+        slack: u32,
+        vcs: u32,
+        escape: bool,
+    ) -> Result<LidPaths, String> {
         let paths = 1u32 << lmc;
         let (nodes, routers, ports) = (topo.nodes, topo.routers, topo.ports);
         let searches = lid_searches(nodes as u128, lmc);
@@ -116,6 +142,15 @@ impl LidPaths {
             ));
         }
         let moves = Moves::of(topo, vcs);
+        let torus = matches!(topo.shape, Shape::Torus { .. });
+        if escape && moves.is_none() && !matches!(topo.shape, Shape::Fabric { .. }) {
+            return Err(format!(
+                "lid_vcs = \"escape\" applies to a 2-D mesh or torus or an ib_fabric, not this {}",
+                topo.shape.name()
+            ));
+        }
+        // (the escape keeps deadlock away: the alternative paths may take any turn)
+        let search_moves = if escape { None } else { moves.as_ref() };
         let mut next = vec![NONE; routers * nodes * paths as usize];
         let mut shared = 0;
         let mut trees = Vec::with_capacity(nodes * paths as usize);
@@ -147,7 +182,7 @@ impl LidPaths {
                     let budget = dist[rs] + slack as usize;
                     let mut search = Search {
                         topo,
-                        moves: moves.as_ref(),
+                        moves: search_moves,
                         dist: &dist,
                         tree: &t,
                         used: &used,
@@ -175,7 +210,7 @@ impl LidPaths {
                              moves (at most {} wrap-around links, west-first turns); use more VCs \
                              (router.vcs) or a smaller routing.lmc",
                             lid_trees.len(),
-                            moves.as_ref().map_or(0, |m| m.classes - 1)
+                            search_moves.map_or(0, |m| m.classes - 1)
                         ));
                     };
                     for link in path {
@@ -194,10 +229,27 @@ impl LidPaths {
             }
             trees.extend(lid_trees);
         }
-        let dateline = moves.as_ref().filter(|m| m.classes > 1 && vcs >= 2).and_then(|m| {
-            let upper = dateline_entries(topo, m, &trees, paths as usize);
-            check_dateline(topo, m, &trees, paths as usize, &upper).then_some(upper)
-        });
+        let escape_classes = match escape {
+            false => 0,
+            true if torus => 2,
+            true => 1,
+        };
+        let dateline = if escape {
+            // LID 0's dateline classes on a torus (used for it alone), and the escape's proof
+            let m = moves.as_ref().filter(|_| torus);
+            let upper = m.map(|m| dateline_entries(topo, m, &trees, paths as usize)).unwrap_or_default();
+            if !check_escape(topo, m, &trees, paths as usize, &upper) {
+                return Err("the escape routing (LID 0's) can deadlock: its channel dependencies \
+                            from every switch close a cycle; use lid_vcs = \"layers\""
+                    .to_string());
+            }
+            m.map(|_| upper)
+        } else {
+            moves.as_ref().filter(|m| m.classes > 1 && vcs >= 2).and_then(|m| {
+                let upper = dateline_entries(topo, m, &trees, paths as usize);
+                check_dateline(topo, m, &trees, paths as usize, &upper).then_some(upper)
+            })
+        };
         let port_dim = match (&moves, &dateline) {
             (Some(m), Some(_)) => {
                 m.hops.iter().map(|h| if h.0 == NO_DIR { NO_DIR } else { h.0 / 2 }).collect()
@@ -205,6 +257,7 @@ impl LidPaths {
             _ => Vec::new(),
         };
         let (layer, layers, wraps) = match &moves {
+            _ if escape => (Vec::new(), escape_classes + 1, Vec::new()),
             Some(_) if dateline.is_some() => (Vec::new(), 2, Vec::new()),
             Some(m) => {
                 check_classes(topo, m, &trees, paths as usize).map_err(|(src, d, l, wraps)| {
@@ -252,8 +305,57 @@ impl LidPaths {
             source_at,
             class_vcs,
             layers,
+            escape: escape_classes,
+            vcs,
             shared,
         })
+    }
+
+    /// Escape mode (`LidVcs::Escape`, module comment): the route of a header arrived on the
+    /// `in_rank`-th VC of its traffic class's `class_size`, with VCs as masks over the
+    /// class's VCs by rank. First its LID's way on the adaptive VCs (ranks from `escape`
+    /// on); then, where LID 0 leaves by another port, LID 0's way on its escape class. A
+    /// header that arrived on an escape VC keeps to LID 0's way; the ejection takes every VC.
+    #[inline]
+    #[allow(clippy::too_many_arguments)] // `route`'s, and the class's size
+    pub(crate) fn route_escape(
+        &self,
+        router: usize,
+        ports: usize,
+        in_port: usize,
+        in_rank: u32,
+        dst: usize,
+        lid: u32,
+        class_size: u32,
+    ) -> (Route, Option<Route>) {
+        let i = (router * self.nodes + dst) * self.paths as usize;
+        let port_of = |p: u8| if p == NONE { u32::MAX } else { p as u32 };
+        let (port, esc_port) = (port_of(self.next[i + lid as usize]), port_of(self.next[i]));
+        let all = super::all_vcs(class_size);
+        let dim = |p: u32| if p == u32::MAX { NO_DIR } else { self.port_dim[router * ports + p as usize] };
+        if esc_port != u32::MAX && self.source_at[router * ports + esc_port as usize] == dst as u32 {
+            return (Route { port: esc_port, vcs: all }, None);
+        }
+        let on_escape = self.source_at[router * ports + in_port] == u32::MAX && in_rank < self.escape;
+        // LID 0's class: one on a mesh or fabric; on a torus the dateline's, kept through a
+        // run a header on the escape continues, else taken afresh as it enters here
+        let class = if self.escape < 2 {
+            0
+        } else if on_escape && dim(in_port as u32) == dim(esc_port) {
+            in_rank
+        } else {
+            self.dateline[i] as u32
+        };
+        let escape = Route { port: esc_port, vcs: 1 << class };
+        if on_escape {
+            return (escape, None);
+        }
+        let adaptive = all & !super::all_vcs(self.escape);
+        if port == esc_port {
+            (Route { port, vcs: adaptive | escape.vcs }, None)
+        } else {
+            (Route { port, vcs: adaptive }, Some(escape))
+        }
     }
 
     /// Route a header at `router`, arrived by `in_port` on `in_vc`, toward `dst` on LID
@@ -269,6 +371,9 @@ impl LidPaths {
         dst: usize,
         lid: u32,
     ) -> Route {
+        if self.escape > 0 {
+            return self.route_escape(router, ports, in_port, in_vc as u32, dst, lid, self.vcs).0;
+        }
         let paths = self.paths as usize;
         let port = self.next[(router * self.nodes + dst) * paths + lid as usize];
         let port = if port == NONE { u32::MAX } else { port as u32 };
@@ -475,6 +580,31 @@ fn check_dateline(topo: &Topology, m: &Moves, trees: &[Vec<u8>], paths: usize, u
                     if !g[a].contains(&b) {
                         g[a].push(b);
                     }
+                }
+            }
+        }
+    }
+    acyclic(&g)
+}
+
+/// The escape's proof (`LidVcs::Escape`): LID 0's way from every switch — a header may
+/// take the escape at any hop — as (link, class) channels, with the dateline classes a
+/// header entering there takes on a torus (`m`, `upper`) or one class elsewhere, form an
+/// acyclic dependency graph (Dally & Seitz).
+fn check_escape(topo: &Topology, m: Option<&Moves>, trees: &[Vec<u8>], paths: usize, upper: &[bool]) -> bool {
+    let classes = if m.is_some() { 2 } else { 1 };
+    let mut g: Vec<Vec<usize>> = vec![Vec::new(); topo.routers * topo.ports * classes];
+    for d in 0..topo.nodes {
+        for r in 0..topo.routers {
+            let Some(path) = chain(topo, &trees[d * paths], r) else { return false };
+            let cls = match m {
+                Some(m) => dateline_classes(topo, m, &path, d, 0, paths, upper),
+                None => vec![0; path.len()],
+            };
+            for (w, c) in path.windows(2).zip(cls.windows(2)) {
+                let (a, b) = (w[0] * classes + c[0], w[1] * classes + c[1]);
+                if !g[a].contains(&b) {
+                    g[a].push(b);
                 }
             }
         }
@@ -714,7 +844,7 @@ fn reaches(g: &[Vec<usize>], from: usize, to: usize, seen: &mut [u32], mark: u32
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{RoutingKind, TopologyConfig};
+    use crate::config::{LidVcs, RoutingKind, TopologyConfig};
     use crate::ids::{NodeId, RouterId};
     use crate::topology::mesh::{minus_port, plus_port, EJECT_PORT};
 
@@ -723,7 +853,9 @@ mod tests {
     }
 
     fn lids(topo: &Topology, lmc: u8, slack: u32, vcs: u32) -> Result<Routing, crate::error::ConfigError> {
-        Routing::build(RoutingKind::Auto, topo, vcs)?.with_lids(topo, lmc, slack, vcs)?.with_paths(1 << lmc)
+        Routing::build(RoutingKind::Auto, topo, vcs)?
+            .with_lids(topo, lmc, slack, vcs, LidVcs::Layers)?
+            .with_paths(1 << lmc)
     }
 
     fn hops(r: &Routing, topo: &Topology, s: u32, d: u32, lid: u32) -> Vec<(RouterId, u32)> {
@@ -773,7 +905,7 @@ mod tests {
         // One VC: a torus ring's channels close a cycle whatever the LIDs do.
         let t = torus(4);
         let dor = Routing::build(RoutingKind::Dor, &t, 1).unwrap();
-        let e = dor.with_lids(&t, 1, 2, 1).unwrap_err().to_string();
+        let e = dor.with_lids(&t, 1, 2, 1, LidVcs::Layers).unwrap_err().to_string();
         assert!(e.contains("routing.lmc") && e.contains("deadlock") && e.contains("wrap-around"), "{e}");
         // With 3 VCs the classes (wraps crossed) make every path set of the 2-D torus safe:
         // the document's 64-node torus with four LIDs (its alternatives' runs close the
@@ -786,7 +918,7 @@ mod tests {
         // rings close cycles in its one layer, and fit in three.
         let t3 = Topology::build(&TopologyConfig::Torus { k: Some(3), n: Some(3), dims: None }).unwrap();
         let dor = Routing::build(RoutingKind::Dor, &t3, 1).unwrap();
-        let e = dor.with_lids(&t3, 1, 1, 1).unwrap_err().to_string();
+        let e = dor.with_lids(&t3, 1, 1, 1, LidVcs::Layers).unwrap_err().to_string();
         assert!(e.contains("deadlock") && e.contains("1 VC layers"), "{e}");
         let r = lids(&t3, 1, 1, 4).unwrap();
         let Routing::Lids { table, .. } = &r else { panic!() };
@@ -834,6 +966,117 @@ mod tests {
                 assert_eq!(ports(&r), ports(&base), "{s}->{d}");
             }
         }
+    }
+
+    /// The escape VC (`lid_vcs = "escape"`), worked on a 4x4 torus (router x + 4y) with 3
+    /// VCs: VCs 0 and 1 are dimension order's dateline pair (the escape), VC 2 every
+    /// LID's own path.
+    #[test]
+    fn an_escape_vc_carries_dimension_order_beside_free_paths() {
+        let t = torus(4);
+        let r = Routing::build(RoutingKind::Auto, &t, 3)
+            .unwrap()
+            .with_lids(&t, 1, 2, 3, LidVcs::Escape)
+            .unwrap()
+            .with_paths(2)
+            .unwrap();
+        assert!(r.has_escape());
+        assert_eq!(r.vcs_per_class(), 3, "two escape VCs and one for the paths");
+        let (px, py) = (plus_port(0) as u32, plus_port(1) as u32);
+        let from_node = |n: usize| t.attach[n].1 as usize;
+        let (lower, upper, free) = (0b001, 0b010, 0b100);
+        let at = |router, in_port, in_vc, dst, lid, class| {
+            (
+                r.route_in_class(&t, router, in_port, in_vc, dst, lid, 3, class),
+                r.escape_in_class(&t, router, in_port, in_vc, dst, lid, class),
+            )
+        };
+        // (0,0) -> (1,1) on LID 1 (+y, then +x): its own way on VC 2, and dimension
+        // order's (+x, no wrap: the lower class) as the escape.
+        assert_eq!(
+            at(0, from_node(0), 0, 5, 1, 0b111),
+            (Route { port: py, vcs: free }, Some(Route { port: px, vcs: lower }))
+        );
+        // LID 0 is dimension order: one port, its VC 2 and its dateline class together.
+        assert_eq!(at(0, from_node(0), 0, 5, 0, 0b111), (Route { port: px, vcs: free | lower }, None));
+        // At (0,1), arrived on VC 2 by +y: the rest of LID 1 (+x) is dimension order's too.
+        assert_eq!(at(4, minus_port(1), 2, 5, 1, 0b111), (Route { port: px, vcs: free | lower }, None));
+        // A header that took the escape to (1,0) keeps to dimension order (+y, entering y:
+        // its class afresh), whatever its LID.
+        assert_eq!(at(1, minus_port(0), 0, 5, 1, 0b111), (Route { port: py, vcs: lower }, None));
+        // (2,0) -> (0,0) on the escape: the run wraps, so the upper class, kept at (3,0).
+        assert_eq!(at(2, from_node(2), 0, 0, 0, 0b111).0, Route { port: px, vcs: free | upper });
+        assert_eq!(at(3, minus_port(0), 1, 0, 0, 0b111), (Route { port: px, vcs: upper }, None));
+        // ... and a header entering the escape at (3,0) from VC 2 takes the class afresh
+        // (its run from there wraps too: upper).
+        assert_eq!(at(3, minus_port(0), 2, 0, 0, 0b111).0, Route { port: px, vcs: free | upper });
+        // The ejection takes every VC, escape or not.
+        assert_eq!(
+            at(5, minus_port(0), 0, 5, 1, 0b111),
+            (Route { port: EJECT_PORT as u32, vcs: 0b111 }, None)
+        );
+        // Within a traffic class of VCs 3-5 the same ranks: VCs 3, 4 the escape, 5 free.
+        assert_eq!(
+            at(0, from_node(0), 3, 5, 1, 0b111_000),
+            (Route { port: py, vcs: 0b100_000 }, Some(Route { port: px, vcs: 0b001_000 }))
+        );
+        assert_eq!(at(1, minus_port(0), 3, 5, 1, 0b111_000), (Route { port: py, vcs: 0b001_000 }, None));
+        // A walk follows each LID's own way (the first VC of a route, VC 2 off the escape).
+        assert_eq!(
+            r.walk(&t, 3, NodeId(0), NodeId(5), 1).unwrap(),
+            [(RouterId(0), py), (RouterId(4), px), (RouterId(5), EJECT_PORT as u32)]
+        );
+        // On a mesh one escape VC: 2 VCs per class are enough.
+        let mesh = Topology::build(&TopologyConfig::Mesh { k: Some(4), n: Some(2), dims: None }).unwrap();
+        let m =
+            Routing::build(RoutingKind::Auto, &mesh, 2).unwrap().with_lids(&mesh, 2, 2, 2, LidVcs::Escape);
+        assert_eq!(m.unwrap().vcs_per_class(), 2);
+    }
+
+    /// The escape's proof (`check_escape`) over LID 0's ways from every switch: dimension
+    /// order on a mesh, and on a torus with the dateline classes, is acyclic; a torus's
+    /// rings with one class are not (where a header may enter the escape anywhere).
+    #[test]
+    fn the_escape_is_checked_acyclic_from_every_switch() {
+        let t = torus(4);
+        let base = Routing::build(RoutingKind::Auto, &t, 3).unwrap();
+        let tree = |topo: &Topology, base: &Routing| -> Vec<Vec<u8>> {
+            (0..topo.nodes)
+                .map(|d| {
+                    let mut tr: Vec<u8> =
+                        (0..topo.routers).map(|r| base.route(topo, r, 0, 0, d, 0, 3).port as u8).collect();
+                    tr[topo.attach[d].0.index()] = topo.attach[d].1 as u8;
+                    tr
+                })
+                .collect()
+        };
+        let trees = tree(&t, &base);
+        let m = Moves::of(&t, 3).unwrap();
+        let upper = dateline_entries(&t, &m, &trees, 1);
+        assert!(check_escape(&t, Some(&m), &trees, 1, &upper));
+        // (a 5-ring: each router's two-hop + run makes the ring's dependencies a cycle; a
+        // 4-ring's ties split so that the + runs of two hops start at even x only)
+        let t5 = torus(5);
+        let trees5 = tree(&t5, &Routing::build(RoutingKind::Auto, &t5, 3).unwrap());
+        assert!(check_escape(
+            &t5,
+            Some(&Moves::of(&t5, 3).unwrap()),
+            &trees5,
+            1,
+            &dateline_entries(&t5, &Moves::of(&t5, 3).unwrap(), &trees5, 1)
+        ));
+        assert!(!check_escape(&t5, None, &trees5, 1, &[]), "one class on a torus's rings");
+        let mesh = Topology::build(&TopologyConfig::Mesh { k: Some(4), n: Some(2), dims: None }).unwrap();
+        let mbase = Routing::build(RoutingKind::Auto, &mesh, 3).unwrap();
+        assert!(check_escape(&mesh, None, &tree(&mesh, &mbase), 1, &[]));
+        // A 3-D grid has no escape here (its dateline moves are 2-D): refused by name.
+        let t3 = Topology::build(&TopologyConfig::Torus { k: Some(3), n: Some(3), dims: None }).unwrap();
+        let e = Routing::build(RoutingKind::Auto, &t3, 3)
+            .unwrap()
+            .with_lids(&t3, 1, 1, 3, LidVcs::Escape)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("routing.lid_vcs") && e.contains("2-D mesh or torus"), "{e}");
     }
 
     #[test]

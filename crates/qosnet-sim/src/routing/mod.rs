@@ -53,10 +53,22 @@ fn rank(mask: VcMask, v: usize) -> u32 {
 /// among them is k modulo `layers` (with every VC in the class: VCs k, k + layers, ...).
 #[inline]
 fn class_layer(class_vcs: VcMask, layers: u32, k: u32) -> VcMask {
+    pick(class_vcs, |i| i % layers == k)
+}
+
+/// The VCs of `class_vcs` whose ranks among them are set in `ranks` (bit i: the i-th).
+#[inline]
+fn by_rank(class_vcs: VcMask, ranks: VcMask) -> VcMask {
+    pick(class_vcs, |i| ranks >> i & 1 == 1)
+}
+
+/// The VCs of `class_vcs` whose rank `i` among them `keep(i)` holds.
+#[inline(always)]
+fn pick(class_vcs: VcMask, keep: impl Fn(u32) -> bool) -> VcMask {
     let (mut out, mut rest, mut i) = (0, class_vcs, 0);
     while rest != 0 {
         let lowest = rest & rest.wrapping_neg();
-        if i % layers == k {
+        if keep(i) {
             out |= lowest;
         }
         rest &= rest - 1;
@@ -155,9 +167,17 @@ impl Routing {
 
     /// This routing on a mesh, torus or fabric with 2^`lmc` LIDs per destination
     /// (`[routing] lmc`), LID 0 its own paths and the others found by depth-first search
-    /// within `slack` hops of the shortest (`lid_paths.rs`); refused where the path sets
-    /// could deadlock with `vcs` VCs.
-    pub fn with_lids(self, topo: &Topology, lmc: u8, slack: u32, vcs: u32) -> Result<Routing, ConfigError> {
+    /// within `slack` hops of the shortest (`lid_paths.rs`), kept deadlock free by VC
+    /// classes per path or an escape VC (`lid_vcs`); refused where they could deadlock
+    /// with `vcs` VCs.
+    pub fn with_lids(
+        self,
+        topo: &Topology,
+        lmc: u8,
+        slack: u32,
+        vcs: u32,
+        lid_vcs: crate::config::LidVcs,
+    ) -> Result<Routing, ConfigError> {
         if lmc > 7 {
             return Err(ConfigError::new(
                 "routing.lmc",
@@ -180,8 +200,10 @@ impl Routing {
                 format!("must be a whole number in 0..=64, got {slack}"),
             ));
         }
+        let escape = lid_vcs == crate::config::LidVcs::Escape;
+        let field = if escape { "routing.lid_vcs" } else { "routing.lmc" };
         let table =
-            LidPaths::build(topo, &self, lmc, slack, vcs).map_err(|e| ConfigError::new("routing.lmc", e))?;
+            LidPaths::build(topo, &self, lmc, slack, vcs, escape).map_err(|e| ConfigError::new(field, e))?;
         Ok(Routing::Lids { paths: 1, table: Box::new(table) })
     }
 
@@ -326,6 +348,18 @@ impl Routing {
                 };
                 Route { port: route.port, vcs }
             }
+            Routing::Lids { table, .. } if table.escape > 0 => {
+                let (route, _) = table.route_escape(
+                    router,
+                    topo.ports,
+                    in_port,
+                    rank(class_vcs, in_vc),
+                    dst,
+                    path,
+                    class_vcs.count_ones(),
+                );
+                Route { port: route.port, vcs: by_rank(class_vcs, route.vcs) }
+            }
             Routing::Lids { table, .. } => {
                 // The LID paths' VC layers (`lid_paths.rs`: layer k is VCs k, k + layers, ...)
                 // likewise within the class: the class's VCs taken in turn.
@@ -347,6 +381,35 @@ impl Routing {
                 Route { port: route.port, vcs: route.vcs & class_vcs }
             }
         }
+    }
+
+    /// Whether a header may have a second way, an escape (`escape_in_class`): LID paths
+    /// with `lid_vcs = "escape"`.
+    #[inline(always)]
+    pub fn has_escape(&self) -> bool {
+        matches!(self, Routing::Lids { table, .. } if table.escape > 0)
+    }
+
+    /// The escape of a header `route_in_class` routed (`has_escape`): LID 0's way on its
+    /// escape VC, where it leaves by another port than the header's own path (else that
+    /// route already holds the escape VC, or the header is on the escape already).
+    #[inline]
+    #[allow(clippy::too_many_arguments)] // `route_in_class`'s
+    pub fn escape_in_class(
+        &self,
+        topo: &Topology,
+        router: usize,
+        in_port: usize,
+        in_vc: usize,
+        dst: usize,
+        path: u32,
+        class_vcs: VcMask,
+    ) -> Option<Route> {
+        let Routing::Lids { table, .. } = self else { return None };
+        let in_rank = rank(class_vcs, in_vc);
+        let (_, escape) =
+            table.route_escape(router, topo.ports, in_port, in_rank, dst, path, class_vcs.count_ones());
+        escape.map(|e| Route { port: e.port, vcs: by_rank(class_vcs, e.vcs) })
     }
 
     /// The fewest VCs a traffic class with traffic needs for this routing's VC classes:

@@ -115,6 +115,10 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
         case("iba cc increase 0", with(&format!("[router]\nmarking = {{ kind = \"iba_cc\", threshold = 8 }}\n[endpoint]\n{}\n", IBA_CC.replace("ccti_increase = 1", "ccti_increase = 0"))), "endpoint.agent.ccti_increase", "must be >= 1"),
         // ---- bounded construction: LID path tables are counted and their work capped ----
         case("LID paths on an 8x4000 mesh", "[topology]\nkind = \"mesh\"\ndims = [8, 4000]\n[routing]\nlmc = 2\n[router]\nvcs = 3\n[[traffic]]\nload = 0.1\n", "routing.lmc", "routing.lmc"),
+        case("an escape VC without LIDs", "[topology]\nkind = \"mesh\"\nk = 3\nn = 2\n[routing]\nlid_vcs = \"escape\"\n[[traffic]]\nload = 0.1\n", "routing.lid_vcs", "set routing.lmc"),
+        case("an escape VC in the preemptive router", "[topology]\nkind = \"mesh\"\nk = 3\nn = 2\n[routing]\nlmc = 1\nlid_vcs = \"escape\"\n[router]\nkind = \"preemptive\"\nvcs = 4\n[[traffic]]\nload = 0.1\n", "routing.lid_vcs", "preemptive"),
+        case("an escape VC on a torus with 2 VCs", "[topology]\nkind = \"torus\"\nk = 4\nn = 2\n[routing]\nlmc = 1\nlid_vcs = \"escape\"\n[router]\nvcs = 2\n[[traffic]]\nload = 0.1\n", "router.vc_classes", "3 per class"),
+        case("an unknown lid_vcs", "[topology]\nkind = \"mesh\"\nk = 3\nn = 2\n[routing]\nlmc = 1\nlid_vcs = \"duato\"\n[[traffic]]\nload = 0.1\n", "routing.lid_vcs", "escape"),
         case("LID paths on an 8x1000 mesh", "[topology]\nkind = \"mesh\"\ndims = [8, 1000]\n[routing]\nlmc = 2\n[router]\nvcs = 3\n[[traffic]]\nload = 0.1\n", "routing.lmc", "alternative paths to search"),
         case("time limit in cycles", with("[simulation]\ntime_limit = 1000\n"), "simulation.time_limit", "is wall-clock time"),
         case("time limit negative", with("[simulation]\ntime_limit = \"-5 s\"\n"), "simulation.time_limit", ""),

@@ -114,3 +114,62 @@ fn drb_on_a_torus_with_lids_runs_without_deadlock() {
     plain.run().unwrap();
     plain.check_invariants().unwrap();
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 24, ..Default::default() })]
+
+    /// The escape VC (`[routing] lid_vcs = "escape"`, Duato's protocol) over random small
+    /// meshes and tori, LMCs, slacks, VC counts, traffic classes and loads up to past
+    /// saturation (the preemptive router refuses the escape): no deadlock (the watchdog's period is short), invariants kept,
+    /// every measured message delivered once where the run drains.
+    #[test]
+    fn escape_vcs_keep_lid_paths_free_of_deadlock(
+        torus in proptest::bool::ANY,
+        k in 3u32..6,
+        lmc in 1u8..3,
+        slack in 0u32..4,
+        extra_vcs in 0u32..3,
+        classes in proptest::bool::ANY,
+        drb in proptest::bool::ANY,
+        load in 0.2f64..1.0,
+        flits in proptest::sample::select(vec![1u32, 4, 16]),
+        seed in 1u64..1000,
+    ) {
+        let per_class = if torus { 3 } else { 2 } + extra_vcs;
+        let (vcs, vc_classes, traffic) = if classes {
+            (
+                2 * per_class,
+                format!("vc_classes = {{ real_time = {per_class}, best_effort = {per_class} }}\n"),
+                format!(
+                    "[[traffic]]\nclass = \"real_time\"\nload = {}\nmessage_flits = {flits}\npacket_flits = {flits}\n\
+                     [[traffic]]\nclass = \"best_effort\"\nload = {}\nmessage_flits = {flits}\npacket_flits = {flits}\n",
+                    load / 2.0, load / 2.0
+                ),
+            )
+        } else {
+            (per_class, String::new(), format!("[[traffic]]\nload = {load}\nmessage_flits = {flits}\npacket_flits = {flits}\n"))
+        };
+        let (multipath, marking) = if drb {
+            (DRB.replace("paths = 4", &format!("paths = {}", 1 << lmc)), MARK)
+        } else {
+            (format!("multipath = {{ paths = {}, selection = \"by_message\" }}", 1 << lmc), "")
+        };
+        let toml = format!(
+            "[simulation]\nseed = {seed}\nwarmup = 300\nmeasure = 2500\nwatchdog = 3000\n\
+             [topology]\nkind = \"{}\"\nk = {k}\nn = 2\n\
+             [routing]\nlmc = {lmc}\nslack = {slack}\nlid_vcs = \"escape\"\n{multipath}\n\
+             [router]\nvcs = {vcs}\n{vc_classes}input_buffer = 8\noutput_buffer = 8\n{marking}\n{traffic}",
+            if torus { "torus" } else { "mesh" }
+        );
+        let mut s = Simulation::from_toml(&toml, None)
+            .map_err(|e| proptest::test_runner::TestCaseError::fail(format!("{e}\n{toml}")))?;
+        s.run_checking_invariants(13)
+            .map_err(|e| proptest::test_runner::TestCaseError::fail(format!("{e}\n{toml}")))?;
+        let r = s.result();
+        if r.summary.drain_complete {
+            proptest::prop_assert_eq!(r.summary.messages_delivered, r.summary.messages_measured);
+        } else {
+            proptest::prop_assert!(r.summary.saturated, "{}", toml);
+        }
+    }
+}

@@ -51,8 +51,27 @@ pub(super) fn build_routing(
             crate::topology::Shape::Fabric { lmc: Some(l), .. } if *l > 0 => Some(*l),
             _ => None,
         };
+        if cfg.routing.lid_vcs == crate::config::LidVcs::Escape
+            && rc.kind == crate::config::RouterKind::Preemptive
+        {
+            // (a preempted packet's rest follows the way its first part took, document 003
+            // §3.2.1; an escape offered at every hop could send it another way)
+            errs.push(ConfigError::new(
+                "routing.lid_vcs",
+                "\"escape\" does not apply to router.kind = \"preemptive\": a preempted packet \
+                 resumes along its first part's way, which the escape could change; use \"layers\"",
+            ));
+            return None;
+        }
         let lids = |r: Routing| match cfg.routing.lmc.or(dumped) {
-            Some(lmc) => r.with_lids(t, lmc, cfg.routing.slack, rc.vcs),
+            Some(lmc) => r.with_lids(t, lmc, cfg.routing.slack, rc.vcs, cfg.routing.lid_vcs),
+            None if cfg.routing.lid_vcs != crate::config::LidVcs::default() => Err(ConfigError::new(
+                "routing.lid_vcs",
+                format!(
+                    "{:?} applies to LID paths: set routing.lmc (the LIDs per port)",
+                    cfg.routing.lid_vcs.name()
+                ),
+            )),
             None => Ok(r),
         };
         match Routing::build(cfg.routing.kind, t, rc.vcs).and_then(lids).and_then(|r| r.with_paths(paths)) {
