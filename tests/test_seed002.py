@@ -54,6 +54,13 @@ def test_reproduce_seed002_quick_writes_report_and_findings(tmp_path):
     dv = pd.read_csv(out / "dcqcn_victims_throughput.csv")
     assert set(dv["scheme"]) == {"none", "IBA CC", "DCQCN"}
     assert "DCQCN keeps the victims' throughput above IBA CC's" in findings
+    # --only would report the hot spots from tables OUTPUT does not keep: refused before
+    # any run (it ran every run, then failed in the report)
+    again = CliRunner().invoke(
+        app, ["reproduce", "seed002", "--quick", "--only", "fig8", "-o", str(out)]
+    )
+    assert again.exit_code == 2 and "link_series" in again.output, again.output
+    assert "--resume" in again.output
 
 
 def test_lmc_errors_name_the_field():

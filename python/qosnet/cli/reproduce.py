@@ -171,6 +171,8 @@ def reproduce(
                 )
             results = module.run(experiments, quick=quick, jobs=jobs)
         else:
+            if only:
+                _check_kept_tables(module, name, out, [e.name for e in every if e.name not in only])
             pool = pool_options(jobs, scheduler)
             cache = RunCache(out / "runs", getattr(module, "CACHED_TABLES", GATHERED), resume)
             if where or finished:
@@ -203,6 +205,28 @@ def reproduce(
                 ]
         path = module.report(experiments, results, out, quick=quick)
     typer.echo(f"wrote {path}")
+
+
+def _check_kept_tables(module: Any, name: str, out: Path, rest: list[str]) -> None:
+    """Before --only runs anything: the set's other experiments are reported from the tables
+    OUTPUT keeps, and a report that draws on a run table OUTPUT does not keep (a set's
+    `REPORT_TABLES`: experiment -> tables) would fail after the runs."""
+    from qosnet.reproduce.runner import load_gathered
+
+    needs = getattr(module, "REPORT_TABLES", {})
+    kept = load_gathered(out, rest)
+    missing = [
+        f"{e} ({', '.join(t for t in needs[e] if t not in kept[e].tables)})"
+        for e in rest
+        if e in needs and e in kept and any(t not in kept[e].tables for t in needs[e])
+    ]
+    if missing:
+        raise typer.BadParameter(
+            f"{name}'s report draws on run tables {out} does not keep: {'; '.join(missing)}. "
+            "Add those experiments to --only, or run the whole set with --resume (finished "
+            "runs are read back from OUTPUT/runs/)",
+            param_hint="--only",
+        )
 
 
 def _done(bar: Any, e: Any, r: Any) -> None:

@@ -22,7 +22,10 @@ __all__ = ["TOPOLOGIES", "experiment", "throughputs"]
 TOPOLOGIES = (
     ("fat tree (4-ary 3-tree)", "fattree_victims.toml", False),
     ("8x8 torus", "torus_victims.toml", True),
+    ("Avakas (281 HCAs)", "avakas_victims.toml", True),
 )
+#: A quick run leaves out the Avakas fabric (its LID paths cost most of a quick run).
+QUICK_TOPOLOGIES = TOPOLOGIES[:2]
 
 
 def experiment(
@@ -30,6 +33,7 @@ def experiment(
     time: tuple[str, ...],
     with_lids: dict[str, tuple[str, ...]],
     without: dict[str, tuple[str, ...]],
+    quick: bool = False,
 ) -> Experiment:
     """The test on each topology under each scheme (`with_lids` where the topology has
     LIDs to set, `without` on the fat tree)."""
@@ -41,7 +45,7 @@ def experiment(
         "congestion; DRB's paths may route the victims around it.",
         [
             Run({"topology": label, "scheme": name}, cfg / config, (*time, *o))
-            for label, config, lids in TOPOLOGIES
+            for label, config, lids in (QUICK_TOPOLOGIES if quick else TOPOLOGIES)
             for name, o in (with_lids if lids else without).items()
         ],
     )

@@ -43,8 +43,11 @@ impl Routers {
         let route = self.routing.route_in_class(&self.topo, r, port, vc, dst, path, vcs as u32, class_vcs);
         if self.routing.has_escape() {
             let escape = self.routing.escape_in_class(&self.topo, r, port, vc, dst, path, class_vcs);
-            *self.escape.at_mut(ivc) =
-                escape.map_or(Escape::default(), |e| Escape { port: e.port as u16, vcs: e.vcs });
+            *self.escape.at_mut(ivc) = escape.map_or(Escape::default(), |e| Escape {
+                port: e.port as u16,
+                vcs: e.vcs,
+                asked: false,
+            });
         }
         if signal != Signal::Data {
             reservation_hop(net, r, route.port as usize, packet, ready);

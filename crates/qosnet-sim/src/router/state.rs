@@ -87,8 +87,11 @@ pub(crate) struct InVc {
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Escape {
     pub port: u16,
-    /// 0: no second way (the route holds the escape VC already, or the header is on it).
+    /// 0: no second way (the header is on the escape already, or at its ejection).
     pub vcs: u32,
+    /// This cycle's VC request is for the escape (set as requests are formed, read as
+    /// they are granted: the escape may leave by the header's own port).
+    pub asked: bool,
 }
 
 /// An output VC's buffer and state, together (64 bytes, aligned) for the same reason as

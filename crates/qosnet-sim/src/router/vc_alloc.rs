@@ -3,7 +3,7 @@
 //! the last one it granted, so no input is favoured or starved; the header takes a free
 //! VC among those its route allows (lowest free, or round robin per output port).
 
-use super::{select_vc, Routers};
+use super::{select_vc, Escape, Routers};
 use crate::ids::InputLane;
 use crate::net::Net;
 use crate::sched::{bits, bits64};
@@ -79,7 +79,10 @@ impl Routers {
                         // Its escape, if it has one and a VC there is free (Duato's protocol:
                         // the escape is offered at every hop, `routing/lid_paths.rs`).
                         match self.escape_request(r, ivc) {
-                            Some(eop) => op = eop as u32,
+                            Some(eop) => {
+                                op = eop as u32;
+                                self.escape.at_mut(ivc).asked = true;
+                            }
                             None => {
                                 self.park(ip, v, op as usize);
                                 if let Some(e) = self.escape.get(ivc).filter(|e| e.vcs != 0) {
@@ -104,9 +107,10 @@ impl Routers {
             let ivc = self.p.lane_index(ip, v);
             let s = self.in_vc.at(ivc);
             let (mut route_vcs, class, resumed, packet) = (s.route_vcs, s.class, s.resumed, s.packet);
-            let escaping = op != r * ports + s.out_port as usize;
+            let escaping = self.escape.get(ivc).is_some_and(|e| e.asked);
             if escaping {
                 route_vcs = self.escape.at(ivc).vcs;
+                self.escape.at_mut(ivc).asked = false;
             }
             if PRE && resumed && self.resumption_waits(op, packet) {
                 // (until the guarding dummy tail's credit returns: that wakes `op`)
@@ -140,7 +144,7 @@ impl Routers {
                 // see it arrive on an escape VC)
                 state.out_port = (op - r * ports) as u16;
                 state.route_vcs = route_vcs;
-                self.escape.at_mut(ivc).vcs = 0;
+                *self.escape.at_mut(ivc) = Escape::default();
             }
             state.out_vc = ov as u8;
             state.gate = now + self.p.d_vc_alloc;

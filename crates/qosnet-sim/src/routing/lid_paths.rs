@@ -313,9 +313,14 @@ impl LidPaths {
 
     /// Escape mode (`LidVcs::Escape`, module comment): the route of a header arrived on the
     /// `in_rank`-th VC of its traffic class's `class_size`, with VCs as masks over the
-    /// class's VCs by rank. First its LID's way on the adaptive VCs (ranks from `escape`
-    /// on); then, where LID 0 leaves by another port, LID 0's way on its escape class. A
-    /// header that arrived on an escape VC keeps to LID 0's way; the ejection takes every VC.
+    /// class's VCs by rank: its LID's way on the adaptive VCs (ranks from `escape` on), and
+    /// LID 0's way on its escape class, which the VC allocator takes only where no adaptive
+    /// VC is free (Duato's protocol prefers the adaptive channels). A header of LID 1 and up
+    /// that arrived on an escape VC keeps to LID 0's way; one of LID 0 may come back to the
+    /// adaptive VCs, whose way is the escape's own (dimension order from here is the rest
+    /// of dimension order from where it took the escape, so no dependency between escape
+    /// channels appears that dimension order lacks, beyond a run's upper dateline class
+    /// leading to its lower one). The ejection takes every VC.
     #[inline]
     #[allow(clippy::too_many_arguments)] // `route`'s, and the class's size
     pub(crate) fn route_escape(
@@ -347,15 +352,10 @@ impl LidPaths {
             self.dateline[i] as u32
         };
         let escape = Route { port: esc_port, vcs: 1 << class };
-        if on_escape {
+        if on_escape && lid != 0 {
             return (escape, None);
         }
-        let adaptive = all & !super::all_vcs(self.escape);
-        if port == esc_port {
-            (Route { port, vcs: adaptive | escape.vcs }, None)
-        } else {
-            (Route { port, vcs: adaptive }, Some(escape))
-        }
+        (Route { port, vcs: all & !super::all_vcs(self.escape) }, Some(escape))
     }
 
     /// Route a header at `router`, arrived by `in_port` on `in_vc`, toward `dst` on LID
@@ -997,19 +997,31 @@ mod tests {
             at(0, from_node(0), 0, 5, 1, 0b111),
             (Route { port: py, vcs: free }, Some(Route { port: px, vcs: lower }))
         );
-        // LID 0 is dimension order: one port, its VC 2 and its dateline class together.
-        assert_eq!(at(0, from_node(0), 0, 5, 0, 0b111), (Route { port: px, vcs: free | lower }, None));
+        // LID 0 is dimension order: its escape leaves by the same port, on the dateline
+        // class (the allocator takes it only where VC 2 is taken).
+        assert_eq!(
+            at(0, from_node(0), 0, 5, 0, 0b111),
+            (Route { port: px, vcs: free }, Some(Route { port: px, vcs: lower }))
+        );
         // At (0,1), arrived on VC 2 by +y: the rest of LID 1 (+x) is dimension order's too.
-        assert_eq!(at(4, minus_port(1), 2, 5, 1, 0b111), (Route { port: px, vcs: free | lower }, None));
-        // A header that took the escape to (1,0) keeps to dimension order (+y, entering y:
-        // its class afresh), whatever its LID.
+        assert_eq!(
+            at(4, minus_port(1), 2, 5, 1, 0b111),
+            (Route { port: px, vcs: free }, Some(Route { port: px, vcs: lower }))
+        );
+        // A header of LID 1 that took the escape to (1,0) keeps to dimension order (+y,
+        // entering y: its class afresh).
         assert_eq!(at(1, minus_port(0), 0, 5, 1, 0b111), (Route { port: py, vcs: lower }, None));
-        // (2,0) -> (0,0) on the escape: the run wraps, so the upper class, kept at (3,0).
-        assert_eq!(at(2, from_node(2), 0, 0, 0, 0b111).0, Route { port: px, vcs: free | upper });
-        assert_eq!(at(3, minus_port(0), 1, 0, 0, 0b111), (Route { port: px, vcs: upper }, None));
+        // (2,0) -> (0,0): the run wraps, so the upper class, kept at (3,0) by a header on
+        // it; one of LID 0 may come back to VC 2 there (its way is dimension order's).
+        assert_eq!(at(2, from_node(2), 0, 0, 0, 0b111).1, Some(Route { port: px, vcs: upper }));
+        assert_eq!(
+            at(3, minus_port(0), 1, 0, 0, 0b111),
+            (Route { port: px, vcs: free }, Some(Route { port: px, vcs: upper }))
+        );
+        assert_eq!(at(3, minus_port(0), 1, 0, 1, 0b111), (Route { port: px, vcs: upper }, None));
         // ... and a header entering the escape at (3,0) from VC 2 takes the class afresh
         // (its run from there wraps too: upper).
-        assert_eq!(at(3, minus_port(0), 2, 0, 0, 0b111).0, Route { port: px, vcs: free | upper });
+        assert_eq!(at(3, minus_port(0), 2, 0, 0, 0b111).1, Some(Route { port: px, vcs: upper }));
         // The ejection takes every VC, escape or not.
         assert_eq!(
             at(5, minus_port(0), 0, 5, 1, 0b111),

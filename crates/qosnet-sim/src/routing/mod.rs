@@ -391,8 +391,7 @@ impl Routing {
     }
 
     /// The escape of a header `route_in_class` routed (`has_escape`): LID 0's way on its
-    /// escape VC, where it leaves by another port than the header's own path (else that
-    /// route already holds the escape VC, or the header is on the escape already).
+    /// escape VC (None where the header is on the escape already, or at its ejection).
     #[inline]
     #[allow(clippy::too_many_arguments)] // `route_in_class`'s
     pub fn escape_in_class(
