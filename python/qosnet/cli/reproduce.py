@@ -71,7 +71,9 @@ def reproduce(
         typer.Option(
             "--resume",
             help="Read back the runs already finished in OUTPUT/runs/ (each run is written "
-            "there as it finishes) and run only the rest.",
+            "there as it finishes) and run only the rest. A run is known by its configuration "
+            "and overrides, not by the engine's code: after changing the engine, run without "
+            "it (or delete OUTPUT/runs/).",
         ),
     ] = False,
     where: Annotated[

@@ -79,6 +79,9 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "DRB, never closing": (_mark(), _drb(timer="100 ms")),
     "DRB, round-robin split": (_mark(), _drb(split="round_robin")),
     "4 paths in turn (no DRB)": ('routing.multipath={ paths = 4, selection = "by_message" }',),
+    # (the layers with the reproduction's marking rate: how much of DRB's old loss against
+    # its paths in turn was marking every packet, and how much the VC layers)
+    "DRB, layers, marking rate 10": (_mark(rate=10), _drb()),
     # The escape VC (Duato's protocol) instead of a VC class per wrap crossed: the model
     # the reproduction runs DRB with since (`lid_paths.rs`).
     "DRB, escape VC (marking rate 10)": (_mark(rate=10), _drb(), ESCAPE),
