@@ -2,14 +2,16 @@
 request handler and the CLI commands each cover every operation of every kind, from its
 one description, and a client call is the request the route takes.
 
-No server: the API's OpenAPI document is read for its routes, and the client talks to an
-httpx mock that records each request."""
+Mostly without a server: the API's OpenAPI document is read for its routes, and the
+client talks to an httpx mock that records each request; the list commands' filters are
+tried on a running service (SQLite)."""
 
 from __future__ import annotations
 
 import inspect
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, get_args
 
 import httpx
 import pytest
@@ -19,10 +21,12 @@ from fastapi import FastAPI
 from qosnet.cli.flows import flow_app
 from qosnet.cli.jobs import job_app
 from qosnet.client import Client
-from qosnet.lease_kinds import FLOW, JOB, KINDS, OPERATIONS, LeaseApi
+from qosnet.lease_kinds import FLOW, JOB, KINDS, OPERATIONS, STATES, LeaseApi
 from qosnet.service import leases
 from qosnet.service.handler import RequestHandler
 from qosnet.service.routes import api_router
+from qosnet.service.schemas import JobState
+from qosnet.service.testing import RunningService
 
 #: How each operation reaches the service: method and path below `/v1/<plural>`.
 ROUTES = {
@@ -136,3 +140,38 @@ def test_a_client_call_is_the_request_its_route_takes(kind: LeaseApi, one: Any) 
     assert dict(seen[0].url.params) == {"state": "active", "limit": "3"}
     with pytest.raises(TypeError):  # a filter the kind's list does not take
         getattr(client, kind.method("list"))(bogus=1)
+
+
+def test_the_states_are_the_apis() -> None:
+    assert get_args(JobState) == STATES
+
+
+def test_the_list_commands_take_their_kinds_filters(
+    make_service: Callable[..., RunningService], sqlite_url: str
+) -> None:
+    """`qosnet job list` and `qosnet flow list`, made from the description, against a
+    running service: --owner (jobs only, an admin's filter) and --state reach the route."""
+    from typer.testing import CliRunner
+
+    from qosnet.cli import app
+
+    service = make_service(sqlite_url)
+    job = service.alice.submit("ray_tracing", {"interleaving": 0}, t2=1.0)
+    flow = service.bob.reserve_flow(0, 5, 1e6)
+    env = {"QOSNET_URL": service.url, "QOSNET_TOKEN": service.tokens["root"]}
+
+    def listed(*args: str) -> list[str]:
+        r = CliRunner().invoke(app, [*args, "--json"], env=env)
+        assert r.exit_code == 0, r.output
+        return [item["id"] for item in json.loads(r.stdout)]
+
+    assert listed("job", "list", "--owner", "alice") == [job.id]
+    assert listed("job", "list", "--owner", "bob") == []
+    assert listed("job", "list", "--state", "released") == []
+    assert listed("flow", "list", "--state", "active") == [flow.id]
+    assert service.bob.release_flow(flow.id).state == "released"
+    assert listed("flow", "list", "--state", "released") == [flow.id]
+    refused = CliRunner().invoke(app, ["flow", "list", "--owner", "bob"], env=env)
+    assert refused.exit_code == 2 and "--owner" in refused.output
+    bad = CliRunner().invoke(app, ["job", "list", "--state", "gone"], env=env)
+    assert bad.exit_code == 2 and "must be active, released or expired" in bad.output

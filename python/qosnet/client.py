@@ -14,6 +14,12 @@ Every call returns the response parsed into the service's pydantic models
 `Conflict`, `Invalid` (`.errors` names the fields). Connection failures are retried
 (`retries`); `submit` always sends an `Idempotency-Key` (a new one unless given), so a
 retried submit never allocates twice.
+
+The jobs' and flows' show, list, renew and release methods (`job`, `jobs`, `renew`,
+`release`; `flow`, `flows`, `renew_flow`, `release_flow`) are made from the one description
+of each lease kind (`qosnet.lease_kinds`, `_lifecycle` below), as the service's routes and
+the CLI's commands are; they are attached to the class when this module is imported, so a
+static type checker does not see them (`help()` shows their signatures).
 """
 
 from __future__ import annotations
