@@ -264,13 +264,44 @@ def test_the_service_admits_the_link_installs_release_removes_and_leases_expire(
         service.alice.release(job.id)
         assert sorted(link.sync()["removed"]) == sorted(changed["installed"])
         assert all(f["reserved_bps"] is None for f in agent.stats()["flows"])
-        # Installed again, then the link goes silent: the agent's own lease removes them.
-        job2 = service.alice.submit("ray_tracing", {"interleaving": 0}, t2=1.0)
+        # Installed again, then the link goes silent: the agent removes them when the
+        # service's lease of the job (1 s, by the service's clock) runs out.
+        job2 = service.alice.submit("ray_tracing", {"interleaving": 0}, t2=1.0, lease_seconds=1.0)
         link.sync()
         assert any(f["reserved_bps"] for f in agent.stats()["flows"])
         wait_for(lambda: agent.stats()["expired_leases"] >= 1, what="the lease to expire")
         wait_for(lambda: all(f["reserved_bps"] is None for f in agent.stats()["flows"]))
         service.alice.release(job2.id)
+
+
+@pytest.mark.parametrize("skew", [-1e8, 1e8], ids=["service_behind", "service_ahead"])
+def test_the_agent_holds_a_reservation_as_long_as_the_services_lease_whatever_the_clocks(
+    make_service: Any, sqlite_url: str, skew: float
+) -> None:
+    """One lease clock (`dataplane.control`): the agent is told the time the service's
+    lease has left by the service's own clock, so a service whose clock is years off this
+    host's still has its lease held for as long as it granted: not dropped after a few sync
+    intervals (a service behind) nor kept for years (ahead), as converting the lease's end
+    with this host's clock did."""
+    from qosnet.service.testing import FakeClock
+
+    service = make_service(sqlite_url, clock=FakeClock(time.time() + skew))
+    flow = service.alice.reserve_flow(0, 1, 1e6, lease_seconds=2.0)
+    [listed] = service.root.reservations(node=0)
+    assert listed.lease_remaining == pytest.approx(2.0, abs=1e-3)  # its clock stands still
+    with Agent() as tx, Agent(open=True) as rx:
+        link = ServiceLink(tx, service.root, 0, {0: tx.endpoint, 1: rx.endpoint}, interval=0.2)
+        t0 = time.monotonic()
+        assert link.sync()["installed"] == [rx.endpoint]
+        time.sleep(1.0)  # more than three sync intervals
+        assert tx.stats()["flows"][0]["reserved_bps"] == pytest.approx(8e6)
+        wait_for(lambda: tx.stats()["expired_leases"] == 1, what="the service's lease to end")
+        assert 2.0 <= time.monotonic() - t0 < 15.0
+        assert tx.stats()["flows"][0]["reserved_bps"] is None
+        # The service's clock passes the end: it expires the flow, the next sync forgets it.
+        service.clock.advance(2.0)
+        assert link.sync()["removed"] == [rx.endpoint]
+        assert service.alice.flow(flow.id).state == "expired"
 
 
 def test_the_service_stopped_mid_transfer_leaves_flows_running_until_their_leases_end(

@@ -14,25 +14,31 @@ Every call returns the response parsed into the service's pydantic models
 `Conflict`, `Invalid` (`.errors` names the fields). Connection failures are retried
 (`retries`); `submit` always sends an `Idempotency-Key` (a new one unless given), so a
 retried submit never allocates twice.
+
+The jobs' and flows' show, list, renew and release methods (`job`, `jobs`, `renew`,
+`release`; `flow`, `flows`, `renew_flow`, `release_flow`) are made from the one description
+of each lease kind (`qosnet.lease_kinds`, `_lifecycle` below), as the service's routes and
+the CLI's commands are; they are attached to the class when this module is imported, so a
+static type checker does not see them (`help()` shows their signatures).
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from inspect import Parameter
 from typing import Any, Literal
 
 import httpx
 
+from qosnet.lease_kinds import KINDS, STATES, LeaseApi, function
 from qosnet.service.schemas import (
     ApplicationDetail,
     ApplicationSummary,
     ClusterOut,
-    FlowReservationList,
     FlowReservationOut,
     Health,
-    JobList,
     JobOut,
     ReservationList,
     ReservationOut,
@@ -185,7 +191,7 @@ class Client:
             kind = Refused
         raise kind(response.status_code, detail, body)
 
-    # ---- jobs -------------------------------------------------------------------------
+    # ---- jobs and flows: creating one (the rest of their lifecycle is `_lifecycle`'s) -----
 
     def submit(
         self,
@@ -212,26 +218,6 @@ class Client:
         r = self.request("POST", "/v1/jobs", json=body, headers={"Idempotency-Key": key})
         return JobOut.model_validate(r.json())
 
-    def job(self, job_id: str) -> JobOut:
-        return JobOut.model_validate(self.request("GET", f"/v1/jobs/{job_id}").json())
-
-    def jobs(
-        self,
-        state: Literal["active", "released", "expired"] | None = None,
-        owner: str | None = None,
-        limit: int | None = None,
-    ) -> list[JobOut]:
-        params = {"state": state, "owner": owner, "limit": limit}
-        return JobList.model_validate(self.request("GET", "/v1/jobs", params=params).json()).jobs
-
-    def release(self, job_id: str) -> JobOut:
-        return JobOut.model_validate(self.request("POST", f"/v1/jobs/{job_id}/release").json())
-
-    def renew(self, job_id: str, lease_seconds: float | None = None) -> JobOut:
-        body = {} if lease_seconds is None else {"lease_seconds": lease_seconds}
-        r = self.request("POST", f"/v1/jobs/{job_id}/renew", json=body)
-        return JobOut.model_validate(r.json())
-
     def reserve_flow(
         self,
         src: int,
@@ -252,24 +238,6 @@ class Client:
         if lease_seconds is not None:
             body["lease_seconds"] = lease_seconds
         r = self.request("POST", "/v1/flows", json=body)
-        return FlowReservationOut.model_validate(r.json())
-
-    def flow(self, flow_id: str) -> FlowReservationOut:
-        return FlowReservationOut.model_validate(self.request("GET", f"/v1/flows/{flow_id}").json())
-
-    def flows(
-        self, state: Literal["active", "released", "expired"] | None = None
-    ) -> list[FlowReservationOut]:
-        r = self.request("GET", "/v1/flows", params={"state": state})
-        return FlowReservationList.model_validate(r.json()).flows
-
-    def release_flow(self, flow_id: str) -> FlowReservationOut:
-        r = self.request("POST", f"/v1/flows/{flow_id}/release")
-        return FlowReservationOut.model_validate(r.json())
-
-    def renew_flow(self, flow_id: str, lease_seconds: float | None = None) -> FlowReservationOut:
-        body = {} if lease_seconds is None else {"lease_seconds": lease_seconds}
-        r = self.request("POST", f"/v1/flows/{flow_id}/renew", json=body)
         return FlowReservationOut.model_validate(r.json())
 
     def reservations(self, node: int | None = None, dst: int | None = None) -> list[ReservationOut]:
@@ -333,3 +301,63 @@ class Client:
 
     def health(self) -> Health:
         return Health.model_validate(self.request("GET", "/health").json())
+
+
+def _lifecycle(kind: LeaseApi) -> None:
+    """Give `Client` the lease lifecycle of `kind` (`qosnet.lease_kinds`): show, list,
+    renew and release, named as `kind.method` says (`job`, `jobs`, `renew`, `release`;
+    `flow`, `flows`, `renew_flow`, `release_flow`), each with its own signature."""
+    out, listing = kind.models()
+
+    def arg(name: str, annotation: Any, default: Any = Parameter.empty) -> Parameter:
+        return Parameter(
+            name, Parameter.POSITIONAL_OR_KEYWORD, annotation=annotation, default=default
+        )
+
+    this, lease_id = arg("self", Client), arg(kind.id_name, str)
+
+    def one(self: Client, method: str, lease_id: str, op: str = "", **kw: Any) -> Any:
+        url = f"{kind.path}/{lease_id}" + (f"/{op}" if op else "")
+        return out.model_validate(self.request(method, url, **kw).json())
+
+    def show(self: Client, **kw: Any) -> Any:
+        return one(self, "GET", kw[kind.id_name])
+
+    def listed(self: Client, **filters: Any) -> Any:
+        r = self.request("GET", kind.path, params=filters)
+        return getattr(listing.model_validate(r.json()), kind.plural)
+
+    def renew(self: Client, lease_seconds: float | None, **kw: Any) -> Any:
+        body = {} if lease_seconds is None else {"lease_seconds": lease_seconds}
+        return one(self, "POST", kw[kind.id_name], "renew", json=body)
+
+    def release(self: Client, **kw: Any) -> Any:
+        return one(self, "POST", kw[kind.id_name], "release")
+
+    state = Literal[STATES] | None  # type: ignore[valid-type]
+    filters = {"state": state, "owner": str | None, "limit": int | None}
+    made: dict[str, tuple[list[Parameter], Callable[..., Any], str]] = {
+        "show": ([this, lease_id], show, f"The {kind.title}."),
+        "list": (
+            [this, *(arg(f, filters[f], None) for f in kind.filters())],
+            listed,
+            f"{kind.heading}, newest first: the caller's own, or everyone's for an admin.",
+        ),
+        "renew": (
+            [this, lease_id, arg("lease_seconds", float | None, None)],
+            renew,
+            f"Extend the {kind.noun}'s lease: it now ends `lease_seconds` (default: the "
+            "service's) from now.",
+        ),
+        "release": ([this, lease_id], release, f"Release the {kind.noun}'s reservation now."),
+    }
+    for op, (params, run, doc) in made.items():
+        name = kind.method(op)
+        returns = list[out] if op == "list" else out  # type: ignore[valid-type]
+        method = function(name, params, run, doc, returns)
+        method.__qualname__, method.__module__ = f"Client.{name}", __name__
+        setattr(Client, name, method)
+
+
+for _kind in KINDS:
+    _lifecycle(_kind)

@@ -123,6 +123,30 @@ fn a_lease_that_runs_out_removes_the_reservation() {
     assert_eq!(tx.stats().flows[0].reserved_bps, None);
 }
 
+/// The agent's lease is the control plane's time left, replaced at every call: a later,
+/// shorter lease ends the reservation sooner (the agent keeps no end of its own), and a
+/// later call without one holds it until released.
+#[test]
+fn a_new_lease_replaces_the_old_end() {
+    let rx = agent(false);
+    let tx = agent(false);
+    admit(&rx, &tx);
+    tx.reserve(rx.endpoint(), 0, 1e9, Some(Duration::from_secs(600))).unwrap();
+    let t0 = std::time::Instant::now();
+    tx.reserve(rx.endpoint(), 0, 1e9, Some(Duration::from_millis(50))).unwrap();
+    while tx.stats().expired_leases == 0 {
+        assert!(t0.elapsed() < Duration::from_secs(20), "the shorter lease never ended");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(t0.elapsed() >= Duration::from_millis(50));
+    assert_eq!(tx.stats().flows[0].reserved_bps, None);
+    tx.reserve(rx.endpoint(), 0, 1e9, Some(Duration::from_millis(50))).unwrap();
+    tx.reserve(rx.endpoint(), 0, 1e9, None).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(tx.stats().expired_leases, 1);
+    assert_eq!(tx.stats().flows[0].reserved_bps, Some(1e9));
+}
+
 #[test]
 fn a_reserved_flow_is_held_to_its_rate() {
     // 64 packets at 40 Mb/s: 63 inter-dispatch times of 819.2 µs after the first, >= 51 ms.

@@ -4,7 +4,6 @@ agents, list, show, renew or release it. Bandwidths are typed in physical units 
 "400 Mb/s"); the service stores bytes/s. The hosts' agents install an admitted flow
 (`qosnet agent --service`)."""
 
-import json
 from typing import Annotated, Any
 
 import typer
@@ -16,21 +15,18 @@ from qosnet.cli.common import IdOption, JsonOption, stdout_console, when
 from qosnet.cli.remote import (
     DEFAULT_URL,
     LeaseOption,
-    StateOption,
     TokenOption,
     UrlOption,
     add_lease_commands,
-    check_state,
+    lease_app,
     print_one,
     service_client,
 )
+from qosnet.lease_kinds import FLOW
 
 __all__ = ["flow_app"]
 
-flow_app = typer.Typer(
-    help="Single-flow reservations on a running service: reserve, renew, release, list.",
-    no_args_is_help=True,
-)
+flow_app = lease_app(FLOW)
 
 
 def _bytes_per_second(text: str) -> float:
@@ -116,33 +112,9 @@ def flow_reserve(
     print_one(flow, json_out, _print_flow, id_only)
 
 
-add_lease_commands(
-    flow_app,
-    "flow",
-    get="flow",
-    renew="renew_flow",
-    release="release_flow",
-    show=_print_flow,
-    show_help="A flow reservation, its IDT and path.",
-)
-
-
-@flow_app.command("list")
-def flow_list(
-    state: StateOption = None,
-    url: UrlOption = DEFAULT_URL,
-    token: TokenOption = None,
-    json_out: JsonOption = False,
-) -> None:
-    """List flow reservations, newest first (a tenant sees its own)."""
+def _print_flows(flows: list[Any]) -> None:
     from qosnet.middleware.units import MB
 
-    check_state(state)
-    with service_client(url, token) as client:
-        flows = client.flows(state=state)  # type: ignore[arg-type]
-    if json_out:
-        typer.echo(json.dumps([f.model_dump(mode="json") for f in flows], indent=2))
-        return
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     right = ("src", "dst", "prio", "MB/s", "IDT (T)")
     for column in ("id", "owner", "state", "src", "dst", "prio", "MB/s", "IDT (T)", "until (UTC)"):
@@ -160,3 +132,12 @@ def flow_list(
             when(f.lease_expires if f.state == "active" else f.ended_at),
         )
     stdout_console().print(table)
+
+
+add_lease_commands(
+    flow_app,
+    FLOW,
+    show=_print_flow,
+    show_help="A flow reservation, its IDT and path.",
+    table=_print_flows,
+)

@@ -2,7 +2,6 @@
 job, renew or release its lease, show and list jobs, the links' reserved bandwidth. It
 talks HTTP through `qosnet.client.Client`; httpx is imported only when a command runs."""
 
-import json
 from typing import Annotated, Any
 
 import typer
@@ -14,20 +13,18 @@ from qosnet.cli.common import IdOption, JsonOption, plural, stdout_console, when
 from qosnet.cli.remote import (
     DEFAULT_URL,
     LeaseOption,
-    StateOption,
     TokenOption,
     UrlOption,
     add_lease_commands,
-    check_state,
+    lease_app,
     print_one,
     service_client,
 )
+from qosnet.lease_kinds import JOB
 
 __all__ = ["job_app"]
 
-job_app = typer.Typer(
-    help="Jobs on a running service: submit, renew, release, list.", no_args_is_help=True
-)
+job_app = lease_app(JOB)
 
 
 def _param(text: str) -> tuple[str, Any]:
@@ -133,36 +130,9 @@ def job_submit(
     print_one(job, json_out, _print_job, id_only)
 
 
-add_lease_commands(
-    job_app,
-    "job",
-    get="job",
-    renew="renew",
-    release="release",
-    show=_print_job,
-    show_help="A job with its flows and their IDTs.",
-)
-
-
-@job_app.command("list")
-def job_list(
-    state: StateOption = None,
-    owner: Annotated[
-        str | None, typer.Option("--owner", help="Only this owner's (admin).", show_default=False)
-    ] = None,
-    url: UrlOption = DEFAULT_URL,
-    token: TokenOption = None,
-    json_out: JsonOption = False,
-) -> None:
-    """List jobs, newest first (a tenant sees its own)."""
+def _print_jobs(jobs: list[Any]) -> None:
     from qosnet.middleware.units import MB
 
-    check_state(state)
-    with service_client(url, token) as client:
-        jobs = client.jobs(state=state, owner=owner)  # type: ignore[arg-type]
-    if json_out:
-        typer.echo(json.dumps([j.model_dump(mode="json") for j in jobs], indent=2))
-        return
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     for column in ("id", "owner", "state", "application", "nodes", "MB/s", "time s", "until (UTC)"):
         table.add_column(
@@ -180,6 +150,15 @@ def job_list(
             when(j.lease_expires if j.state == "active" else j.ended_at),
         )
     stdout_console().print(table)
+
+
+add_lease_commands(
+    job_app,
+    JOB,
+    show=_print_job,
+    show_help="A job with its flows and their IDTs.",
+    table=_print_jobs,
+)
 
 
 @job_app.command("utilisation")

@@ -1,21 +1,25 @@
 """What the clients of a running service (`qosnet job`, `qosnet flow`) share: the --url and
 --token options, `service_client`, a `qosnet.client.Client` whose errors become a message
 on stderr and an exit status (3 for a refused admission, else 1), and the commands of the
-one lease lifecycle of a job or a single flow (`add_lease_commands`: show, renew,
-release). httpx is imported only when a command runs."""
+one lease lifecycle of a job or a single flow (`lease_app`, `add_lease_commands`: show,
+renew, release, list; from `qosnet.lease_kinds`). httpx is imported only when a command runs."""
 
+import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from inspect import Parameter
 from typing import Annotated, Any
 
 import typer
 
 from qosnet.cli.common import JsonOption, err, when
+from qosnet.lease_kinds import STATES, LeaseApi, function
 
 __all__ = [
     "DEFAULT_URL",
     "LeaseOption",
     "add_lease_commands",
+    "lease_app",
     "print_one",
     "StateOption",
     "TokenOption",
@@ -42,13 +46,13 @@ LeaseOption = Annotated[
 ]
 IdArgument = Annotated[str, typer.Argument(metavar="ID")]
 
+OwnerOption = Annotated[
+    str | None, typer.Option("--owner", help="Only this owner's (admin).", show_default=False)
+]
 StateOption = Annotated[
     str | None,
     typer.Option("--state", help="active, released or expired.", show_default=False),
 ]
-
-#: A reservation's states (a job's or a single flow's lease).
-STATES = ("active", "released", "expired")
 
 
 def check_state(state: str | None) -> None:
@@ -101,18 +105,26 @@ def print_one(
         show(item)
 
 
+def lease_app(kind: LeaseApi) -> typer.Typer:
+    """The sub-command group of a lease kind (`qosnet job`, `qosnet flow`); the kind's
+    module adds its create command, then `add_lease_commands` the rest."""
+    return typer.Typer(
+        help=f"{kind.heading} on a running service: {kind.create}, renew, release, list.",
+        no_args_is_help=True,
+    )
+
+
 def add_lease_commands(
     app: typer.Typer,
-    noun: str,
+    kind: LeaseApi,
     *,
-    get: str,
-    renew: str,
-    release: str,
     show: Callable[[Any], None],
     show_help: str,
+    table: Callable[[list[Any]], None],
 ) -> None:
-    """Register `show`, `renew` and `release` on `app` for a leased `noun` ("job", "flow"):
-    `get`, `renew` and `release` name the `Client` methods, `show` prints one."""
+    """Register `show`, `renew`, `release` and `list` on `app` for a lease kind
+    (`qosnet.lease_kinds`), calling the `Client` methods it names: `show` prints one,
+    `table` a list."""
 
     def show_command(
         lease_id: IdArgument,
@@ -121,7 +133,7 @@ def add_lease_commands(
         json_out: JsonOption = False,
     ) -> None:
         with service_client(url, token) as client:
-            item = getattr(client, get)(lease_id)
+            item = getattr(client, kind.method("show"))(lease_id)
         print_one(item, json_out, show)
 
     def renew_command(
@@ -131,19 +143,50 @@ def add_lease_commands(
         token: TokenOption = None,
     ) -> None:
         with service_client(url, token) as client:
-            item = getattr(client, renew)(lease_id, lease)
+            item = getattr(client, kind.method("renew"))(lease_id, lease)
         typer.echo(f"{item.id} lease expires {when(item.lease_expires)} UTC")
 
     def release_command(
         lease_id: IdArgument, url: UrlOption = DEFAULT_URL, token: TokenOption = None
     ) -> None:
         with service_client(url, token) as client:
-            item = getattr(client, release)(lease_id)
+            item = getattr(client, kind.method("release"))(lease_id)
         typer.echo(f"{item.id} {item.state}")
 
+    def list_command(url: str, token: str | None, json_out: bool, **filters: Any) -> None:
+        check_state(filters["state"])
+        with service_client(url, token) as client:
+            items = getattr(client, kind.method("list"))(**filters)
+        if json_out:
+            typer.echo(json.dumps([i.model_dump(mode="json") for i in items], indent=2))
+        else:
+            table(items)
+
+    def option(name: str, annotation: Any, default: Any) -> Parameter:
+        return Parameter(name, Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
+
+    # The list's options: its filters (as the service's), then the service's.
+    listed = [option("state", StateOption, None)]
+    if kind.owners:
+        listed.append(option("owner", OwnerOption, None))
+    listed += [
+        option("url", UrlOption, DEFAULT_URL),
+        option("token", TokenOption, None),
+        option("json_out", JsonOption, False),
+    ]
     show_command.__doc__ = show_help
-    renew_command.__doc__ = f"Extend a {noun}'s lease (from now; default: the service's lease)."
-    release_command.__doc__ = f"Release a {noun}'s reservation now."
+    renew_command.__doc__ = (
+        f"Extend a {kind.noun}'s lease (from now; default: the service's lease)."
+    )
+    release_command.__doc__ = f"Release a {kind.noun}'s reservation now."
     app.command("show")(show_command)
     app.command("renew")(renew_command)
     app.command("release")(release_command)
+    app.command("list")(
+        function(
+            f"{kind.noun}_list",
+            listed,
+            list_command,
+            f"List {kind.title}s, newest first (a tenant sees its own).",
+        )
+    )

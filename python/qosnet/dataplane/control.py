@@ -9,13 +9,41 @@ host file maps node numbers to agent endpoints; jobs' flows are port 0 to port 0
 flow no longer listed — its job or flow released, or its lease expired — is removed. The
 destination's side too (004 §3.4 (c); `GET /v1/reservations?dst=N`): each flow destined to
 the node is admitted in its agent, from the source node's agent and port to its
-destination port, and withdrawn when no longer listed. Every installed reservation and
-admission carries its own lease in the agent, renewed at each sync: until the service's own
-lease of the job or flow ends (`lease_expires`), and at least a few sync intervals. So if
-the service or the link goes silent, the agent keeps what the service granted for as long
-as it granted it (the flows go on), and then drops them by itself rather than keep pacing
-for a job nobody holds. Flows the service did not admit are refused by a closed
-agent, at the source (its sends) and at the destination (its connections).
+destination port, and withdrawn when no longer listed. Flows the service did not admit are
+refused by a closed agent, at the source (its sends) and at the destination (its
+connections).
+
+One lease clock: the service's
+-------------------------------
+The service grants every lease and keeps its end (`lease_expires`, by its own clock,
+`Settings.clock`, stored in its database); only the owner renews it, at the service
+(`/renew`); the service ends it (`expire_due`). An agent holds no lease of its own: each
+installed reservation and admission carries the time the service's lease had left when the
+service answered (`lease_remaining`, measured on the service's clock), counted by the
+agent from the answer's arrival on its monotonic clock (`Agent.reserve(..., lease)`;
+`expire_leases` in the Rust agent), and replaced, not extended, at every sync. When it runs
+out the agent removes the reservation (a closed agent drops what the flow had queued) or
+the admission (and closes its connections) by itself, so it never paces for a job nobody
+holds, and it never holds one longer than the service did. Why the time left and not the
+end: turning an end into a deadline on the host would read the host's wall clock, and
+every second it is off from the service's would be a second held too long (capacity the
+service has already given to another job) or dropped too early.
+
+- **Hosts' clocks disagree** (skew, or a wall clock stepped by NTP): no effect; the only
+  error is the answer's one-way delay, by which the agent holds late (milliseconds).
+- **The service (or the network to it) stops**: the agents keep what was installed until
+  the service's lease of it ends, then drop it; when the service answers again, the next
+  sync installs, renews and removes as usual. A lease renewed at the service after this
+  host last heard from it lapses in the agent at the end it was told, until the next sync
+  that succeeds (a renewal in the last interval before the end: at most one interval, 1 s
+  by default): the agent follows what it was last told rather than guess.
+- **The service restarts**: its leases are in its database (ends on its clock), so they
+  run on through the restart; the first request after it ends those that passed. The one
+  clock is the service host's: a service restarted on another host, or several service
+  processes on one database, must have clocks that agree (NTP), or the leases shift by
+  the difference.
+- **The agent restarts**: it starts with nothing reserved (a closed agent refuses every
+  flow) until the first sync installs what the service holds, each with its time left.
 
 Reading the whole node's table needs a token that sees every tenant's reservations (an
 admin token).
@@ -23,7 +51,6 @@ admin token).
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +90,6 @@ class ServiceLink:
         *,
         token: str | None = None,
         interval: float = 1.0,
-        lease_intervals: float = 3.0,
         priority: int = 0,
     ) -> None:
         self.agent = agent
@@ -71,7 +97,6 @@ class ServiceLink:
         self.node = node
         self.hosts = hosts
         self.interval = interval
-        self.lease = interval * lease_intervals
         self.priority = priority
         #: (source port, destination endpoint, priority) -> bits/s installed.
         self.installed: dict[tuple[int, str, int], float] = {}
@@ -97,12 +122,12 @@ class ServiceLink:
         nothing (the leases run on)."""
         reservations = self.client.reservations(node=self.node)
         incoming = self.client.reservations(dst=self.node)
-        now = datetime.now(UTC)
-        #: Each flow's lease in the agent, seconds: the service's lease, at least `lease`.
+        #: Each flow's lease in the agent, seconds: the service's time left (several jobs'
+        #: flows on one agent flow: the longest).
         leases: dict[tuple[Any, ...], float] = {}
         wanted: dict[tuple[int, str, int], float] = {}
         for r in reservations:
-            if r.src != self.node:
+            if r.src != self.node or r.lease_remaining <= 0:
                 continue
             dst = self._endpoint(r.dst, r.dst_port)
             if dst is None:
@@ -110,14 +135,15 @@ class ServiceLink:
             key = (r.src_port, dst, self._priority(r))
             # Several jobs' flows between the same two ports share one agent flow.
             wanted[key] = wanted.get(key, 0.0) + r.bandwidth * 8
-            leases[key] = max(leases.get(key, 0.0), self._lease_of(r, now))
+            leases[key] = max(leases.get(key, 0.0), r.lease_remaining)
         admit: set[tuple[str, int, int]] = set()
         for r in incoming:
-            src = self._endpoint(r.src, r.src_port) if r.dst == self.node else None
+            mine = r.dst == self.node and r.lease_remaining > 0
+            src = self._endpoint(r.src, r.src_port) if mine else None
             if src is not None:
                 k = (src, r.dst_port, self._priority(r))
                 admit.add(k)
-                leases[k] = max(leases.get(k, 0.0), self._lease_of(r, now))
+                leases[k] = max(leases.get(k, 0.0), r.lease_remaining)
         added = [k for k in wanted if k not in self.installed]
         removed = [k for k in self.installed if k not in wanted]
         for (port, dst, priority), bps in wanted.items():
@@ -150,16 +176,6 @@ class ServiceLink:
             "admitted": sorted(_incoming(k) for k in newly),
             "revoked": sorted(_incoming(k) for k in revoked),
         }
-
-    def _lease_of(self, r: Any, now: datetime) -> float:
-        """Seconds the agent holds reservation `r`: to the service's lease end, at least
-        `lease` (a few sync intervals)."""
-        end = getattr(r, "lease_expires", None)
-        if end is None:
-            return self.lease
-        if end.tzinfo is None:
-            end = end.replace(tzinfo=UTC)
-        return max(self.lease, (end - now).total_seconds())
 
 
 def _name(key: tuple[int, str, int]) -> str:

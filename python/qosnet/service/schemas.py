@@ -217,8 +217,13 @@ class ReservationOut(FlowOut):
     priority: int = 0
     lease_expires: datetime | None = Field(
         default=None,
-        description="When the job's or flow's lease ends unless renewed: an agent that loses "
-        "the service keeps the reservation until then.",
+        description="When the job's or flow's lease ends unless renewed, by the service's clock.",
+    )
+    lease_remaining: float = Field(
+        description="Seconds the lease had left when the service answered, by its own clock: "
+        "an agent holds the reservation that long from the answer's arrival (and removes it "
+        "then if the service has not said otherwise), so no host's clock need agree with the "
+        "service's (`qosnet.dataplane.control`).",
     )
 
 

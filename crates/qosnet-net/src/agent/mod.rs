@@ -167,6 +167,14 @@ impl Agent {
     /// Install (or change) the reservation of flow (local port `port`, `dst`, `priority`):
     /// `bits_per_second` becomes the IDT of one packet (004 §3.4: idt = T · Bpeak / Breq);
     /// with a `lease` the reservation is removed when it runs out unless renewed.
+    ///
+    /// The lease is the control plane's, not the agent's: the time its lease of the job or
+    /// flow has left, by the service's clock, which the agent counts from now on its
+    /// monotonic clock (`expire_leases`). A call replaces the end, never extends it, so the
+    /// agent holds a reservation exactly as long as it was last told. A duration rather
+    /// than an end, because an end would be read against this host's wall clock, and its
+    /// skew from the service's would become time held too long or dropped too early
+    /// (`python/qosnet/dataplane/control.py`, "One lease clock", gives the failure cases).
     pub fn reserve_from(
         &self,
         port: Port,
@@ -230,7 +238,8 @@ impl Agent {
 
     /// Admit the incoming flow from `src` (an endpoint; its host is resolved) to local port
     /// `port` at `priority` (004 §3.4 (c): the destination's side of admission, from the
-    /// control plane); with a `lease` the admission ends when it runs out unless renewed.
+    /// control plane); with a `lease` the admission ends when it runs out unless renewed
+    /// (the control plane's time left, replacing the admission's end: as `reserve_from`).
     /// A closed agent refuses every other incoming flow.
     pub fn admit(
         &self,

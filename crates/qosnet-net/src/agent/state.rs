@@ -281,7 +281,11 @@ pub(super) fn fail_flow(st: &mut State, slot: u32, reason: String) {
     }
 }
 
-/// Remove reservations and admissions whose lease ran out; the next lease's end.
+/// Remove reservations and admissions whose lease ran out; the next lease's end. The ends
+/// are the control plane's leases counted on this host's monotonic clock (`Instant`: a
+/// wall clock stepped by NTP moves none of them); the agent never renews one itself, so
+/// at an end nothing is asked: it stops pacing for a job or flow the service no longer
+/// holds (`Agent::reserve_from`).
 pub(super) fn expire_leases(shared: &Shared, st: &mut State) -> Option<Instant> {
     let now = Instant::now();
     let ended: Vec<Incoming> =

@@ -48,6 +48,8 @@ lease lifecycle shared by jobs and flows), `jobs.py`, `flows.py`, `profiles.py`,
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from qosnet.service.errors import (
     ClusterUnavailable,
     Conflict,
@@ -96,6 +98,12 @@ class RequestHandler(Jobs, Flows, Profiles, ClusterAdmin, Tokens):
         def wanted(src: int, to: int) -> bool:
             return (node is None or src == node) and (dst is None or to == dst)
 
+        # The lease's time left on this service's clock (`ReservationOut.lease_remaining`).
+        now = self.clock()
+
+        def remaining(expires: datetime) -> float:
+            return max(0.0, expires.timestamp() - now)
+
         out: list[ReservationOut] = []
         for job in self.jobs(who, state="active", limit=1_000_000):
             for f in job.flows:
@@ -105,6 +113,7 @@ class RequestHandler(Jobs, Flows, Profiles, ClusterAdmin, Tokens):
                             job=job.id,
                             owner=job.owner,
                             lease_expires=job.lease_expires,
+                            lease_remaining=remaining(job.lease_expires),
                             **f.model_dump(),
                         )
                     )
@@ -113,6 +122,7 @@ class RequestHandler(Jobs, Flows, Profiles, ClusterAdmin, Tokens):
                 out.append(
                     ReservationOut(
                         flow=flow.id,
+                        lease_remaining=remaining(flow.lease_expires),
                         **flow.model_dump(
                             include={"owner", "src", "dst", "bandwidth", "idt", "path",
                                      "src_port", "dst_port", "priority", "lease_expires"}

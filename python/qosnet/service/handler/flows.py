@@ -7,8 +7,6 @@ from __future__ import annotations
 import logging
 import secrets
 
-from sqlalchemy import select
-
 from qosnet.middleware.allocator import AllocationRefused
 from qosnet.service.db import FlowRow
 from qosnet.service.errors import Invalid, Refused
@@ -72,26 +70,18 @@ class Flows(Leases):
         return flow_out(row)
 
     def release_flow(self, who: Principal, flow_id: str) -> FlowReservationOut:
-        return self._release(FLOW, who, flow_id)  # type: ignore[no-any-return]
+        return self.release_lease(FLOW, who, flow_id)  # type: ignore[no-any-return]
 
     def renew_flow(
         self, who: Principal, flow_id: str, lease_seconds: float | None = None
     ) -> FlowReservationOut:
-        return self._renew(FLOW, who, flow_id, lease_seconds)  # type: ignore[no-any-return]
+        return self.renew_lease(FLOW, who, flow_id, lease_seconds)  # type: ignore[no-any-return]
 
     def flow(self, who: Principal, flow_id: str) -> FlowReservationOut:
-        with self.sessions() as s:
-            return flow_out(self._get(FLOW, s, who, flow_id))
+        return self.show_lease(FLOW, who, flow_id)  # type: ignore[no-any-return]
 
     def flows(
         self, who: Principal, state: str | None = None, limit: int = 1000
     ) -> list[FlowReservationOut]:
         """Single flows, newest first: a tenant's own, or everyone's for an admin."""
-        query = select(FlowRow)
-        if not who.is_admin:
-            query = query.where(FlowRow.owner == who.name)
-        if state is not None:
-            query = query.where(FlowRow.state == state)
-        query = query.order_by(FlowRow.created_at.desc(), FlowRow.id).limit(limit)
-        with self.sessions() as s:
-            return [flow_out(r) for r in s.scalars(query)]
+        return self.list_leases(FLOW, who, state, None, limit)

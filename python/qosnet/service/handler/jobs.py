@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import re
 import secrets
 
 from sqlalchemy import select
@@ -17,11 +16,11 @@ from qosnet.middleware.allocator import AllocationRefused
 from qosnet.middleware.errors import InvalidData, parse
 from qosnet.middleware.translator import Refusal, RefusalReason, Request, translate
 from qosnet.service.db import JobRow
-from qosnet.service.errors import Forbidden, Invalid, Refused
+from qosnet.service.errors import Invalid, Refused
 from qosnet.service.handler.leases import Leases
 from qosnet.service.job_view import job_out
 from qosnet.service.leases import JOB
-from qosnet.service.schemas import PRINCIPAL_NAME, FieldError, JobOut, SubmitJob
+from qosnet.service.schemas import FieldError, JobOut, SubmitJob
 from qosnet.service.tokens import Principal
 
 log = logging.getLogger("qosnet.service")
@@ -153,14 +152,13 @@ class Jobs(Leases):
         return Refused(code, detail, retryable)
 
     def release(self, who: Principal, job_id: str) -> JobOut:
-        return self._release(JOB, who, job_id)  # type: ignore[no-any-return]
+        return self.release_lease(JOB, who, job_id)  # type: ignore[no-any-return]
 
     def renew(self, who: Principal, job_id: str, lease_seconds: float | None = None) -> JobOut:
-        return self._renew(JOB, who, job_id, lease_seconds)  # type: ignore[no-any-return]
+        return self.renew_lease(JOB, who, job_id, lease_seconds)  # type: ignore[no-any-return]
 
     def job(self, who: Principal, job_id: str) -> JobOut:
-        with self.sessions() as s:
-            return job_out(self._get(JOB, s, who, job_id))
+        return self.show_lease(JOB, who, job_id)  # type: ignore[no-any-return]
 
     def jobs(
         self,
@@ -169,17 +167,4 @@ class Jobs(Leases):
         owner: str | None = None,
         limit: int = 1000,
     ) -> list[JobOut]:
-        query = select(JobRow)
-        if not who.is_admin:
-            if owner is not None and owner != who.name:
-                raise Forbidden("owner: a tenant may list only its own jobs")
-            owner = who.name
-        if owner is not None:
-            if not re.fullmatch(PRINCIPAL_NAME, owner):
-                return []  # no token has such a name, so no job has such an owner
-            query = query.where(JobRow.owner == owner)
-        if state is not None:
-            query = query.where(JobRow.state == state)
-        query = query.order_by(JobRow.created_at.desc(), JobRow.id).limit(limit)
-        with self.sessions() as s:
-            return [job_out(r) for r in s.scalars(query)]
+        return self.list_leases(JOB, who, state, owner, limit)

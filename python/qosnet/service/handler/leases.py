@@ -5,6 +5,7 @@ lease passes without renewal (`expire_due`, run before requests and by the sweep
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any, Literal
 
 from sqlalchemy import select
@@ -13,7 +14,7 @@ from sqlalchemy.orm import Session
 from qosnet.service.errors import Conflict, Forbidden, Invalid, NotFound, ServiceError
 from qosnet.service.handler.core import HandlerCore, _Txn
 from qosnet.service.leases import KINDS, LEASE_ID, LeaseKind
-from qosnet.service.schemas import FieldError
+from qosnet.service.schemas import PRINCIPAL_NAME, FieldError
 from qosnet.service.tokens import Principal
 
 log = logging.getLogger("qosnet.service")
@@ -21,7 +22,8 @@ log = logging.getLogger("qosnet.service")
 
 class Leases(HandlerCore):
     """The lease lifecycle, one for jobs and single flows (`service.leases`): look up,
-    end, release, renew, expire."""
+    list, end, release, renew, expire. The routes call these with the kind
+    (`routes.leases`); `Jobs` and `Flows` name them per kind for Python callers."""
 
     def _lease(self, asked: float | None) -> float:
         lease = self.settings.lease_seconds if asked is None else asked
@@ -64,7 +66,7 @@ class Leases(HandlerCore):
             kind.give_back(self._allocator, row.id)
         txn.state.revision += 1
 
-    def _release(self, kind: LeaseKind, who: Principal, lease_id: str) -> Any:
+    def release_lease(self, kind: LeaseKind, who: Principal, lease_id: str) -> Any:
         error: ServiceError | None = None
         with self._write() as txn:
             row = self._get(kind, txn.session, who, lease_id)
@@ -83,7 +85,7 @@ class Leases(HandlerCore):
         log.info("released %s (%s)", lease_id, who.name)
         return kind.out(row)
 
-    def _renew(
+    def renew_lease(
         self, kind: LeaseKind, who: Principal, lease_id: str, lease_seconds: float | None
     ) -> Any:
         lease = self._lease(lease_seconds)
@@ -104,6 +106,34 @@ class Leases(HandlerCore):
         if error is not None:
             raise error
         return kind.out(row)
+
+    def show_lease(self, kind: LeaseKind, who: Principal, lease_id: str) -> Any:
+        with self.sessions() as s:
+            return kind.out(self._get(kind, s, who, lease_id))
+
+    def list_leases(
+        self,
+        kind: LeaseKind,
+        who: Principal,
+        state: str | None = None,
+        owner: str | None = None,
+        limit: int = 1000,
+    ) -> list[Any]:
+        """Newest first: a tenant's own, or everyone's (or `owner`'s) for an admin."""
+        query = select(kind.row)
+        if not who.is_admin:
+            if owner is not None and owner != who.name:
+                raise Forbidden(f"owner: a tenant may list only its own {kind.api.plural}")
+            owner = who.name
+        if owner is not None:
+            if not re.fullmatch(PRINCIPAL_NAME, owner):
+                return []  # no token has such a name, so nothing has such an owner
+            query = query.where(kind.row.owner == owner)
+        if state is not None:
+            query = query.where(kind.row.state == state)
+        query = query.order_by(kind.row.created_at.desc(), kind.row.id).limit(limit)
+        with self.sessions() as s:
+            return [kind.out(r) for r in s.scalars(query)]
 
     def expire_due(self) -> int:
         """End every live job and single flow whose lease has passed; how many there were."""

@@ -3,6 +3,8 @@
 
 - `jobs`: submit (admission), list, show, renew, release;
 - `flows`: single-flow reservations: reserve (admission), list, show, renew, release;
+  both but their creation made by `leases.lease_routes` from the kind's description
+  (`qosnet.lease_kinds`);
 - `reservations`: reserved flows and utilisation;
 - `profiles`: profiles and applications;
 - `cluster`: the network;

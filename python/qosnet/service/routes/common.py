@@ -20,16 +20,13 @@ from qosnet.service.schemas import (
     APPLICATION_NAME_MAX,
     CLUSTER_NAME,
     PRINCIPAL_NAME,
-    PRINTABLE,
 )
 from qosnet.service.tokens import MAX_TOKEN_ID
 
 __all__ = [
     "ApplicationName",
     "ClusterName",
-    "FlowId",
     "Handler",
-    "JobId",
     "Metrics",
     "OwnerFilter",
     "AUTH_ERRORS",
@@ -54,16 +51,6 @@ def _metrics(request: Request) -> ServiceMetrics:
 Handler = Annotated[RequestHandler, Depends(_handler)]
 Metrics = Annotated[ServiceMetrics, Depends(_metrics)]
 
-# Job ids are `job-` and 16 hex digits; any printable id may be asked for (404 if it is not
-# one), nothing longer than the column or with control characters (422).
-JobId = Annotated[
-    str,
-    Path(min_length=1, max_length=40, pattern=PRINTABLE, description="A job's id."),
-]
-FlowId = Annotated[
-    str,
-    Path(min_length=1, max_length=40, pattern=PRINTABLE, description="A flow reservation's id."),
-]
 TokenId = Annotated[int, Path(ge=1, le=MAX_TOKEN_ID, description="A token's id (a 32-bit column).")]
 ApplicationName = Annotated[
     str,

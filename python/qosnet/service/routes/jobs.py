@@ -1,27 +1,22 @@
-"""`/v1/jobs`: submit (admission), list, show, renew and release jobs."""
+"""`/v1/jobs`: submit (admission), list, show, renew and release jobs; all but submitting
+are the lease lifecycle's (`routes.leases`)."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query, Response
+from fastapi import Header, Response
 
 from qosnet.service.auth import Caller
 from qosnet.service.errors import Refused
-from qosnet.service.routes.common import (
-    AUTH_ERRORS,
-    JOB_ERRORS,
-    Handler,
-    JobId,
-    Metrics,
-    OwnerFilter,
-    problem,
-)
-from qosnet.service.schemas import PRINTABLE, JobList, JobOut, JobState, RenewJob, SubmitJob
+from qosnet.service.leases import JOB
+from qosnet.service.routes.common import AUTH_ERRORS, Handler, Metrics, problem
+from qosnet.service.routes.leases import lease_routes
+from qosnet.service.schemas import PRINTABLE, JobOut, SubmitJob
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/jobs", tags=["jobs"])
+router = lease_routes(JOB)
 
 IdempotencyKey = Annotated[
     str | None,
@@ -66,38 +61,3 @@ def submit_job(
         response.status_code = 200
         response.headers["Idempotent-Replayed"] = "true"
     return job
-
-
-@router.get("", responses=AUTH_ERRORS)
-def list_jobs(
-    who: Caller,
-    h: Handler,
-    state: Annotated[JobState | None, Query(description="Only jobs in this state.")] = None,
-    owner: OwnerFilter = None,
-    limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
-) -> JobList:
-    """Jobs, newest first: a tenant's own, or everyone's for an admin."""
-    return JobList(jobs=h.jobs(who, state, owner, limit))
-
-
-@router.get("/{job_id}", responses=JOB_ERRORS)
-def get_job(job_id: JobId, who: Caller, h: Handler) -> JobOut:
-    return h.job(who, job_id)
-
-
-@router.post("/{job_id}/release", responses=JOB_ERRORS)
-def release_job(job_id: JobId, who: Caller, h: Handler) -> JobOut:
-    """Release the job's reservation now."""
-    return h.release(who, job_id)
-
-
-@router.delete("/{job_id}", responses=JOB_ERRORS)
-def delete_job(job_id: JobId, who: Caller, h: Handler) -> JobOut:
-    """Same as POST /v1/jobs/{job_id}/release."""
-    return h.release(who, job_id)
-
-
-@router.post("/{job_id}/renew", responses=JOB_ERRORS)
-def renew_job(job_id: JobId, who: Caller, h: Handler, body: RenewJob | None = None) -> JobOut:
-    """Extend the lease: it now ends `lease_seconds` (default: the service's) from now."""
-    return h.renew(who, job_id, body.lease_seconds if body else None)
