@@ -175,3 +175,35 @@ def test_the_list_commands_take_their_kinds_filters(
     assert refused.exit_code == 2 and "--owner" in refused.output
     bad = CliRunner().invoke(app, ["job", "list", "--state", "gone"], env=env)
     assert bad.exit_code == 2 and "must be active, released or expired" in bad.output
+
+
+def test_the_client_declares_for_type_checkers_exactly_the_methods_it_makes():
+    """The lifecycle methods are made at import (`client._lifecycle`) and declared under
+    `TYPE_CHECKING` for static type checkers: the declarations' signatures are the made
+    ones', parameter by parameter, and the states are the API's."""
+    import ast
+    import inspect
+    import typing
+    from pathlib import Path
+
+    from qosnet import client
+    from qosnet.lease_kinds import STATES
+
+    assert typing.get_args(client.LeaseState) == STATES
+    tree = ast.parse(Path(client.__file__).read_text())
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Client")
+    block = next(n for n in cls.body if isinstance(n, ast.If))
+    declared = {f.name: f for f in block.body if isinstance(f, ast.FunctionDef)}
+    from qosnet.lease_kinds import KINDS
+
+    made = {k.method(op) for k in KINDS for op in ("show", "list", "renew", "release")}
+    assert set(declared) == made
+    for name, fn in declared.items():
+        real = inspect.signature(getattr(client.Client, name))
+        names = [a.arg for a in fn.args.args]
+        defaults = [None] * (len(fn.args.args) - len(fn.args.defaults)) + [
+            ast.literal_eval(d) for d in fn.args.defaults
+        ]
+        assert names == list(real.parameters), name
+        for p, d in zip(real.parameters.values(), defaults, strict=True):
+            assert (p.default is inspect.Parameter.empty and d is None) or p.default == d, name

@@ -317,7 +317,9 @@ VC_ALLOCATORS = ("islip", "separable_input_first")
 #: Topologies qosnet runs and BookSim2's routing functions on each -> qosnet's routing
 #: kind. BookSim2 looks a function up as `<name>_<topology>`: `dor_torus` does not exist.
 ROUTING = {
-    "mesh": {"dim_order": "dor", "dor": "dor"},
+    # (BookSim2's min_adapt_torus puts adaptive traffic on VC 3 alone, qosnet's on every VC
+    # above the dateline pair: not the same routing, so a torus file's min_adapt is refused)
+    "mesh": {"dim_order": "dor", "dor": "dor", "min_adapt": "min_adapt"},
     "torus": {"dim_order": "dor_dateline"},
     "dragonflynew": {"min": "min", "ugal": "ugal"},
     # BookSim2's ran_min_flatfly (`min_flatfly`) takes, despite its name, the lowest

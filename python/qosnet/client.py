@@ -18,8 +18,8 @@ retried submit never allocates twice.
 The jobs' and flows' show, list, renew and release methods (`job`, `jobs`, `renew`,
 `release`; `flow`, `flows`, `renew_flow`, `release_flow`) are made from the one description
 of each lease kind (`qosnet.lease_kinds`, `_lifecycle` below), as the service's routes and
-the CLI's commands are; they are attached to the class when this module is imported, so a
-static type checker does not see them (`help()` shows their signatures).
+the CLI's commands are; they are attached to the class when this module is imported, and
+declared in the class for static type checkers (`TYPE_CHECKING`; a test compares the two).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from inspect import Parameter
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
 
@@ -60,6 +60,9 @@ __all__ = [
 ]
 
 DEFAULT_URL = "http://127.0.0.1:8000"
+
+#: A lease's state, as the list methods filter on it (`qosnet.lease_kinds.STATES`).
+LeaseState = Literal["active", "released", "expired"]
 
 
 class ApiError(Exception):
@@ -127,6 +130,27 @@ class Client:
     `http` may be an existing `httpx.Client` (e.g. FastAPI's TestClient); then `url` and
     `timeout` are its own.
     """
+
+    if TYPE_CHECKING:
+        # The lease lifecycle's methods, made by `_lifecycle` when this module is imported,
+        # declared for static type checkers only (a test holds these to the made ones).
+        def job(self, job_id: str) -> JobOut: ...
+        def jobs(
+            self,
+            state: LeaseState | None = None,
+            owner: str | None = None,
+            limit: int | None = None,
+        ) -> list[JobOut]: ...
+        def renew(self, job_id: str, lease_seconds: float | None = None) -> JobOut: ...
+        def release(self, job_id: str) -> JobOut: ...
+        def flow(self, flow_id: str) -> FlowReservationOut: ...
+        def flows(
+            self, state: LeaseState | None = None, limit: int | None = None
+        ) -> list[FlowReservationOut]: ...
+        def renew_flow(
+            self, flow_id: str, lease_seconds: float | None = None
+        ) -> FlowReservationOut: ...
+        def release_flow(self, flow_id: str) -> FlowReservationOut: ...
 
     def __init__(
         self,
