@@ -115,6 +115,7 @@ def test_defaults_are_booksim2s():
         ("k = 5;", "topology.k", 5),
         ("n = 3;", "topology.n", 3),
         ("routing_function = dor;", "routing.kind", "dor"),
+        ("routing_function = min_adapt;", "routing.kind", "min_adapt"),
         ("num_vcs = 4;", "router.vcs", 4),
         ("vc_buf_size = 3;", "router.input_buffer", 3),
         ("wait_for_tail_credit = 1;", "router.vc_release", "tail_credit"),
@@ -273,6 +274,9 @@ def test_unsupported_topology_and_routing_name_what_is_supported():
     assert e["routing_function"] == (
         "ugal is not supported on a torus: qosnet supports dim_order there"
     )
+    # BookSim2's torus min_adapt puts adaptive traffic on VC 3 alone: not qosnet's
+    e = refusals("topology = torus; routing_function = min_adapt;")
+    assert "min_adapt is not supported on a torus" in e["routing_function"]
     # BookSim2 has no dor_torus either
     assert (
         "dor is not supported on a torus" in refusals("routing_function = dor;")["routing_function"]
@@ -349,7 +353,8 @@ def _resolved(source: object) -> dict:
 
 
 @pytest.mark.parametrize(
-    "base", ["mesh4x4", "mesh8x8", "torus8x8", "dragonfly_k2", "dragonfly_k2_ugal"]
+    "base",
+    ["mesh4x4", "mesh8x8", "mesh8x8_min_adapt", "torus8x8", "dragonfly_k2", "dragonfly_k2_ugal"],
 )
 def test_validation_inputs_convert_to_their_matched_configurations(base: str):
     ours = _resolved(VALIDATION / f"{base}.toml")

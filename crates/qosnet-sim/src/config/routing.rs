@@ -27,6 +27,10 @@ pub enum RoutingKind {
     /// UGAL-L on a dragonfly: at the source router, minimal unless its output queue times
     /// its hops exceeds a Valiant path's by more than 30 flits (three VC layers).
     Ugal,
+    /// Minimal adaptive on a mesh or torus (BookSim2's `min_adapt`): any minimal direction
+    /// on a class's adaptive VCs, dimension order on its escape VCs (the first on a mesh,
+    /// the dateline pair on a torus) once taken (Duato's protocol; `routing/min_adapt.rs`).
+    MinAdapt,
 }
 
 impl RoutingKind {
@@ -42,6 +46,7 @@ impl RoutingKind {
             Self::Min => "min",
             Self::Valiant => "valiant",
             Self::Ugal => "ugal",
+            Self::MinAdapt => "min_adapt",
         }
     }
 }

@@ -86,10 +86,12 @@ impl Routers {
             }
         };
         wait_on(s.out_port as usize, held);
-        if let Some(e) = self.escape.get(ivc).filter(|e| header && e.vcs != 0) {
-            // a header with an escape waits for its VCs too (either would do: the graph
+        if let Some(w) = self.other_ways.get(ivc).filter(|_| header) {
+            // a header with other ways waits for their VCs too (any would do: the graph
             // over-counts, so a cycle here is necessary for a deadlock, not sufficient)
-            wait_on(e.port as usize, e.vcs & self.op_allocated[r * ports + e.port as usize]);
+            for way in w.ways.iter().filter(|w| w.vcs != 0) {
+                wait_on(way.port as usize, way.vcs & self.op_allocated[r * ports + way.port as usize]);
+            }
         }
         if self.p.kind == RouterKind::Preemptive {
             let vcs = self.p.vcs;

@@ -34,7 +34,7 @@ mod wavefront;
 
 pub(crate) use marking::Marking;
 pub(crate) use preemption::victim;
-pub(crate) use state::{Escape, InVc, OutVc, Params, Routers};
+pub(crate) use state::{InVc, OtherWays, OutVc, Params, Routers, Way};
 
 use crate::config::{RouterKind, SchedulerConfig, VcSelection};
 use crate::ids::{InputLane, LinkEnd, PacketId};
@@ -143,7 +143,7 @@ impl Routers {
             ip_vc_alloc: vec![0; n_ports],
             ip_parked: vec![0; n_ports],
             op_parked: vec![0; n_ports],
-            escape: if routing.has_escape() { vec![Escape::default(); n_vcs] } else { Vec::new() },
+            other_ways: if routing.has_other_ways() { vec![OtherWays::default(); n_vcs] } else { Vec::new() },
             ip_active: vec![0; n_ports],
             ip_blocked: vec![0; n_ports],
             ip_to_out: vec![0; n_ports * ports],

@@ -8,7 +8,7 @@
 //! progress for the watchdog at `ready`, as it did then (`Simulation::routed_at`). One look
 //! at the VC instead of two: on a large network the second look was a cache miss per header.
 
-use super::{Escape, Routers};
+use super::{OtherWays, Routers, Way};
 use crate::control::HopAction;
 use crate::flit::Signal;
 use crate::ids::{NodeId, PacketId};
@@ -41,13 +41,13 @@ impl Routers {
         let vc = if v >= vcs { v - vcs } else { v };
         let class_vcs = *self.p.class_vcs.at(class);
         let route = self.routing.route_in_class(&self.topo, r, port, vc, dst, path, vcs as u32, class_vcs);
-        if self.routing.has_escape() {
-            let escape = self.routing.escape_in_class(&self.topo, r, port, vc, dst, path, class_vcs);
-            *self.escape.at_mut(ivc) = escape.map_or(Escape::default(), |e| Escape {
-                port: e.port as u16,
-                vcs: e.vcs,
-                asked: false,
-            });
+        if self.routing.has_other_ways() {
+            let (second, escape) =
+                self.routing.other_ways_in_class(&self.topo, r, port, vc, dst, path, class_vcs);
+            let way = |w: Option<crate::routing::Route>| {
+                w.map_or(Way::default(), |w| Way { port: w.port as u16, vcs: w.vcs })
+            };
+            *self.other_ways.at_mut(ivc) = OtherWays { ways: [way(second), way(escape)], asked: 0 };
         }
         if signal != Signal::Data {
             reservation_hop(net, r, route.port as usize, packet, ready);

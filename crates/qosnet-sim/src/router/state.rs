@@ -80,18 +80,25 @@ pub(crate) struct InVc {
     pub resumed: bool,
 }
 
-/// A header's second way where the routing has one (`Routing::has_escape`: LID paths
-/// with an escape VC, Duato's protocol, `routing/lid_paths.rs`): LID 0's output port and
-/// its escape VCs, which the VC allocator takes where the header's own way has no VC free.
-/// Kept beside `InVc` (full at 64 bytes) and read only by headers that found none free.
+/// An output port and the VCs a header may take there (`vcs` 0: no such way).
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Escape {
+pub(crate) struct Way {
     pub port: u16,
-    /// 0: no second way (the header is on the escape already, or at its ejection).
     pub vcs: u32,
-    /// This cycle's VC request is for the escape (set as requests are formed, read as
-    /// they are granted: the escape may leave by the header's own port).
-    pub asked: bool,
+}
+
+/// A header's other ways where the routing offers more than its route
+/// (`Routing::has_other_ways`, Duato's protocol): a second adaptive way (minimal adaptive
+/// routing's next dimension, `routing/min_adapt.rs`) and the escape (dimension order, or
+/// LID 0's way, on the escape VCs, `routing/lid_paths.rs`), in the order the VC allocator
+/// asks for them. Kept beside `InVc` (full at 64 bytes).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct OtherWays {
+    /// The second adaptive way, then the escape.
+    pub ways: [Way; 2],
+    /// This cycle's VC request: 0 for the route, 1 + i for `ways[i]` (set as requests are
+    /// formed, read as they are granted: a way may leave by the route's own port).
+    pub asked: u8,
 }
 
 /// An output VC's buffer and state, together (64 bytes, aligned) for the same reason as
@@ -202,8 +209,8 @@ pub(crate) struct Routers {
     pub(crate) ip_parked: Vec<u32>,
     /// Per output port: the input ports (bits) with headers parked on it.
     pub(crate) op_parked: Vec<u64>,
-    /// Per input VC record, its header's escape (`Escape`; empty where the routing has none).
-    pub(crate) escape: Vec<Escape>,
+    /// Per input VC record, its header's other ways (empty where the routing has none).
+    pub(crate) other_ways: Vec<OtherWays>,
     pub(crate) ip_active: Vec<u32>,
     /// VCs whose output VC buffer was found full; re-enabled when that buffer sends a flit.
     pub(crate) ip_blocked: Vec<u32>,

@@ -3,7 +3,7 @@
 //! the last one it granted, so no input is favoured or starved; the header takes a free
 //! VC among those its route allows (lowest free, or round robin per output port).
 
-use super::{select_vc, Escape, Routers};
+use super::{select_vc, OtherWays, Routers, Way};
 use crate::ids::InputLane;
 use crate::net::Net;
 use crate::sched::{bits, bits64};
@@ -70,27 +70,26 @@ impl Routers {
                 let ivc = self.p.lane_index(ip, v);
                 let state = self.in_vc.at(ivc);
                 if state.gate <= now {
+                    let (route_vcs, class) = (state.route_vcs, state.class);
                     let mut op = (r * ports + state.out_port as usize) as u32;
-                    // A header with no VC to win this cycle (none free, none preemptable;
-                    // grants only take VCs) is not a request: blocked headers cost nothing.
-                    if state.route_vcs & !*self.op_allocated.at(op as usize) == 0
-                        && !(PRE && self.may_preempt(op as usize, state.route_vcs, state.class))
-                    {
-                        // Its escape, if it has one and a VC there is free (Duato's protocol:
-                        // the escape is offered at every hop, `routing/lid_paths.rs`).
-                        match self.escape_request(r, ivc) {
-                            Some(eop) => {
-                                op = eop as u32;
-                                self.escape.at_mut(ivc).asked = true;
-                            }
-                            None => {
-                                self.park(ip, v, op as usize);
-                                if let Some(e) = self.escape.get(ivc).filter(|e| e.vcs != 0) {
-                                    self.park(ip, v, r * ports + e.port as usize);
-                                }
-                                continue;
+                    let free = route_vcs & !*self.op_allocated.at(op as usize);
+                    // Another way where the routing offers one and the route has no VC free
+                    // (or the second adaptive way more), Duato's protocol: `other_way`.
+                    let other = if self.other_ways.is_empty() { None } else { self.other_way(r, ivc, free) };
+                    if let Some((way_op, i)) = other {
+                        op = way_op as u32;
+                        self.other_ways.at_mut(ivc).asked = i as u8 + 1;
+                    } else if free == 0 && !(PRE && self.may_preempt(op as usize, route_vcs, class)) {
+                        // A header with no VC to win this cycle (none free, none
+                        // preemptable; grants only take VCs) is not a request: blocked
+                        // headers cost nothing.
+                        self.park(ip, v, op as usize);
+                        if let Some(&w) = self.other_ways.get(ivc) {
+                            for way in w.ways.iter().filter(|w| w.vcs != 0) {
+                                self.park(ip, v, r * ports + way.port as usize);
                             }
                         }
+                        continue;
                     }
                     let who = Requester::new(port, v);
                     // Order: by output port, then round robin from the port's pointer.
@@ -107,10 +106,10 @@ impl Routers {
             let ivc = self.p.lane_index(ip, v);
             let s = self.in_vc.at(ivc);
             let (mut route_vcs, class, resumed, packet) = (s.route_vcs, s.class, s.resumed, s.packet);
-            let escaping = self.escape.get(ivc).is_some_and(|e| e.asked);
-            if escaping {
-                route_vcs = self.escape.at(ivc).vcs;
-                self.escape.at_mut(ivc).asked = false;
+            let asked = self.other_ways.get(ivc).map_or(0, |w| w.asked) as usize;
+            if asked > 0 {
+                route_vcs = self.other_ways.at(ivc).ways[asked - 1].vcs;
+                self.other_ways.at_mut(ivc).asked = 0;
             }
             if PRE && resumed && self.resumption_waits(op, packet) {
                 // (until the guarding dummy tail's credit returns: that wakes `op`)
@@ -139,12 +138,12 @@ impl Routers {
             *self.va_rr.at_mut(op) = who.next();
             *self.op_allocated.at_mut(op) |= 1 << ov;
             let state = self.in_vc.at_mut(ivc);
-            if escaping {
-                // the header takes the escape and keeps to it from here (its next routers
-                // see it arrive on an escape VC)
+            if asked > 0 {
+                // the header takes the other way (the escape: it keeps to it from here, its
+                // next routers seeing it arrive on an escape VC)
                 state.out_port = (op - r * ports) as u16;
                 state.route_vcs = route_vcs;
-                *self.escape.at_mut(ivc) = Escape::default();
+                *self.other_ways.at_mut(ivc) = OtherWays::default();
             }
             state.out_vc = ov as u8;
             state.gate = now + self.p.d_vc_alloc;
@@ -175,13 +174,24 @@ impl Routers {
         self.va_requests = requests;
     }
 
-    /// The output port (`r`'s, as `router * ports + port`) of input VC record `ivc`'s
-    /// escape, where it has one with a VC free.
+    /// Which of input VC record `ivc`'s other ways to ask for (its output port, as
+    /// `router * ports + port`, and its index), given the route's free VCs `free`: the
+    /// second adaptive way where it has more VCs free than the route (the selection
+    /// function: the less loaded minimal direction), else, where the route has none free,
+    /// the first way with one (the escape last). None: the route.
     #[inline]
-    fn escape_request(&self, r: usize, ivc: usize) -> Option<usize> {
-        let e = self.escape.get(ivc).filter(|e| e.vcs != 0)?;
-        let op = r * self.p.ports + e.port as usize;
-        (e.vcs & !*self.op_allocated.at(op) != 0).then_some(op)
+    fn other_way(&self, r: usize, ivc: usize, free: u32) -> Option<(usize, usize)> {
+        let ways = &self.other_ways.at(ivc).ways;
+        let free_at = |w: &Way| {
+            let op = r * self.p.ports + w.port as usize;
+            (op, (w.vcs & !*self.op_allocated.at(op)).count_ones())
+        };
+        let route_free = free.count_ones();
+        ways.iter().enumerate().filter(|(_, w)| w.vcs != 0).find_map(|(i, w)| {
+            let (op, n) = free_at(w);
+            let take = if i == 0 { n > route_free } else { route_free == 0 && n > 0 };
+            take.then_some((op, i))
+        })
     }
 
     /// Header VC `v` of input port `ip` can win no VC of output port `op` until its VCs

@@ -36,7 +36,7 @@ impl Grid {
     }
 
     #[inline]
-    fn at(&self, router: usize) -> &[u16] {
+    pub(super) fn at(&self, router: usize) -> &[u16] {
         let n = self.dims.len();
         &self.coords[router * n..router * n + n]
     }

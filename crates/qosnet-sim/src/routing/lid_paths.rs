@@ -980,7 +980,7 @@ mod tests {
             .unwrap()
             .with_paths(2)
             .unwrap();
-        assert!(r.has_escape());
+        assert!(r.has_other_ways());
         assert_eq!(r.vcs_per_class(), 3, "two escape VCs and one for the paths");
         let (px, py) = (plus_port(0) as u32, plus_port(1) as u32);
         let from_node = |n: usize| t.attach[n].1 as usize;
@@ -988,7 +988,7 @@ mod tests {
         let at = |router, in_port, in_vc, dst, lid, class| {
             (
                 r.route_in_class(&t, router, in_port, in_vc, dst, lid, 3, class),
-                r.escape_in_class(&t, router, in_port, in_vc, dst, lid, class),
+                r.other_ways_in_class(&t, router, in_port, in_vc, dst, lid, class).1,
             )
         };
         // (0,0) -> (1,1) on LID 1 (+y, then +x): its own way on VC 2, and dimension

@@ -7,6 +7,7 @@ pub mod dragonfly;
 mod fat_tree;
 mod flatfly;
 mod lid_paths;
+pub mod min_adapt;
 
 pub use lid_paths::LidPaths;
 
@@ -107,6 +108,9 @@ pub enum Routing {
     Dragonfly { net: crate::topology::dragonfly::Dragonfly, mode: dragonfly::Mode },
     /// Dimension order on a flattened butterfly: one hop per differing dimension (`flatfly.rs`).
     FlatFly(crate::topology::flatfly::FlatFly),
+    /// Minimal adaptive on a mesh or torus with dimension order as the escape
+    /// (`min_adapt.rs`, Duato's protocol).
+    MinAdapt { grid: Grid, torus: bool },
 }
 
 impl Routing {
@@ -128,7 +132,13 @@ impl Routing {
             (Shape::Mesh { dims }, RoutingKind::Auto | RoutingKind::Dor) => {
                 Routing::Dor { grid: Grid::new(dims), wrap: false }
             }
-            (Shape::Mesh { .. }, _) => return Err(mismatch("\"dor\"")),
+            (Shape::Mesh { dims }, RoutingKind::MinAdapt) => {
+                Routing::MinAdapt { grid: Grid::new(dims), torus: false }
+            }
+            (Shape::Torus { dims }, RoutingKind::MinAdapt) => {
+                Routing::MinAdapt { grid: Grid::new(dims), torus: true }
+            }
+            (Shape::Mesh { .. }, _) => return Err(mismatch("\"dor\" or \"min_adapt\"")),
             (Shape::Torus { dims }, RoutingKind::Dor) => Routing::Dor { grid: Grid::new(dims), wrap: true },
             (Shape::Torus { dims }, RoutingKind::Auto | RoutingKind::DorDateline) => {
                 if vcs < 2 {
@@ -140,7 +150,7 @@ impl Routing {
                 Routing::DorDateline { grid: Grid::new(dims), vcs }
             }
             (Shape::Torus { .. }, _) => {
-                return Err(mismatch("\"dor_dateline\" (or \"dor\", deadlock-prone)"))
+                return Err(mismatch("\"dor_dateline\", \"min_adapt\" (or \"dor\", deadlock-prone)"))
             }
             (Shape::FatTree { k, n }, RoutingKind::Auto | RoutingKind::DModK) => {
                 Routing::DModK { k: *k, n: *n, paths: 1 }
@@ -276,6 +286,9 @@ impl Routing {
                 let (port, layer) = dragonfly::route(net, router, in_port, in_vc as u32 % layers, dst, path);
                 Route { port: port as u32, vcs: class_layer(all_vcs(vcs), layers, layer) }
             }
+            Routing::MinAdapt { grid, torus } => {
+                min_adapt::route(grid, *torus, router, in_port, in_vc as u32, dst, vcs).first
+            }
         }
     }
 
@@ -369,6 +382,18 @@ impl Routing {
                 let k = route.vcs.trailing_zeros();
                 Route { port: route.port, vcs: class_layer(class_vcs, layers, k) }
             }
+            Routing::MinAdapt { grid, torus } => {
+                let w = min_adapt::route(
+                    grid,
+                    *torus,
+                    router,
+                    in_port,
+                    rank(class_vcs, in_vc),
+                    dst,
+                    class_vcs.count_ones(),
+                );
+                Route { port: w.first.port, vcs: by_rank(class_vcs, w.first.vcs) }
+            }
             Routing::Dragonfly { net, mode } => {
                 // (the layers within the class's VCs, as the LID paths' above)
                 let layers = mode.layers();
@@ -383,18 +408,25 @@ impl Routing {
         }
     }
 
-    /// Whether a header may have a second way, an escape (`escape_in_class`): LID paths
-    /// with `lid_vcs = "escape"`.
+    /// Whether a header may have more ways than its route (`other_ways_in_class`): minimal
+    /// adaptive routing, and LID paths with `lid_vcs = "escape"`.
     #[inline(always)]
-    pub fn has_escape(&self) -> bool {
-        matches!(self, Routing::Lids { table, .. } if table.escape > 0)
+    pub fn has_other_ways(&self) -> bool {
+        match self {
+            Routing::Lids { table, .. } => table.escape > 0,
+            Routing::MinAdapt { .. } => true,
+            _ => false,
+        }
     }
 
-    /// The escape of a header `route_in_class` routed (`has_escape`): LID 0's way on its
-    /// escape VC (None where the header is on the escape already, or at its ejection).
+    /// The other ways of a header `route_in_class` routed (`has_other_ways`), in the order
+    /// the VC allocator asks for them after the route: a second adaptive way (minimal
+    /// adaptive routing's next dimension), then the escape (dimension order, or LID 0's way,
+    /// on the escape VCs). None where the header is on the escape already, or at its
+    /// ejection.
     #[inline]
     #[allow(clippy::too_many_arguments)] // `route_in_class`'s
-    pub fn escape_in_class(
+    pub fn other_ways_in_class(
         &self,
         topo: &Topology,
         router: usize,
@@ -403,12 +435,29 @@ impl Routing {
         dst: usize,
         path: u32,
         class_vcs: VcMask,
-    ) -> Option<Route> {
-        let Routing::Lids { table, .. } = self else { return None };
+    ) -> (Option<Route>, Option<Route>) {
         let in_rank = rank(class_vcs, in_vc);
-        let (_, escape) =
-            table.route_escape(router, topo.ports, in_port, in_rank, dst, path, class_vcs.count_ones());
-        escape.map(|e| Route { port: e.port, vcs: by_rank(class_vcs, e.vcs) })
+        let (second, escape) = match self {
+            Routing::Lids { table, .. } => {
+                let (_, e) = table.route_escape(
+                    router,
+                    topo.ports,
+                    in_port,
+                    in_rank,
+                    dst,
+                    path,
+                    class_vcs.count_ones(),
+                );
+                (None, e)
+            }
+            Routing::MinAdapt { grid, torus } => {
+                let w = min_adapt::route(grid, *torus, router, in_port, in_rank, dst, class_vcs.count_ones());
+                (w.second, w.escape)
+            }
+            _ => (None, None),
+        };
+        let in_class = |r: Route| Route { port: r.port, vcs: by_rank(class_vcs, r.vcs) };
+        (second.map(in_class), escape.map(in_class))
     }
 
     /// The fewest VCs a traffic class with traffic needs for this routing's VC classes:
@@ -418,6 +467,7 @@ impl Routing {
             Routing::DorDateline { .. } => 2,
             Routing::Lids { table, .. } => table.layers,
             Routing::Dragonfly { mode, .. } => mode.layers(),
+            Routing::MinAdapt { torus, .. } => min_adapt::escape_vcs(*torus) + 1,
             _ => 1,
         }
     }

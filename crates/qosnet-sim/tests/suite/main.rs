@@ -13,6 +13,7 @@ mod cost_and_limits;
 mod dragonfly;
 mod drb;
 mod engine;
+mod escape_vc;
 mod file_keys;
 mod flatfly;
 mod ib_fabric;

@@ -51,17 +51,32 @@ pub(super) fn build_routing(
             crate::topology::Shape::Fabric { lmc: Some(l), .. } if *l > 0 => Some(*l),
             _ => None,
         };
-        if cfg.routing.lid_vcs == crate::config::LidVcs::Escape
-            && rc.kind == crate::config::RouterKind::Preemptive
-        {
-            // (a preempted packet's rest follows the way its first part took, document 003
-            // §3.2.1; an escape offered at every hop could send it another way)
-            errs.push(ConfigError::new(
-                "routing.lid_vcs",
-                "\"escape\" does not apply to router.kind = \"preemptive\": a preempted packet \
-                 resumes along its first part's way, which the escape could change; use \"layers\"",
-            ));
-            return None;
+        // Routings that offer a header other ways at each hop (an escape VC, Duato's
+        // protocol; minimal adaptive routing): what needs one fixed path refuses them.
+        let (escape, adaptive) = (
+            cfg.routing.lid_vcs == crate::config::LidVcs::Escape,
+            cfg.routing.kind == crate::config::RoutingKind::MinAdapt,
+        );
+        if escape || adaptive {
+            let (field, what) = if adaptive {
+                ("routing.kind", "\"min_adapt\"")
+            } else {
+                ("routing.lid_vcs", "\"escape\"")
+            };
+            let reserved = cfg.traffic.iter().position(|t| t.reserve.is_some() || t.idt.is_some());
+            let why = if rc.kind == crate::config::RouterKind::Preemptive {
+                // (a preempted packet's rest follows the way its first part took, document
+                // 003 §3.2.1; a way chosen again at every hop could send it another)
+                Some("router.kind = \"preemptive\": a preempted packet resumes along its first part's way, which a way chosen at every hop could change".to_string())
+            } else if cfg.endpoint.admission.is_some() {
+                Some("[endpoint] admission: a probe reserves the links of one path, which the packets of the flow need not take".to_string())
+            } else {
+                reserved.map(|i| format!("a reserved flow (traffic[{i}]): call admission accounts the links of one path, which its packets need not take"))
+            };
+            if let Some(why) = why {
+                errs.push(ConfigError::new(field, format!("{what} does not apply with {why}")));
+                return None;
+            }
         }
         let lids = |r: Routing| match cfg.routing.lmc.or(dumped) {
             Some(lmc) => r.with_lids(t, lmc, cfg.routing.slack, rc.vcs, cfg.routing.lid_vcs),

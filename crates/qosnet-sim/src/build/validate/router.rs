@@ -286,6 +286,10 @@ pub(super) fn vcs_per_class(
                 Routing::DorDateline { .. } => {
                     "on a torus, where dateline routing needs two per class".to_string()
                 }
+                Routing::MinAdapt { torus, .. } => format!(
+                    "where min_adapt routing needs {} escape VC(s) and one adaptive, {need} per class",
+                    if *torus { 2 } else { 1 }
+                ),
                 Routing::Dragonfly { .. } => format!(
                     "on a dragonfly, where routing.kind = {:?} needs a VC per layer, {need} per class",
                     routing.kind_name()
