@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from qosnet import _core
-from qosnet.config import LoadedConfig, config_error, load_config, simulation
+from qosnet.config import LoadedConfig, load_config, simulation
+from qosnet.config_errors import config_error
 
 __all__ = [
     "BenchResult",

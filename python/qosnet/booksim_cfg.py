@@ -32,7 +32,7 @@ from typing import Any
 import tomli_w
 
 from qosnet._core import ConfigError
-from qosnet.config import config_error
+from qosnet.config_errors import config_error
 
 __all__ = [
     "BooksimValue",

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 from qosnet import _core, nesting
 from qosnet._core import ConfigError
+from qosnet.config_errors import clip, config_error
 
 __all__ = [
     "LoadedConfig",
@@ -40,30 +41,6 @@ Key = str | int
 
 class OverrideError(ConfigError):
     """An override could not be applied; `.errors` is `[(override, message)]`."""
-
-
-#: The most of a user's value an error repeats, in characters (as the engine's errors).
-CLIP_CHARS = 200
-
-
-def clip(text: str) -> str:
-    """`text` cut to CLIP_CHARS characters, saying how long it was: an error must not echo a
-    10 MB value back."""
-    if len(text) <= CLIP_CHARS:
-        return text
-    return f"{text[:CLIP_CHARS]}…({len(text)} chars)"
-
-
-def config_error(
-    errors: list[tuple[str, str]], cls: type[ConfigError] = ConfigError
-) -> ConfigError:
-    """A ConfigError shaped like the engine's: message `path: message` per line, `.errors`
-    (a path made of a user's text, an override, cut to a readable length; messages cut
-    what they quote themselves)."""
-    errors = [(clip(p), m) for p, m in errors]
-    err = cls("\n".join(f"{p}: {m}" for p, m in errors))
-    err.errors = errors
-    return err
 
 
 class LoadedConfig(NamedTuple):

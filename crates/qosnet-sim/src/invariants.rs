@@ -224,7 +224,7 @@ impl Simulation {
             for out in 0..ports {
                 for ov in 0..rs.p.lanes {
                     let ips = r * ports..(r + 1) * ports;
-                    let scan = crate::router::marking::port_queue(
+                    let scan = crate::router::port_queue::port_queue(
                         &rs.p,
                         &rs.in_vc,
                         ips,

@@ -19,6 +19,7 @@
 
 mod alo;
 mod cct;
+mod congestion;
 mod credit_cc;
 mod dcqcn;
 mod iba_cc;
@@ -31,8 +32,9 @@ mod window;
 pub(crate) use alo::{Alo, Useful};
 pub(crate) use self_tuned::{SelfTuned, SelfTunedParams};
 
+pub(crate) use congestion::{Congestion, NoAgent};
 pub(crate) use credit_cc::{Consumer, CreditCc};
-pub(crate) use interface::{CcCounters, Congestion, CongestionControl, NoAgent};
+pub(crate) use interface::{CcCounters, CongestionControl};
 pub use probe_admission::AdmissionStats;
 pub(crate) use probe_admission::{AdmissionParams, ProbeAdmission};
 pub use reservations::Signal;

@@ -24,17 +24,17 @@
 //! packets have one VL per hop (IBA's SL-to-VL mapping) would.)
 //! That sum is kept as flits come and go (`PortQueues`): an input lane counts toward the
 //! (port, VLs) of its state — the VL it holds, or the VLs its waiting header may take —
-//! and moves its flits when the state changes (`Routers::requeue`), so a flit's look is a
-//! read, where a scan of the router's input VCs per flit had cost IBA CC's runs a third of
-//! their instructions. The invariant checks compare it with the scan (`port_queue`).
+//! and moves its flits when the state changes (`Routers::requeue`, `port_queue.rs`), so a
+//! flit's look is a read, where a scan of the router's input VCs per flit had cost IBA CC's
+//! runs a third of their instructions. The invariant checks compare it with the scan
+//! (`port_queue`).
 //! A port VL whose output buffer waits for credits is a victim of congestion further on,
 //! not its root; IBA's Victim_Mask decides whether it marks (`victims = "not_marked"`:
 //! only ports with credits mark, so flows that merely pass through the tree of
 //! congestion are not throttled for it).
 //! `Threshold` (document 000's fixed buffer threshold) keeps the output buffer alone.
 
-use super::state::{InVc, Params};
-use super::Routers;
+use super::params::Params;
 use crate::config::{MarkingConfig, VictimMarking, WaitingHeaders};
 use crate::error::ConfigError;
 use crate::ids::PacketId;
@@ -169,7 +169,7 @@ impl PortQueues {
     }
 
     /// Input lane `ivc`, holding `len` flits, counts toward `target` from now on.
-    fn retarget(&mut self, p: &Params, ivc: usize, len: u32, target: (u32, u32)) {
+    pub(super) fn retarget(&mut self, p: &Params, ivc: usize, len: u32, target: (u32, u32)) {
         let old = std::mem::replace(self.target.at_mut(ivc), target);
         self.count(p, old, len, false);
         self.count(p, target, len, true);
@@ -182,33 +182,6 @@ impl PortQueues {
             let q = self.queued.at_mut(p.lane_index(op as usize, ov));
             *q = if add { *q + flits } else { *q - flits };
         }
-    }
-}
-
-impl Routers {
-    /// Lane `v` of input port `ip` changed state (routed, won an output VC, its tail
-    /// crossed): its flits count toward what it queues for now (`PortQueues`). Call after
-    /// every change of its active, waiting (VC allocation or parked), route or output VC.
-    #[inline]
-    pub(crate) fn requeue(&mut self, ip: usize, v: usize) {
-        if !self.port_queues.on {
-            return;
-        }
-        let ivc = self.p.lane_index(ip, v);
-        let s = self.in_vc.at(ivc);
-        let (r, bit) = (self.ip_place.at(ip).0 as usize, 1u32 << v);
-        let op = (r * self.p.ports + s.out_port as usize) as u32;
-        let target = if *self.ip_active.at(ip) & bit != 0 {
-            (op, 1 << s.out_vc)
-        } else if self.port_queues.count_waiting
-            && (*self.ip_vc_alloc.at(ip) | *self.ip_parked.at(ip)) & bit != 0
-        {
-            (op, s.route_vcs)
-        } else {
-            (0, 0)
-        };
-        let len = s.buf.len();
-        self.port_queues.retarget(&self.p, ivc, len, target);
     }
 }
 
@@ -356,43 +329,10 @@ fn red(state: &mut MarkState, port: usize, q: u32, kmin: u32, kmax: u32, pmax: u
     state.draw(port) < p
 }
 
-/// The flits queued at one router for VL `ov` of its output port `out`, beside the
-/// `occupancy` flits of that VL's output buffer (module comment): those of the input VCs
-/// (`in_vc`, laid out by `p`) of the router's ports `ips` whose packet is routed to `out`
-/// and holds `ov` (`active`: the lanes holding an output VC) or waits for one of `out`'s
-/// VCs among which its route allows `ov` (`waiting`: lanes in VC allocation or parked).
-/// `PortQueues` keeps this sum as flits come and go; the invariant checks scan for it.
-#[inline(never)]
-pub(crate) fn port_queue(
-    p: &Params,
-    in_vc: &[InVc],
-    ips: std::ops::Range<usize>,
-    active: &[u32],
-    waiting: impl Fn(usize) -> u32,
-    (out, ov): (usize, usize),
-    occupancy: u32,
-) -> u32 {
-    let mut queued = occupancy;
-    for ip in ips {
-        let (act, wait) = (*active.at(ip), waiting(ip));
-        for v in bits(act | wait) {
-            let s = in_vc.at(p.lane_index(ip, v));
-            if s.out_port as usize != out {
-                continue;
-            }
-            let holds = act >> v & 1 == 1 && s.out_vc as usize == ov;
-            let may = wait >> v & 1 == 1 && s.route_vcs >> ov & 1 == 1;
-            if holds || may {
-                queued += s.buf.len();
-            }
-        }
-    }
-    queued
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::router::port_queue::port_queue;
 
     #[test]
     fn a_threshold_marks_from_its_occupancy_on() {

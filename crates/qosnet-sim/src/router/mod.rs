@@ -24,6 +24,8 @@ mod islip;
 pub(crate) mod marking;
 mod matching;
 mod output;
+mod params;
+pub(crate) mod port_queue;
 mod preemption;
 mod routing_stage;
 mod sideband;
@@ -33,8 +35,9 @@ mod vc_alloc;
 mod wavefront;
 
 pub(crate) use marking::Marking;
+pub(crate) use params::Params;
 pub(crate) use preemption::victim;
-pub(crate) use state::{InVc, OtherWays, OutVc, Params, Routers, Way};
+pub(crate) use state::{InVc, OtherWays, OutVc, Routers, Way};
 
 use crate::config::{RouterKind, SchedulerConfig, VcSelection};
 use crate::ids::{InputLane, LinkEnd, PacketId};

@@ -4,55 +4,13 @@
 //! `routing_stage`, `vc_alloc`, `crossbar`, `output`, `preemption`) are methods on
 //! `Routers` that reach the rest of the simulation only through `Net`.
 
-use crate::config::{AllocatorKind, RouterKind, VcSelection};
+use super::params::Params;
 use crate::ids::{InputLane, LinkEnd, PacketId};
 use crate::ring::{RingState, Rings};
 use crate::routing::Routing;
 use crate::sched::{RateKeys, RoundRobin, SchedTables, Scheduler};
 use crate::topology::Topology;
 use crate::units::Cycle;
-
-/// The routers' shape and per-stage delays, resolved (delays in cycles).
-#[derive(Clone, Debug)]
-pub(crate) struct Params {
-    pub vcs: usize,
-    /// Buffers per port: the C VCs, and in the preemptive router C more, the extra
-    /// buffers (lane C + v is VC v's extra buffer, document 003 §3.2.1).
-    pub lanes: usize,
-    /// Depth of an extra buffer, flits.
-    pub extra_depth: u32,
-    /// Per-lane records of consecutive ports lie this many records apart: the lanes, plus
-    /// one unused record when `lanes` is even (`lane_index`).
-    pub lane_stride: usize,
-    pub acceleration: bool,
-    pub ports: usize,
-    pub input_depth: u32,
-    pub output_depth: u32,
-    pub d_sync: Cycle,
-    pub d_routing: Cycle,
-    pub d_vc_alloc: Cycle,
-    pub d_crossbar: Cycle,
-    pub d_output: Cycle,
-    /// Link latency by the receiver kind at its end (`ids::TO_ROUTER`, `TO_ENDPOINT`): the
-    /// routers' links and the ejection links.
-    pub link: [Cycle; 2],
-    pub credit: Cycle,
-    pub speedup: u32,
-    /// The crossbar allocator (stage 4) and its request-grant rounds per cycle.
-    pub allocator: AllocatorKind,
-    pub iterations: u32,
-    pub vc_selection: VcSelection,
-    /// Output VCs are free once their holder's tail has crossed (`VcRelease::TailSent`),
-    /// not when its credit returns.
-    pub release_on_send: bool,
-    pub kind: RouterKind,
-    /// Per traffic class (`TrafficClass::index`): the VCs it may be given.
-    pub class_vcs: [u32; 3],
-    /// Per class: its own VCs in the configured split (the preemptive router prefers them).
-    pub home_vcs: [u32; 3],
-    /// The master seed (`seed.rs`), for the routers' draws (Valiant's intermediate groups).
-    pub seed: u64,
-}
 
 /// What an input VC knows about the packet it holds (one packet at a time) and its
 /// buffer's front flit and position: kept together (64 bytes, aligned) so one cache line
@@ -148,35 +106,6 @@ impl OutVc {
     #[inline]
     pub fn owner_input(&self) -> (usize, usize) {
         (self.owner.port(), self.owner.lane())
-    }
-}
-
-impl Params {
-    /// Where lane `lane` of port `port` (router * ports + port) is in the per-lane arrays
-    /// (VC records, buffers). Why a port's block is an odd number of records: the lanes
-    /// a network uses most are the same few of every port (the lowest free VC), and
-    /// with 16 lanes of 64 bytes every port's VC v fell in the same 4 of the L1 cache's
-    /// 64 sets, input and output side alike, so they evicted each other within a cycle
-    /// or two (measured: configs/bench/README.md).
-    #[inline]
-    pub fn lane_index(&self, port: usize, lane: usize) -> usize {
-        port * self.lane_stride + lane
-    }
-
-    /// The (port, lane) of a per-lane index (`lane_index`'s inverse).
-    pub fn lane_place(&self, i: usize) -> (usize, usize) {
-        (i / self.lane_stride, i % self.lane_stride)
-    }
-
-    /// Depth of lane `lane` of an input port: a VC's buffer, or (lanes C and up, the
-    /// preemptive router) an extra buffer.
-    #[inline]
-    pub fn lane_depth(&self, lane: usize) -> u32 {
-        if lane < self.vcs {
-            self.input_depth
-        } else {
-            self.extra_depth
-        }
     }
 }
 
