@@ -152,6 +152,8 @@ _MAPPED: dict[str, BooksimValue] = {
     "n": 2,
     "routing_function": "none",
     "use_noc_latency": 1,
+    # (an anynet's file: `_topology`)
+    "network_file": "",
     # (a flatfly's concentration and its routers' and nodes' placement: `_flatfly`)
     "c": 1,
     "x": 8,
@@ -218,7 +220,6 @@ _FIXED: dict[str, tuple[BooksimValue, str]] = {
 _INERT: dict[str, str] = {
     **{k: "topologies other than mesh and torus" for k in ("in_ports", "out_ports")},
     "channel_file": "topology = anynet",
-    "network_file": "topology = anynet",
     "fail_seed": "link_failures > 0",
     **{
         k: "speculative = 1"
@@ -325,6 +326,9 @@ ROUTING = {
     # BookSim2's ran_min_flatfly (`min_flatfly`) takes, despite its name, the lowest
     # differing dimension first at every router, over all VCs: qosnet's flatfly `dor`.
     "flatfly": {"ran_min": "dor"},
+    # BookSim2's min_anynet: a shortest path per destination, as qosnet's routes on a
+    # network read from a file (minimal hops, ties spread by destination)
+    "anynet": {"min": "auto"},
 }
 
 #: A flatfly's placement keys: read only there (BookSim2's flatfly_onchip.cpp).
@@ -409,6 +413,10 @@ def convert(text: str, source: str = "<text>") -> Conversion:
             ignored.append((key, value, f"used by BookSim2 only with {_INERT[key]}"))
         elif key in FLATFLY_PLACEMENT and given.get("topology", _MAPPED["topology"]) != "flatfly":
             ignored.append((key, value, "used by BookSim2 only with topology = flatfly"))
+        elif key == "network_file" and given.get("topology", _MAPPED["topology"]) != "anynet":
+            ignored.append((key, value, "used by BookSim2 only with topology = anynet"))
+        elif key in ("k", "n") and given.get("topology") == "anynet":
+            ignored.append((key, value, "not used by BookSim2's anynet (its file gives the shape)"))
 
     config: dict[str, Any] = {
         "simulation": _simulation(r),
@@ -487,7 +495,8 @@ def _topology(r: _Reader, config: dict[str, Any]) -> int:
         r.refuse(
             "topology",
             f"{topology} is not supported yet: qosnet reads mesh, torus (k, n), "
-            "dragonflynew (k) and flatfly (k, n, c) from a BookSim2 file",
+            "dragonflynew (k), flatfly (k, n, c) and anynet (network_file) from a BookSim2 "
+            "file",
         )
         return 1
     if topology == "dragonflynew":
@@ -498,6 +507,13 @@ def _topology(r: _Reader, config: dict[str, Any]) -> int:
         config["topology"] = dragonfly_shape(k) | {"global_latency": DRAGONFLY_LATENCY[1]}
     elif topology == "flatfly":
         config["topology"] = _flatfly(r, k, n)
+    elif topology == "anynet":
+        # (read beside the .cfg file, where BookSim2's example keeps it: qosnet resolves a
+        # configuration's files against its directory, BookSim2 against the working one)
+        network = r.value("network_file")
+        if not isinstance(network, str) or not network:
+            r.refuse("network_file", "an anynet needs its network file (network_file = NAME;)")
+        config["topology"] = {"kind": "anynet", "file": str(network)}
     else:
         config["topology"] = {"kind": topology, "k": k, "n": n}
     functions = ROUTING[topology]

@@ -89,6 +89,12 @@ tagged_enum! {
             #[serde(default)]
             routes: Option<FilePath>,
         },
+        /// Any network, as BookSim2's `anynet` file lists it (`network_file`): lines such as
+        /// `router 0 node 0 node 1 router 1`; minimal-hop routes (`topology/anynet.rs`).
+        Anynet {
+            /// The network file, in BookSim2's anynet format.
+            file: FilePath,
+        },
     }
 }
 

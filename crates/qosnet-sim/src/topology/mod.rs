@@ -4,6 +4,7 @@
 //! topology has the same number of ports. Coordinates (for mesh/torus patterns and routing)
 //! live in [`Shape`].
 
+mod anynet;
 pub(crate) mod dragonfly;
 pub(crate) mod fat_tree;
 pub(crate) mod flatfly;
@@ -130,6 +131,11 @@ impl Topology {
                     };
                     files.about_contents(e, &shown, what)
                 })
+            }
+            TopologyConfig::Anynet { file } => {
+                let read = files.read("topology.file", file)?;
+                anynet::build(&read.text, &read.shown)
+                    .map_err(|e| files.about_contents(e, &read.shown, "network file"))
             }
             TopologyConfig::Star { ports } => star::build(*ports),
             TopologyConfig::Mesh { k, n, dims } => mesh::build(mesh_dims(*k, *n, dims.as_deref())?, false),

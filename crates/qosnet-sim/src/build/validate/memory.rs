@@ -115,7 +115,7 @@ impl Shape {
                     table: false,
                 })
             }
-            TopologyConfig::IbFabric { .. } => None,
+            TopologyConfig::IbFabric { .. } | TopologyConfig::Anynet { .. } => None,
         }
     }
 

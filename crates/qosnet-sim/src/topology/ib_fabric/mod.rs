@@ -29,6 +29,8 @@ mod ibnetdiscover;
 mod ibsim;
 mod routes;
 
+pub(in crate::topology) use routes::minimal_routes;
+
 use super::{Peer, Shape, Topology};
 use crate::config::files::FileText;
 use crate::config::IbFabricFormat;

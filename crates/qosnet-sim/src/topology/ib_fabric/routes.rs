@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 
 /// Minimal-hop routes: a breadth-first search back from each destination's switch; each
 /// switch forwards toward a switch one hop nearer, on the `node mod count`-th such port.
-pub(super) fn minimal_routes(t: &Topology) -> Vec<u8> {
+pub(in crate::topology) fn minimal_routes(t: &Topology) -> Vec<u8> {
     let (peer, routers, ports, nodes) = (&t.peer, t.routers, t.ports, t.nodes);
     let mut table = vec![NO_ROUTE; routers * nodes];
     let mut dist = vec![u32::MAX; routers];
