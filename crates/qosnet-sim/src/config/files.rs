@@ -260,11 +260,15 @@ impl crate::config::Config {
         use crate::config::{AgentConfig, CctConfig, PatternConfig, Process, TopologyConfig};
         let mut out = Vec::new();
         let mut add = |field: String, file, directory| out.push(NamedFile { field, file, directory });
-        if let TopologyConfig::IbFabric { file, routes, .. } = &self.topology {
-            add("topology.file".into(), file, false);
-            if let Some(r) = routes {
-                add("topology.routes".into(), r, true);
+        match &self.topology {
+            TopologyConfig::IbFabric { file, routes, .. } => {
+                add("topology.file".into(), file, false);
+                if let Some(r) = routes {
+                    add("topology.routes".into(), r, true);
+                }
             }
+            TopologyConfig::Anynet { file } => add("topology.file".into(), file, false),
+            _ => {}
         }
         for (i, t) in self.traffic.iter().enumerate() {
             if let PatternConfig::Permutation { file } | PatternConfig::Matrix { file } = &t.pattern {

@@ -17,6 +17,7 @@ fn keys() -> Vec<(&'static str, String, usize)> {
     let marking = "[router]\nmarking = { kind = \"iba_cc\", threshold = 8 }\n";
     vec![
         ("topology.file", "[topology]\nkind = \"ib_fabric\"\nfile = \"{F}\"\n[[traffic]]\nload = 0.1\n".into(), 1),
+        ("topology.file", "[topology]\nkind = \"anynet\"\nfile = \"{F}\"\n[[traffic]]\nload = 0.1\n".into(), 1),
         (
             "topology.routes",
             "[topology]\nkind = \"ib_fabric\"\nfile = \"report.txt\"\nroutes = \"{F}\"\n[[traffic]]\nload = 0.1\n".into(),
