@@ -40,15 +40,17 @@ impl Routers {
         // An extra (preemption) lane routes as its VC.
         let vc = if v >= vcs { v - vcs } else { v };
         let class_vcs = *self.p.class_vcs.at(class);
-        let route = self.routing.route_in_class(&self.topo, r, port, vc, dst, path, vcs as u32, class_vcs);
-        if self.routing.has_other_ways() {
-            let (second, escape) =
-                self.routing.other_ways_in_class(&self.topo, r, port, vc, dst, path, class_vcs);
+        let route = if self.routing.has_other_ways() {
+            // (the route and its other ways in one look)
+            let w = self.routing.ways_in_class(&self.topo, r, port, vc, dst, path, class_vcs);
             let way = |w: Option<crate::routing::Route>| {
                 w.map_or(Way::default(), |w| Way { port: w.port as u16, vcs: w.vcs })
             };
-            *self.other_ways.at_mut(ivc) = OtherWays { ways: [way(second), way(escape)], asked: 0 };
-        }
+            *self.other_ways.at_mut(ivc) = OtherWays { ways: [way(w.second), way(w.escape)], asked: 0 };
+            w.first
+        } else {
+            self.routing.route_in_class(&self.topo, r, port, vc, dst, path, vcs as u32, class_vcs)
+        };
         if signal != Signal::Data {
             reservation_hop(net, r, route.port as usize, packet, ready);
         }

@@ -332,14 +332,14 @@ impl LidPaths {
         dst: usize,
         lid: u32,
         class_size: u32,
-    ) -> (Route, Option<Route>) {
+    ) -> super::Ways {
         let i = (router * self.nodes + dst) * self.paths as usize;
         let port_of = |p: u8| if p == NONE { u32::MAX } else { p as u32 };
         let (port, esc_port) = (port_of(self.next[i + lid as usize]), port_of(self.next[i]));
         let all = super::all_vcs(class_size);
         let dim = |p: u32| if p == u32::MAX { NO_DIR } else { self.port_dim[router * ports + p as usize] };
         if esc_port != u32::MAX && self.source_at[router * ports + esc_port as usize] == dst as u32 {
-            return (Route { port: esc_port, vcs: all }, None);
+            return super::Ways { first: Route { port: esc_port, vcs: all }, second: None, escape: None };
         }
         let on_escape = self.source_at[router * ports + in_port] == u32::MAX && in_rank < self.escape;
         // LID 0's class: one on a mesh or fabric; on a torus the dateline's, kept through a
@@ -353,9 +353,10 @@ impl LidPaths {
         };
         let escape = Route { port: esc_port, vcs: 1 << class };
         if on_escape && lid != 0 {
-            return (escape, None);
+            return super::Ways { first: escape, second: None, escape: None };
         }
-        (Route { port, vcs: all & !super::all_vcs(self.escape) }, Some(escape))
+        let first = Route { port, vcs: all & !super::all_vcs(self.escape) };
+        super::Ways { first, second: None, escape: Some(escape) }
     }
 
     /// Route a header at `router`, arrived by `in_port` on `in_vc`, toward `dst` on LID
@@ -372,7 +373,7 @@ impl LidPaths {
         lid: u32,
     ) -> Route {
         if self.escape > 0 {
-            return self.route_escape(router, ports, in_port, in_vc as u32, dst, lid, self.vcs).0;
+            return self.route_escape(router, ports, in_port, in_vc as u32, dst, lid, self.vcs).first;
         }
         let paths = self.paths as usize;
         let port = self.next[(router * self.nodes + dst) * paths + lid as usize];
@@ -988,7 +989,7 @@ mod tests {
         let at = |router, in_port, in_vc, dst, lid, class| {
             (
                 r.route_in_class(&t, router, in_port, in_vc, dst, lid, 3, class),
-                r.other_ways_in_class(&t, router, in_port, in_vc, dst, lid, class).1,
+                r.ways_in_class(&t, router, in_port, in_vc, dst, lid, class).escape,
             )
         };
         // (0,0) -> (1,1) on LID 1 (+y, then +x): its own way on VC 2, and dimension

@@ -19,20 +19,8 @@
 //! than two dimensions still to cross only the first two are offered at once.
 
 use super::dor::{self, Grid, Wrap};
-use super::{all_vcs, Route, VcMask};
+use super::{all_vcs, Route, VcMask, Ways};
 use crate::topology::mesh::{minus_port, plus_port, EJECT_PORT};
-
-/// The ways a header may take at a router, VCs as ranks within its traffic class.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Ways {
-    /// Asked for first: the lowest dimension still to cross, in its minimal direction (or
-    /// the escape alone, for a header on it; or the ejection).
-    pub first: Route,
-    /// The next dimension still to cross.
-    pub second: Option<Route>,
-    /// Dimension order on its escape class.
-    pub escape: Option<Route>,
-}
 
 /// The escape VCs per class: dimension order's one on a mesh, its dateline pair on a torus.
 #[inline]

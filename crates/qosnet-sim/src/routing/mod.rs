@@ -85,6 +85,20 @@ pub struct Route {
     pub vcs: VcMask,
 }
 
+/// Every way a header may take at a router where the routing offers more than one
+/// (`Routing::has_other_ways`: an escape VC, Duato's protocol; minimal adaptive routing), in
+/// the order the VC allocator asks for them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ways {
+    /// The route: minimal adaptive routing's lowest dimension still to cross, a LID's own
+    /// path on the adaptive VCs (or the escape alone, for a header on it; or the ejection).
+    pub first: Route,
+    /// A second adaptive way: minimal adaptive routing's next dimension still to cross.
+    pub second: Option<Route>,
+    /// The escape: dimension order, or LID 0's way, on its escape class.
+    pub escape: Option<Route>,
+}
+
 #[derive(Clone, Debug)]
 pub enum Routing {
     /// Single router: output port = destination node's port.
@@ -286,8 +300,8 @@ impl Routing {
                 let (port, layer) = dragonfly::route(net, router, in_port, in_vc as u32 % layers, dst, path);
                 Route { port: port as u32, vcs: class_layer(all_vcs(vcs), layers, layer) }
             }
-            Routing::MinAdapt { grid, torus } => {
-                min_adapt::route(grid, *torus, router, in_port, in_vc as u32, dst, vcs).first
+            Routing::MinAdapt { .. } => {
+                self.ways_in_class(topo, router, in_port, in_vc, dst, path, all_vcs(vcs)).first
             }
         }
     }
@@ -362,16 +376,7 @@ impl Routing {
                 Route { port: route.port, vcs }
             }
             Routing::Lids { table, .. } if table.escape > 0 => {
-                let (route, _) = table.route_escape(
-                    router,
-                    topo.ports,
-                    in_port,
-                    rank(class_vcs, in_vc),
-                    dst,
-                    path,
-                    class_vcs.count_ones(),
-                );
-                Route { port: route.port, vcs: by_rank(class_vcs, route.vcs) }
+                self.ways_in_class(topo, router, in_port, in_vc, dst, path, class_vcs).first
             }
             Routing::Lids { table, .. } => {
                 // The LID paths' VC layers (`lid_paths.rs`: layer k is VCs k, k + layers, ...)
@@ -382,17 +387,8 @@ impl Routing {
                 let k = route.vcs.trailing_zeros();
                 Route { port: route.port, vcs: class_layer(class_vcs, layers, k) }
             }
-            Routing::MinAdapt { grid, torus } => {
-                let w = min_adapt::route(
-                    grid,
-                    *torus,
-                    router,
-                    in_port,
-                    rank(class_vcs, in_vc),
-                    dst,
-                    class_vcs.count_ones(),
-                );
-                Route { port: w.first.port, vcs: by_rank(class_vcs, w.first.vcs) }
+            Routing::MinAdapt { .. } => {
+                self.ways_in_class(topo, router, in_port, in_vc, dst, path, class_vcs).first
             }
             Routing::Dragonfly { net, mode } => {
                 // (the layers within the class's VCs, as the LID paths' above)
@@ -408,7 +404,7 @@ impl Routing {
         }
     }
 
-    /// Whether a header may have more ways than its route (`other_ways_in_class`): minimal
+    /// Whether a header may have more ways than its route (`ways_in_class`): minimal
     /// adaptive routing, and LID paths with `lid_vcs = "escape"`.
     #[inline(always)]
     pub fn has_other_ways(&self) -> bool {
@@ -419,14 +415,12 @@ impl Routing {
         }
     }
 
-    /// The other ways of a header `route_in_class` routed (`has_other_ways`), in the order
-    /// the VC allocator asks for them after the route: a second adaptive way (minimal
-    /// adaptive routing's next dimension), then the escape (dimension order, or LID 0's way,
-    /// on the escape VCs). None where the header is on the escape already, or at its
-    /// ejection.
+    /// Every way of a header (`has_other_ways`; `route_in_class`'s arguments) in one look,
+    /// VCs within the class's: its route (`route_in_class` is its `first`), then the ways
+    /// the VC allocator asks for after it. Other routings: the route alone.
     #[inline]
     #[allow(clippy::too_many_arguments)] // `route_in_class`'s
-    pub fn other_ways_in_class(
+    pub fn ways_in_class(
         &self,
         topo: &Topology,
         router: usize,
@@ -435,29 +429,22 @@ impl Routing {
         dst: usize,
         path: u32,
         class_vcs: VcMask,
-    ) -> (Option<Route>, Option<Route>) {
-        let in_rank = rank(class_vcs, in_vc);
-        let (second, escape) = match self {
-            Routing::Lids { table, .. } => {
-                let (_, e) = table.route_escape(
-                    router,
-                    topo.ports,
-                    in_port,
-                    in_rank,
-                    dst,
-                    path,
-                    class_vcs.count_ones(),
-                );
-                (None, e)
+    ) -> Ways {
+        let (in_rank, size) = (rank(class_vcs, in_vc), class_vcs.count_ones());
+        let w = match self {
+            Routing::Lids { table, .. } if table.escape > 0 => {
+                table.route_escape(router, topo.ports, in_port, in_rank, dst, path, size)
             }
             Routing::MinAdapt { grid, torus } => {
-                let w = min_adapt::route(grid, *torus, router, in_port, in_rank, dst, class_vcs.count_ones());
-                (w.second, w.escape)
+                min_adapt::route(grid, *torus, router, in_port, in_rank, dst, size)
             }
-            _ => (None, None),
+            _ => {
+                let route = self.route_in_class(topo, router, in_port, in_vc, dst, path, size, class_vcs);
+                return Ways { first: route, second: None, escape: None };
+            }
         };
         let in_class = |r: Route| Route { port: r.port, vcs: by_rank(class_vcs, r.vcs) };
-        (second.map(in_class), escape.map(in_class))
+        Ways { first: in_class(w.first), second: w.second.map(in_class), escape: w.escape.map(in_class) }
     }
 
     /// The fewest VCs a traffic class with traffic needs for this routing's VC classes:
