@@ -37,7 +37,10 @@ pub(super) fn build(text: &str, shown: &str) -> Result<Topology, ConfigError> {
     let err =
         |line: usize, why: String| ConfigError::new("topology.file", format!("{shown} line {line}: {why}"));
     // every connection once, as (router, other end), in the order written
-    let mut links: Vec<(u32, End, usize)> = Vec::new();
+    let mut links: Vec<(u32, End)> = Vec::new();
+    // the router pairs joined so far, lower number first (a pair written from both sides
+    // is one link)
+    let mut joined = std::collections::HashSet::new();
     let mut routers = std::collections::BTreeSet::new();
     let mut node_router: BTreeMap<u32, (u32, usize)> = BTreeMap::new();
     for (i, line) in text.lines().enumerate() {
@@ -100,13 +103,12 @@ pub(super) fn build(text: &str, shown: &str) -> Result<Topology, ConfigError> {
                     }
                 }
             }
-            // (a connection between routers written from both sides is one link)
-            let twice = links.iter().any(|&(r, e, _)| match (e, other) {
-                (End::Router(a), End::Router(b)) => (r, a) == (router, b) || (r, a) == (b, router),
-                _ => false,
-            });
-            if !twice {
-                links.push((router, other, line_no));
+            let new = match other {
+                End::Router(o) => joined.insert((router.min(o), router.max(o))),
+                End::Node(_) => true,
+            };
+            if new {
+                links.push((router, other));
             }
         }
     }
@@ -129,7 +131,7 @@ pub(super) fn build(text: &str, shown: &str) -> Result<Topology, ConfigError> {
     // Routers in increasing number; ports in the order the connections were written.
     let index: BTreeMap<u32, usize> = routers.iter().enumerate().map(|(i, &r)| (r, i)).collect();
     let mut ports_of = vec![Vec::new(); index.len()];
-    for &(r, other, _) in &links {
+    for &(r, other) in &links {
         ports_of[index[&r]].push(other);
         if let End::Router(o) = other {
             ports_of[index[&o]].push(End::Router(r));
@@ -143,8 +145,7 @@ pub(super) fn build(text: &str, shown: &str) -> Result<Topology, ConfigError> {
         ));
     }
     let mut peer = vec![Peer::None; index.len() * ports];
-    for (ri, ends) in ports_of.iter().enumerate() {
-        let r = *routers.iter().nth(ri).expect("router");
+    for (ri, (&r, ends)) in routers.iter().zip(&ports_of).enumerate() {
         for (p, &e) in ends.iter().enumerate() {
             peer[ri * ports + p] = match e {
                 End::Node(n) => Peer::Endpoint { node: NodeId(n) },
