@@ -41,13 +41,7 @@ impl Routers {
         let vc = if v >= vcs { v - vcs } else { v };
         let class_vcs = *self.p.class_vcs.at(class);
         let route = if self.routing.has_other_ways() {
-            // (the route and its other ways in one look)
-            let w = self.routing.ways_in_class(&self.topo, r, port, vc, dst, path, class_vcs);
-            let way = |w: Option<crate::routing::Route>| {
-                w.map_or(Way::default(), |w| Way { port: w.port as u16, vcs: w.vcs })
-            };
-            *self.other_ways.at_mut(ivc) = OtherWays { ways: [way(w.second), way(w.escape)], asked: 0 };
-            w.first
+            self.route_with_other_ways(ivc, (r, port, vc), dst, path, class_vcs)
         } else {
             self.routing.route_in_class(&self.topo, r, port, vc, dst, path, vcs as u32, class_vcs)
         };
@@ -65,6 +59,28 @@ impl Routers {
         net.progress.routed_at = net.progress.routed_at.max(ready);
         *self.ip_vc_alloc.at_mut(ip) |= 1 << v;
         *self.r_alloc_ports.at_mut(r) |= 1 << port;
+    }
+
+    /// The route of the header in input VC record `ivc` (at `(router, port, vc)`) where the
+    /// routing offers other ways (`Routing::has_other_ways`): the route and its other ways
+    /// in one look, the others kept for the VC allocator. Out of line: the routings without
+    /// them keep the routing stage as it was (its inlined code grew 2% of a mesh run's
+    /// instructions with this in it).
+    #[inline(never)]
+    fn route_with_other_ways(
+        &mut self,
+        ivc: usize,
+        (r, port, vc): (usize, usize, usize),
+        dst: usize,
+        path: u32,
+        class_vcs: u32,
+    ) -> crate::routing::Route {
+        let w = self.routing.ways_in_class(&self.topo, r, port, vc, dst, path, class_vcs);
+        let way = |w: Option<crate::routing::Route>| {
+            w.map_or(Way::default(), |w| Way { port: w.port as u16, vcs: w.vcs })
+        };
+        *self.other_ways.at_mut(ivc) = OtherWays { ways: [way(w.second), way(w.escape)], asked: 0 };
+        w.first
     }
 
     /// The packet's Valiant choice (Valiant, UGAL; `Packet::via`): made where it enters the

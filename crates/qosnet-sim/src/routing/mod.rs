@@ -301,7 +301,7 @@ impl Routing {
                 Route { port: port as u32, vcs: class_layer(all_vcs(vcs), layers, layer) }
             }
             Routing::MinAdapt { .. } => {
-                self.ways_in_class(topo, router, in_port, in_vc, dst, path, all_vcs(vcs)).first
+                self.other_ways(topo, router, in_port, in_vc, dst, path, all_vcs(vcs)).first
             }
         }
     }
@@ -376,7 +376,7 @@ impl Routing {
                 Route { port: route.port, vcs }
             }
             Routing::Lids { table, .. } if table.escape > 0 => {
-                self.ways_in_class(topo, router, in_port, in_vc, dst, path, class_vcs).first
+                self.other_ways(topo, router, in_port, in_vc, dst, path, class_vcs).first
             }
             Routing::Lids { table, .. } => {
                 // The LID paths' VC layers (`lid_paths.rs`: layer k is VCs k, k + layers, ...)
@@ -388,7 +388,7 @@ impl Routing {
                 Route { port: route.port, vcs: class_layer(class_vcs, layers, k) }
             }
             Routing::MinAdapt { .. } => {
-                self.ways_in_class(topo, router, in_port, in_vc, dst, path, class_vcs).first
+                self.other_ways(topo, router, in_port, in_vc, dst, path, class_vcs).first
             }
             Routing::Dragonfly { net, mode } => {
                 // (the layers within the class's VCs, as the LID paths' above)
@@ -430,18 +430,38 @@ impl Routing {
         path: u32,
         class_vcs: VcMask,
     ) -> Ways {
+        if self.has_other_ways() {
+            return self.other_ways(topo, router, in_port, in_vc, dst, path, class_vcs);
+        }
+        let vcs = class_vcs.count_ones();
+        let route = self.route_in_class(topo, router, in_port, in_vc, dst, path, vcs, class_vcs);
+        Ways { first: route, second: None, escape: None }
+    }
+
+    /// `ways_in_class` of a routing that has other ways (`has_other_ways`): a leaf, so that
+    /// `route_in_class`, which takes its `first`, calls nothing that calls it back and
+    /// stays inlined in the routing stage.
+    #[inline]
+    #[allow(clippy::too_many_arguments)] // `route_in_class`'s
+    fn other_ways(
+        &self,
+        topo: &Topology,
+        router: usize,
+        in_port: usize,
+        in_vc: usize,
+        dst: usize,
+        path: u32,
+        class_vcs: VcMask,
+    ) -> Ways {
         let (in_rank, size) = (rank(class_vcs, in_vc), class_vcs.count_ones());
         let w = match self {
-            Routing::Lids { table, .. } if table.escape > 0 => {
-                table.route_escape(router, topo.ports, in_port, in_rank, dst, path, size)
-            }
             Routing::MinAdapt { grid, torus } => {
                 min_adapt::route(grid, *torus, router, in_port, in_rank, dst, size)
             }
-            _ => {
-                let route = self.route_in_class(topo, router, in_port, in_vc, dst, path, size, class_vcs);
-                return Ways { first: route, second: None, escape: None };
+            Routing::Lids { table, .. } => {
+                table.route_escape(router, topo.ports, in_port, in_rank, dst, path, size)
             }
+            _ => unreachable!("a routing without other ways (has_other_ways)"),
         };
         let in_class = |r: Route| Route { port: r.port, vcs: by_rank(class_vcs, r.vcs) };
         Ways { first: in_class(w.first), second: w.second.map(in_class), escape: w.escape.map(in_class) }
