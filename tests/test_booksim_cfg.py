@@ -229,6 +229,21 @@ def test_flatfly_becomes_qosnets_flatfly_with_dimension_order():
     assert c["traffic"][0]["pattern"] == {"kind": "tornado"}
 
 
+def test_flatfly_on_a_chip_takes_its_placement():
+    # BookSim2's default use_noc_latency = 1: channels as long as the routers lie apart on
+    # the x-column layout (flatflyconfig's arrangement: 4 columns, 2x2 nodes a router)
+    c = convert(
+        FLATFLY.replace("use_noc_latency = 0;\n", "") + "c = 4; x = 4; y = 4; xr = 2; yr = 2;"
+    )
+    assert c.config["topology"] == {
+        "kind": "flatfly",
+        "k": 4,
+        "n": 2,
+        "c": 4,
+        "placement": {"columns": 4, "tile": [2, 2]},
+    }
+
+
 def test_flatfly_zero_load_latency_by_hand():
     # 4 routers all joined (k = 4, n = 1), a node each; BookSim2's iq pipeline: a 1-flit
     # packet takes 2 + 5 R cycles over R routers (configs/validation/README.md). Uniform
@@ -245,7 +260,7 @@ def test_flatfly_zero_load_latency_by_hand():
 @pytest.mark.parametrize(
     ("setting", "key", "message"),
     [
-        ("use_noc_latency = 1;", "use_noc_latency", "set use_noc_latency = 0"),
+        ("use_noc_latency = 1; c = 16; xr = 4; yr = 4;", "xr", "give xr, yr <= 3"),
         ("c = 4;", "c", "BookSim2's flatfly needs c = xr * yr (1)"),
         ("y = 4;", "y", "BookSim2's flatfly needs y = x (x = 8)"),
         ("n = 5;", "n", "BookSim2 builds n = 1 to 4"),
@@ -258,6 +273,24 @@ def test_flatfly_zero_load_latency_by_hand():
 )
 def test_flatfly_refuses_what_qosnet_does_not_model(setting: str, key: str, message: str):
     assert message in refusals(FLATFLY + setting)[key]
+
+
+def test_fattree_becomes_qosnets_fat_tree_with_nca():
+    c = convert("topology = fattree;\nk = 4;\nn = 3;\nrouting_function = nca;\n").config
+    assert c["topology"] == {"kind": "fat_tree", "k": 4, "n": 3}
+    assert c["routing"] == {"kind": "nca"}
+    e = refusals("topology = fattree;\nk = 4;\nn = 3;\nrouting_function = anca;\n")
+    assert e["routing_function"] == "anca is not supported on a fattree: qosnet supports nca there"
+
+
+def test_hold_switch_for_packet_changes_nothing_with_one_flit_packets():
+    # BookSim2 holds the switch from a packet's head to its tail: a 1-flit packet's head is
+    # its tail, so with packet_size = 1 the key is listed as changing nothing, not refused
+    conv = convert(MESH + "hold_switch_for_packet = 1;\n")
+    assert [k for k, _, _ in conv.ignored] == ["hold_switch_for_packet"]
+    assert "here the head is the tail" in conv.ignored[0][2]
+    e = refusals(MESH + "hold_switch_for_packet = 1;\npacket_size = 2;\n")
+    assert "qosnet models only hold_switch_for_packet = 0" in e["hold_switch_for_packet"]
 
 
 def test_flatfly_placement_keys_on_a_mesh_are_noted_not_used():
@@ -292,7 +325,11 @@ def test_unsupported_topology_and_routing_name_what_is_supported():
         ("vct = 1;", "vct", "1 is not supported: qosnet models only vct = 0 (wormhole"),
         ("sim_count = 2;", "sim_count", "qosnet models only sim_count = 1"),
         ("classes = 2;", "classes", "qosnet models only classes = 1"),
-        ("hold_switch_for_packet = 1;", "hold_switch_for_packet", "models only"),
+        (
+            "hold_switch_for_packet = 1; packet_size = 4;",
+            "hold_switch_for_packet",
+            "models only",
+        ),
         ("output_buffer_size = 4;", "output_buffer_size", "one flit a VC"),
         ("router = event;", "router", "event is not supported: qosnet models BookSim2's iq"),
         ("sw_allocator = max_size;", "sw_allocator", "supports islip, separable_input_first"),
@@ -353,8 +390,7 @@ def _resolved(source: object) -> dict:
 
 
 @pytest.mark.parametrize(
-    "base",
-    ["mesh4x4", "mesh8x8", "mesh8x8_min_adapt", "torus8x8", "dragonfly_k2", "dragonfly_k2_ugal"],
+    "base", sorted(p.stem for p in VALIDATION.glob("*.toml") if p.name != "cases.toml")
 )
 def test_validation_inputs_convert_to_their_matched_configurations(base: str):
     ours = _resolved(VALIDATION / f"{base}.toml")
@@ -366,7 +402,13 @@ def test_validation_inputs_convert_to_their_matched_configurations(base: str):
             d["simulation"].pop(key)
     # the matched TOMLs leave routing to the topology ("auto": DOR on a mesh, DOR with
     # dateline classes on a torus) or name it (a dragonfly's); a converted file names it
-    natural = {"mesh": "dor", "torus": "dor_dateline", "dragonfly": "min"}[ours["topology"]["kind"]]
+    natural = {
+        "mesh": "dor",
+        "torus": "dor_dateline",
+        "dragonfly": "min",
+        "fat_tree": "d_mod_k",
+        "flatfly": "dor",
+    }[ours["topology"]["kind"]]
     named = ours["routing"].pop("kind")
     assert theirs["routing"].pop("kind") == (natural if named == "auto" else named)
     assert theirs == ours
@@ -426,10 +468,24 @@ def test_booksim2s_anynet_example_runs_beside_its_network_file(tmp_path: Path):
 
     summary, _ = json.JSONDecoder().raw_decode(result.output[result.output.index("{") :])
     assert abs(summary["latency"]["mean"] / 10.44 - 1) < 0.05, summary["latency"]
-    # a network file with BookSim2's newer link latencies is refused, naming the line
-    (tmp_path / "anynet_file").write_text("router 0 node 0 node 1 router 1 10\nrouter 1 node 2\n")
+
+    # BookSim2's newer format: a latency after a connection between routers, one way. Of
+    # the 9 (source, destination) pairs, 2 (node 0 or 1 to node 2) cross the 10-cycle
+    # channel instead of a 1-cycle one (the way back stays 1): 2/9 x 9 = 2 cycles more
+    def mean_latency(network: str) -> float:
+        (tmp_path / "anynet_file").write_text(network)
+        result = CliRunner().invoke(app, ["run", str(cfg), "--json"])
+        assert result.exit_code == 0, result.output
+        out = result.output
+        return json.JSONDecoder().raw_decode(out[out.index("{") :])[0]["latency"]["mean"]
+
+    plain = mean_latency("router 0 node 0 node 1 router 1\nrouter 1 node 2\n")
+    longer = mean_latency("router 0 node 0 node 1 router 1 10\nrouter 1 node 2\n")
+    assert longer - plain == pytest.approx(2.0, abs=0.3)
+    # a latency on a node's link is refused, naming the line
+    (tmp_path / "anynet_file").write_text("router 0 node 0 node 1 5 router 1\nrouter 1 node 2\n")
     result = CliRunner().invoke(app, ["run", str(cfg)])
-    assert result.exit_code == 1 and "line 1" in result.output and "link latency" in result.output
+    assert result.exit_code == 1 and "line 1" in result.output and "node's link" in result.output
 
 
 def test_run_refuses_naming_the_key(tmp_path: Path):

@@ -329,6 +329,8 @@ ROUTING = {
     # BookSim2's min_anynet: a shortest path per destination, as qosnet's routes on a
     # network read from a file (minimal hops, ties spread by destination)
     "anynet": {"min": "auto"},
+    # BookSim2's nca_fattree: up through a port drawn uniformly at each level, then down
+    "fattree": {"nca": "nca"},
 }
 
 #: A flatfly's placement keys: read only there (BookSim2's flatfly_onchip.cpp).
@@ -400,6 +402,16 @@ def convert(text: str, source: str = "<text>") -> Conversion:
     for key, value in given.items():
         if key not in _KNOWN:
             r.refuse(key, "not a BookSim2 configuration key")
+        elif key == "hold_switch_for_packet" and value != 0 and r.value("packet_size") == 1:
+            # (BookSim2's iq router sets the hold after a flit that is not its packet's tail)
+            ignored.append(
+                (
+                    key,
+                    value,
+                    "no effect with 1-flit packets: BookSim2 holds the switch from a "
+                    "packet's head flit to its tail, and here the head is the tail",
+                )
+            )
         elif key in _FIXED:
             default, meaning = _FIXED[key]
             if value != default and not (isinstance(default, int) and value == float(default)):
@@ -477,8 +489,8 @@ def dragonfly_shape(k: int) -> dict[str, Any]:
 
 
 def nodes(topology: dict[str, Any]) -> int:
-    """Terminal nodes of a `[topology]` this module writes (mesh, torus, dragonfly,
-    flatfly)."""
+    """Terminal nodes of a `[topology]` this module writes (mesh, torus, fat tree,
+    dragonfly, flatfly)."""
     kind = topology["kind"]
     if kind == "dragonfly":
         a, p, h = topology["a"], topology["p"], topology["h"]
@@ -494,7 +506,7 @@ def _topology(r: _Reader, config: dict[str, Any]) -> int:
     if topology not in ROUTING:
         r.refuse(
             "topology",
-            f"{topology} is not supported yet: qosnet reads mesh, torus (k, n), "
+            f"{topology} is not supported yet: qosnet reads mesh, torus, fattree (k, n), "
             "dragonflynew (k), flatfly (k, n, c) and anynet (network_file) from a BookSim2 "
             "file",
         )
@@ -514,6 +526,10 @@ def _topology(r: _Reader, config: dict[str, Any]) -> int:
         if not isinstance(network, str) or not network:
             r.refuse("network_file", "an anynet needs its network file (network_file = NAME;)")
         config["topology"] = {"kind": "anynet", "file": str(network)}
+    elif topology == "fattree":
+        # BookSim2's k-ary n-tree: its leaves at level n-1 serve nodes k at a time in
+        # order, as qosnet's level-0 switches do, so every pattern reaches the same node
+        config["topology"] = {"kind": "fat_tree", "k": k, "n": n}
     else:
         config["topology"] = {"kind": topology, "k": k, "n": n}
     functions = ROUTING[topology]
@@ -544,16 +560,21 @@ def _flatfly(r: _Reader, k: int, n: int) -> dict[str, Any]:
         r.refuse("y", f"{y} is not supported: BookSim2's flatfly needs y = x (x = {x})")
     if c != xr * yr:
         r.refuse("c", f"{c} is not supported: BookSim2's flatfly needs c = xr * yr ({xr * yr})")
-    # With use_noc_latency (BookSim2's default) a channel takes as many cycles as its two
-    # routers lie apart on the x-by-y grid, xr or yr a router: qosnet gives every channel
-    # between routers one latency.
+    # With use_noc_latency (BookSim2's default) a channel between routers takes as many
+    # cycles as its two routers lie apart on the x-column layout, xr cycles a column and yr a
+    # row: qosnet's `placement`. BookSim2's terminal channels then take a cycle for a node
+    # within a tile of 3 by 3 of its router, more beyond: qosnet's take one latency.
+    topology: dict[str, Any] = {"kind": "flatfly", "k": k, "n": n, "c": c}
     if r.integer("use_noc_latency") != 0:
-        r.refuse(
-            "use_noc_latency",
-            f"{r.value('use_noc_latency')} is not supported on a flatfly: BookSim2 then makes "
-            "each channel as long as its routers' distance on the x-by-y placement, qosnet "
-            "gives every channel one latency; set use_noc_latency = 0 (every channel 1 cycle)",
-        )
+        topology["placement"] = {"columns": x, "tile": [xr, yr]}
+        for key, size in (("xr", xr), ("yr", yr)):
+            if size > 3:
+                r.refuse(
+                    key,
+                    f"{size} is not supported with use_noc_latency = 1: BookSim2 then gives a "
+                    "terminal more than a node from its router a longer channel, qosnet's "
+                    "terminal links take one latency; give xr, yr <= 3 (or use_noc_latency = 0)",
+                )
     # BookSim2 numbers a concentrated flatfly's nodes by their place on a 2-D grid
     # (`flatfly_transformation`), qosnet router by router (node r*c + j): the same nodes under
     # uniform traffic, other nodes under a permutation. With c = 1 the two agree.
@@ -579,7 +600,7 @@ def _flatfly(r: _Reader, k: int, n: int) -> dict[str, Any]:
         r.refuse("n", f"{n} is not supported on a flatfly with c = {c}: give n = 2 (or c = 1)")
     elif c > 1 and x != k:
         r.refuse("x", f"{x} is not supported on a flatfly with c = {c}: give x = k = {k}")
-    return {"kind": "flatfly", "k": k, "n": n, "c": c}
+    return topology
 
 
 def _router(r: _Reader, hop_latency: int) -> dict[str, Any]:

@@ -143,8 +143,9 @@ pub struct Packet {
     pub marked: bool,
     /// The path it takes to its destination (`Routing::paths`), chosen at the source.
     pub path: u8,
-    /// Its Valiant intermediate group + 1 where the routing chooses one at the source
-    /// router (`Routing::choose_via`: Valiant, UGAL), else 0 (the minimal path).
+    /// Its way where the routing draws one at the source router (`Routing::choose_via`):
+    /// Valiant's intermediate group + 1, or 0 for the minimal path (Valiant, UGAL); its up
+    /// port at every level of a fat tree (NCA); else 0.
     pub via: u16,
     /// What it carries for admission control (document 000 §4.1): `Data` but for probes,
     /// ACKs, NACKs, releases and a connection's last data packet.

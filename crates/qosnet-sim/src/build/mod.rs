@@ -90,7 +90,7 @@ impl Simulation {
             link: injection,
             credit: p.credit,
         };
-        let longest = config.topology.longest_link() as Cycle;
+        let longest = topo.longest_link() as Cycle;
         let max_delay = (p.d_output + p.link[0].max(p.link[1]).max(longest))
             .max(injection)
             .max(p.credit + longest) as usize;

@@ -35,7 +35,7 @@ pub use router::{
 };
 pub use routing::{DrbSplit, LidVcs, MultipathConfig, PathSelection, RoutingConfig, RoutingKind};
 pub use simulation::{PhysicalConfig, SimulationConfig, MAX_CYCLES};
-pub use topology::{IbFabricFormat, TopologyConfig};
+pub use topology::{FlatflyPlacement, IbFabricFormat, TopologyConfig};
 pub use trace::TraceConfig;
 pub use traffic::{
     AllNodes, MixConfig, NodeSet, PatternConfig, PhaseConfig, Process, TrafficClass, TrafficConfig,

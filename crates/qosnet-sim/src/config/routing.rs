@@ -16,6 +16,9 @@ pub enum RoutingKind {
     DorDateline,
     /// Deterministic up/down, D-mod-K up-port choice (fat tree).
     DModK,
+    /// Nearest common ancestor on a fat tree (BookSim2's `nca`): up through a port drawn
+    /// uniformly at each level for each packet, then down the only way.
+    Nca,
     /// The single router of a star.
     Direct,
     /// A fabric's forwarding tables (minimal-hop routes without them).
@@ -41,6 +44,7 @@ impl RoutingKind {
             Self::Dor => "dor",
             Self::DorDateline => "dor_dateline",
             Self::DModK => "d_mod_k",
+            Self::Nca => "nca",
             Self::Direct => "direct",
             Self::Lft => "lft",
             Self::Min => "min",

@@ -71,6 +71,11 @@ tagged_enum! {
             n: u32,
             /// Terminals (endpoints) per router: the concentration.
             c: u32,
+            /// The routers laid out on a chip, each channel between routers as many cycles
+            /// long as its routers lie apart (BookSim2's `use_noc_latency`); its credits
+            /// alike. Default: every channel `router.link_latency`.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            placement: Option<FlatflyPlacement>,
         },
         /// A real InfiniBand fabric: `file` is its `ibnetdiscover -p` ports report or an ibsim
         /// net file (`format`, inferred from the file when absent), `routes` (optional, ports
@@ -98,15 +103,18 @@ tagged_enum! {
     }
 }
 
-impl TopologyConfig {
-    /// The longest link latency the topology sets for some of its links, beyond
-    /// `router.link_latency` (the timing wheels and the watchdog must cover it).
-    pub fn longest_link(&self) -> u32 {
-        match self {
-            TopologyConfig::Dragonfly { global_latency, .. } => global_latency.unwrap_or(0),
-            _ => 0,
-        }
-    }
+/// A flattened butterfly on a chip (BookSim2's flatfly_onchip.cpp): router r at column
+/// r mod `columns` and row r div `columns`, each a tile of `tile[0]` by `tile[1]` nodes (its
+/// `c` terminals), a node's pitch a cycle of wire. A channel between routers takes
+/// `tile[0]` cycles per column and `tile[1]` per row between them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FlatflyPlacement {
+    /// Routers per row of the layout (BookSim2's `x`).
+    pub columns: u32,
+    /// A router's tile in nodes, across and down (BookSim2's `xr`, `yr`): the product is
+    /// the router's terminals, `c`.
+    pub tile: [u32; 2],
 }
 
 /// How an `ib_fabric` file is written (`topology::ib_fabric` documents both).

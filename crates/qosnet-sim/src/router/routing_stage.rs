@@ -83,10 +83,10 @@ impl Routers {
         w.first
     }
 
-    /// The packet's Valiant choice (Valiant, UGAL; `Packet::via`): made where it enters the
-    /// network, from the routers' draw and, for UGAL-L, this router's queues toward each
-    /// output (the flits its credits say the next buffers hold, as BookSim2's
-    /// `GetUsedCredit`); kept by the packet for the routers after.
+    /// The packet's drawn way (`Packet::via`: Valiant's and UGAL's intermediate group, NCA's
+    /// up ports): made where it enters the network, from the routers' draw and, for UGAL-L,
+    /// this router's queues toward each output (the flits its credits say the next buffers
+    /// hold, as BookSim2's `GetUsedCredit`); kept by the packet for the routers after.
     #[cold]
     #[inline(never)]
     fn valiant_choice(&mut self, net: &mut Net, r: usize, port: usize, packet: crate::ids::PacketId) -> u16 {

@@ -1,23 +1,48 @@
-//! Deterministic up/down routing on a k-ary n-tree with D-mod-K up-port selection:
-//! at level l the up port is digit l of the destination node, which spreads destinations
-//! evenly over the up links (Zahavi et al.'s D-mod-K); down is the only path. Path p of
-//! several (`[routing] multipath`, as a subnet manager gives a node 2^LMC addresses) turns
-//! every up choice p ports further: paths 0..k to a destination then share no up link at
-//! any level, and stay up/down (deadlock-free).
+//! Up/down routing on a k-ary n-tree: up to the nearest common ancestor of the source and
+//! the destination, then down the only way. Every up port reaches an ancestor, so the
+//! routings differ only in which up port they take at each level (`Up`):
+//! - D-mod-K (deterministic): at level l, digit l of the destination node, which spreads
+//!   destinations evenly over the up links (Zahavi et al.). Path p of several (`[routing]
+//!   multipath`, as a subnet manager gives a node 2^LMC addresses) turns every up choice p
+//!   ports further: paths 0..k to a destination then share no up link at any level.
+//! - NCA (BookSim2's `nca`, fattree_nca in its routefunc.cpp): a port drawn uniformly at
+//!   every level for every packet. A packet climbs each level once, so the draws are made at
+//!   its source router as one (n-1)-digit base-k word (`Packet::via`, `choose_up`) whose
+//!   digit l is its level-l port: the same distribution as a draw per hop, and a preempted
+//!   packet's rest follows its first part.
+//!
+//! Both stay up/down, which has no cyclic channel dependency (deadlock-free on one VC).
 
 use super::{all_vcs, Route};
 use crate::topology::fat_tree::digit;
 use crate::topology::Topology;
 
-pub(super) fn route(
-    k: usize,
-    n: u32,
-    topo: &Topology,
-    router: usize,
-    dst: usize,
-    path: u32,
-    vcs: u32,
-) -> Route {
+/// How a packet picks its up port at each level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Up {
+    /// D-mod-K, turned `path` ports further for path number `path`.
+    DModK { path: u32 },
+    /// NCA: digit l of the packet's drawn word (`choose_up`) at level l.
+    Drawn { word: u32 },
+}
+
+/// The most words NCA can draw (`Packet::via` holds one in 16 bits).
+pub const MAX_UP_WORDS: u64 = u16::MAX as u64 + 1;
+
+/// The up ports' words of a k-ary n-tree NCA draws from: k^(n-1), one digit per level below
+/// the top.
+pub fn up_words(k: u32, n: u32) -> u64 {
+    (k as u64).pow(n - 1)
+}
+
+/// NCA's draw for a packet (at its source router, from a uniform 64-bit `draw`): its up
+/// port at every level at once. The modulo's bias is below 2^-47 (at most 2^16 words).
+#[inline]
+pub fn choose_up(k: u32, n: u32, draw: u64) -> u16 {
+    (draw % up_words(k, n)) as u16
+}
+
+pub(super) fn route(k: usize, n: u32, topo: &Topology, router: usize, dst: usize, up: Up, vcs: u32) -> Route {
     let per_level = topo.routers / n as usize;
     let (level, w) = ((router / per_level) as u32, router % per_level);
     let leaf = dst / k;
@@ -29,7 +54,10 @@ pub(super) fn route(
             digit(leaf, k, level - 1)
         }
     } else {
-        k + (digit(dst, k, level) + path as usize) % k
+        k + match up {
+            Up::DModK { path } => (digit(dst, k, level) + path as usize) % k,
+            Up::Drawn { word } => digit(word as usize, k, level),
+        }
     };
     Route { port: port as u32, vcs: all_vcs(vcs) }
 }

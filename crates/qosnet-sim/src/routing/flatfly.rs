@@ -29,7 +29,7 @@ mod tests {
     #[test]
     fn one_hop_per_differing_dimension_in_order() {
         let (k, n, c) = (3, 3, 2);
-        let t = Topology::build(&TopologyConfig::Flatfly { k, n, c }).unwrap();
+        let t = Topology::build(&TopologyConfig::Flatfly { k, n, c, placement: None }).unwrap();
         let f = FlatFly { k, n, c };
         for src in 0..t.nodes {
             for dst in 0..t.nodes {

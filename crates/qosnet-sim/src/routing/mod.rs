@@ -111,6 +111,9 @@ pub enum Routing {
     /// Up/down with D-mod-K up-port choice (k-ary n-tree); `paths` disjoint up paths per
     /// destination (path p turns every up-port choice p ports further, `fat_tree.rs`).
     DModK { k: u32, n: u32, paths: u32 },
+    /// Nearest common ancestor on a k-ary n-tree (BookSim2's `nca`): up through ports drawn
+    /// per packet at its source router (`Packet::via`, `fat_tree::choose_up`), then down.
+    Nca { k: u32, n: u32 },
     /// Table lookup: `next[router * nodes + node]` (a real fabric's forwarding tables).
     Table { next: Vec<u8>, nodes: usize },
     /// 2^LMC LIDs per destination, each a forwarding table of its own built by depth-first
@@ -169,7 +172,21 @@ impl Routing {
             (Shape::FatTree { k, n }, RoutingKind::Auto | RoutingKind::DModK) => {
                 Routing::DModK { k: *k, n: *n, paths: 1 }
             }
-            (Shape::FatTree { .. }, _) => return Err(mismatch("\"d_mod_k\"")),
+            (Shape::FatTree { k, n }, RoutingKind::Nca) => {
+                let words = fat_tree::up_words(*k, *n);
+                if words > fat_tree::MAX_UP_WORDS {
+                    return Err(ConfigError::new(
+                        "routing.kind",
+                        format!(
+                            "\"nca\" needs k^(n-1) <= {} up-port words (a packet keeps its draw in 16 \
+                             bits), got {words} for a {k}-ary {n}-tree; use \"d_mod_k\"",
+                            fat_tree::MAX_UP_WORDS
+                        ),
+                    ));
+                }
+                Routing::Nca { k: *k, n: *n }
+            }
+            (Shape::FatTree { .. }, _) => return Err(mismatch("\"d_mod_k\" or \"nca\"")),
             (Shape::Fabric { routes, .. }, RoutingKind::Auto | RoutingKind::Lft) => {
                 Routing::Table { next: routes.clone(), nodes: topo.nodes }
             }
@@ -289,7 +306,12 @@ impl Routing {
             Routing::DorDateline { grid, .. } => {
                 dor::route(grid, router, dst, Wrap::Dateline { in_port, in_vc }, vcs)
             }
-            Routing::DModK { k, n, .. } => fat_tree::route(*k as usize, *n, topo, router, dst, path, vcs),
+            Routing::DModK { k, n, .. } => {
+                fat_tree::route(*k as usize, *n, topo, router, dst, fat_tree::Up::DModK { path }, vcs)
+            }
+            Routing::Nca { k, n } => {
+                fat_tree::route(*k as usize, *n, topo, router, dst, fat_tree::Up::Drawn { word: path }, vcs)
+            }
             Routing::Table { next, nodes } => {
                 Route { port: next[router * nodes + dst] as u32, vcs: all_vcs(vcs) }
             }
@@ -319,19 +341,25 @@ impl Routing {
     }
 
     /// Whether the routing chooses each packet's way at its source router
-    /// (`choose_via`): Valiant and UGAL on a dragonfly.
+    /// (`choose_via`): Valiant and UGAL on a dragonfly, NCA on a fat tree.
     #[inline(always)]
     pub fn chooses_at_source(&self) -> bool {
-        matches!(self, Routing::Dragonfly { mode: dragonfly::Mode::Valiant | dragonfly::Mode::Ugal, .. })
+        matches!(
+            self,
+            Routing::Dragonfly { mode: dragonfly::Mode::Valiant | dragonfly::Mode::Ugal, .. }
+                | Routing::Nca { .. }
+        )
     }
 
-    /// A packet's Valiant choice at its source router (`chooses_at_source`): its `via`
-    /// (intermediate group + 1, or 0 for the minimal path), from a uniform `draw` and the
-    /// router's queue toward each output port (UGAL-L, `dragonfly::choose_via`).
+    /// A packet's way drawn at its source router (`chooses_at_source`): its `via`, from a
+    /// uniform `draw` and the router's queue toward each output port: Valiant's
+    /// intermediate group + 1, or 0 for the minimal path (UGAL-L, `dragonfly::choose_via`);
+    /// NCA's up ports (`fat_tree::choose_up`).
     #[inline]
     pub fn choose_via(&self, router: usize, dst: usize, draw: u64, queue: impl Fn(usize) -> u32) -> u16 {
         match self {
             Routing::Dragonfly { net, mode } => dragonfly::choose_via(net, *mode, router, dst, draw, queue),
+            Routing::Nca { k, n } => fat_tree::choose_up(*k, *n, draw),
             _ => 0,
         }
     }
@@ -693,6 +721,39 @@ mod tests {
         assert_eq!(r.path(&tree, 16, NodeId(0), NodeId(1)).len(), 1);
         assert_eq!(r.path(&tree, 16, NodeId(0), NodeId(4)).len(), 3);
         assert_eq!(r.path(&tree, 16, NodeId(0), NodeId(63)).len(), 5);
+    }
+
+    #[test]
+    fn nca_climbs_to_the_nearest_common_ancestor_by_the_drawn_ports() {
+        // A 4-ary 3-tree: 16 words of two base-4 digits, digit l the up port at level l.
+        let tree = Topology::build(&TopologyConfig::FatTree { k: 4, n: 3 }).unwrap();
+        let r = Routing::build(RoutingKind::Nca, &tree, 1).unwrap();
+        assert!(r.chooses_at_source());
+        let d_mod_k = Routing::build(RoutingKind::DModK, &tree, 1).unwrap();
+        let mut first_up = [0usize; 4];
+        for word in 0..16u32 {
+            for (src, dst) in [(0, 1), (0, 4), (0, 63), (17, 42)] {
+                let path = r.walk(&tree, 1, NodeId(src), NodeId(dst), word).unwrap();
+                // (as long as D-mod-K's: up to the nearest common ancestor and down)
+                assert_eq!(path.len(), d_mod_k.path(&tree, 1, NodeId(src), NodeId(dst)).len());
+                if dst >= 16 {
+                    // node 0's leaf sends up port 4 + digit 0 of the word, then 4 + digit 1
+                    assert_eq!(path[0].1, 4 + word % 4, "word {word}");
+                    assert_eq!(path[1].1, 4 + word / 4, "word {word}");
+                    first_up[word as usize % 4] += 1;
+                }
+            }
+        }
+        assert_eq!(first_up, [8; 4]);
+        // A draw is spread over the words: 2^64 modulo 16 is 0, so the low digits of the
+        // draw are the word.
+        assert_eq!(r.choose_via(0, 63, 0x1234_5678_9abc_def3, |_| 0), 3);
+        // More words than 16 bits hold: refused, naming the field.
+        // (the shape alone: a 10-ary 6-tree has 600,000 switches)
+        let tree = Topology { shape: Shape::FatTree { k: 10, n: 6 }, ..tree };
+        let e = Routing::build(RoutingKind::Nca, &tree, 1).unwrap_err();
+        assert_eq!(e.path, "routing.kind");
+        assert!(e.message.contains("got 100000 for a 10-ary 6-tree"), "{}", e.message);
     }
 
     /// A forwarding table (as read from a fabric's files) for `topo`, copied from its

@@ -13,9 +13,12 @@
 //! deadlock; `[routing] lmc = 0` puts each path in a VC layer that keeps the channel
 //! dependencies acyclic (`routing/lid_paths.rs`, as OpenSM's DFSSSP).
 //!
-//! Not read (an error names the line): a link latency after a connection (BookSim2's
-//! newer format: every link here takes `[router] link_latency`, the node links
-//! `[endpoint] link_latency`).
+//! A number after a connection between routers is that channel's latency in cycles, one
+//! way (BookSim2's newer format: `router 0 router 1 15` gives the channel from router 0 to
+//! router 1 15 cycles, and its credits as long; the way back takes its own number, written on
+//! router 1's line, or `[router] link_latency`). Refused, naming the line: a latency on a
+//! node's link (BookSim2 gives its injection and ejection channels that latency; qosnet's
+//! node links take `[endpoint] link_latency`).
 
 use super::{ib_fabric, Peer, Shape, Topology};
 use crate::error::ConfigError;
@@ -25,6 +28,9 @@ use std::collections::BTreeMap;
 /// Largest router or node number read (a typo of a huge number would otherwise ask for a
 /// table that size).
 const MAX_ID: u64 = 1 << 20;
+
+/// Longest channel latency read, in cycles (the links' timing wheels are as long).
+const MAX_LATENCY: u64 = 10_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum End {
@@ -43,24 +49,21 @@ pub(super) fn build(text: &str, shown: &str) -> Result<Topology, ConfigError> {
     let mut joined = std::collections::HashSet::new();
     let mut routers = std::collections::BTreeSet::new();
     let mut node_router: BTreeMap<u32, (u32, usize)> = BTreeMap::new();
+    // the channels given a latency: (from router, to router) -> cycles
+    let mut latency: BTreeMap<(u32, u32), u32> = BTreeMap::new();
     for (i, line) in text.lines().enumerate() {
         let line_no = i + 1;
         let line = line.split("//").next().unwrap_or("");
-        let mut words = line.split_whitespace();
+        let mut words = line.split_whitespace().peekable();
         let Some(head_kind) = words.next() else { continue };
         let parse_end = |kind: &str, id: Option<&str>| -> Result<End, ConfigError> {
             if kind != "router" && kind != "node" {
-                let latency = kind.parse::<u64>().is_ok();
+                let number = kind.parse::<u64>().is_ok();
                 return Err(err(
                     line_no,
                     format!(
                         "{kind:?} is neither `router` nor `node`{}",
-                        if latency {
-                            " (a number after a connection is a link latency, which qosnet does not \
-                             read from an anynet file: every link takes [router] link_latency)"
-                        } else {
-                            ""
-                        }
+                        if number { " (a latency follows a connection, once)" } else { "" }
                     ),
                 ));
             }
@@ -76,6 +79,28 @@ pub(super) fn build(text: &str, shown: &str) -> Result<Topology, ConfigError> {
         let head = parse_end(head_kind, words.next())?;
         while let Some(kind) = words.next() {
             let body = parse_end(kind, words.next())?;
+            // (a number after the connection: its latency, one way)
+            if let Some(cycles) = words.next_if(|w| w.parse::<u64>().is_ok()) {
+                let cycles: u64 = cycles.parse().expect("checked");
+                let (End::Router(from), End::Router(to)) = (head, body) else {
+                    return Err(err(
+                        line_no,
+                        format!(
+                            "a latency ({cycles}) on a node's link: qosnet's node links take \
+                             [endpoint] link_latency (give latencies between routers only)"
+                        ),
+                    ));
+                };
+                if !(1..=MAX_LATENCY).contains(&cycles) {
+                    return Err(err(
+                        line_no,
+                        format!(
+                            "router {from} to router {to}: a latency must be 1..={MAX_LATENCY} cycles, got {cycles}"
+                        ),
+                    ));
+                }
+                latency.insert((from, to), cycles as u32);
+            }
             let (router, other) = match (head, body) {
                 (End::Node(_), End::Node(_)) => {
                     return Err(err(line_no, "a node is connected to a node: nodes join routers".into()))
@@ -160,6 +185,18 @@ pub(super) fn build(text: &str, shown: &str) -> Result<Topology, ConfigError> {
     }
     let mut t =
         Topology::from_parts(Shape::Fabric { routes: Vec::new(), lmc: None }, index.len(), ports, peer);
+    if !latency.is_empty() {
+        // (each channel's own latency, from the router its port belongs to)
+        let numbers: Vec<u32> = routers.iter().copied().collect();
+        t.link_cycles = (0..t.routers * ports)
+            .map(|i| match t.peer[i] {
+                Peer::Router { router: o, .. } => {
+                    latency.get(&(numbers[i / ports], numbers[o.index()])).copied().unwrap_or(0)
+                }
+                _ => 0,
+            })
+            .collect();
+    }
     let routes = ib_fabric::minimal_routes(&t);
     if let Some(d) =
         (0..t.nodes).find(|&d| (0..t.routers).any(|r| routes[r * t.nodes + d] == ib_fabric::NO_ROUTE))
@@ -203,12 +240,33 @@ mod tests {
     }
 
     #[test]
+    fn a_number_after_a_connection_between_routers_is_its_latency_one_way() {
+        // BookSim2's anynet.cpp: 0 -> 1 takes 15 cycles, 1 -> 0 what its own line says (7);
+        // 1 -> 2 and back take [router] link_latency (0 here: the topology sets none)
+        let t =
+            build("router 0 node 0 router 1 15\nrouter 1 node 1 router 0 7 router 2\nrouter 2 node 2", "f")
+                .unwrap();
+        let at = |r: usize, to: u32| {
+            let p =
+                (0..t.ports).find(|&p| matches!(t.peer(r, p), Peer::Router { router, .. } if router.0 == to));
+            t.link_cycles[r * t.ports + p.unwrap()]
+        };
+        assert_eq!((at(0, 1), at(1, 0), at(1, 2), at(2, 1)), (15, 7, 0, 0));
+        assert_eq!(t.longest_link(), 15);
+        // without numbers the topology sets no latency
+        assert!(build(EXAMPLE, "f").unwrap().link_cycles.is_empty());
+    }
+
+    #[test]
     fn bad_files_name_the_line_and_what_is_wrong() {
         let e = |text: &str| build(text, "f").unwrap_err().to_string();
         assert!(e("router 0 node 0 node 0 node 1\nrouter 1 node 0")
             .contains("line 2: node 0 is connected to routers 0 and 1"));
         assert!(e("node 0 node 1").contains("line 1: a node is connected to a node"));
-        assert!(e("router 0 node 0 router 1 10").contains("link latency"));
+        assert!(e("router 0 node 0 5 router 1").contains("line 1: a latency (5) on a node's link"));
+        assert!(e("router 0 node 0 router 1 0\nrouter 1 node 1").contains("must be 1..=10000 cycles, got 0"));
+        assert!(e("router 0 node 0 router 1 3 4\nrouter 1 node 1")
+            .contains("\"4\" is neither `router` nor `node` (a latency follows a connection, once)"));
         assert!(e("router 0 node 0 switch 2").contains("\"switch\" is neither"));
         assert!(e("router 0 node x").contains("expected a whole number"));
         assert!(e("router 0 node 0 node 2").contains("node 1 is missing"));

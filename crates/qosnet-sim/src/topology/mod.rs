@@ -141,11 +141,18 @@ impl Topology {
             TopologyConfig::Mesh { k, n, dims } => mesh::build(mesh_dims(*k, *n, dims.as_deref())?, false),
             TopologyConfig::Torus { k, n, dims } => mesh::build(mesh_dims(*k, *n, dims.as_deref())?, true),
             TopologyConfig::FatTree { k, n } => fat_tree::build(*k, *n),
-            TopologyConfig::Flatfly { k, n, c } => flatfly::build(*k, *n, *c),
+            TopologyConfig::Flatfly { k, n, c, placement } => flatfly::build(*k, *n, *c, placement.as_ref()),
             TopologyConfig::Dragonfly { a, p, h, global_latency } => {
                 dragonfly::build(*a, *p, *h, *global_latency)
             }
         }
+    }
+
+    /// The longest latency the topology sets for some of its links (`link_cycles`), 0
+    /// where `[router] link_latency` holds for all (the timing wheels and the watchdog
+    /// must cover it).
+    pub fn longest_link(&self) -> u32 {
+        self.link_cycles.iter().copied().max().unwrap_or(0)
     }
 
     #[inline]

@@ -316,7 +316,10 @@ fn arb_config() -> impl Strategy<Value = String> {
         (2u32..=6).prop_map(|p| format!("kind = \"star\"\nports = {p}")),
         (2u32..=4, 1u32..=2).prop_map(|(k, n)| format!("kind = \"mesh\"\nk = {k}\nn = {n}")),
         (2u32..=4, 1u32..=2).prop_map(|(k, n)| format!("kind = \"torus\"\nk = {k}\nn = {n}")),
-        (2u32..=3, 1u32..=3).prop_map(|(k, n)| format!("kind = \"fat_tree\"\nk = {k}\nn = {n}")),
+        (2u32..=3, 1u32..=3, 0usize..2).prop_map(|(k, n, r)| format!(
+            "kind = \"fat_tree\"\nk = {k}\nn = {n}\n[routing]\nkind = \"{}\"",
+            ["d_mod_k", "nca"][r]
+        )),
         (1u32..=3, 1u32..=2, 1u32..=2, 0usize..3).prop_map(|(a, p, h, r)| format!(
             "kind = \"dragonfly\"\na = {a}\np = {p}\nh = {h}\n[routing]\nkind = \"{}\"",
             ["min", "valiant", "ugal"][r]

@@ -14,6 +14,7 @@ mod dragonfly;
 mod drb;
 mod engine;
 mod escape_vc;
+mod fat_tree;
 mod file_keys;
 mod flatfly;
 mod ib_fabric;

@@ -50,6 +50,9 @@ pub(crate) struct Shape {
     pub nodes: u128,
     /// A fabric's forwarding table (R·N bytes, held twice).
     pub table: bool,
+    /// The longest latency the topology sets for some links (`Topology::longest_link`):
+    /// a dragonfly's global channels before building; every link's once built.
+    pub longest_link: u32,
 }
 
 impl Shape {
@@ -66,12 +69,22 @@ impl Shape {
             if routers > 1 << 20 {
                 return None;
             }
-            Some(Shape { routers, ports: 1 + 2 * dims.len() as u128, nodes: routers, table: false })
+            Some(Shape {
+                routers,
+                ports: 1 + 2 * dims.len() as u128,
+                nodes: routers,
+                table: false,
+                longest_link: 0,
+            })
         };
         match t {
-            TopologyConfig::Star { ports } => {
-                Some(Shape { routers: 1, ports: *ports as u128, nodes: *ports as u128, table: false })
-            }
+            TopologyConfig::Star { ports } => Some(Shape {
+                routers: 1,
+                ports: *ports as u128,
+                nodes: *ports as u128,
+                table: false,
+                longest_link: 0,
+            }),
             TopologyConfig::Mesh { k, n, dims } | TopologyConfig::Torus { k, n, dims } => grid(*k, *n, dims),
             TopologyConfig::FatTree { k, n } => {
                 let (k, n) = (*k as u128, *n);
@@ -87,9 +100,10 @@ impl Shape {
                     ports: 2 * k,
                     nodes: per_level * k,
                     table: false,
+                    longest_link: 0,
                 })
             }
-            TopologyConfig::Dragonfly { a, p, h, .. } => {
+            TopologyConfig::Dragonfly { a, p, h, global_latency } => {
                 let (a, p, h) = (*a as u128, *p as u128, *h as u128);
                 let routers = a * (a * h + 1);
                 if routers > 1 << 20 {
@@ -100,9 +114,10 @@ impl Shape {
                     ports: (p + a + h).saturating_sub(1),
                     nodes: routers * p,
                     table: false,
+                    longest_link: global_latency.unwrap_or(0),
                 })
             }
-            TopologyConfig::Flatfly { k, n, c } => {
+            TopologyConfig::Flatfly { k, n, c, .. } => {
                 let (k, c) = (*k as u128, *c as u128);
                 let routers = k.checked_pow(*n)?;
                 if routers > 1 << 20 {
@@ -113,6 +128,8 @@ impl Shape {
                     ports: c + *n as u128 * k.saturating_sub(1),
                     nodes: routers * c,
                     table: false,
+                    // (a placement's channel lengths: counted once built)
+                    longest_link: 0,
                 })
             }
             TopologyConfig::IbFabric { .. } | TopologyConfig::Anynet { .. } => None,
@@ -126,6 +143,7 @@ impl Shape {
             ports: t.ports as u128,
             nodes: t.nodes as u128,
             table: matches!(t.shape, crate::topology::Shape::Fabric { .. }),
+            longest_link: t.longest_link(),
         }
     }
 }
@@ -379,9 +397,9 @@ pub(crate) fn estimate(cfg: &Config, shape: Shape, traffic: TrafficShape) -> Vec
     // (the worm spans many; one in 16 is plenty at any load a run completes at), a message
     // per packet and per node.
     let pl = &rc.pipeline;
-    let link = rc.link_latency.max(cfg.endpoint.link_latency.unwrap_or(0)).max(cfg.topology.longest_link());
+    let link = rc.link_latency.max(cfg.endpoint.link_latency.unwrap_or(0)).max(shape.longest_link);
     let out = pl.output.max(cfg.endpoint.output_stage);
-    let credit = rc.credit_latency.saturating_add(cfg.topology.longest_link());
+    let credit = rc.credit_latency.saturating_add(shape.longest_link);
     let delay = ((out.saturating_add(link)).max(credit) as u128 + 1).next_power_of_two();
     let links = delay
         .saturating_mul(n_ports.saturating_add(n))

@@ -63,6 +63,10 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         return Err(ConfigErrors(errs));
     }
     let topology = network::build_topology(cfg, &mut errs);
+    if cfg.physical.flit_bits > 0 {
+        let longest_link = topology.as_ref().map_or(0, |t| t.longest_link());
+        simulation::check_watchdog(cfg, &clock, longest_link, &mut errs);
+    }
     let routing = network::build_routing(cfg, topology.as_ref(), &mut errs);
     let (specs, spec_nodes) = traffic::check_traffic(cfg, &clock, topology.as_ref(), &mut errs);
     traffic::check_mix(cfg, &clock, &mut errs);

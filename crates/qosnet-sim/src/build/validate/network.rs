@@ -52,19 +52,24 @@ pub(super) fn build_routing(
             _ => None,
         };
         // Routings that offer a header other ways at each hop (an escape VC, Duato's
-        // protocol; minimal adaptive routing): what needs one fixed path refuses them.
-        let (escape, adaptive) = (
+        // protocol; minimal adaptive routing), or draw each packet's way at its source
+        // (Valiant, UGAL, NCA): what needs one fixed path refuses them.
+        use crate::config::RoutingKind;
+        let kind = cfg.routing.kind;
+        let (escape, adaptive, drawn) = (
             cfg.routing.lid_vcs == crate::config::LidVcs::Escape,
-            cfg.routing.kind == crate::config::RoutingKind::MinAdapt,
+            kind == RoutingKind::MinAdapt,
+            matches!(kind, RoutingKind::Valiant | RoutingKind::Ugal | RoutingKind::Nca),
         );
-        if escape || adaptive {
-            let (field, what) = if adaptive {
-                ("routing.kind", "\"min_adapt\"")
+        if escape || adaptive || drawn {
+            let (field, what) = if adaptive || drawn {
+                ("routing.kind", format!("{:?}", kind.name()))
             } else {
-                ("routing.lid_vcs", "\"escape\"")
+                ("routing.lid_vcs", "\"escape\"".to_string())
             };
             let reserved = cfg.traffic.iter().position(|t| t.reserve.is_some() || t.idt.is_some());
-            let why = if rc.kind == crate::config::RouterKind::Preemptive {
+            // (a packet's drawn way is kept with it, so a preempted packet's rest follows it)
+            let why = if rc.kind == crate::config::RouterKind::Preemptive && !drawn {
                 // (a preempted packet's rest follows the way its first part took, document
                 // 003 §3.2.1; a way chosen again at every hop could send it another)
                 Some("router.kind = \"preemptive\": a preempted packet resumes along its first part's way, which a way chosen at every hop could change".to_string())

@@ -15,7 +15,6 @@ pub(super) fn check_physical(cfg: &Config, errs: &mut Vec<ConfigError>) {
 /// window, and a watchdog that outlasts every delay (given a flit size to count cycles by).
 pub(super) fn check_simulation(cfg: &Config, clock: &Clock, errs: &mut Vec<ConfigError>) {
     let sim = &cfg.simulation;
-    let rc = &cfg.router;
     for (name, d) in [
         ("warmup", sim.warmup),
         ("measure", sim.measure),
@@ -47,22 +46,27 @@ pub(super) fn check_simulation(cfg: &Config, clock: &Clock, errs: &mut Vec<Confi
     if clock.duration_cycles(sim.measure) == 0 {
         errs.push(ConfigError::new("simulation.measure", "must be at least one cycle, got 0"));
     }
-    // The watchdog must outlast the longest single wait a flit can have with nothing
-    // else moving, or a slow but healthy pipeline would be reported as a deadlock.
+}
+
+/// The watchdog must outlast the longest single wait a flit can have with nothing else
+/// moving, or a slow but healthy pipeline would be reported as a deadlock; `longest_link`:
+/// the longest latency the built topology sets for some links (`Topology::longest_link`).
+pub(super) fn check_watchdog(cfg: &Config, clock: &Clock, longest_link: u32, errs: &mut Vec<ConfigError>) {
+    let rc = &cfg.router;
     let pl = &rc.pipeline;
-    let link = rc.link_latency.max(cfg.endpoint.link_latency.unwrap_or(0)).max(cfg.topology.longest_link());
+    let link = rc.link_latency.max(cfg.endpoint.link_latency.unwrap_or(0)).max(longest_link);
     let longest = [
         pl.sync,
         pl.routing,
         pl.vc_alloc,
         pl.crossbar,
         pl.output.max(cfg.endpoint.output_stage).saturating_add(link),
-        rc.credit_latency.saturating_add(cfg.topology.longest_link()),
+        rc.credit_latency.saturating_add(longest_link),
     ]
     .into_iter()
     .max()
     .unwrap_or(0) as u64;
-    let wd = clock.duration_cycles(sim.watchdog);
+    let wd = clock.duration_cycles(cfg.simulation.watchdog);
     if wd <= longest {
         errs.push(ConfigError::new(
             "simulation.watchdog",
