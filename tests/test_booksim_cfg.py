@@ -224,6 +224,10 @@ def test_flatfly_becomes_qosnets_flatfly_with_dimension_order():
     c = convert(FLATFLY + "traffic = transpose;\n").config
     assert c["topology"] == {"kind": "flatfly", "k": 4, "n": 2, "c": 1}
     assert c["traffic"][0]["pattern"] == {"kind": "transpose"}
+    # its Valiant and UGAL (valiant_flatfly, ugal_flatfly) are qosnet's
+    for name in ("valiant", "ugal"):
+        routing = convert(FLATFLY.replace("ran_min", name)).config["routing"]
+        assert routing == {"kind": name}
     # on one dimension BookSim2's tornado is qosnet's (the nodes are one row to both)
     c = convert(FLATFLY + "traffic = tornado;\nn = 1;\n").config
     assert c["traffic"][0]["pattern"] == {"kind": "tornado"}
@@ -268,7 +272,7 @@ def test_flatfly_zero_load_latency_by_hand():
         ("c = 4; xr = 2; yr = 2; x = 4; y = 4; n = 3;", "n", "give n = 2 (or c = 1)"),
         ("c = 4; xr = 2; yr = 2;", "x", "give x = k = 4"),
         ("traffic = tornado;", "traffic", "qosnet's tornado steps mesh and torus coordinates"),
-        ("routing_function = xyyx;", "routing_function", "qosnet supports ran_min there"),
+        ("routing_function = xyyx;", "routing_function", "qosnet supports ran_min, valiant, ugal"),
     ],
 )
 def test_flatfly_refuses_what_qosnet_does_not_model(setting: str, key: str, message: str):

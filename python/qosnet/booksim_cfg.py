@@ -324,8 +324,9 @@ ROUTING = {
     "torus": {"dim_order": "dor_dateline"},
     "dragonflynew": {"min": "min", "ugal": "ugal"},
     # BookSim2's ran_min_flatfly (`min_flatfly`) takes, despite its name, the lowest
-    # differing dimension first at every router, over all VCs: qosnet's flatfly `dor`.
-    "flatfly": {"ran_min": "dor"},
+    # differing dimension first at every router, over all VCs: qosnet's flatfly `dor`; its
+    # valiant_flatfly and ugal_flatfly (`ugal_flatfly_onchip`) as qosnet's, two VC halves
+    "flatfly": {"ran_min": "dor", "valiant": "valiant", "ugal": "ugal"},
     # BookSim2's min_anynet: a shortest path per destination, as qosnet's routes on a
     # network read from a file (minimal hops, ties spread by destination)
     "anynet": {"min": "auto"},

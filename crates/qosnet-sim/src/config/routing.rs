@@ -25,10 +25,13 @@ pub enum RoutingKind {
     Lft,
     /// Minimal routing on a dragonfly (two VC layers: the layer rises at the global hop).
     Min,
-    /// Valiant on a dragonfly: through a random intermediate group (three VC layers).
+    /// Valiant: through a random intermediate group of a dragonfly (three VC layers), or a
+    /// random intermediate router of a flattened butterfly (two VC layers).
     Valiant,
-    /// UGAL-L on a dragonfly: at the source router, minimal unless its output queue times
-    /// its hops exceeds a Valiant path's by more than 30 flits (three VC layers).
+    /// UGAL-L: at the source router, minimal unless its output queue times its hops
+    /// exceeds a Valiant path's by more than a bias (a dragonfly: 30 flits, three VC
+    /// layers; a flattened butterfly: 2 flits, its intermediate drawn in the dimensions
+    /// source and destination differ in, two VC layers; BookSim2's).
     Ugal,
     /// Minimal adaptive on a mesh or torus (BookSim2's `min_adapt`): any minimal direction
     /// on a class's adaptive VCs, dimension order on its escape VCs (the first on a mesh,

@@ -23,25 +23,17 @@
 
 use crate::topology::dragonfly::Dragonfly;
 
-/// Which of the three routings.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    Min,
-    Valiant,
-    Ugal,
-}
+pub use super::Mode;
 
 /// UGAL-L's bias toward the minimal path, in flits of queue × hops: BookSim2's
 /// `ugal_dragonflynew` uses 30 ("biases the adaptive decision toward minimum routing").
 pub const UGAL_BIAS: u32 = 30;
 
-impl Mode {
-    /// The VC layers the routing needs (module comment).
-    pub fn layers(self) -> u32 {
-        match self {
-            Mode::Min => 2,
-            Mode::Valiant | Mode::Ugal => 3,
-        }
+/// The VC layers each routing needs (module comment).
+pub fn layers(mode: Mode) -> u32 {
+    match mode {
+        Mode::Min => 2,
+        Mode::Valiant | Mode::Ugal => 3,
     }
 }
 

@@ -1,12 +1,101 @@
-//! Dimension-order routing on a flattened butterfly (Kim, Dally & Abts, ISCA 2007, §3.1's
-//! minimal routing taken in a fixed order): in each dimension where the router's
-//! coordinate differs from the destination router's, one hop straight to it, dimension 0
-//! first. Every hop goes to a higher dimension than the one before, so channels are used
-//! in one order and no cycle of waits can form: one VC suffices (as dimension order on a
-//! mesh).
+//! Routing on a flattened butterfly (Kim, Dally & Abts, ISCA 2007, §3.1).
+//!
+//! Dimension order (the minimal routing taken in a fixed order): in each dimension where
+//! the router's coordinate differs from the destination router's, one hop straight to it,
+//! dimension 0 first. Every hop goes to a higher dimension than the one before, so channels
+//! are used in one order and no cycle of waits can form: one VC suffices (as dimension
+//! order on a mesh).
+//!
+//! Valiant and UGAL-L (§3.1's non-minimal routings, as BookSim2's `valiant_flatfly` and
+//! `ugal_flatfly` in flatfly_onchip.cpp): dimension order to an intermediate router, then
+//! dimension order to the destination, each phase on its own VC layer (the traffic class's
+//! VCs of even rank, then odd: `super::class_layer`), so each layer is dimension order's and
+//! a packet only rises: two layers suffice. A packet going minimally takes the second layer
+//! (BookSim2's second half of the VCs). The choice is the packet's `via` (intermediate
+//! router + 1, 0 for minimal), made at its source router (`choose_via`):
+//! - Valiant: an intermediate router drawn uniformly among all (its own or the
+//!   destination's means the minimal path);
+//! - UGAL-L: an intermediate drawn in the dimensions where source and destination differ
+//!   (BookSim2's `find_ran_intm`: the others keep their coordinate), taken unless the minimal
+//!   path's first output queue times its hops is at most the detour's plus [`UGAL_BIAS`].
 
-use super::{all_vcs, Route};
+use super::{all_vcs, Mode, Route};
 use crate::topology::flatfly::FlatFly;
+
+/// The VC layers Valiant and UGAL need (module comment).
+pub const DETOUR_LAYERS: u32 = 2;
+
+/// UGAL-L's bias toward the minimal path, in flits of queue x hops: BookSim2's
+/// `ugal_flatfly_onchip` uses 2 (its `threshold`).
+pub const UGAL_BIAS: u32 = 2;
+
+/// Routers' coordinates that differ: the hops of dimension order between them.
+#[inline]
+fn hops(f: &FlatFly, a: usize, b: usize) -> u32 {
+    (0..f.n).filter(|&d| f.coord(a, d) != f.coord(b, d)).count() as u32
+}
+
+/// The route of a header at `router` arriving on `in_port` in VC layer `in_layer`, to node
+/// `dst` with Valiant choice `via` (Valiant, UGAL): the output port and the layer it leaves
+/// in.
+#[inline]
+pub(super) fn route_detour(
+    f: &FlatFly,
+    router: usize,
+    in_port: usize,
+    in_layer: u32,
+    dst: usize,
+    via: u32,
+) -> (usize, u32) {
+    // (from a terminal: the first phase)
+    let layer = if in_port < f.c as usize { 0 } else { in_layer };
+    if via != 0 && layer == 0 && router != via as usize - 1 {
+        // (any node of the intermediate router: the packet turns there)
+        let toward = (via as usize - 1) * f.c as usize;
+        return (route(f, router, toward, 1).port as usize, 0);
+    }
+    (route(f, router, dst, 1).port as usize, 1)
+}
+
+/// The Valiant choice for a packet entering the network at `router` toward node `dst`
+/// (module comment): `draw` picks the intermediate, UGAL-L weighs `queue(port)` (flits
+/// waiting for that output, as the router knows from its credits) times the hops.
+pub fn choose_via(
+    f: &FlatFly,
+    mode: Mode,
+    router: usize,
+    dst: usize,
+    draw: u64,
+    queue: impl Fn(usize) -> u32,
+) -> u16 {
+    let to = dst / f.c as usize;
+    let via = match mode {
+        Mode::Min => return 0,
+        Mode::Valiant => (draw % f.routers() as u64) as usize,
+        Mode::Ugal => {
+            let (mut via, mut draw) = (0, draw);
+            for d in 0..f.n {
+                let own = f.coord(router, d);
+                let c = if own == f.coord(to, d) { own } else { (draw % f.k as u64) as usize };
+                draw /= f.k as u64;
+                via += c * f.stride(d);
+            }
+            via
+        }
+    };
+    if via == router || via == to {
+        return 0;
+    }
+    if mode == Mode::Ugal {
+        let port = |node_router: usize| route(f, router, node_router * f.c as usize, 1).port as usize;
+        let minimal = queue(port(to)) * hops(f, router, to);
+        let detour = queue(port(via)) * (hops(f, router, via) + hops(f, via, to));
+        if minimal <= detour + UGAL_BIAS {
+            return 0;
+        }
+    }
+    (via + 1) as u16
+}
 
 #[inline]
 pub(super) fn route(f: &FlatFly, router: usize, dst: usize, vcs: u32) -> Route {
@@ -53,5 +142,82 @@ mod tests {
                 assert_eq!(hops, differing, "from {src} to {dst}");
             }
         }
+    }
+
+    #[test]
+    fn a_detour_reaches_its_intermediate_in_layer_0_then_the_destination_in_layer_1() {
+        let (k, n, c) = (3, 2, 2);
+        let t = Topology::build(&TopologyConfig::Flatfly { k, n, c, placement: None }).unwrap();
+        let f = FlatFly { k, n, c };
+        for src in 0..t.nodes {
+            for dst in 0..t.nodes {
+                for via in 0..=f.routers() as u32 {
+                    let (at, mut in_port) = t.attach[src];
+                    let (mut r, mut seen_via, mut crossed, mut in_layer) = (at.index(), via == 0, 0, 0);
+                    loop {
+                        seen_via |= via != 0 && r == via as usize - 1;
+                        let (port, out) = route_detour(&f, r, in_port as usize, in_layer, dst, via);
+                        assert!(out >= in_layer || in_port < c, "layers only rise");
+                        // (layer 0 only before the intermediate)
+                        assert_eq!(out == 0, !seen_via, "from {src} to {dst} via {via}, at {r}");
+                        match t.peer(r, port) {
+                            Peer::Endpoint { node } => {
+                                assert_eq!(node.index(), dst);
+                                break;
+                            }
+                            Peer::Router { router, port } => {
+                                (r, in_port, in_layer, crossed) = (router.index(), port, out, crossed + 1);
+                            }
+                            Peer::None => panic!("unconnected"),
+                        }
+                    }
+                    let (from, to) = (src / c as usize, dst / c as usize);
+                    let expect = match via {
+                        0 => hops(&f, from, to),
+                        v => hops(&f, from, v as usize - 1) + hops(&f, v as usize - 1, to),
+                    };
+                    assert_eq!(crossed, expect, "from {src} to {dst} via {via}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ugal_weighs_queue_times_hops_with_booksim2s_bias() {
+        // A 4-ary 2-flat, one node a router. From router 0 = (0,0) to router 5 = (1,1): both
+        // coordinates differ, so the draw picks both digits: 2 + 4 x 2 = router 10 = (2,2).
+        let f = FlatFly { k: 4, n: 2, c: 1 };
+        let draw = 2 + 4 * 2;
+        let (minimal_port, detour_port) = (route(&f, 0, 5, 1).port, route(&f, 0, 10, 1).port);
+        let q = |min: u32, detour: u32| {
+            move |p: usize| {
+                if p == minimal_port as usize {
+                    min
+                } else if p == detour_port as usize {
+                    detour
+                } else {
+                    0
+                }
+            }
+        };
+        // minimal: 2 hops; the detour: 2 to (2,2), 2 back to (1,1) = 4 hops
+        assert_eq!(choose_via(&f, Mode::Ugal, 0, 5, draw, q(3, 1)), 0); // 3 x 2 <= 1 x 4 + 2
+        assert_eq!(choose_via(&f, Mode::Ugal, 0, 5, draw, q(4, 1)), 11); // 8 > 6: router 10 + 1
+                                                                         // from (0,0) to (1,0): dimension 1 agrees and keeps 0; the draw's first digit only
+        let via =
+            choose_via(
+                &f,
+                Mode::Ugal,
+                0,
+                1,
+                3,
+                |p| if p == route(&f, 0, 1, 1).port as usize { 9 } else { 0 },
+            );
+        assert_eq!(via, 4, "router 3 = (3,0) + 1");
+        // Valiant: any router, but its own or the destination's means minimal
+        assert_eq!(choose_via(&f, Mode::Valiant, 0, 5, 7, |_| 0), 8);
+        assert_eq!(choose_via(&f, Mode::Valiant, 0, 5, 16, |_| 0), 0);
+        assert_eq!(choose_via(&f, Mode::Valiant, 0, 5, 5, |_| 0), 0);
+        assert_eq!(choose_via(&f, Mode::Min, 0, 5, 7, |_| 99), 0);
     }
 }

@@ -78,6 +78,16 @@ fn pick(class_vcs: VcMask, keep: impl Fn(u32) -> bool) -> VcMask {
     out
 }
 
+/// Minimal, Valiant or UGAL-L: the routings that may send a packet through a random
+/// intermediate (a dragonfly's group, `dragonfly.rs`; a flattened butterfly's router,
+/// `flatfly.rs`), chosen at its source router (`Routing::choose_via`, `Packet::via`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Min,
+    Valiant,
+    Ugal,
+}
+
 /// The routing decision for one header flit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Route {
@@ -122,9 +132,11 @@ pub enum Routing {
     /// A dragonfly's minimal, Valiant or UGAL-L routing over VC layers (`dragonfly.rs`);
     /// a packet's Valiant choice (`Packet::via`) is made at its source router
     /// (`Routing::choose_via`) and passed as the route's `path`.
-    Dragonfly { net: crate::topology::dragonfly::Dragonfly, mode: dragonfly::Mode },
-    /// Dimension order on a flattened butterfly: one hop per differing dimension (`flatfly.rs`).
-    FlatFly(crate::topology::flatfly::FlatFly),
+    Dragonfly { net: crate::topology::dragonfly::Dragonfly, mode: Mode },
+    /// A flattened butterfly's dimension order (one hop per differing dimension), or
+    /// Valiant or UGAL-L through a random intermediate router, in dimension order to it and
+    /// from it (`flatfly.rs`).
+    FlatFly { net: crate::topology::flatfly::FlatFly, mode: Mode },
     /// Minimal adaptive on a mesh or torus with dimension order as the escape
     /// (`min_adapt.rs`, Duato's protocol).
     MinAdapt { grid: Grid, torus: bool },
@@ -192,16 +204,33 @@ impl Routing {
             }
             (Shape::Fabric { .. }, _) => return Err(mismatch("\"lft\"")),
             (Shape::Dragonfly(net), RoutingKind::Auto | RoutingKind::Min) => {
-                Routing::Dragonfly { net: *net, mode: dragonfly::Mode::Min }
+                Routing::Dragonfly { net: *net, mode: Mode::Min }
             }
             (Shape::Dragonfly(net), RoutingKind::Valiant) => {
-                Routing::Dragonfly { net: *net, mode: dragonfly::Mode::Valiant }
+                Routing::Dragonfly { net: *net, mode: Mode::Valiant }
             }
-            (Shape::Dragonfly(net), RoutingKind::Ugal) => {
-                Routing::Dragonfly { net: *net, mode: dragonfly::Mode::Ugal }
+            (Shape::Dragonfly(net), RoutingKind::Ugal) => Routing::Dragonfly { net: *net, mode: Mode::Ugal },
+            (Shape::FlatFly(f), RoutingKind::Auto | RoutingKind::Dor) => {
+                Routing::FlatFly { net: *f, mode: Mode::Min }
             }
-            (Shape::FlatFly(f), RoutingKind::Auto | RoutingKind::Dor) => Routing::FlatFly(*f),
-            (Shape::FlatFly(_), _) => return Err(mismatch("\"dor\"")),
+            (Shape::FlatFly(f), RoutingKind::Valiant | RoutingKind::Ugal) => {
+                // (a packet keeps its intermediate router + 1 in 16 bits)
+                if f.routers() >= u16::MAX as usize {
+                    return Err(ConfigError::new(
+                        "routing.kind",
+                        format!(
+                            "{:?} needs fewer than {} routers (a packet keeps its intermediate in 16 \
+                             bits), got {}; use \"dor\"",
+                            kind.name(),
+                            u16::MAX,
+                            f.routers()
+                        ),
+                    ));
+                }
+                let mode = if kind == RoutingKind::Valiant { Mode::Valiant } else { Mode::Ugal };
+                Routing::FlatFly { net: *f, mode }
+            }
+            (Shape::FlatFly(_), _) => return Err(mismatch("\"dor\", \"valiant\" or \"ugal\"")),
             (Shape::Dragonfly(_), _) => return Err(mismatch("\"min\", \"valiant\" or \"ugal\"")),
         })
     }
@@ -316,9 +345,15 @@ impl Routing {
                 Route { port: next[router * nodes + dst] as u32, vcs: all_vcs(vcs) }
             }
             Routing::Lids { table, .. } => table.route(router, topo.ports, in_port, in_vc, dst, path),
-            Routing::FlatFly(f) => flatfly::route(f, router, dst, vcs),
+            Routing::FlatFly { net, mode: Mode::Min } => flatfly::route(net, router, dst, vcs),
+            Routing::FlatFly { net, .. } => {
+                let layers = flatfly::DETOUR_LAYERS;
+                let (port, layer) =
+                    flatfly::route_detour(net, router, in_port, in_vc as u32 % layers, dst, path);
+                Route { port: port as u32, vcs: class_layer(all_vcs(vcs), layers, layer) }
+            }
             Routing::Dragonfly { net, mode } => {
-                let layers = mode.layers();
+                let layers = dragonfly::layers(*mode);
                 let (port, layer) = dragonfly::route(net, router, in_port, in_vc as u32 % layers, dst, path);
                 Route { port: port as u32, vcs: class_layer(all_vcs(vcs), layers, layer) }
             }
@@ -328,25 +363,29 @@ impl Routing {
         }
     }
 
-    /// A dragonfly routing's name as configured (`RoutingKind::name`); "" for others.
+    /// A dragonfly's or flattened butterfly's routing name as configured
+    /// (`RoutingKind::name`); "" for others.
     pub fn kind_name(&self) -> &'static str {
         match self {
-            Routing::Dragonfly { mode, .. } => match mode {
-                dragonfly::Mode::Min => "min",
-                dragonfly::Mode::Valiant => "valiant",
-                dragonfly::Mode::Ugal => "ugal",
+            Routing::Dragonfly { mode, .. } | Routing::FlatFly { mode, .. } => match mode {
+                Mode::Min if matches!(self, Routing::FlatFly { .. }) => "dor",
+                Mode::Min => "min",
+                Mode::Valiant => "valiant",
+                Mode::Ugal => "ugal",
             },
             _ => "",
         }
     }
 
     /// Whether the routing chooses each packet's way at its source router
-    /// (`choose_via`): Valiant and UGAL on a dragonfly, NCA on a fat tree.
+    /// (`choose_via`): Valiant and UGAL on a dragonfly or flattened butterfly, NCA on a fat
+    /// tree.
     #[inline(always)]
     pub fn chooses_at_source(&self) -> bool {
         matches!(
             self,
-            Routing::Dragonfly { mode: dragonfly::Mode::Valiant | dragonfly::Mode::Ugal, .. }
+            Routing::Dragonfly { mode: Mode::Valiant | Mode::Ugal, .. }
+                | Routing::FlatFly { mode: Mode::Valiant | Mode::Ugal, .. }
                 | Routing::Nca { .. }
         )
     }
@@ -359,6 +398,7 @@ impl Routing {
     pub fn choose_via(&self, router: usize, dst: usize, draw: u64, queue: impl Fn(usize) -> u32) -> u16 {
         match self {
             Routing::Dragonfly { net, mode } => dragonfly::choose_via(net, *mode, router, dst, draw, queue),
+            Routing::FlatFly { net, mode } => flatfly::choose_via(net, *mode, router, dst, draw, queue),
             Routing::Nca { k, n } => fat_tree::choose_up(*k, *n, draw),
             _ => 0,
         }
@@ -420,9 +460,15 @@ impl Routing {
             }
             Routing::Dragonfly { net, mode } => {
                 // (the layers within the class's VCs, as the LID paths' above)
-                let layers = mode.layers();
+                let layers = dragonfly::layers(*mode);
                 let in_layer = rank(class_vcs, in_vc) % layers;
                 let (port, layer) = dragonfly::route(net, router, in_port, in_layer, dst, path);
+                Route { port: port as u32, vcs: class_layer(class_vcs, layers, layer) }
+            }
+            Routing::FlatFly { net, mode } if *mode != Mode::Min => {
+                let layers = flatfly::DETOUR_LAYERS;
+                let in_layer = rank(class_vcs, in_vc) % layers;
+                let (port, layer) = flatfly::route_detour(net, router, in_port, in_layer, dst, path);
                 Route { port: port as u32, vcs: class_layer(class_vcs, layers, layer) }
             }
             _ => {
@@ -501,7 +547,8 @@ impl Routing {
         match self {
             Routing::DorDateline { .. } => 2,
             Routing::Lids { table, .. } => table.layers,
-            Routing::Dragonfly { mode, .. } => mode.layers(),
+            Routing::Dragonfly { mode, .. } => dragonfly::layers(*mode),
+            Routing::FlatFly { mode, .. } if *mode != Mode::Min => flatfly::DETOUR_LAYERS,
             Routing::MinAdapt { torus, .. } => min_adapt::escape_vcs(*torus) + 1,
             _ => 1,
         }

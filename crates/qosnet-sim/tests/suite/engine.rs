@@ -324,8 +324,10 @@ fn arb_config() -> impl Strategy<Value = String> {
             "kind = \"dragonfly\"\na = {a}\np = {p}\nh = {h}\n[routing]\nkind = \"{}\"",
             ["min", "valiant", "ugal"][r]
         )),
-        (2u32..=3, 1u32..=3, 1u32..=2)
-            .prop_map(|(k, n, c)| format!("kind = \"flatfly\"\nk = {k}\nn = {n}\nc = {c}")),
+        (2u32..=3, 1u32..=3, 1u32..=2, 0usize..3).prop_map(|(k, n, c, r)| format!(
+            "kind = \"flatfly\"\nk = {k}\nn = {n}\nc = {c}\n[routing]\nkind = \"{}\"",
+            ["dor", "valiant", "ugal"][r]
+        )),
     ];
     let router = (
         (1u32..=4, 1u32..=4, 1u32..=3),
@@ -384,8 +386,11 @@ proptest! {
     fn random_configurations_keep_every_invariant(toml in arb_config()) {
         // Torus dateline routing needs two VCs.
         let toml = if toml.contains("torus") && toml.contains("vcs = 1\n") { toml.replace("vcs = 1\n", "vcs = 2\n") } else { toml };
-        // Dragonfly routing needs a VC per layer: two minimal, three Valiant and UGAL.
+        // Dragonfly routing needs a VC per layer: two minimal, three Valiant and UGAL; a
+        // flattened butterfly's Valiant and UGAL two.
         let toml = if toml.contains("dragonfly") { toml.replace("vcs = 1\n", "vcs = 3\n").replace("vcs = 2\n", "vcs = 3\n") } else { toml };
+        let detour = toml.contains("flatfly") && (toml.contains("valiant") || toml.contains("ugal"));
+        let toml = if detour { toml.replace("vcs = 1\n", "vcs = 2\n") } else { toml };
         let mut s = Simulation::from_toml(&toml, None).map_err(|e| TestCaseError::fail(format!("{e}\n{toml}")))?;
         s.run_checking_invariants(7).map_err(|e| TestCaseError::fail(format!("{e}\n{toml}")))?;
         let r = s.result();

@@ -269,8 +269,8 @@ fn class_split(cfg: &Config, present: [bool; 3], vcs: u32, need: u32) -> Result<
     Ok(masks)
 }
 
-/// A routing's VC classes — a torus's dateline pair, the LID paths' or a dragonfly's
-/// layers — are taken
+/// A routing's VC classes — a torus's dateline pair, the LID paths', a dragonfly's or a
+/// flattened butterfly's detour layers — are taken
 /// within each traffic class's VCs (`Routing::route_in_class`): a class with traffic needs
 /// one VC per routing class, or its packets that need a missing one would wait forever.
 pub(super) fn vcs_per_class(
@@ -290,8 +290,9 @@ pub(super) fn vcs_per_class(
                     "where min_adapt routing needs {} escape VC(s) and one adaptive, {need} per class",
                     if *torus { 2 } else { 1 }
                 ),
-                Routing::Dragonfly { .. } => format!(
-                    "on a dragonfly, where routing.kind = {:?} needs a VC per layer, {need} per class",
+                Routing::Dragonfly { .. } | Routing::FlatFly { .. } => format!(
+                    "on a {}, where routing.kind = {:?} needs a VC per layer, {need} per class",
+                    if matches!(routing, Routing::Dragonfly { .. }) { "dragonfly" } else { "flatfly" },
                     routing.kind_name()
                 ),
                 _ => format!("where the LID paths' VC layers need {need} per class"),
