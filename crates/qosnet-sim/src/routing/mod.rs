@@ -2,6 +2,7 @@
 //! the output port and the set of output VCs it may use. Computed in one place and shared
 //! by the simulator (stage 2) and, through [`Routing::path`], by admission control.
 
+mod cmesh;
 mod dor;
 pub mod dragonfly;
 mod fat_tree;
@@ -122,6 +123,9 @@ pub enum Routing {
     Dragonfly { net: crate::topology::dragonfly::Dragonfly, mode: dragonfly::Mode },
     /// Dimension order on a flattened butterfly: one hop per differing dimension (`flatfly.rs`).
     FlatFly(crate::topology::flatfly::FlatFly),
+    /// Dimension order on a concentrated mesh, with or without its express channels
+    /// (`cmesh.rs`, BookSim2's `dor` and `dor_no_express`).
+    CMesh { mesh: crate::topology::cmesh::CMesh, express: bool },
     /// Minimal adaptive on a mesh or torus with dimension order as the escape
     /// (`min_adapt.rs`, Duato's protocol).
     MinAdapt { grid: Grid, torus: bool },
@@ -185,6 +189,23 @@ impl Routing {
             }
             (Shape::FlatFly(f), RoutingKind::Auto | RoutingKind::Dor) => Routing::FlatFly(*f),
             (Shape::FlatFly(_), _) => return Err(mismatch("\"dor\"")),
+            (Shape::CMesh(m), RoutingKind::Auto | RoutingKind::Dor) => {
+                Routing::CMesh { mesh: *m, express: false }
+            }
+            (Shape::CMesh(m), RoutingKind::DorExpress) => {
+                if !m.has_express() {
+                    return Err(ConfigError::new(
+                        "routing.kind",
+                        format!(
+                            "\"dor_express\" needs express channels, which join edge routers k/2 apart: \
+                             give an even topology.k, got {}",
+                            m.k
+                        ),
+                    ));
+                }
+                Routing::CMesh { mesh: *m, express: true }
+            }
+            (Shape::CMesh(_), _) => return Err(mismatch("\"dor\" or \"dor_express\"")),
             (Shape::Dragonfly(_), _) => return Err(mismatch("\"min\", \"valiant\" or \"ugal\"")),
         })
     }
@@ -295,6 +316,7 @@ impl Routing {
             }
             Routing::Lids { table, .. } => table.route(router, topo.ports, in_port, in_vc, dst, path),
             Routing::FlatFly(f) => flatfly::route(f, router, dst, vcs),
+            Routing::CMesh { mesh, express } => cmesh::route(mesh, router, dst, *express, vcs),
             Routing::Dragonfly { net, mode } => {
                 let layers = mode.layers();
                 let (port, layer) = dragonfly::route(net, router, in_port, in_vc as u32 % layers, dst, path);

@@ -115,6 +115,13 @@ impl Shape {
                     table: false,
                 })
             }
+            TopologyConfig::Cmesh { k, .. } => {
+                let routers = (*k as u128).pow(2);
+                if routers > 1 << 20 {
+                    return None;
+                }
+                Some(Shape { routers, ports: 8, nodes: routers * 4, table: false })
+            }
             TopologyConfig::IbFabric { .. } | TopologyConfig::Anynet { .. } => None,
         }
     }
