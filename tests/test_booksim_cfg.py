@@ -434,6 +434,7 @@ def _resolved(source: object) -> dict:
         "dragonfly_k2",
         "dragonfly_k2_ugal",
         "cmesh_4x4",
+        "cmesh_express_4x4",
     ],
 )
 def test_validation_inputs_convert_to_their_matched_configurations(base: str):
