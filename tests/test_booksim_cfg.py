@@ -435,6 +435,7 @@ def _resolved(source: object) -> dict:
         "dragonfly_k2_ugal",
         "cmesh_4x4",
         "cmesh_express_4x4",
+        "fly_k10",
     ],
 )
 def test_validation_inputs_convert_to_their_matched_configurations(base: str):
@@ -447,9 +448,13 @@ def test_validation_inputs_convert_to_their_matched_configurations(base: str):
             d["simulation"].pop(key)
     # the matched TOMLs leave routing to the topology ("auto": DOR on a mesh, DOR with
     # dateline classes on a torus) or name it (a dragonfly's); a converted file names it
-    natural = {"mesh": "dor", "torus": "dor_dateline", "dragonfly": "min", "cmesh": "dor"}[
-        ours["topology"]["kind"]
-    ]
+    natural = {
+        "mesh": "dor",
+        "torus": "dor_dateline",
+        "dragonfly": "min",
+        "cmesh": "dor",
+        "star": "direct",
+    }[ours["topology"]["kind"]]
     named = ours["routing"].pop("kind")
     assert theirs["routing"].pop("kind") == (natural if named == "auto" else named)
     assert theirs == ours
