@@ -693,6 +693,8 @@ mod tests {
             TopologyConfig::Torus { k: Some(5), n: Some(2), dims: None },
             TopologyConfig::FatTree { k: 4, n: 3 },
             TopologyConfig::FatTree { k: 2, n: 4 },
+            TopologyConfig::Cmesh { k: 3, c: None, express_latency: None },
+            TopologyConfig::Cmesh { k: 4, c: Some(4), express_latency: Some(4) },
         ] {
             let topo = Topology::build(&cfg).unwrap();
             let routing = Routing::build(RoutingKind::Auto, &topo, 4).unwrap();
