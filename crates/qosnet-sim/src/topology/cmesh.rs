@@ -23,6 +23,9 @@ use crate::ids::{NodeId, RouterId};
 /// Terminals per router: a 2 x 2 block of the node grid.
 pub const CONCENTRATION: u32 = 4;
 
+/// Ports per router: the terminals, then + and - in x and y.
+pub const PORTS: usize = CONCENTRATION as usize + 4;
+
 /// The port of a router leading + (`plus_port`) or - (`minus_port`) in dimension `dim`
 /// (0: x, 1: y), after the four terminal ports.
 #[inline]
@@ -129,7 +132,7 @@ pub(super) fn build(k: u32, c: Option<u32>, express_latency: Option<u32>) -> Res
         ));
     }
     let m = CMesh { k };
-    let (routers, ports) = (m.routers(), plus_port(2));
+    let (routers, ports) = (m.routers(), PORTS);
     let mut peer = vec![Peer::None; routers * ports];
     for r in 0..routers {
         for port in 0..CONCENTRATION as usize {

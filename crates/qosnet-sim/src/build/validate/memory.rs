@@ -120,7 +120,13 @@ impl Shape {
                 if routers > 1 << 20 {
                     return None;
                 }
-                Some(Shape { routers, ports: 8, nodes: routers * 4, table: false })
+                use crate::topology::cmesh::{CONCENTRATION, PORTS};
+                Some(Shape {
+                    routers,
+                    ports: PORTS as u128,
+                    nodes: routers * CONCENTRATION as u128,
+                    table: false,
+                })
             }
             TopologyConfig::IbFabric { .. } | TopologyConfig::Anynet { .. } => None,
         }
