@@ -242,6 +242,7 @@ def test_an_oversized_cluster_is_refused_before_it_is_built(
         '[topology]\nkind = "fat_tree"\nk = 1000\nn = 1000000000\n',
         '[topology]\nkind = "dragonfly"\na = 16\np = 8\nh = 8\n',
         '[topology]\nkind = "flatfly"\nk = 16\nn = 3\nc = 4\n',
+        '[topology]\nkind = "cmesh"\nk = 64\n',
     ):
         r = put(service, toml)
         assert r.status_code == 422 and "exceeds" in r.text, (toml, r.text)

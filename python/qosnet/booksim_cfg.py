@@ -2,7 +2,8 @@
 
 A BookSim2 user's input (`topology = mesh; k = 8; ...`) becomes a qosnet configuration (a
 dict, as a TOML file would give) with the same meaning, for BookSim2's input-queued `iq`
-router on a mesh, a torus, a dragonfly or a flattened butterfly:
+router on a mesh, a torus, a dragonfly, a flattened butterfly, a concentrated mesh or a
+one-stage fly:
 `configs/validation/README.md` is how each of that router's parameters is matched, and
 `docs/booksim2.md` lists every BookSim2 key and what becomes of it. Keys a file leaves out
 take BookSim2's defaults, not qosnet's: the file means what it means to BookSim2.
@@ -154,7 +155,8 @@ _MAPPED: dict[str, BooksimValue] = {
     "use_noc_latency": 1,
     # (an anynet's file: `_topology`)
     "network_file": "",
-    # (a flatfly's concentration and its routers' and nodes' placement: `_flatfly`)
+    # (a flatfly's or cmesh's concentration and its routers' and nodes' placement:
+    # `_flatfly`, `_cmesh`)
     "c": 1,
     "x": 8,
     "y": 8,
@@ -332,10 +334,22 @@ ROUTING = {
     "anynet": {"min": "auto"},
     # BookSim2's nca_fattree: up through a port drawn uniformly at each level, then down
     "fattree": {"nca": "nca"},
+    # BookSim2's cmesh.cpp: dor_no_express_cmesh goes x then y over the mesh channels,
+    # dor_cmesh over the edges' express channels too (qosnet's `dor_express`)
+    "cmesh": {"dor_no_express": "dor", "dor": "dor_express"},
+    # a one-stage k-ary fly is one k x k router (`_fly`); dest_tag_fly's output port is the
+    # destination's digit, the destination itself: qosnet's star's `direct`
+    "fly": {"dest_tag": "direct"},
 }
 
-#: A flatfly's placement keys: read only there (BookSim2's flatfly_onchip.cpp).
+#: BookSim2's cmesh routing functions that pick x-then-y or y-then-x at random per packet,
+#: each order on half of the VCs: qosnet's cmesh routing goes x then y.
+CMESH_XY_YX = ("xy_yx", "xy_yx_no_express")
+
+#: A flatfly's and a cmesh's placement keys: read only there (BookSim2's flatfly_onchip.cpp,
+#: cmesh.cpp).
 FLATFLY_PLACEMENT = ("c", "x", "y", "xr", "yr")
+PLACED = ("flatfly", "cmesh")
 
 #: BookSim2's dragonflynew gives its local channels 10 cycles and its global channels 100,
 #: flits and credits alike (DRAGON_LATENCY, compiled in).
@@ -424,8 +438,8 @@ def convert(text: str, source: str = "<text>") -> Conversion:
             ignored.append((key, value, _IGNORED[key]))
         elif key in _INERT:
             ignored.append((key, value, f"used by BookSim2 only with {_INERT[key]}"))
-        elif key in FLATFLY_PLACEMENT and given.get("topology", _MAPPED["topology"]) != "flatfly":
-            ignored.append((key, value, "used by BookSim2 only with topology = flatfly"))
+        elif key in FLATFLY_PLACEMENT and given.get("topology", _MAPPED["topology"]) not in PLACED:
+            ignored.append((key, value, "used by BookSim2 only with topology = flatfly or cmesh"))
         elif key == "network_file" and given.get("topology", _MAPPED["topology"]) != "anynet":
             ignored.append((key, value, "used by BookSim2 only with topology = anynet"))
         elif key in ("k", "n") and given.get("topology") == "anynet":
@@ -491,11 +505,15 @@ def dragonfly_shape(k: int) -> dict[str, Any]:
 
 def nodes(topology: dict[str, Any]) -> int:
     """Terminal nodes of a `[topology]` this module writes (mesh, torus, fat tree,
-    dragonfly, flatfly)."""
+    dragonfly, flatfly, cmesh, star)."""
     kind = topology["kind"]
     if kind == "dragonfly":
         a, p, h = topology["a"], topology["p"], topology["h"]
         return (a * h + 1) * a * p
+    if kind == "cmesh":
+        return 4 * topology["k"] ** 2
+    if kind == "star":
+        return int(topology["ports"])
     return topology["k"] ** topology["n"] * topology.get("c", 1)
 
 
@@ -508,8 +526,8 @@ def _topology(r: _Reader, config: dict[str, Any]) -> int:
         r.refuse(
             "topology",
             f"{topology} is not supported yet: qosnet reads mesh, torus, fattree (k, n), "
-            "dragonflynew (k), flatfly (k, n, c) and anynet (network_file) from a BookSim2 "
-            "file",
+            "dragonflynew (k), flatfly (k, n, c), cmesh (k, c, xr, yr), fly (k, n = 1) and "
+            "anynet (network_file) from a BookSim2 file",
         )
         return 1
     if topology == "dragonflynew":
@@ -520,6 +538,10 @@ def _topology(r: _Reader, config: dict[str, Any]) -> int:
         config["topology"] = dragonfly_shape(k) | {"global_latency": DRAGONFLY_LATENCY[1]}
     elif topology == "flatfly":
         config["topology"] = _flatfly(r, k, n)
+    elif topology == "cmesh":
+        config["topology"] = _cmesh(r, k, n, routing)
+    elif topology == "fly":
+        config["topology"] = _fly(r, k, n)
     elif topology == "anynet":
         # (read beside the .cfg file, where BookSim2's example keeps it: qosnet resolves a
         # configuration's files against its directory, BookSim2 against the working one)
@@ -534,7 +556,14 @@ def _topology(r: _Reader, config: dict[str, Any]) -> int:
     else:
         config["topology"] = {"kind": topology, "k": k, "n": n}
     functions = ROUTING[topology]
-    if routing not in functions:
+    if topology == "cmesh" and routing in CMESH_XY_YX:
+        r.refuse(
+            "routing_function",
+            f"{routing} is not supported on a cmesh: BookSim2 then picks x-then-y or "
+            "y-then-x at random per packet, each on half of the VCs; qosnet's cmesh goes x "
+            f"then y ({_choices(functions)})",
+        )
+    elif routing not in functions:
         r.refuse(
             "routing_function",
             f"{routing} is not supported on a {topology}: qosnet supports "
@@ -544,10 +573,11 @@ def _topology(r: _Reader, config: dict[str, Any]) -> int:
         config["routing"] = {"kind": functions[routing]}
     # A folded torus's channels span two routers' pitch: BookSim2 gives them (and their
     # credit channels) 2 cycles under use_noc_latency, a mesh's 1.
+    # A cmesh's router channels span a router's two nodes: 2 cycles (cmesh.cpp's cX, cY).
     noc = r.integer("use_noc_latency")
     if topology == "dragonflynew":
         return DRAGONFLY_LATENCY[0]
-    return 2 if topology == "torus" and noc == 1 else 1
+    return 2 if topology in ("torus", "cmesh") and noc == 1 else 1
 
 
 def _flatfly(r: _Reader, k: int, n: int) -> dict[str, Any]:
@@ -602,6 +632,54 @@ def _flatfly(r: _Reader, k: int, n: int) -> dict[str, Any]:
     elif c > 1 and x != k:
         r.refuse("x", f"{x} is not supported on a flatfly with c = {c}: give x = k = {k}")
     return topology
+
+
+def _cmesh(r: _Reader, k: int, n: int, routing: str) -> dict[str, Any]:
+    """BookSim2's cmesh (cmesh.cpp) as qosnet's `cmesh` topology. BookSim2 asserts n <= 2,
+    c = 4, x = y, xr = yr and c = xr * yr (a file breaking them does not run there) and
+    reads x and y no further; with n = 1 it wires channels past the ones it allocates,
+    refused here."""
+    c, x, y, xr, yr = (r.integer(key, 1) for key in FLATFLY_PLACEMENT)
+    if n != 2:
+        r.refuse("n", f"{n} is not supported on a cmesh: BookSim2 builds a 2-D one (n = 2)")
+    if c != 4:
+        r.refuse("c", f"{c} is not supported: BookSim2's cmesh needs c = 4 (2 x 2 nodes a router)")
+    if (xr, yr) != (2, 2):
+        r.refuse(
+            "xr",
+            f"xr = {xr}, yr = {yr} is not supported: BookSim2's cmesh needs xr = yr with "
+            "c = xr * yr = 4: give xr = 2; yr = 2;",
+        )
+    if x != y:
+        r.refuse("y", f"{y} is not supported: BookSim2's cmesh needs y = x (x = {x})")
+    topology: dict[str, Any] = {"kind": "cmesh", "k": k}
+    if routing == "dor" and k % 2 != 0:
+        r.refuse(
+            "k",
+            f"{k} is not supported with routing_function = dor on a cmesh: its express "
+            "channels join edge routers k/2 apart, one to one for an even k only (BookSim2 "
+            "wires an odd k's inconsistently); give an even k or dor_no_express",
+        )
+    # With use_noc_latency (BookSim2's default) the express channels take cY * k/2 = k
+    # cycles, the mesh channels 2 (`_topology`), injection and ejection 1; without it all 1.
+    if r.integer("use_noc_latency") == 1 and k % 2 == 0:
+        topology["express_latency"] = k
+    return topology
+
+
+def _fly(r: _Reader, k: int, n: int) -> dict[str, Any]:
+    """BookSim2's k-ary n-fly (fly.cpp) with n = 1: one k x k router, node i injecting and
+    ejecting on port i over 1-cycle channels, as qosnet's `star` of k ports."""
+    if n != 1:
+        r.refuse(
+            "n",
+            f"{n} is not supported on a fly: with n > 1 a node injects at a stage-0 router "
+            "and ejects at a stage n-1 router, and qosnet attaches each node to one router "
+            "port both ways; give n = 1 (one k x k router)",
+        )
+    if not 2 <= k <= 64:
+        r.refuse("k", f"{k} is not supported on a fly: qosnet's routers have 2 to 64 ports")
+    return {"kind": "star", "ports": k}
 
 
 def _router(r: _Reader, hop_latency: int) -> dict[str, Any]:

@@ -194,6 +194,8 @@ fn junk() -> impl Strategy<Value = Value> {
         "torus",
         "star",
         "fat_tree",
+        "cmesh",
+        "dor_express",
         "ib_fabric",
         "uniform",
         "hot_spot",
@@ -324,6 +326,12 @@ fn topology() -> impl Strategy<Value = Value> {
             ("dims", Value::Array(d.into_iter().map(i).collect()))
         ])),
         (2i128..5, 1i128..4).prop_map(|(k, n)| t(vec![("kind", s("fat_tree")), ("k", i(k)), ("n", i(n))])),
+        (1i128..6, 3i128..6, 0i128..6).prop_map(|(k, c, latency)| t(vec![
+            ("kind", s("cmesh")),
+            ("k", i(k)),
+            ("c", i(c)),
+            ("express_latency", i(latency))
+        ])),
     ]
 }
 

@@ -106,6 +106,12 @@ def estimate(topology: Any) -> tuple[str, int, int] | None:
         if k is None or n is None or c is None:
             return None
         return ("flatfly", min(_HUGE, _power(k, n) * c), _power(k, n))
+    if kind == "cmesh":
+        # k x k routers, 2 x 2 nodes a router
+        k = _count(topology.get("k"))
+        if k is None:
+            return None
+        return ("cmesh", min(_HUGE, 4 * _power(k, 2)), _power(k, 2))
     return None
 
 

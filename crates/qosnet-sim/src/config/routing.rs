@@ -9,11 +9,15 @@ pub enum RoutingKind {
     /// The topology's natural deterministic routing.
     #[default]
     Auto,
-    /// Dimension order (mesh, flattened butterfly); on a torus, minimal dimension order without dateline
+    /// Dimension order (mesh, flattened butterfly, concentrated mesh without its express
+    /// channels); on a torus, minimal dimension order without dateline
     /// classes, which can deadlock (for studying deadlock).
     Dor,
     /// Dimension order with dateline VC classes (torus).
     DorDateline,
+    /// Dimension order over a concentrated mesh's express channels too (BookSim2's `dor`
+    /// on a `cmesh`; `dor` there is its `dor_no_express`).
+    DorExpress,
     /// Deterministic up/down, D-mod-K up-port choice (fat tree).
     DModK,
     /// Nearest common ancestor on a fat tree (BookSim2's `nca`): up through a port drawn
@@ -46,6 +50,7 @@ impl RoutingKind {
             Self::Auto => "auto",
             Self::Dor => "dor",
             Self::DorDateline => "dor_dateline",
+            Self::DorExpress => "dor_express",
             Self::DModK => "d_mod_k",
             Self::Nca => "nca",
             Self::Direct => "direct",

@@ -1,5 +1,5 @@
 //! `[topology]`: the network's shape (star, mesh, torus, fat tree, dragonfly, flattened
-//! butterfly, a real InfiniBand fabric).
+//! butterfly, concentrated mesh, a real InfiniBand fabric).
 
 use super::FilePath;
 use serde::{Deserialize, Serialize};
@@ -76,6 +76,22 @@ tagged_enum! {
             /// alike. Default: every channel `router.link_latency`.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             placement: Option<FlatflyPlacement>,
+        },
+        /// Concentrated mesh, as BookSim2's `cmesh`: a k x k mesh of routers, each with a
+        /// 2 x 2 block of nodes on a 2k x 2k grid (node `row * 2k + col`, BookSim2's
+        /// numbering), and for even k express channels joining each edge router's port off
+        /// the mesh to the edge router k/2 along that edge (used by routing `dor_express`).
+        Cmesh {
+            /// Routers per side.
+            k: u32,
+            /// Nodes per router: 4, the only concentration of BookSim2's cmesh (may be left out).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            c: Option<u32>,
+            /// Cycles an express channel takes, its flits and its credits alike (default:
+            /// `router.link_latency`, as the mesh channels). BookSim2's `use_noc_latency`
+            /// gives them k cycles, the mesh channels 2.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            express_latency: Option<u32>,
         },
         /// A real InfiniBand fabric: `file` is its `ibnetdiscover -p` ports report or an ibsim
         /// net file (`format`, inferred from the file when absent), `routes` (optional, ports

@@ -2,6 +2,7 @@
 //! the output port and the set of output VCs it may use. Computed in one place and shared
 //! by the simulator (stage 2) and, through [`Routing::path`], by admission control.
 
+mod cmesh;
 mod dor;
 pub mod dragonfly;
 mod fat_tree;
@@ -137,6 +138,9 @@ pub enum Routing {
     /// Valiant or UGAL-L through a random intermediate router, in dimension order to it and
     /// from it (`flatfly.rs`).
     FlatFly { net: crate::topology::flatfly::FlatFly, mode: Mode },
+    /// Dimension order on a concentrated mesh, with or without its express channels
+    /// (`cmesh.rs`, BookSim2's `dor` and `dor_no_express`).
+    CMesh { mesh: crate::topology::cmesh::CMesh, express: bool },
     /// Minimal adaptive on a mesh or torus with dimension order as the escape
     /// (`min_adapt.rs`, Duato's protocol).
     MinAdapt { grid: Grid, torus: bool },
@@ -231,6 +235,23 @@ impl Routing {
                 Routing::FlatFly { net: *f, mode }
             }
             (Shape::FlatFly(_), _) => return Err(mismatch("\"dor\", \"valiant\" or \"ugal\"")),
+            (Shape::CMesh(m), RoutingKind::Auto | RoutingKind::Dor) => {
+                Routing::CMesh { mesh: *m, express: false }
+            }
+            (Shape::CMesh(m), RoutingKind::DorExpress) => {
+                if !m.has_express() {
+                    return Err(ConfigError::new(
+                        "routing.kind",
+                        format!(
+                            "\"dor_express\" needs express channels, which join edge routers k/2 apart: \
+                             give an even topology.k, got {}",
+                            m.k
+                        ),
+                    ));
+                }
+                Routing::CMesh { mesh: *m, express: true }
+            }
+            (Shape::CMesh(_), _) => return Err(mismatch("\"dor\" or \"dor_express\"")),
             (Shape::Dragonfly(_), _) => return Err(mismatch("\"min\", \"valiant\" or \"ugal\"")),
         })
     }
@@ -352,6 +373,7 @@ impl Routing {
                     flatfly::route_detour(net, router, in_port, in_vc as u32 % layers, dst, path);
                 Route { port: port as u32, vcs: class_layer(all_vcs(vcs), layers, layer) }
             }
+            Routing::CMesh { mesh, express } => cmesh::route(mesh, router, dst, *express, vcs),
             Routing::Dragonfly { net, mode } => {
                 let layers = dragonfly::layers(*mode);
                 let (port, layer) = dragonfly::route(net, router, in_port, in_vc as u32 % layers, dst, path);
@@ -746,6 +768,8 @@ mod tests {
             TopologyConfig::Torus { k: Some(5), n: Some(2), dims: None },
             TopologyConfig::FatTree { k: 4, n: 3 },
             TopologyConfig::FatTree { k: 2, n: 4 },
+            TopologyConfig::Cmesh { k: 3, c: None, express_latency: None },
+            TopologyConfig::Cmesh { k: 4, c: Some(4), express_latency: Some(4) },
         ] {
             let topo = Topology::build(&cfg).unwrap();
             let routing = Routing::build(RoutingKind::Auto, &topo, 4).unwrap();

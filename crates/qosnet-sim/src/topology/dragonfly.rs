@@ -138,14 +138,7 @@ pub(super) fn build(a: u32, p: u32, h: u32, global_latency: Option<u32>) -> Resu
     }
     let mut t = Topology::from_parts(Shape::Dragonfly(d), routers, ports, peer);
     if let Some(cycles) = global_latency {
-        if !(1..=10_000).contains(&cycles) {
-            return Err(ConfigError::new(
-                "topology.global_latency",
-                format!("must be a whole number of cycles in 1..=10000, got {cycles}"),
-            ));
-        }
-        t.link_cycles =
-            (0..routers * ports).map(|i| if d.is_global(i % ports) { cycles } else { 0 }).collect();
+        t.set_long_links("topology.global_latency", cycles, |_, port| d.is_global(port))?;
     }
     Ok(t)
 }

@@ -5,6 +5,7 @@
 //! live in [`Shape`].
 
 mod anynet;
+pub(crate) mod cmesh;
 pub(crate) mod dragonfly;
 pub(crate) mod fat_tree;
 pub(crate) mod flatfly;
@@ -49,6 +50,9 @@ pub enum Shape {
     Dragonfly(dragonfly::Dragonfly),
     /// A k-ary n-flat with concentration c (`flatfly.rs`).
     FlatFly(flatfly::FlatFly),
+    /// A k x k mesh of routers with 2 x 2 nodes each and express channels on its edges, as
+    /// BookSim2's `cmesh` (`cmesh.rs`).
+    CMesh(cmesh::CMesh),
     /// A real fabric from its dump: `routes[router * nodes + node]` is the output port
     /// toward `node` (its forwarding tables, or minimal-hop routes).
     Fabric {
@@ -69,6 +73,7 @@ impl Shape {
             Shape::FatTree { .. } => "fat_tree",
             Shape::Dragonfly(_) => "dragonfly",
             Shape::FlatFly(_) => "flatfly",
+            Shape::CMesh(_) => "cmesh",
             Shape::Fabric { .. } => "ib_fabric",
         }
     }
@@ -142,6 +147,7 @@ impl Topology {
             TopologyConfig::Torus { k, n, dims } => mesh::build(mesh_dims(*k, *n, dims.as_deref())?, true),
             TopologyConfig::FatTree { k, n } => fat_tree::build(*k, *n),
             TopologyConfig::Flatfly { k, n, c, placement } => flatfly::build(*k, *n, *c, placement.as_ref()),
+            TopologyConfig::Cmesh { k, c, express_latency } => cmesh::build(*k, *c, *express_latency),
             TopologyConfig::Dragonfly { a, p, h, global_latency } => {
                 dragonfly::build(*a, *p, *h, *global_latency)
             }
@@ -160,10 +166,13 @@ impl Topology {
         self.peer[router * self.ports + port]
     }
 
-    /// Side lengths of a mesh/torus, or `[nodes]` for other shapes (1-D view for patterns).
+    /// Side lengths of a mesh/torus, the 2k x 2k node grid of a concentrated mesh (whose
+    /// tornado and neighbour step its node coordinates, as BookSim2's with xr = 2), or
+    /// `[nodes]` for other shapes (1-D view for patterns).
     pub fn dims(&self) -> Vec<u32> {
         match &self.shape {
             Shape::Mesh { dims } | Shape::Torus { dims } => dims.clone(),
+            Shape::CMesh(m) => vec![2 * m.k; 2],
             _ => vec![self.nodes as u32],
         }
     }
@@ -193,6 +202,27 @@ impl Topology {
         };
         debug_assert!(t.is_symmetric());
         t
+    }
+
+    /// Give the links for which `long(router, port)` holds `cycles` of latency of their own
+    /// (`link_cycles`: a dragonfly's global channels, a concentrated mesh's express ones),
+    /// refusing a latency out of range under the key `path`.
+    fn set_long_links(
+        &mut self,
+        path: &str,
+        cycles: u32,
+        long: impl Fn(usize, usize) -> bool,
+    ) -> Result<(), ConfigError> {
+        if !(1..=10_000).contains(&cycles) {
+            return Err(ConfigError::new(
+                path,
+                format!("must be a whole number of cycles in 1..=10000, got {cycles}"),
+            ));
+        }
+        let ports = self.ports;
+        self.link_cycles =
+            (0..self.routers * ports).map(|i| if long(i / ports, i % ports) { cycles } else { 0 }).collect();
+        Ok(())
     }
 
     fn is_symmetric(&self) -> bool {

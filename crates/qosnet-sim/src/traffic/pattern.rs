@@ -347,6 +347,25 @@ mod tests {
         assert_eq!(dest(&b(PatternConfig::Neighbour), 3), Some(4));
     }
 
+    /// On a concentrated mesh the patterns act on BookSim2's node numbers, the 8x8 node grid
+    /// of a 4x4 cmesh (node row * 8 + col): its bit permutations on the index as on any
+    /// topology, its tornado and neighbor on the grid's base-8 digits (xr * k, xr = 2).
+    #[test]
+    fn patterns_on_a_cmesh_step_its_node_grid() {
+        let t = Topology::build(&TopologyConfig::Cmesh { k: 4, c: None, express_latency: None }).unwrap();
+        let id = crate::config::Files::local(None);
+        let b = |c: PatternConfig| Pattern::build(&c, &t, &id, "traffic[0].pattern").unwrap();
+        // node 10 = (row 1, col 2): transposed (row 2, col 1) = 17; complemented 53 =
+        // (row 6, col 5); tornado steps each coordinate by 8/2 - 1 = 3: (row 4, col 5) =
+        // 37; neighbour by 1: (row 2, col 3) = 19
+        assert_eq!(dest(&b(PatternConfig::Transpose), 10), Some(17));
+        assert_eq!(dest(&b(PatternConfig::BitComplement), 10), Some(53));
+        assert_eq!(dest(&b(PatternConfig::Tornado), 10), Some(37));
+        assert_eq!(dest(&b(PatternConfig::Neighbour), 10), Some(19));
+        // (node 63 = (row 7, col 7) wraps to (row 0, col 0))
+        assert_eq!(dest(&b(PatternConfig::Neighbour), 63), Some(0));
+    }
+
     #[test]
     fn power_of_two_required() {
         let t = mesh(6);

@@ -571,6 +571,13 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
             "topology",
             "32-ary 5-tree has too many nodes",
         ),
+        case("cmesh k=1", topo("kind = \"cmesh\"\nk = 1\n", ""), "topology.k", "must be >= 2, got 1"),
+        case("cmesh c=2", topo("kind = \"cmesh\"\nk = 4\nc = 2\n", ""), "topology.c", "must be 4 (a 2 x 2 block of nodes a router"),
+        case("cmesh too many routers", topo("kind = \"cmesh\"\nk = 1025\n", ""), "topology.k", "1025 x 1025 routers is more than"),
+        case("cmesh express latency 0", topo("kind = \"cmesh\"\nk = 4\nexpress_latency = 0\n", ""), "topology.express_latency", "in 1..=10000, got 0"),
+        case("cmesh express on odd k", topo("kind = \"cmesh\"\nk = 3\n", "[routing]\nkind = \"dor_express\"\n"), "routing.kind", "give an even topology.k, got 3"),
+        case("cmesh min_adapt", topo("kind = \"cmesh\"\nk = 4\n", "[routing]\nkind = \"min_adapt\"\n"), "routing.kind", "use \"auto\" or \"dor\" or \"dor_express\""),
+        case("dor_express on a mesh", with("[routing]\nkind = \"dor_express\"\n"), "routing.kind", "does not apply to a mesh"),
         // ---- ib_fabric from an ibsim net file (topology/ib_fabric/ibsim.rs) ----
         case("ibsim mismatched peer port", ibsim(&tmp.ibsim_mismatch, ""), "topology.file", "line 4: mismatched link: this line joins \"Switch1\"[3] to \"Switch2\"[3], but line 8 joins \"Switch2\"[3] to \"Switch1\"[4]"),
         case("ibsim unknown remote id", ibsim(&tmp.ibsim_unknown, ""), "topology.file", "line 3: unknown remote id \"Hca3\""),

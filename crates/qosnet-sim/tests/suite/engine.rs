@@ -158,6 +158,8 @@ fn no_deadlock_at_full_load_for_1e5_cycles() {
         "kind = \"mesh\"\nk = 8\nn = 2",
         "kind = \"torus\"\nk = 8\nn = 2",
         "kind = \"fat_tree\"\nk = 4\nn = 3",
+        // (express channels of 4 cycles: still dimension order, deadlock free, `routing/cmesh.rs`)
+        "kind = \"cmesh\"\nk = 4\nexpress_latency = 4\n[routing]\nkind = \"dor_express\"",
     ] {
         for (vcs, packet) in [(2, 40), (16, 8)] {
             let toml = format!(
@@ -327,6 +329,12 @@ fn arb_config() -> impl Strategy<Value = String> {
         (2u32..=3, 1u32..=3, 1u32..=2, 0usize..3).prop_map(|(k, n, c, r)| format!(
             "kind = \"flatfly\"\nk = {k}\nn = {n}\nc = {c}\n[routing]\nkind = \"{}\"",
             ["dor", "valiant", "ugal"][r]
+        )),
+        // (express channels on an even side, of their own latency or the router's)
+        (2u32..=4, prop::bool::ANY, 0u32..=3).prop_map(|(k, express, latency)| format!(
+            "kind = \"cmesh\"\nk = {k}\n{}[routing]\nkind = \"{}\"",
+            if latency > 0 { format!("express_latency = {latency}\n") } else { String::new() },
+            if express && k % 2 == 0 { "dor_express" } else { "dor" }
         )),
     ];
     let router = (

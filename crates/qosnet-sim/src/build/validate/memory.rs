@@ -132,6 +132,20 @@ impl Shape {
                     longest_link: 0,
                 })
             }
+            TopologyConfig::Cmesh { k, express_latency, .. } => {
+                let routers = (*k as u128).pow(2);
+                if routers > 1 << 20 {
+                    return None;
+                }
+                use crate::topology::cmesh::{CONCENTRATION, PORTS};
+                Some(Shape {
+                    routers,
+                    ports: PORTS as u128,
+                    nodes: routers * CONCENTRATION as u128,
+                    table: false,
+                    longest_link: express_latency.unwrap_or(0),
+                })
+            }
             TopologyConfig::IbFabric { .. } | TopologyConfig::Anynet { .. } => None,
         }
     }
