@@ -11,7 +11,9 @@
 //! dimension order to the destination, each phase on its own VC layer (the traffic class's
 //! VCs of even rank, then odd: `super::class_layer`), so each layer is dimension order's and
 //! a packet only rises: two layers suffice. A packet going minimally takes the second layer
-//! (BookSim2's second half of the VCs). The choice is the packet's `via` (intermediate
+//! (BookSim2's second half of the VCs). A Valiant packet whose way to its intermediate
+//! passes its destination's router leaves there (BookSim2's `valiant_flatfly`); UGAL's
+//! goes on to its intermediate (its `ugal_flatfly`). The choice is the packet's `via` (intermediate
 //! router + 1, 0 for minimal), made at its source router (`choose_via`):
 //! - Valiant: an intermediate router drawn uniformly among all (its own or the
 //!   destination's means the minimal path);
@@ -41,6 +43,7 @@ fn hops(f: &FlatFly, a: usize, b: usize) -> u32 {
 #[inline]
 pub(super) fn route_detour(
     f: &FlatFly,
+    mode: Mode,
     router: usize,
     in_port: usize,
     in_layer: u32,
@@ -49,7 +52,11 @@ pub(super) fn route_detour(
 ) -> (usize, u32) {
     // (from a terminal: the first phase)
     let layer = if in_port < f.c as usize { 0 } else { in_layer };
-    if via != 0 && layer == 0 && router != via as usize - 1 {
+    // Valiant turns at its intermediate, or at the destination's router if its way there
+    // passes it (BookSim2's valiant_flatfly checks both at every router); UGAL-L at its
+    // intermediate only (as BookSim2's ugal_flatfly).
+    let arrived = mode == Mode::Valiant && router == dst / f.c as usize;
+    if via != 0 && layer == 0 && router != via as usize - 1 && !arrived {
         // (any node of the intermediate router: the packet turns there)
         let toward = (via as usize - 1) * f.c as usize;
         return (route(f, router, toward, 1).port as usize, 0);
@@ -146,6 +153,7 @@ mod tests {
 
     #[test]
     fn a_detour_reaches_its_intermediate_in_layer_0_then_the_destination_in_layer_1() {
+        // (UGAL's way: to the intermediate whatever it passes; Valiant's below)
         let (k, n, c) = (3, 2, 2);
         let t = Topology::build(&TopologyConfig::Flatfly { k, n, c, placement: None }).unwrap();
         let f = FlatFly { k, n, c };
@@ -156,7 +164,8 @@ mod tests {
                     let (mut r, mut seen_via, mut crossed, mut in_layer) = (at.index(), via == 0, 0, 0);
                     loop {
                         seen_via |= via != 0 && r == via as usize - 1;
-                        let (port, out) = route_detour(&f, r, in_port as usize, in_layer, dst, via);
+                        let (port, out) =
+                            route_detour(&f, Mode::Ugal, r, in_port as usize, in_layer, dst, via);
                         assert!(out >= in_layer || in_port < c, "layers only rise");
                         // (layer 0 only before the intermediate)
                         assert_eq!(out == 0, !seen_via, "from {src} to {dst} via {via}, at {r}");
@@ -180,6 +189,30 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn valiant_leaves_at_the_destination_router_on_its_way_to_the_intermediate() {
+        // 4-ary 2-flat, one node a router: from router 0 = (0,0) to router 1 = (1,0) via
+        // router 5 = (1,1): dimension order to (1,1) passes (1,0) first, and Valiant ejects
+        // there in one hop; UGAL goes on to (1,1) and back (3 hops).
+        let t = Topology::build(&TopologyConfig::Flatfly { k: 4, n: 2, c: 1, placement: None }).unwrap();
+        let f = FlatFly { k: 4, n: 2, c: 1 };
+        let walk = |mode| {
+            let (mut r, mut in_port, mut layer, mut hops) = (0usize, 0u32, 0u32, 0);
+            loop {
+                let (port, out) = route_detour(&f, mode, r, in_port as usize, layer, 1, 6);
+                match t.peer(r, port) {
+                    Peer::Endpoint { node } => return (node.index(), hops),
+                    Peer::Router { router, port } => {
+                        (r, in_port, layer, hops) = (router.index(), port, out, hops + 1)
+                    }
+                    Peer::None => panic!("unconnected"),
+                }
+            }
+        };
+        assert_eq!(walk(Mode::Valiant), (1, 1));
+        assert_eq!(walk(Mode::Ugal), (1, 3));
     }
 
     #[test]

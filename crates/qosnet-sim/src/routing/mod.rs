@@ -367,11 +367,15 @@ impl Routing {
             }
             Routing::Lids { table, .. } => table.route(router, topo.ports, in_port, in_vc, dst, path),
             Routing::FlatFly { net, mode: Mode::Min } => flatfly::route(net, router, dst, vcs),
-            Routing::FlatFly { net, .. } => {
+            Routing::FlatFly { net, mode } => {
                 let layers = flatfly::DETOUR_LAYERS;
                 let (port, layer) =
-                    flatfly::route_detour(net, router, in_port, in_vc as u32 % layers, dst, path);
-                Route { port: port as u32, vcs: class_layer(all_vcs(vcs), layers, layer) }
+                    flatfly::route_detour(net, *mode, router, in_port, in_vc as u32 % layers, dst, path);
+                let all = all_vcs(vcs);
+                Route {
+                    port: port as u32,
+                    vcs: if port < net.c as usize { all } else { class_layer(all, layers, layer) },
+                }
             }
             Routing::CMesh { mesh, express } => cmesh::route(mesh, router, dst, *express, vcs),
             Routing::Dragonfly { net, mode } => {
@@ -490,8 +494,12 @@ impl Routing {
             Routing::FlatFly { net, mode } if *mode != Mode::Min => {
                 let layers = flatfly::DETOUR_LAYERS;
                 let in_layer = rank(class_vcs, in_vc) % layers;
-                let (port, layer) = flatfly::route_detour(net, router, in_port, in_layer, dst, path);
-                Route { port: port as u32, vcs: class_layer(class_vcs, layers, layer) }
+                let (port, layer) = flatfly::route_detour(net, *mode, router, in_port, in_layer, dst, path);
+                // (the ejection takes every VC of the class: the layers separate the channels
+                // between routers only, as BookSim2's valiant_flatfly and ugal_flatfly)
+                let vcs =
+                    if port < net.c as usize { class_vcs } else { class_layer(class_vcs, layers, layer) };
+                Route { port: port as u32, vcs }
             }
             _ => {
                 let route = self.route(topo, router, in_port, in_vc, dst, path, vcs);
