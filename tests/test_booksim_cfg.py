@@ -383,6 +383,9 @@ def test_unsupported_topology_and_routing_name_what_is_supported():
     assert e["routing_function"] == (
         "ugal is not supported on a torus: qosnet supports dim_order there"
     )
+    # a mesh's valiant and xy_yx are qosnet's (oblivious, drawn per packet)
+    for name in ("valiant", "xy_yx"):
+        assert convert(MESH.replace("dim_order", name)).config["routing"] == {"kind": name}
     # BookSim2's torus min_adapt puts adaptive traffic on VC 3 alone: not qosnet's
     e = refusals("topology = torus; routing_function = min_adapt;")
     assert "min_adapt is not supported on a torus" in e["routing_function"]

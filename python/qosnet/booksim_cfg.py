@@ -322,7 +322,15 @@ VC_ALLOCATORS = ("islip", "separable_input_first")
 ROUTING = {
     # (BookSim2's min_adapt_torus puts adaptive traffic on VC 3 alone, qosnet's on every VC
     # above the dateline pair: not the same routing, so a torus file's min_adapt is refused)
-    "mesh": {"dim_order": "dor", "dor": "dor", "min_adapt": "min_adapt"},
+    # (valiant_mesh: a random intermediate router, then the destination, each phase on half
+    # of the VCs; xy_yx_mesh: O1TURN, XY or YX per packet on half of the VCs each)
+    "mesh": {
+        "dim_order": "dor",
+        "dor": "dor",
+        "min_adapt": "min_adapt",
+        "valiant": "valiant",
+        "xy_yx": "xy_yx",
+    },
     "torus": {"dim_order": "dor_dateline"},
     "dragonflynew": {"min": "min", "ugal": "ugal"},
     # BookSim2's ran_min_flatfly (`min_flatfly`) takes, despite its name, the lowest

@@ -30,7 +30,7 @@ pub enum RoutingKind {
     /// Minimal routing on a dragonfly (two VC layers: the layer rises at the global hop).
     Min,
     /// Valiant: through a random intermediate group of a dragonfly (three VC layers), or a
-    /// random intermediate router of a flattened butterfly (two VC layers).
+    /// random intermediate router of a flattened butterfly or mesh (two VC layers).
     Valiant,
     /// UGAL-L: at the source router, minimal unless its output queue times its hops
     /// exceeds a Valiant path's by more than a bias (a dragonfly: 30 flits, three VC
@@ -41,6 +41,10 @@ pub enum RoutingKind {
     /// on a class's adaptive VCs, dimension order on its escape VCs (the first on a mesh,
     /// the dateline pair on a torus) once taken (Duato's protocol; `routing/min_adapt.rs`).
     MinAdapt,
+    /// O1TURN on a mesh (BookSim2's `xy_yx`): half the packets, drawn at the source, in
+    /// dimension order lowest dimension first, the other half highest first, each order on
+    /// its own VC layer (two).
+    XyYx,
 }
 
 impl RoutingKind {
@@ -59,6 +63,7 @@ impl RoutingKind {
             Self::Valiant => "valiant",
             Self::Ugal => "ugal",
             Self::MinAdapt => "min_adapt",
+            Self::XyYx => "xy_yx",
         }
     }
 }

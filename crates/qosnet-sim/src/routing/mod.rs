@@ -9,6 +9,7 @@ mod fat_tree;
 mod flatfly;
 mod lid_paths;
 pub mod min_adapt;
+mod oblivious;
 
 pub use lid_paths::LidPaths;
 
@@ -144,6 +145,9 @@ pub enum Routing {
     /// Minimal adaptive on a mesh or torus with dimension order as the escape
     /// (`min_adapt.rs`, Duato's protocol).
     MinAdapt { grid: Grid, torus: bool },
+    /// Valiant or O1TURN (XY or YX) on a mesh, drawn per packet at its source router, on two
+    /// VC layers (`oblivious.rs`).
+    Oblivious { grid: Grid, mode: oblivious::Oblivious },
 }
 
 impl Routing {
@@ -171,7 +175,28 @@ impl Routing {
             (Shape::Torus { dims }, RoutingKind::MinAdapt) => {
                 Routing::MinAdapt { grid: Grid::new(dims), torus: true }
             }
-            (Shape::Mesh { .. }, _) => return Err(mismatch("\"dor\" or \"min_adapt\"")),
+            (Shape::Mesh { dims }, RoutingKind::Valiant | RoutingKind::XyYx) => {
+                let routers: u64 = dims.iter().map(|&d| d as u64).product();
+                if kind == RoutingKind::Valiant && routers >= u16::MAX as u64 {
+                    return Err(ConfigError::new(
+                        "routing.kind",
+                        format!(
+                            "\"valiant\" needs fewer than {} routers (a packet keeps its intermediate in \
+                             16 bits), got {routers}; use \"dor\"",
+                            u16::MAX
+                        ),
+                    ));
+                }
+                let mode = if kind == RoutingKind::Valiant {
+                    oblivious::Oblivious::Valiant
+                } else {
+                    oblivious::Oblivious::XyYx
+                };
+                Routing::Oblivious { grid: Grid::new(dims), mode }
+            }
+            (Shape::Mesh { .. }, _) => {
+                return Err(mismatch("\"dor\", \"min_adapt\", \"valiant\" or \"xy_yx\""))
+            }
             (Shape::Torus { dims }, RoutingKind::Dor) => Routing::Dor { grid: Grid::new(dims), wrap: true },
             (Shape::Torus { dims }, RoutingKind::Auto | RoutingKind::DorDateline) => {
                 if vcs < 2 {
@@ -378,6 +403,12 @@ impl Routing {
                 }
             }
             Routing::CMesh { mesh, express } => cmesh::route(mesh, router, dst, *express, vcs),
+            Routing::Oblivious { grid, mode } => {
+                let layers = oblivious::LAYERS;
+                let (port, layer) =
+                    oblivious::route(grid, *mode, router, in_port, in_vc as u32 % layers, dst, path);
+                oblivious::in_all(port, layer, vcs)
+            }
             Routing::Dragonfly { net, mode } => {
                 let layers = dragonfly::layers(*mode);
                 let (port, layer) = dragonfly::route(net, router, in_port, in_vc as u32 % layers, dst, path);
@@ -399,6 +430,8 @@ impl Routing {
                 Mode::Valiant => "valiant",
                 Mode::Ugal => "ugal",
             },
+            Routing::Oblivious { mode: oblivious::Oblivious::Valiant, .. } => "valiant",
+            Routing::Oblivious { mode: oblivious::Oblivious::XyYx, .. } => "xy_yx",
             _ => "",
         }
     }
@@ -413,6 +446,7 @@ impl Routing {
             Routing::Dragonfly { mode: Mode::Valiant | Mode::Ugal, .. }
                 | Routing::FlatFly { mode: Mode::Valiant | Mode::Ugal, .. }
                 | Routing::Nca { .. }
+                | Routing::Oblivious { .. }
         )
     }
 
@@ -426,6 +460,7 @@ impl Routing {
             Routing::Dragonfly { net, mode } => dragonfly::choose_via(net, *mode, router, dst, draw, queue),
             Routing::FlatFly { net, mode } => flatfly::choose_via(net, *mode, router, dst, draw, queue),
             Routing::Nca { k, n } => fat_tree::choose_up(*k, *n, draw),
+            Routing::Oblivious { grid, mode } => oblivious::choose(grid, *mode, router, draw),
             _ => 0,
         }
     }
@@ -490,6 +525,11 @@ impl Routing {
                 let in_layer = rank(class_vcs, in_vc) % layers;
                 let (port, layer) = dragonfly::route(net, router, in_port, in_layer, dst, path);
                 Route { port: port as u32, vcs: class_layer(class_vcs, layers, layer) }
+            }
+            Routing::Oblivious { grid, mode } => {
+                let in_layer = rank(class_vcs, in_vc) % oblivious::LAYERS;
+                let (port, layer) = oblivious::route(grid, *mode, router, in_port, in_layer, dst, path);
+                oblivious::in_class(port, layer, class_vcs)
             }
             Routing::FlatFly { net, mode } if *mode != Mode::Min => {
                 let layers = flatfly::DETOUR_LAYERS;
@@ -579,6 +619,7 @@ impl Routing {
             Routing::Lids { table, .. } => table.layers,
             Routing::Dragonfly { mode, .. } => dragonfly::layers(*mode),
             Routing::FlatFly { mode, .. } if *mode != Mode::Min => flatfly::DETOUR_LAYERS,
+            Routing::Oblivious { .. } => oblivious::LAYERS,
             Routing::MinAdapt { torus, .. } => min_adapt::escape_vcs(*torus) + 1,
             _ => 1,
         }

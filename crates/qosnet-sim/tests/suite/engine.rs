@@ -316,7 +316,10 @@ fn invariants_hold_every_cycle_with_every_scheduler() {
 fn arb_config() -> impl Strategy<Value = String> {
     let topo = prop_oneof![
         (2u32..=6).prop_map(|p| format!("kind = \"star\"\nports = {p}")),
-        (2u32..=4, 1u32..=2).prop_map(|(k, n)| format!("kind = \"mesh\"\nk = {k}\nn = {n}")),
+        (2u32..=4, 1u32..=2, 0usize..3).prop_map(|(k, n, r)| format!(
+            "kind = \"mesh\"\nk = {k}\nn = {n}\n[routing]\nkind = \"{}\"",
+            ["dor", "valiant", "xy_yx"][r]
+        )),
         (2u32..=4, 1u32..=2).prop_map(|(k, n)| format!("kind = \"torus\"\nk = {k}\nn = {n}")),
         (2u32..=3, 1u32..=3, 0usize..2).prop_map(|(k, n, r)| format!(
             "kind = \"fat_tree\"\nk = {k}\nn = {n}\n[routing]\nkind = \"{}\"",
@@ -397,7 +400,8 @@ proptest! {
         // Dragonfly routing needs a VC per layer: two minimal, three Valiant and UGAL; a
         // flattened butterfly's Valiant and UGAL two.
         let toml = if toml.contains("dragonfly") { toml.replace("vcs = 1\n", "vcs = 3\n").replace("vcs = 2\n", "vcs = 3\n") } else { toml };
-        let detour = toml.contains("flatfly") && (toml.contains("valiant") || toml.contains("ugal"));
+        let detour = (toml.contains("flatfly") || toml.contains("mesh"))
+            && (toml.contains("valiant") || toml.contains("ugal") || toml.contains("xy_yx"));
         let toml = if detour { toml.replace("vcs = 1\n", "vcs = 2\n") } else { toml };
         let mut s = Simulation::from_toml(&toml, None).map_err(|e| TestCaseError::fail(format!("{e}\n{toml}")))?;
         s.run_checking_invariants(7).map_err(|e| TestCaseError::fail(format!("{e}\n{toml}")))?;

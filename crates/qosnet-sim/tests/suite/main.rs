@@ -22,5 +22,6 @@ mod ib_fabric;
 mod iba_cc;
 mod memory_estimate;
 mod nic;
+mod oblivious;
 mod qos_router;
 mod seams;

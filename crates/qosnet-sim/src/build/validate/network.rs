@@ -59,7 +59,7 @@ pub(super) fn build_routing(
         let (escape, adaptive, drawn) = (
             cfg.routing.lid_vcs == crate::config::LidVcs::Escape,
             kind == RoutingKind::MinAdapt,
-            matches!(kind, RoutingKind::Valiant | RoutingKind::Ugal | RoutingKind::Nca),
+            matches!(kind, RoutingKind::Valiant | RoutingKind::Ugal | RoutingKind::Nca | RoutingKind::XyYx),
         );
         if escape || adaptive || drawn {
             let (field, what) = if adaptive || drawn {
@@ -84,6 +84,15 @@ pub(super) fn build_routing(
             }
         }
         let lids = |r: Routing| match cfg.routing.lmc.or(dumped) {
+            // (LID paths are forwarding tables: a way drawn per packet has no place in them)
+            Some(_) if drawn => Err(ConfigError::new(
+                "routing.lmc",
+                format!(
+                    "LID paths are forwarding tables, and routing.kind = {:?} draws each packet's way; \
+                     leave routing.lmc out, or use a deterministic routing.kind",
+                    kind.name()
+                ),
+            )),
             Some(lmc) => r.with_lids(t, lmc, cfg.routing.slack, rc.vcs, cfg.routing.lid_vcs),
             None if cfg.routing.lid_vcs != crate::config::LidVcs::default() => Err(ConfigError::new(
                 "routing.lid_vcs",

@@ -295,6 +295,10 @@ pub(super) fn vcs_per_class(
                     if matches!(routing, Routing::Dragonfly { .. }) { "dragonfly" } else { "flatfly" },
                     routing.kind_name()
                 ),
+                Routing::Oblivious { .. } => format!(
+                    "on a mesh, where routing.kind = {:?} needs a VC per layer, {need} per class",
+                    routing.kind_name()
+                ),
                 _ => format!("where the LID paths' VC layers need {need} per class"),
             };
             errs.push(ConfigError::new(

@@ -1,0 +1,180 @@
+//! Oblivious randomized routing on a mesh, each packet's choice drawn at its source router
+//! (`Packet::via`, `choose`) and kept deadlock free by two VC layers (the traffic class's
+//! VCs of even rank, then odd: `super::class_layer`):
+//! - Valiant (Valiant & Brebner; BookSim2's `valiant_mesh`): dimension order to a random
+//!   intermediate router on layer 0, then dimension order to the destination on layer 1.
+//!   Each phase is dimension order's, and a packet only rises from layer 0 to 1.
+//! - O1TURN (Seo et al., ISCA 2005; BookSim2's `xy_yx_mesh`): dimension order lowest
+//!   dimension first (XY) on layer 0 or highest first (YX) on layer 1, half the packets each.
+//!   Either order alone is acyclic and the layers keep them apart.
+//!
+//! At the destination router the ejection takes every VC of the class (as BookSim2's: the
+//! layers separate the channels between routers only).
+
+use super::dor::Grid;
+use super::{all_vcs, Route};
+use crate::topology::mesh::{minus_port, plus_port, EJECT_PORT};
+
+/// Which oblivious routing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Oblivious {
+    Valiant,
+    XyYx,
+}
+
+/// The VC layers both need (module comment).
+pub const LAYERS: u32 = 2;
+
+/// Dimension order on a mesh from `router` toward router `to`, lowest dimension first or
+/// (`descending`) highest first; `None` at `to`.
+#[inline]
+fn toward(grid: &Grid, router: usize, to: usize, descending: bool) -> Option<usize> {
+    let (here, there) = (grid.at(router), grid.at(to));
+    let n = grid.dims.len();
+    let differs = |d: &usize| here[*d] != there[*d];
+    let dim = if descending { (0..n).rev().find(differs) } else { (0..n).find(differs) }?;
+    Some(if there[dim] > here[dim] { plus_port(dim) } else { minus_port(dim) })
+}
+
+/// The route of a header at `router` arriving on `in_port` in VC layer `in_layer`, to
+/// router `dst` (a mesh's node is its router) with the packet's choice `via`: the output
+/// port and the layer it leaves in, `None` for the ejection (every VC).
+#[inline]
+pub(super) fn route(
+    grid: &Grid,
+    mode: Oblivious,
+    router: usize,
+    in_port: usize,
+    in_layer: u32,
+    dst: usize,
+    via: u32,
+) -> (usize, Option<u32>) {
+    match mode {
+        Oblivious::Valiant => {
+            // (from the terminal: the first phase)
+            let layer = if in_port == EJECT_PORT { 0 } else { in_layer };
+            if via != 0 && layer == 0 {
+                if let Some(port) = toward(grid, router, via as usize - 1, false) {
+                    return (port, Some(0));
+                }
+            }
+            match toward(grid, router, dst, false) {
+                Some(port) => (port, Some(1)),
+                None => (EJECT_PORT, None),
+            }
+        }
+        Oblivious::XyYx => match toward(grid, router, dst, via == 1) {
+            Some(port) => (port, Some(via)),
+            None => (EJECT_PORT, None),
+        },
+    }
+}
+
+/// A packet's choice at its source router `router` from a uniform `draw`: Valiant's
+/// intermediate router + 1 (0 where it is the source's own: the minimal path, on layer 1),
+/// O1TURN's order (0: XY, 1: YX).
+#[inline]
+pub fn choose(grid: &Grid, mode: Oblivious, router: usize, draw: u64) -> u16 {
+    match mode {
+        Oblivious::Valiant => {
+            let routers: usize = grid.dims.iter().map(|&d| d as usize).product();
+            let via = (draw % routers as u64) as usize;
+            if via == router {
+                0
+            } else {
+                (via + 1) as u16
+            }
+        }
+        Oblivious::XyYx => (draw & 1) as u16,
+    }
+}
+
+/// `route`'s decision as the VCs of `class_vcs` it may take.
+#[inline]
+pub(super) fn in_class(port: usize, layer: Option<u32>, class_vcs: u32) -> Route {
+    let vcs = match layer {
+        Some(k) => super::class_layer(class_vcs, LAYERS, k),
+        None => class_vcs,
+    };
+    Route { port: port as u32, vcs }
+}
+
+/// `route` over all `vcs` VCs (admission's and the checks' view).
+#[inline]
+pub(super) fn in_all(port: usize, layer: Option<u32>, vcs: u32) -> Route {
+    in_class(port, layer, all_vcs(vcs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::TopologyConfig;
+    use crate::topology::{Peer, Topology};
+
+    /// Walk from router `src` to `dst` with choice `via`: the routers crossed and the layers.
+    fn walk(
+        t: &Topology,
+        grid: &Grid,
+        mode: Oblivious,
+        src: usize,
+        dst: usize,
+        via: u32,
+    ) -> (Vec<usize>, Vec<u32>) {
+        let (mut r, mut in_port, mut layer) = (src, EJECT_PORT, 0);
+        let (mut routers, mut layers) = (vec![src], vec![]);
+        loop {
+            let (port, out) = route(grid, mode, r, in_port, layer, dst, via);
+            let Some(out) = out else {
+                assert_eq!(port, EJECT_PORT);
+                assert_eq!(r, dst);
+                return (routers, layers);
+            };
+            layers.push(out);
+            let Peer::Router { router, port: back } = t.peer(r, port) else { panic!("off the mesh") };
+            (r, in_port, layer) = (router.index(), back as usize, out);
+            routers.push(r);
+            assert!(routers.len() < 64, "loops");
+        }
+    }
+
+    #[test]
+    fn valiant_goes_through_its_intermediate_in_layer_0_then_on_in_layer_1() {
+        let t = Topology::build(&TopologyConfig::Mesh { k: Some(4), n: Some(2), dims: None }).unwrap();
+        let grid = Grid::new(&[4, 4]);
+        let dist = |a: usize, b: usize| (a % 4).abs_diff(b % 4) + (a / 4).abs_diff(b / 4);
+        for src in 0..16 {
+            for dst in 0..16 {
+                for via in 0..=16u32 {
+                    let (routers, layers) = walk(&t, &grid, Oblivious::Valiant, src, dst, via);
+                    let hops = match via {
+                        0 => dist(src, dst),
+                        v => dist(src, v as usize - 1) + dist(v as usize - 1, dst),
+                    };
+                    assert_eq!(routers.len() - 1, hops, "{src} -> {dst} via {via}");
+                    assert!(layers.windows(2).all(|w| w[0] <= w[1]), "layers only rise");
+                    if via != 0 {
+                        let at = routers.iter().position(|&r| r == via as usize - 1).unwrap();
+                        assert!(layers[..at].iter().all(|&l| l == 0) && layers[at..].iter().all(|&l| l == 1));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn o1turn_goes_xy_on_layer_0_or_yx_on_layer_1() {
+        let t = Topology::build(&TopologyConfig::Mesh { k: Some(4), n: Some(2), dims: None }).unwrap();
+        let grid = Grid::new(&[4, 4]);
+        // (0,0) to (2,3): XY crosses x first (routers 1, 2), YX y first (4, 8, 12)
+        let (xy, layers) = walk(&t, &grid, Oblivious::XyYx, 0, 14, 0);
+        assert_eq!(xy, [0, 1, 2, 6, 10, 14]);
+        assert!(layers.iter().all(|&l| l == 0));
+        let (yx, layers) = walk(&t, &grid, Oblivious::XyYx, 0, 14, 1);
+        assert_eq!(yx, [0, 4, 8, 12, 13, 14]);
+        assert!(layers.iter().all(|&l| l == 1));
+        assert_eq!((choose(&grid, Oblivious::XyYx, 0, 6), choose(&grid, Oblivious::XyYx, 0, 7)), (0, 1));
+        // Valiant: the draw's router, but the source's own means minimal
+        assert_eq!(choose(&grid, Oblivious::Valiant, 3, 16 + 9), 10);
+        assert_eq!(choose(&grid, Oblivious::Valiant, 9, 16 + 9), 0);
+    }
+}
