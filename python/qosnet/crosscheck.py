@@ -278,7 +278,9 @@ def qosnet_point(case: Case, load: float, limits: Limits, window: int | None = N
     return Point(load, accepted, latency, saturated)
 
 
-_NUMBER = r"([-+0-9.eE]+|nan|inf)"
+#: A number as BookSim2 prints it, its C library's "-nan" and "inf" included (a latency
+#: average over no packet).
+_NUMBER = r"([-+]?(?:nan|inf)|[-+0-9.eE]+)"
 
 
 def booksim_point(
