@@ -579,7 +579,7 @@ def test_booksim2s_cmesh_example_runs_unmodified(tmp_path: Path):
     of the same file (36.08 cycles, commit 28f43299, measured once and written here) within
     5%; `qosnet convert` prints a TOML that validates and means the same."""
     cfg = tmp_path / "cmeshconfig"
-    cfg.write_text("//concentrated mesh configuration file running batch mode\n" + CMESHCONFIG)
+    cfg.write_text("// the settings of BookSim2's cmeshconfig, with a comment line\n" + CMESHCONFIG)
     result = CliRunner().invoke(app, ["validate", str(cfg)])
     assert result.exit_code == 0 and result.output.startswith("ok"), result.output
     assert "BookSim2 keys that change nothing in qosnet's run: batch_size" in result.output
