@@ -439,6 +439,26 @@ def test_refusals_name_key_value_and_what_is_supported(setting: str, key: str, m
     assert message in refusals(MESH + setting)[key]
 
 
+def test_hotspot_becomes_a_hot_spot_of_its_nodes_in_proportion_to_their_rates():
+    # BookSim2's hotspot({nodes},{rates}): every packet to a hot node, node i with weight
+    # rate i (the last rate repeated); qosnet's hot_spot with fraction 1, each node listed
+    # rate times
+    pattern = convert(MESH + "traffic = hotspot({0,5,9},{2,1});").config["traffic"][0]["pattern"]
+    assert pattern == {"kind": "hot_spot", "fraction": 1.0, "nodes": [0, 0, 5, 9]}
+    assert convert(MESH + "traffic = hotspot(7);").config["traffic"][0]["pattern"]["nodes"] == [7]
+    # without nodes (or with -1) BookSim2 draws one at random: refused, saying how to name them
+    assert "name the nodes" in refusals(MESH + "traffic = hotspot;")["traffic"]
+    assert "name the nodes" in refusals(MESH + "traffic = hotspot({-1});")["traffic"]
+    assert "whole numbers >= 1" in refusals(MESH + "traffic = hotspot({1},{0});")["traffic"]
+    # it runs: 15 of 16 nodes send to node 5 at 0.05 flits/node/cycle (0.75 into its one
+    # ejection port), node 5 itself elsewhere; everything offered is carried
+    c = convert(MESH + SHORT + "traffic = hotspot({5});\ninjection_rate = 0.05;\n")
+    from qosnet import api
+
+    s = api.run(c.config).summary
+    assert not s["saturated"] and s["accepted_flits_per_node_cycle"] == pytest.approx(0.05, rel=0.1)
+
+
 def test_every_problem_is_reported_at_once():
     e = refusals("topology = qtree; traffic = hotspot; vct = 1;")
     assert {"topology", "traffic", "vct"} <= set(e)

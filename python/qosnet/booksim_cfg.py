@@ -773,10 +773,54 @@ def _router(r: _Reader, hop_latency: int) -> dict[str, Any]:
     }
 
 
+#: The most hot-spot nodes a BookSim2 `hotspot` may list, its rates counted (each node is
+#: repeated rate times in qosnet's `hot_spot` list).
+MAX_HOTSPOT_WEIGHT = 4096
+
+
+def _hotspot(r: _Reader, pattern: str) -> dict[str, Any] | None:
+    """BookSim2's `hotspot({n1,n2,...},{r1,r2,...})` (traffic.cpp: every packet to one of the
+    nodes, chosen in proportion to its integer rate, the last rate repeated for the nodes
+    beyond the list) as qosnet's `hot_spot` with fraction 1, each node listed rate times.
+    None (refused) when it cannot be read or names no node."""
+    m = re.fullmatch(r"hotspot(?:\((.*)\))?", pattern)
+    if m is None:
+        return None
+    params = re.findall(r"\{[^}]*\}|[^,{}]+", m.group(1) or "")
+    ints = [[int(x) for x in re.findall(r"-?\d+", p)] for p in params]
+    nodes = ints[0] if ints else []
+    rates = (ints[1] if len(ints) > 1 else []) or [1]
+    if not nodes or any(n < 0 for n in nodes):
+        r.refuse(
+            "traffic",
+            f"{pattern} is not supported: BookSim2 then draws a random hot spot; name the "
+            "nodes, hotspot({n1,n2}) or hotspot({n1,n2},{rate1,rate2})",
+        )
+        return None
+    rates = (rates + [rates[-1]] * len(nodes))[: len(nodes)]
+    if any(w < 1 for w in rates) or sum(rates) > MAX_HOTSPOT_WEIGHT:
+        r.refuse(
+            "traffic",
+            f"{pattern}: the rates must be whole numbers >= 1 summing to at most "
+            f"{MAX_HOTSPOT_WEIGHT}, got {rates}",
+        )
+        return None
+    return {
+        "kind": "hot_spot",
+        "fraction": 1.0,
+        "nodes": [n for n, w in zip(nodes, rates, strict=True) for _ in range(w)],
+    }
+
+
 def _traffic(r: _Reader) -> dict[str, Any]:
     pattern = r.word("traffic")
-    if pattern not in TRAFFIC:
-        r.refuse("traffic", f"{pattern} is not supported: qosnet supports {_choices(TRAFFIC)}")
+    hot = _hotspot(r, pattern) if pattern.startswith("hotspot") else None
+    if hot is None and pattern not in TRAFFIC and not pattern.startswith("hotspot"):
+        r.refuse(
+            "traffic",
+            f"{pattern} is not supported: qosnet supports {_choices(TRAFFIC)} and "
+            "hotspot({nodes},{rates})",
+        )
     process = r.word("injection_process")
     if process != "bernoulli":
         r.refuse(
@@ -805,7 +849,7 @@ def _traffic(r: _Reader) -> dict[str, Any]:
         # BookSim2's uniform traffic may pick the source; its permutations' fixed points
         # send to themselves
         "self_traffic": True,
-        "pattern": {"kind": TRAFFIC.get(pattern, "uniform")},
+        "pattern": hot or {"kind": TRAFFIC.get(pattern, "uniform")},
     }
 
 
