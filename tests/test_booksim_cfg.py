@@ -421,7 +421,7 @@ def test_unsupported_topology_and_routing_name_what_is_supported():
             "sw_allocator",
             "islip with input_speedup = output_speedup = 2 is not supported",
         ),
-        ("traffic = randperm;", "traffic", "supports uniform, transpose, bitcomp"),
+        ("traffic = diagonal;", "traffic", "supports uniform, transpose, bitcomp"),
         ("traffic = {uniform,transpose};", "traffic", "one value per traffic class"),
         ("packet_size = {1,40};", "packet_size", "one packet size"),
         ("injection_rate = {0.1,0.2};", "injection_rate", "one value per traffic class"),
@@ -457,6 +457,29 @@ def test_hotspot_becomes_a_hot_spot_of_its_nodes_in_proportion_to_their_rates():
 
     s = api.run(c.config).summary
     assert not s["saturated"] and s["accepted_flits_per_node_cycle"] == pytest.approx(0.05, rel=0.1)
+
+
+def test_randperm_becomes_a_random_permutation_of_its_seed():
+    # randperm's seed is perm_seed (BookSim2's default 0) or its parameter
+    c = convert(MESH + "traffic = randperm;\nperm_seed = 7;\n")
+    assert c.config["traffic"][0]["pattern"] == {"kind": "random_permutation", "seed": 7}
+    assert not c.ignored
+    pattern = convert(MESH + "traffic = randperm(3);").config["traffic"][0]["pattern"]
+    assert pattern == {"kind": "random_permutation", "seed": 3}
+    assert convert(MESH + "traffic = randperm;").config["traffic"][0]["pattern"]["seed"] == 0
+    # BookSim2's perm_seed = time is not reproducible: refused
+    assert (
+        "runs are reproducible"
+        in refusals(MESH + "traffic = randperm;\nperm_seed = time;")["perm_seed"]
+    )
+    # perm_seed with another pattern changes nothing, and is listed so
+    ignored = {k for k, _, _ in convert(MESH + "perm_seed = 7;").ignored}
+    assert ignored == {"perm_seed"}
+    # it runs, every node sending to its image (a fixed point to itself, as BookSim2's)
+    from qosnet import api
+
+    s = api.run(convert(MESH + SHORT + "traffic = randperm;\ninjection_rate = 0.05;\n").config)
+    assert s.summary["accepted_flits_per_node_cycle"] == pytest.approx(0.05, rel=0.15)
 
 
 def test_every_problem_is_reported_at_once():

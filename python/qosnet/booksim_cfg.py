@@ -180,6 +180,8 @@ _MAPPED: dict[str, BooksimValue] = {
     "output_speedup": 1,
     "internal_speedup": 1.0,
     "traffic": "uniform",
+    # (randperm's seed: `_randperm`)
+    "perm_seed": 0,
     "injection_process": "bernoulli",
     "injection_rate": 0.1,
     "injection_rate_uses_flits": 0,
@@ -241,7 +243,6 @@ _INERT: dict[str, str] = {
     },
     "class_priority": "classes > 1",
     "packet_size_rate": "several packet sizes (packet_size = {...})",
-    "perm_seed": "traffic = randperm",
     **{k: "injection_process = on_off" for k in ("burst_alpha", "burst_beta", "burst_r1")},
     **{k: "sim_type = batch" for k in ("batch_size", "batch_count", "max_outstanding_requests")},
     **{
@@ -448,6 +449,8 @@ def convert(text: str, source: str = "<text>") -> Conversion:
             ignored.append((key, value, f"used by BookSim2 only with {_INERT[key]}"))
         elif key in FLATFLY_PLACEMENT and given.get("topology", _MAPPED["topology"]) not in PLACED:
             ignored.append((key, value, "used by BookSim2 only with topology = flatfly or cmesh"))
+        elif key == "perm_seed" and not str(given.get("traffic", "")).startswith("randperm"):
+            ignored.append((key, value, "used by BookSim2 only with traffic = randperm"))
         elif key == "network_file" and given.get("topology", _MAPPED["topology"]) != "anynet":
             ignored.append((key, value, "used by BookSim2 only with topology = anynet"))
         elif key in ("k", "n") and given.get("topology") == "anynet":
@@ -812,14 +815,35 @@ def _hotspot(r: _Reader, pattern: str) -> dict[str, Any] | None:
     }
 
 
+def _randperm(r: _Reader, pattern: str) -> dict[str, Any] | None:
+    """BookSim2's `randperm` (or `randperm(seed)`; else its `perm_seed`): a random permutation
+    of the nodes, qosnet's `random_permutation` of that seed (the same distribution of
+    permutations, drawn by another generator: not BookSim2's permutation for the seed)."""
+    m = re.fullmatch(r"randperm(?:\((\d+)\))?", pattern)
+    if m is None:
+        r.refuse("traffic", f"{pattern}: give randperm or randperm(seed), seed a whole number")
+        return None
+    seed: BooksimValue = int(m.group(1)) if m.group(1) else r.value("perm_seed")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        r.refuse(
+            "perm_seed",
+            f"{seed} is not supported: give a whole number >= 0 (runs are reproducible)",
+        )
+        return None
+    return {"kind": "random_permutation", "seed": seed}
+
+
 def _traffic(r: _Reader) -> dict[str, Any]:
     pattern = r.word("traffic")
     hot = _hotspot(r, pattern) if pattern.startswith("hotspot") else None
-    if hot is None and pattern not in TRAFFIC and not pattern.startswith("hotspot"):
+    if pattern.startswith("randperm"):
+        hot = _randperm(r, pattern)
+    special = pattern.startswith(("hotspot", "randperm"))
+    if hot is None and pattern not in TRAFFIC and not special:
         r.refuse(
             "traffic",
-            f"{pattern} is not supported: qosnet supports {_choices(TRAFFIC)} and "
-            "hotspot({nodes},{rates})",
+            f"{pattern} is not supported: qosnet supports {_choices(TRAFFIC)}, "
+            "hotspot({nodes},{rates}) and randperm",
         )
     process = r.word("injection_process")
     if process != "bernoulli":

@@ -198,6 +198,14 @@ tagged_enum! {
             /// The permutation's file (relative to the configuration).
             file: FilePath,
         },
+        /// A random permutation of the nodes drawn from `seed` (BookSim2's `randperm`: the
+        /// same distribution of permutations, not its permutation for a seed). A source the
+        /// permutation sends to itself is silent unless `self_traffic`.
+        RandomPermutation {
+            /// The permutation's own seed (the same seed, the same permutation, whatever
+            /// `simulation.seed`).
+            seed: u64,
+        },
         /// N rows of N non-negative weights: row s gives the destination distribution of s.
         Matrix {
             /// The matrix's file (relative to the configuration).

@@ -155,6 +155,14 @@ impl Pattern {
                     .and_then(|rows| permutation(&rows, n, &fpath))
                     .map_err(|e| files.about_contents(e, &read.shown, "permutation file"))?
             }
+            PatternConfig::RandomPermutation { seed } => {
+                use rand::seq::SliceRandom;
+                use rand::SeedableRng;
+                // (its own stream: the permutation is the seed's alone)
+                let mut perm: Vec<usize> = (0..n).collect();
+                perm.shuffle(&mut Xoshiro256PlusPlus::seed_from_u64(*seed));
+                fixed(&|s| perm[s])
+            }
             PatternConfig::Matrix { file } => {
                 let fpath = format!("{path}.file");
                 let read = files.read(&fpath, file)?;
@@ -329,6 +337,28 @@ mod tests {
 
     fn dest(p: &Pattern, s: usize) -> Option<usize> {
         p.destination(s, &mut Xoshiro256PlusPlus::seed_from_u64(0))
+    }
+
+    #[test]
+    fn a_random_permutation_is_one_and_its_seed_alone_decides_it() {
+        let t = mesh(4);
+        let id = crate::config::Files::local(None);
+        let b = |seed| {
+            let p = Pattern::build(&PatternConfig::RandomPermutation { seed }, &t, &id, "p").unwrap();
+            p.with_self_traffic()
+        };
+        let images = |p: &Pattern| (0..16).map(|s| dest(p, s).unwrap()).collect::<Vec<_>>();
+        let (a, again, other) = (images(&b(7)), images(&b(7)), images(&b(8)));
+        let mut sorted = a.clone();
+        sorted.sort();
+        assert_eq!(sorted, (0..16).collect::<Vec<_>>(), "every node the image of one source");
+        assert_eq!(a, again);
+        assert_ne!(a, other);
+        // without self traffic a fixed point is silent
+        let plain = Pattern::build(&PatternConfig::RandomPermutation { seed: 7 }, &t, &id, "p").unwrap();
+        for (s, &image) in a.iter().enumerate() {
+            assert_eq!(dest(&plain, s), Some(image).filter(|&d| d != s));
+        }
     }
 
     #[test]
