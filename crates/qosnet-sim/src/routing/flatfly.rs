@@ -39,7 +39,7 @@ fn hops(f: &FlatFly, a: usize, b: usize) -> u32 {
 
 /// The route of a header at `router` arriving on `in_port` in VC layer `in_layer`, to node
 /// `dst` with Valiant choice `via` (Valiant, UGAL): the output port and the layer it leaves
-/// in.
+/// in, `None` for the ejection (every VC).
 #[inline]
 pub(super) fn route_detour(
     f: &FlatFly,
@@ -49,7 +49,7 @@ pub(super) fn route_detour(
     in_layer: u32,
     dst: usize,
     via: u32,
-) -> (usize, u32) {
+) -> (usize, Option<u32>) {
     // (from a terminal: the first phase)
     let layer = if in_port < f.c as usize { 0 } else { in_layer };
     // Valiant turns at its intermediate, or at the destination's router if its way there
@@ -59,9 +59,10 @@ pub(super) fn route_detour(
     if via != 0 && layer == 0 && router != via as usize - 1 && !arrived {
         // (any node of the intermediate router: the packet turns there)
         let toward = (via as usize - 1) * f.c as usize;
-        return (route(f, router, toward, 1).port as usize, 0);
+        return (route(f, router, toward, 1).port as usize, Some(0));
     }
-    (route(f, router, dst, 1).port as usize, 1)
+    let port = route(f, router, dst, 1).port as usize;
+    (port, if port < f.c as usize { None } else { Some(1) })
 }
 
 /// The Valiant choice for a packet entering the network at `router` toward node `dst`
@@ -166,14 +167,18 @@ mod tests {
                         seen_via |= via != 0 && r == via as usize - 1;
                         let (port, out) =
                             route_detour(&f, Mode::Ugal, r, in_port as usize, in_layer, dst, via);
+                        let Some(out) = out else {
+                            // (no layer: the ejection, and only there)
+                            assert!(
+                                matches!(t.peer(r, port), Peer::Endpoint { node } if node.index() == dst)
+                            );
+                            break;
+                        };
                         assert!(out >= in_layer || in_port < c, "layers only rise");
                         // (layer 0 only before the intermediate)
                         assert_eq!(out == 0, !seen_via, "from {src} to {dst} via {via}, at {r}");
                         match t.peer(r, port) {
-                            Peer::Endpoint { node } => {
-                                assert_eq!(node.index(), dst);
-                                break;
-                            }
+                            Peer::Endpoint { .. } => panic!("an ejection with a layer"),
                             Peer::Router { router, port } => {
                                 (r, in_port, in_layer, crossed) = (router.index(), port, out, crossed + 1);
                             }
@@ -205,7 +210,8 @@ mod tests {
                 match t.peer(r, port) {
                     Peer::Endpoint { node } => return (node.index(), hops),
                     Peer::Router { router, port } => {
-                        (r, in_port, layer, hops) = (router.index(), port, out, hops + 1)
+                        (r, in_port, layer, hops) =
+                            (router.index(), port, out.expect("a layer between routers"), hops + 1)
                     }
                     Peer::None => panic!("unconnected"),
                 }

@@ -59,6 +59,19 @@ fn class_layer(class_vcs: VcMask, layers: u32, k: u32) -> VcMask {
     pick(class_vcs, |i| i % layers == k)
 }
 
+/// A layered routing's decision (`oblivious::route`, `flatfly::route_detour`: a port and
+/// the layer it leaves in) as VCs of `vcs`: that layer's share of them, or every one of them
+/// for the ejection (`None`: the layers separate the channels between routers only, as
+/// BookSim2's Valiant and UGAL routings eject on any VC).
+#[inline]
+fn in_layer(port: usize, layer: Option<u32>, layers: u32, vcs: VcMask) -> Route {
+    let vcs = match layer {
+        Some(k) => class_layer(vcs, layers, k),
+        None => vcs,
+    };
+    Route { port: port as u32, vcs }
+}
+
 /// The VCs of `class_vcs` whose ranks among them are set in `ranks` (bit i: the i-th).
 #[inline]
 fn by_rank(class_vcs: VcMask, ranks: VcMask) -> VcMask {
@@ -396,18 +409,14 @@ impl Routing {
                 let layers = flatfly::DETOUR_LAYERS;
                 let (port, layer) =
                     flatfly::route_detour(net, *mode, router, in_port, in_vc as u32 % layers, dst, path);
-                let all = all_vcs(vcs);
-                Route {
-                    port: port as u32,
-                    vcs: if port < net.c as usize { all } else { class_layer(all, layers, layer) },
-                }
+                in_layer(port, layer, layers, all_vcs(vcs))
             }
             Routing::CMesh { mesh, express } => cmesh::route(mesh, router, dst, *express, vcs),
             Routing::Oblivious { grid, mode } => {
                 let layers = oblivious::LAYERS;
                 let (port, layer) =
                     oblivious::route(grid, *mode, router, in_port, in_vc as u32 % layers, dst, path);
-                oblivious::in_all(port, layer, vcs)
+                in_layer(port, layer, layers, all_vcs(vcs))
             }
             Routing::Dragonfly { net, mode } => {
                 let layers = dragonfly::layers(*mode);
@@ -527,19 +536,16 @@ impl Routing {
                 Route { port: port as u32, vcs: class_layer(class_vcs, layers, layer) }
             }
             Routing::Oblivious { grid, mode } => {
-                let in_layer = rank(class_vcs, in_vc) % oblivious::LAYERS;
-                let (port, layer) = oblivious::route(grid, *mode, router, in_port, in_layer, dst, path);
-                oblivious::in_class(port, layer, class_vcs)
+                let layers = oblivious::LAYERS;
+                let from = rank(class_vcs, in_vc) % layers;
+                let (port, layer) = oblivious::route(grid, *mode, router, in_port, from, dst, path);
+                in_layer(port, layer, layers, class_vcs)
             }
             Routing::FlatFly { net, mode } if *mode != Mode::Min => {
                 let layers = flatfly::DETOUR_LAYERS;
-                let in_layer = rank(class_vcs, in_vc) % layers;
-                let (port, layer) = flatfly::route_detour(net, *mode, router, in_port, in_layer, dst, path);
-                // (the ejection takes every VC of the class: the layers separate the channels
-                // between routers only, as BookSim2's valiant_flatfly and ugal_flatfly)
-                let vcs =
-                    if port < net.c as usize { class_vcs } else { class_layer(class_vcs, layers, layer) };
-                Route { port: port as u32, vcs }
+                let from = rank(class_vcs, in_vc) % layers;
+                let (port, layer) = flatfly::route_detour(net, *mode, router, in_port, from, dst, path);
+                in_layer(port, layer, layers, class_vcs)
             }
             _ => {
                 let route = self.route(topo, router, in_port, in_vc, dst, path, vcs);

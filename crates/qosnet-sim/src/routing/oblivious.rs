@@ -12,7 +12,6 @@
 //! layers separate the channels between routers only).
 
 use super::dor::Grid;
-use super::{all_vcs, Route};
 use crate::topology::mesh::{minus_port, plus_port, EJECT_PORT};
 
 /// Which oblivious routing.
@@ -87,22 +86,6 @@ pub fn choose(grid: &Grid, mode: Oblivious, router: usize, draw: u64) -> u16 {
         }
         Oblivious::XyYx => (draw & 1) as u16,
     }
-}
-
-/// `route`'s decision as the VCs of `class_vcs` it may take.
-#[inline]
-pub(super) fn in_class(port: usize, layer: Option<u32>, class_vcs: u32) -> Route {
-    let vcs = match layer {
-        Some(k) => super::class_layer(class_vcs, LAYERS, k),
-        None => class_vcs,
-    };
-    Route { port: port as u32, vcs }
-}
-
-/// `route` over all `vcs` VCs (admission's and the checks' view).
-#[inline]
-pub(super) fn in_all(port: usize, layer: Option<u32>, vcs: u32) -> Route {
-    in_class(port, layer, all_vcs(vcs))
 }
 
 #[cfg(test)]

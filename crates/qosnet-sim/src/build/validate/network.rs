@@ -51,39 +51,8 @@ pub(super) fn build_routing(
             crate::topology::Shape::Fabric { lmc: Some(l), .. } if *l > 0 => Some(*l),
             _ => None,
         };
-        // Routings that offer a header other ways at each hop (an escape VC, Duato's
-        // protocol; minimal adaptive routing), or draw each packet's way at its source
-        // (Valiant, UGAL, NCA): what needs one fixed path refuses them.
-        use crate::config::RoutingKind;
         let kind = cfg.routing.kind;
-        let (escape, adaptive, drawn) = (
-            cfg.routing.lid_vcs == crate::config::LidVcs::Escape,
-            kind == RoutingKind::MinAdapt,
-            matches!(kind, RoutingKind::Valiant | RoutingKind::Ugal | RoutingKind::Nca | RoutingKind::XyYx),
-        );
-        if escape || adaptive || drawn {
-            let (field, what) = if adaptive || drawn {
-                ("routing.kind", format!("{:?}", kind.name()))
-            } else {
-                ("routing.lid_vcs", "\"escape\"".to_string())
-            };
-            let reserved = cfg.traffic.iter().position(|t| t.reserve.is_some() || t.idt.is_some());
-            // (a packet's drawn way is kept with it, so a preempted packet's rest follows it)
-            let why = if rc.kind == crate::config::RouterKind::Preemptive && !drawn {
-                // (a preempted packet's rest follows the way its first part took, document
-                // 003 §3.2.1; a way chosen again at every hop could send it another)
-                Some("router.kind = \"preemptive\": a preempted packet resumes along its first part's way, which a way chosen at every hop could change".to_string())
-            } else if cfg.endpoint.admission.is_some() {
-                Some("[endpoint] admission: a probe reserves the links of one path, which the packets of the flow need not take".to_string())
-            } else {
-                reserved.map(|i| format!("a reserved flow (traffic[{i}]): call admission accounts the links of one path, which its packets need not take"))
-            };
-            if let Some(why) = why {
-                errs.push(ConfigError::new(field, format!("{what} does not apply with {why}")));
-                return None;
-            }
-        }
-        let lids = |r: Routing| match cfg.routing.lmc.or(dumped) {
+        let lids = |r: Routing, drawn: bool| match cfg.routing.lmc.or(dumped) {
             // (LID paths are forwarding tables: a way drawn per packet has no place in them)
             Some(_) if drawn => Err(ConfigError::new(
                 "routing.lmc",
@@ -103,7 +72,19 @@ pub(super) fn build_routing(
             )),
             None => Ok(r),
         };
-        match Routing::build(cfg.routing.kind, t, rc.vcs).and_then(lids).and_then(|r| r.with_paths(paths)) {
+        let built = Routing::build(kind, t, rc.vcs).and_then(|r| {
+            // Routings that offer a header other ways at each hop (an escape VC, Duato's
+            // protocol; minimal adaptive routing), or draw each packet's way at its source
+            // (Valiant, UGAL, NCA, O1TURN): what needs one fixed path refuses them. Decided
+            // on the routing built, so that a new routing is refused by what it does.
+            let (drawn, adaptive) = (r.chooses_at_source(), r.has_other_ways());
+            let r = lids(r, drawn)?;
+            if r.has_other_ways() || drawn {
+                refuse_unfixed(cfg, drawn, adaptive)?;
+            }
+            r.with_paths(paths)
+        });
+        match built {
             Ok(r) => Some(r),
             Err(e) => {
                 errs.push(e);
@@ -111,6 +92,32 @@ pub(super) fn build_routing(
             }
         }
     })
+}
+
+/// A routing without one fixed path per flow (`drawn`: each packet's way drawn at its
+/// source; `adaptive`: other ways at each hop by its kind; else an escape VC of LID paths),
+/// refused where one fixed path is needed.
+fn refuse_unfixed(cfg: &Config, drawn: bool, adaptive: bool) -> Result<(), ConfigError> {
+    let (field, what) = if adaptive || drawn {
+        ("routing.kind", format!("{:?}", cfg.routing.kind.name()))
+    } else {
+        ("routing.lid_vcs", "\"escape\"".to_string())
+    };
+    let reserved = cfg.traffic.iter().position(|t| t.reserve.is_some() || t.idt.is_some());
+    // (a packet's drawn way is kept with it, so a preempted packet's rest follows it)
+    let why = if cfg.router.kind == crate::config::RouterKind::Preemptive && !drawn {
+        // (a preempted packet's rest follows the way its first part took, document 003
+        // §3.2.1; a way chosen again at every hop could send it another)
+        Some("router.kind = \"preemptive\": a preempted packet resumes along its first part's way, which a way chosen at every hop could change".to_string())
+    } else if cfg.endpoint.admission.is_some() {
+        Some("[endpoint] admission: a probe reserves the links of one path, which the packets of the flow need not take".to_string())
+    } else {
+        reserved.map(|i| format!("a reserved flow (traffic[{i}]): call admission accounts the links of one path, which its packets need not take"))
+    };
+    match why {
+        Some(why) => Err(ConfigError::new(field, format!("{what} does not apply with {why}"))),
+        None => Ok(()),
+    }
 }
 
 /// DRB (`[routing] multipath` with `selection = "drb"`): its contraction timer (cycles), and
