@@ -6,6 +6,7 @@ BookSim2 inputs of configs/validation converting to their matched qosnet configu
 The snippets are written here in BookSim2's syntax; BookSim2's own example files are not
 shipped (docs/booksim2.md tables what becomes of each)."""
 
+import json
 import stat
 import tomllib
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from qosnet import _core
-from qosnet.booksim_cfg import convert, looks_like_booksim, parse, to_toml
+from qosnet.booksim_cfg import CYCLE_NS, convert, looks_like_booksim, parse, to_toml
 from qosnet.cli import app
 from qosnet.config import load_config, simulation
 
@@ -425,7 +426,14 @@ def test_unsupported_topology_and_routing_name_what_is_supported():
         ("traffic = {uniform,transpose};", "traffic", "one value per traffic class"),
         ("packet_size = {1,40};", "packet_size", "one packet size"),
         ("injection_rate = {0.1,0.2};", "injection_rate", "one value per traffic class"),
-        ("injection_process = on_off;", "injection_process", "on_off is not supported"),
+        ("injection_process = self_similar;", "injection_process", "supports bernoulli and on_off"),
+        (
+            "injection_process = on_off; burst_alpha = -1; burst_r1 = 0.5;",
+            "burst_r1",
+            "keeps the mean ON and OFF lengths fixed",
+        ),
+        ("injection_process = on_off; burst_beta = 0;", "burst_beta", "must be in (0, 1]"),
+        ("injection_process = on_off(0.1,0.2,-1,{1,0});", "injection_process", "initial state"),
         ("injection_rate = 0.1; packet_size = 20;", "injection_rate", "2 flits/node/cycle"),
         ("sim_type = throughput;", "sim_type", "qosnet runs sim_type = latency"),
         ("warmup_periods = 0;", "warmup_periods", "warm-up until converged"),
@@ -437,6 +445,32 @@ def test_unsupported_topology_and_routing_name_what_is_supported():
 )
 def test_refusals_name_key_value_and_what_is_supported(setting: str, key: str, message: str):
     assert message in refusals(MESH + setting)[key]
+
+
+def test_on_off_becomes_a_markov_on_off_source_with_the_mean_lengths():
+    # BookSim2's on_off: OFF -> ON with burst_alpha a cycle, ON -> OFF with burst_beta, so
+    # OFF and ON last 1/alpha and 1/beta cycles on average (defaults 0.5 and 0.5: 2 each)
+    c = convert(MESH + "injection_process = on_off;")
+    assert c.config["traffic"][0]["process"] == {
+        "kind": "markov_on_off",
+        "on": "2 cycles",
+        "off": "2 cycles",
+    }
+    # given in the value, and lengths that are no whole number of cycles in nanoseconds at
+    # the converted file's cycle (1/0.3 cycles of 80 ns)
+    c = convert(MESH + "injection_process = on_off(0.3,0.04);")
+    process = c.config["traffic"][0]["process"]
+    assert (process["on"], process["off"]) == ("25 cycles", "266.666666667 ns")
+    sim = simulation(
+        load_config(to_toml(convert(MESH + SHORT + "injection_process = on_off;"), "x.cfg"))
+    )
+    sim.run()
+    assert json.loads(sim.result()["summary"])["cycle_time_ns"] == CYCLE_NS
+    # the burst keys mean nothing without on_off: named as such
+    c = convert(MESH + "burst_alpha = 0.2;")
+    assert ("burst_alpha", 0.2, "used by BookSim2 only with injection_process = on_off") in (
+        c.ignored
+    )
 
 
 def test_hotspot_becomes_a_hot_spot_of_its_nodes_in_proportion_to_their_rates():

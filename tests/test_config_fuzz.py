@@ -156,6 +156,8 @@ VALUES = [
     '{ kind = "periodic", period = "1 ms" }',
     '{ kind = "periodic", period = "1e30 s" }',
     '{ kind = "on_off", on = 100, off = 300 }',
+    '{ kind = "markov_on_off", on = "0 cycles", off = "1e30 s" }',
+    '{ kind = "markov_on_off", on = "3 cycles" }',
     '{ kind = "video", mean_rate = "4 Mb/s", streams = 2 }',
     '{ kind = "video", traces = "a.st" }',
     '{ kind = "fixed", destination = 1 }',

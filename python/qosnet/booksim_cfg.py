@@ -183,6 +183,10 @@ _MAPPED: dict[str, BooksimValue] = {
     # (randperm's seed: `_randperm`)
     "perm_seed": 0,
     "injection_process": "bernoulli",
+    # (on_off's: `_on_off`)
+    "burst_alpha": 0.5,
+    "burst_beta": 0.5,
+    "burst_r1": -1.0,
     "injection_rate": 0.1,
     "injection_rate_uses_flits": 0,
     "packet_size": 1,
@@ -243,7 +247,6 @@ _INERT: dict[str, str] = {
     },
     "class_priority": "classes > 1",
     "packet_size_rate": "several packet sizes (packet_size = {...})",
-    **{k: "injection_process = on_off" for k in ("burst_alpha", "burst_beta", "burst_r1")},
     **{k: "sim_type = batch" for k in ("batch_size", "batch_count", "max_outstanding_requests")},
     **{
         f"{kind}_{part}": "use_read_write = 1"
@@ -449,6 +452,8 @@ def convert(text: str, source: str = "<text>") -> Conversion:
             ignored.append((key, value, f"used by BookSim2 only with {_INERT[key]}"))
         elif key in FLATFLY_PLACEMENT and given.get("topology", _MAPPED["topology"]) not in PLACED:
             ignored.append((key, value, "used by BookSim2 only with topology = flatfly or cmesh"))
+        elif key in _BURST and not str(given.get("injection_process", "")).startswith("on_off"):
+            ignored.append((key, value, "used by BookSim2 only with injection_process = on_off"))
         elif key == "perm_seed" and not str(given.get("traffic", "")).startswith("randperm"):
             ignored.append((key, value, "used by BookSim2 only with traffic = randperm"))
         elif key == "network_file" and given.get("topology", _MAPPED["topology"]) != "anynet":
@@ -815,6 +820,64 @@ def _hotspot(r: _Reader, pattern: str) -> dict[str, Any] | None:
     }
 
 
+#: on_off's keys (`_on_off`).
+_BURST = ("burst_alpha", "burst_beta", "burst_r1")
+
+#: The cycle of a converted file: qosnet's default [physical] (128-bit flits at 1.6 Gb/s),
+#: which a converted file keeps (a test checks it against the engine's).
+CYCLE_NS = 80.0
+
+
+def _cycles(c: float) -> str:
+    """A mean length of `c` cycles as a qosnet duration: whole cycles where it is one,
+    else nanoseconds at `CYCLE_NS` (a cycle count must be whole)."""
+    if abs(c - round(c)) <= 1e-9 * c:
+        return f"{round(c)} cycles"
+    return f"{c * CYCLE_NS:.12g} ns"
+
+
+def _on_off(r: _Reader, word: str) -> dict[str, Any]:
+    """BookSim2's `on_off` injection (a Markov-modulated Bernoulli process: each cycle OFF
+    turns ON with probability burst_alpha and ON turns OFF with burst_beta, and an ON
+    cycle injects with burst_r1) as qosnet's `markov_on_off`, whose ON and OFF periods
+    have means 1/burst_beta and 1/burst_alpha cycles. `on_off(alpha, beta)` in the value
+    gives them in place of the keys."""
+    inline = re.fullmatch(r"on_off\(([^)]*)\)", word)
+    if word != "on_off" and inline is None:
+        r.refuse("injection_process", f"{word}: expected on_off or on_off(alpha, beta)")
+        return {"kind": "markov_on_off", "on": "2 cycles", "off": "2 cycles"}
+    args = [a.strip() for a in inline.group(1).split(",")] if inline else []
+    values: dict[str, float] = {}
+    for i, key in enumerate(_BURST):
+        if i < len(args) and args[i]:
+            try:
+                values[key] = float(args[i])
+            except ValueError:
+                r.refuse("injection_process", f"{word}: {args[i]!r} is not a number")
+                values[key] = float(_MAPPED[key])  # type: ignore[arg-type]
+        else:
+            values[key] = r.number(key)
+    if len(args) > 3:
+        r.refuse(
+            "injection_process",
+            f"{word}: each node's initial state is not supported (qosnet starts each "
+            "source in the chain's stationary state)",
+        )
+    alpha, beta, r1 = values["burst_alpha"], values["burst_beta"], values["burst_r1"]
+    if r1 >= 0:
+        r.refuse(
+            "burst_r1",
+            f"{r1}: a fixed injection rate while ON (BookSim2 then derives burst_alpha or "
+            "burst_beta from the load) is not supported: qosnet keeps the mean ON and OFF "
+            "lengths fixed; give burst_alpha and burst_beta",
+        )
+    for key, v in (("burst_alpha", alpha), ("burst_beta", beta)):
+        if not 0 < v <= 1:
+            r.refuse(key, f"must be in (0, 1] (a probability per cycle), got {v}")
+    alpha, beta = (v if 0 < v <= 1 else 0.5 for v in (alpha, beta))
+    return {"kind": "markov_on_off", "on": _cycles(1 / beta), "off": _cycles(1 / alpha)}
+
+
 def _randperm(r: _Reader, pattern: str) -> dict[str, Any] | None:
     """BookSim2's `randperm` (or `randperm(seed)`; else its `perm_seed`): a random permutation
     of the nodes, qosnet's `random_permutation` of that seed (the same distribution of
@@ -845,11 +908,15 @@ def _traffic(r: _Reader) -> dict[str, Any]:
             f"{pattern} is not supported: qosnet supports {_choices(TRAFFIC)}, "
             "hotspot({nodes},{rates}) and randperm",
         )
-    process = r.word("injection_process")
-    if process != "bernoulli":
+    process_word = r.word("injection_process")
+    process: str | dict[str, Any] = "bernoulli"
+    if process_word.startswith("on_off"):
+        process = _on_off(r, process_word)
+    elif process_word != "bernoulli":
         r.refuse(
             "injection_process",
-            f"{process} is not supported: qosnet supports bernoulli from a BookSim2 file",
+            f"{process_word} is not supported: qosnet supports bernoulli and on_off "
+            "from a BookSim2 file",
         )
     size_value = r.value("packet_size")
     if isinstance(size_value, str):
@@ -866,7 +933,7 @@ def _traffic(r: _Reader) -> dict[str, Any]:
             f"{rate} is {load:g} flits/node/cycle: must be between 0 and 1 (a channel's capacity)",
         )
     return {
-        "process": "bernoulli",
+        "process": process,
         "load": load,
         "message_flits": size,
         "packet_flits": size,

@@ -449,6 +449,11 @@ fn traffic_entry() -> impl Strategy<Value = Value> {
             ("off", off),
             ("exponential", Value::Bool(e))
         ])),
+        (duration(), duration()).prop_map(|(on, off)| t(vec![
+            ("kind", s("markov_on_off")),
+            ("on", on),
+            ("off", off)
+        ])),
         (1i128..3).prop_map(|n| t(vec![("kind", s("video")), ("mean_rate", s("4 Mb/s")), ("streams", i(n))])),
     ];
     let pattern = prop_oneof![

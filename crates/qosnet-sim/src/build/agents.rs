@@ -36,6 +36,10 @@ fn mean_and_peak(traffic: &Traffic, s: usize, clock: &Clock, largest: &[Vec<f64>
             let mean = busiest(&|p| spec.rate(p)) * spec.message_flits as f64;
             (mean, o.rate_on(mean))
         }
+        ProcessSpec::MarkovOnOff(m) => {
+            let mean = busiest(&|p| spec.rate(p)) * spec.message_flits as f64;
+            (mean, m.rate_on(mean))
+        }
         _ => {
             let mean = busiest(&|p| spec.rate(p)) * spec.message_flits as f64;
             (mean, mean)

@@ -316,6 +316,10 @@ mod tests {
                 off: crate::units::Duration::Cycles(7),
                 exponential: false,
             },
+            Process::MarkovOnOff {
+                on: crate::units::Duration::Cycles(4),
+                off: crate::units::Duration::Seconds(2e-6),
+            },
         ] {
             let text = serde_json::to_string(&p).unwrap();
             let tree = crate::config::value::from_json(&text).unwrap();

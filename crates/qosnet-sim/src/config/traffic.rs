@@ -68,6 +68,16 @@ tagged_enum! {
             #[serde(default = "yes")]
             exponential: bool,
         },
+        /// Markov-modulated Bernoulli (BookSim2's `injection_process = on_off`): each source
+        /// is ON or OFF, switching once a cycle so that ON and OFF periods are geometric with
+        /// means `on` and `off`; while ON, a message each cycle with the probability that
+        /// gives the mean `load`, each to a destination of the pattern.
+        MarkovOnOff {
+            /// Mean length of an ON period (at least one cycle; BookSim2's 1/burst_beta).
+            on: Duration,
+            /// Mean length of an OFF period (at least one cycle; BookSim2's 1/burst_alpha).
+            off: Duration,
+        },
         /// VBR video (document 003 §4.2): streams to one destination each, one frame every
         /// 1/`frame_rate`, frames cut into messages. Frame sizes from `traces` (EvalVid `st_*`,
         /// LTE-Sim `.dat`, or one value per line; stream i uses trace i mod n, from a random

@@ -5,6 +5,7 @@ pub mod application;
 pub(crate) mod birth;
 mod calendar;
 pub(crate) mod driver;
+pub mod markov_on_off;
 pub mod on_off;
 pub mod pattern;
 pub(crate) mod processors;
@@ -27,6 +28,8 @@ pub enum ProcessSpec {
     },
     /// ON/OFF stream (document 000 §5.2); the spec's rate is the mean rate.
     OnOff(on_off::OnOffParams),
+    /// Markov-modulated Bernoulli (BookSim2's `on_off`); the spec's rate is the mean rate.
+    MarkovOnOff(markov_on_off::MarkovParams),
     /// VBR video streams (document 003 §4.2): each source is one stream sending a frame
     /// every `period` cycles; `streams_by_phase[p]` streams per node are on in phase p.
     Video(std::sync::Arc<video::VideoSpec>),
@@ -117,6 +120,7 @@ pub struct Source {
     pub pos: u32,
     pub frames: u32,
     on_off: on_off::OnOff,
+    markov: markov_on_off::MarkovOnOff,
 }
 
 pub use crate::seed::mix_seed;
@@ -139,6 +143,7 @@ impl Source {
             pos: 0,
             frames: 0,
             on_off: on_off::OnOff::default(),
+            markov: markov_on_off::MarkovOnOff::default(),
         };
         match &spec.process {
             ProcessSpec::Video(v) => {
@@ -187,6 +192,11 @@ impl Source {
                 self.next = self.on_off.next_arrival(&mut self.rng);
                 Some(self.next.floor() as Cycle)
             }
+            // Trials start in cycle `now`.
+            ProcessSpec::MarkovOnOff(p) => {
+                self.markov = markov_on_off::MarkovOnOff::new(*p, rate, &mut self.rng);
+                Some(self.markov.first_from(now, &mut self.rng))
+            }
         }
     }
 
@@ -214,6 +224,7 @@ impl Source {
                 self.next = self.on_off.next_arrival(&mut self.rng);
                 (self.next.floor() as Cycle).max(now)
             }
+            ProcessSpec::MarkovOnOff(_) => self.markov.next_after(now, &mut self.rng),
         }
     }
 
@@ -228,17 +239,22 @@ impl Source {
 
     /// Trials until the first success of a Bernoulli(p) trial per cycle, on {1, 2, ...}.
     fn geometric(&mut self, p: f64) -> Cycle {
-        if p >= 1.0 {
-            return 1;
-        }
-        let u: f64 = 1.0 - self.rng.gen::<f64>();
-        // ln(1 - p) via ln_1p: exact for tiny p, where 1.0 - p would round to 1.
-        let gap = (u.ln() / (-p).ln_1p()).floor();
-        if gap >= (Cycle::MAX / 2) as f64 {
-            Cycle::MAX / 2
-        } else {
-            gap as Cycle + 1
-        }
+        geometric(&mut self.rng, p)
+    }
+}
+
+/// Trials until the first success of a Bernoulli(`p`) trial per cycle, on {1, 2, ...}.
+pub(crate) fn geometric(rng: &mut impl Rng, p: f64) -> Cycle {
+    if p >= 1.0 {
+        return 1;
+    }
+    let u: f64 = 1.0 - rng.gen::<f64>();
+    // ln(1 - p) via ln_1p: exact for tiny p, where 1.0 - p would round to 1.
+    let gap = (u.ln() / (-p).ln_1p()).floor();
+    if gap >= (Cycle::MAX / 2) as f64 {
+        Cycle::MAX / 2
+    } else {
+        gap as Cycle + 1
     }
 }
 

@@ -173,6 +173,38 @@ fn process_spec(
             }
             (ProcessSpec::OnOff(params), loads)
         }
+        Process::MarkovOnOff { on, off } => {
+            let mut cycles = |name: &str, d: crate::units::Duration| {
+                let c = clock.duration_cycles_f64(d);
+                if !(c >= 1.0 && c.is_finite()) {
+                    errs.push(ConfigError::new(
+                        format!("{path}.process.{name}"),
+                        format!("must be at least one cycle (a mean length), got {d}"),
+                    ));
+                }
+                at_most_max_cycles(errs, &format!("{path}.process.{name}"), d, clock);
+                c.max(1.0)
+            };
+            let params = crate::traffic::markov_on_off::MarkovParams {
+                on: cycles("on", *on),
+                off: cycles("off", *off),
+            };
+            let loads = given_load(errs);
+            // a message at most every ON cycle
+            if let Some(&l) = loads.iter().find(|&&l| params.rate_on(l / flits) > 1.0) {
+                errs.push(ConfigError::new(
+                    format!("{path}.load"),
+                    format!(
+                        "{l} needs {:.3} messages a cycle while ON, above one: ON {} of every {} cycles on average carries at most {:.3} (raise process.on or lower process.off)",
+                        params.rate_on(l / flits),
+                        params.on,
+                        params.on + params.off,
+                        params.on_share() * flits
+                    ),
+                ));
+            }
+            (ProcessSpec::MarkovOnOff(params), loads)
+        }
         Process::Video {
             traces,
             format,
