@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 VALIDATION = ROOT / "configs" / "validation"
 
 MESH = "topology = mesh;\nk = 4;\nn = 2;\nrouting_function = dim_order;\n"
+MESH8 = MESH.replace("k = 4", "k = 8")
 #: A short run: 200 cycles of warm-up, 400 measured.
 SHORT = "warmup_periods = 1;\nsample_period = 200;\nmax_samples = 3;\n"
 
@@ -422,7 +423,9 @@ def test_unsupported_topology_and_routing_name_what_is_supported():
             "sw_allocator",
             "islip with input_speedup = output_speedup = 2 is not supported",
         ),
-        ("traffic = diagonal;", "traffic", "supports uniform, transpose, bitcomp"),
+        ("traffic = badperm_yarc;", "traffic", "supports uniform, transpose, bitcomp"),
+        ("traffic = bad_dragon;", "traffic", "takes a dragonfly's groups"),
+        ("traffic = background;", "traffic", "expected background({n1,n2,...})"),
         ("traffic = {uniform,transpose};", "traffic", "one value per traffic class"),
         ("packet_size = {1,40};", "packet_size", "one packet size"),
         ("injection_rate = {0.1,0.2};", "injection_rate", "one value per traffic class"),
@@ -445,6 +448,28 @@ def test_unsupported_topology_and_routing_name_what_is_supported():
 )
 def test_refusals_name_key_value_and_what_is_supported(setting: str, key: str, message: str):
     assert message in refusals(MESH + setting)[key]
+
+
+def test_booksim2s_random_patterns_keep_their_definitions():
+    # diagonal, asymmetric and taper64 by name (they send to the source itself, and a
+    # converted file has self_traffic); background's list of nodes left out; bad_dragon
+    # as the dragonfly's next group, its (k, n) those of the file's dragonfly
+    for name in ("diagonal", "asymmetric", "taper64"):
+        t = convert(MESH + f"traffic = {name};").config["traffic"][0]
+        assert t["pattern"] == {"kind": name} and t["self_traffic"] is True
+    t = convert(MESH + "traffic = background({0,5});").config["traffic"][0]
+    assert t["pattern"] == {"kind": "uniform_except", "nodes": [0, 5]}
+    dragonfly = "topology = dragonflynew;\nk = 2;\nn = 1;\nrouting_function = min;\n"
+    for pattern in ("bad_dragon", "bad_dragon(2,1)"):
+        t = convert(dragonfly + f"traffic = {pattern};").config["traffic"][0]
+        assert t["pattern"] == {"kind": "next_group"}
+    assert (
+        "another dragonfly's size" in refusals(dragonfly + "traffic = bad_dragon(3,1);")["traffic"]
+    )
+    # and they run: taper64 on BookSim2's 8x8 mesh
+    sim = simulation(load_config(to_toml(convert(MESH8 + SHORT + "traffic = taper64;"), "x.cfg")))
+    sim.run()
+    assert json.loads(sim.result()["summary"])["messages_delivered"] > 0
 
 
 def test_on_off_becomes_a_markov_on_off_source_with_the_mean_lengths():

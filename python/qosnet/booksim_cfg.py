@@ -308,6 +308,12 @@ TRAFFIC = {
     "shuffle": "perfect_shuffle",
     "tornado": "tornado",
     "neighbor": "neighbour",
+    # (BookSim2's random patterns by their definitions: traffic/booksim_patterns.rs)
+    "diagonal": "diagonal",
+    "asymmetric": "asymmetric",
+    "taper64": "taper64",
+    # (a dragonfly's only: `_bad_dragon` reads it)
+    "bad_dragon": "next_group",
 }
 
 #: BookSim2's `sw_allocator` names -> qosnet's `router.allocator.kind`.
@@ -896,17 +902,60 @@ def _randperm(r: _Reader, pattern: str) -> dict[str, Any] | None:
     return {"kind": "random_permutation", "seed": seed}
 
 
+def _bad_dragon(r: _Reader, pattern: str) -> dict[str, Any] | None:
+    """BookSim2's `bad_dragon` or `bad_dragon(k,n)` (every packet to a node of the next
+    group, groups of 2k routers of k nodes) as qosnet's `next_group`, on the dragonflynew
+    whose groups those are. None (refused) otherwise."""
+    m = re.fullmatch(r"bad_dragon(?:\((-?\d+)(?:,(-?\d+))?\))?", pattern)
+    topology = r.word("topology")
+    if m is None:
+        r.refuse("traffic", f"{pattern}: expected bad_dragon or bad_dragon(k,n)")
+    elif topology != "dragonflynew":
+        r.refuse(
+            "traffic",
+            f"{pattern} on topology = {topology} is not supported: qosnet's next_group takes "
+            "a dragonfly's groups (topology = dragonflynew)",
+        )
+    elif m.group(1) is not None and int(m.group(1)) != r.integer("k", 1):
+        r.refuse(
+            "traffic",
+            f"{pattern}: groups of another dragonfly's size (k = {m.group(1)}) than this "
+            f"one's (k = {r.value('k')}) are not supported",
+        )
+    else:
+        return {"kind": "next_group"}
+    return None
+
+
+def _background(r: _Reader, pattern: str) -> dict[str, Any] | None:
+    """BookSim2's `background({n1,n2,...})` (uniform over every node but those) as qosnet's
+    `uniform_except`. None (refused) without a node list (BookSim2 then fails)."""
+    m = re.fullmatch(r"background\(\{([-\d,]*)\}\)", pattern)
+    nodes = [int(x) for x in m.group(1).split(",") if x] if m else []
+    if not nodes or any(n < 0 for n in nodes):
+        r.refuse("traffic", f"{pattern}: expected background({{n1,n2,...}}), the nodes left out")
+        return None
+    return {"kind": "uniform_except", "nodes": nodes}
+
+
+#: BookSim2 patterns with parameters: name -> reader (None: refused).
+_PATTERN_READERS = {
+    "hotspot": _hotspot,
+    "randperm": _randperm,
+    "bad_dragon": _bad_dragon,
+    "background": _background,
+}
+
+
 def _traffic(r: _Reader) -> dict[str, Any]:
     pattern = r.word("traffic")
-    hot = _hotspot(r, pattern) if pattern.startswith("hotspot") else None
-    if pattern.startswith("randperm"):
-        hot = _randperm(r, pattern)
-    special = pattern.startswith(("hotspot", "randperm"))
-    if hot is None and pattern not in TRAFFIC and not special:
+    reader = _PATTERN_READERS.get(re.split(r"\(", pattern, maxsplit=1)[0])
+    hot = reader(r, pattern) if reader else None
+    if reader is None and pattern not in TRAFFIC:
         r.refuse(
             "traffic",
             f"{pattern} is not supported: qosnet supports {_choices(TRAFFIC)}, "
-            "hotspot({nodes},{rates}) and randperm",
+            "hotspot({nodes},{rates}), randperm, bad_dragon and background({nodes})",
         )
     process_word = r.word("injection_process")
     process: str | dict[str, Any] = "bernoulli"

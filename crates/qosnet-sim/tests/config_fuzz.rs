@@ -465,9 +465,14 @@ fn traffic_entry() -> impl Strategy<Value = Value> {
             "perfect_shuffle",
             "butterfly",
             "tornado",
-            "neighbour"
+            "neighbour",
+            "diagonal",
+            "asymmetric",
+            "taper64",
+            "next_group"
         ])
         .prop_map(s),
+        (0i128..3).prop_map(|n| t(vec![("kind", s("uniform_except")), ("nodes", Value::Array(vec![i(n)]))])),
         (0i128..2).prop_map(|d| t(vec![("kind", s("fixed")), ("destination", i(d))])),
         (0i128..2).prop_map(|n| t(vec![
             ("kind", s("hot_spot")),

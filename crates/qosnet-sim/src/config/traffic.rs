@@ -221,6 +221,33 @@ tagged_enum! {
             /// The matrix's file (relative to the configuration).
             file: FilePath,
         },
+        /// BookSim2's `diagonal`: to the next node (i + 1 mod N) one message in three, else
+        /// to the source itself (needs `self_traffic`).
+        Diagonal,
+        /// BookSim2's `asymmetric`: node i to i mod N/2 or i mod N/2 + N/2 alike, one of them
+        /// itself (an even node count; needs `self_traffic`).
+        Asymmetric,
+        /// BookSim2's `taper64` (64 nodes): half the messages to a node within one step on
+        /// the 8x8 grid of node numbers (the source itself included), half to any node
+        /// (needs `self_traffic`).
+        Taper64,
+        /// A dragonfly's adversarial traffic (Kim et al. 2008's worst case; BookSim2's
+        /// `bad_dragon`): every message to a node of the next group (i + 1 mod the groups).
+        NextGroup,
+        /// Every node but `nodes` alike (BookSim2's `background`; the source itself only
+        /// with `self_traffic`).
+        UniformExcept {
+            /// The nodes no message goes to.
+            nodes: Vec<u32>,
+        },
+    }
+}
+
+impl PatternConfig {
+    /// Whether the pattern sends to the source itself by definition (BookSim2's
+    /// `diagonal`, `asymmetric` and `taper64`), so that it needs `self_traffic`.
+    pub fn sends_to_itself(&self) -> bool {
+        matches!(self, PatternConfig::Diagonal | PatternConfig::Asymmetric | PatternConfig::Taper64)
     }
 }
 

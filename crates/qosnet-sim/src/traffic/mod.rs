@@ -3,6 +3,7 @@
 
 pub mod application;
 pub(crate) mod birth;
+mod booksim_patterns;
 mod calendar;
 pub(crate) mod driver;
 pub mod markov_on_off;

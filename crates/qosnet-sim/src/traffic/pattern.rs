@@ -28,9 +28,21 @@ pub enum Pattern {
         fraction: f64,
         hot: Vec<u32>,
     },
-    /// Per source the cumulative weights over destinations.
+    /// Per source its destinations of positive weight, each with the cumulative weight up
+    /// to it (a matrix file, or BookSim2's weighted patterns: `booksim_patterns.rs`).
     Matrix {
-        cumulative: Vec<Vec<f64>>,
+        rows: Vec<Vec<(u32, f64)>>,
+    },
+    /// Any of `nodes` alike (sorted; the source itself only `with_self`).
+    Among {
+        nodes: Vec<u32>,
+        with_self: bool,
+    },
+    /// Any node of the next block of `block` nodes alike (block i + 1 mod the blocks): a
+    /// dragonfly's next group.
+    NextBlock {
+        block: usize,
+        nodes: usize,
     },
 }
 
@@ -170,6 +182,13 @@ impl Pattern {
                     .and_then(|rows| matrix(&rows, n, &fpath))
                     .map_err(|e| files.about_contents(e, &read.shown, "traffic matrix file"))?
             }
+            PatternConfig::Diagonal => super::booksim_patterns::diagonal(n),
+            PatternConfig::Asymmetric => super::booksim_patterns::asymmetric(n, &kind_path)?,
+            PatternConfig::Taper64 => super::booksim_patterns::taper64(n, &kind_path)?,
+            PatternConfig::NextGroup => super::booksim_patterns::next_group(topo, &kind_path)?,
+            PatternConfig::UniformExcept { nodes } => {
+                super::booksim_patterns::uniform_except(nodes, n, path)?
+            }
         })
     }
 
@@ -189,14 +208,25 @@ impl Pattern {
                 }
                 Some(uniform_other(*nodes, src, rng))
             }
-            Pattern::Matrix { cumulative } => {
-                let row = &cumulative[src];
-                let total = *row.last()?;
-                if total <= 0.0 {
-                    return None;
-                }
+            Pattern::Matrix { rows } => {
+                let row = &rows[src];
+                let &(_, total) = row.last()?;
                 let x = rng.gen::<f64>() * total;
-                Some(row.partition_point(|&c| c <= x).min(row.len() - 1))
+                Some(row[row.partition_point(|&(_, c)| c <= x).min(row.len() - 1)].0 as usize)
+            }
+            Pattern::Among { nodes, with_self } => {
+                let mine = if *with_self { None } else { nodes.binary_search(&(src as u32)).ok() };
+                match mine {
+                    // (the others alike: skip the source's place)
+                    Some(at) => {
+                        let d = rng.gen_range(0..nodes.len() - 1);
+                        Some(nodes[if d >= at { d + 1 } else { d }] as usize)
+                    }
+                    None => Some(nodes[rng.gen_range(0..nodes.len())] as usize),
+                }
+            }
+            Pattern::NextBlock { block, nodes } => {
+                Some(((src / block + 1) * block + rng.gen_range(0..*block)) % nodes)
             }
         }
     }
@@ -208,6 +238,7 @@ impl Pattern {
     pub fn with_self_traffic(self) -> Pattern {
         match self {
             Pattern::Uniform { nodes, .. } => Pattern::Uniform { nodes, with_self: true },
+            Pattern::Among { nodes, .. } => Pattern::Among { nodes, with_self: true },
             Pattern::Fixed(d) => {
                 Pattern::Fixed(d.into_iter().enumerate().map(|(s, d)| Some(d.unwrap_or(s as u32))).collect())
             }
@@ -227,7 +258,7 @@ impl Pattern {
     pub fn is_silent(&self, src: usize) -> bool {
         match self {
             Pattern::Fixed(d) => d[src].is_none(),
-            Pattern::Matrix { cumulative } => cumulative[src].last().is_none_or(|&t| t <= 0.0),
+            Pattern::Matrix { rows } => rows[src].is_empty(),
             _ => false,
         }
     }
@@ -306,23 +337,23 @@ fn matrix(rows: &[Vec<f64>], n: usize, path: &str) -> Result<Pattern, ConfigErro
     if rows.len() != n || rows.iter().any(|r| r.len() != n) {
         return Err(ConfigError::new(path, format!("expected a {n}x{n} matrix of weights")));
     }
-    let cumulative = rows
+    // (a source's own weight is left out: a matrix sends to other nodes)
+    let rows = rows
         .iter()
         .enumerate()
         .map(|(s, r)| {
             let mut acc = 0.0;
             r.iter()
                 .enumerate()
+                .filter(|&(d, &w)| d != s && w > 0.0)
                 .map(|(d, &w)| {
-                    if d != s {
-                        acc += w;
-                    }
-                    acc
+                    acc += w;
+                    (d as u32, acc)
                 })
                 .collect()
         })
         .collect();
-    Ok(Pattern::Matrix { cumulative })
+    Ok(Pattern::Matrix { rows })
 }
 
 #[cfg(test)]

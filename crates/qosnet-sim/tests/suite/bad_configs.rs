@@ -443,6 +443,30 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
             "even number of index bits",
         ),
         case(
+            "diagonal without self traffic",
+            traffic("load = 0.1\npattern = { kind = \"diagonal\" }\n"),
+            "traffic[0].self_traffic",
+            "sends some messages to the source itself",
+        ),
+        case(
+            "taper64 on 16 nodes",
+            traffic("load = 0.1\nself_traffic = true\npattern = { kind = \"taper64\" }\n"),
+            "traffic[0].pattern.kind",
+            "exactly 64 nodes, got 16",
+        ),
+        case(
+            "next_group on a mesh",
+            traffic("load = 0.1\npattern = { kind = \"next_group\" }\n"),
+            "traffic[0].pattern.kind",
+            "needs a dragonfly topology",
+        ),
+        case(
+            "uniform_except leaving one node",
+            "[topology]\nkind = \"star\"\nports = 3\n[[traffic]]\nload = 0.1\npattern = { kind = \"uniform_except\", nodes = [0, 1] }\n",
+            "traffic[0].pattern.nodes",
+            "at least two must stay destinations",
+        ),
+        case(
             "hot_spot fraction 1.5",
             traffic("load = 0.1\npattern = { kind = \"hot_spot\", fraction = 1.5, nodes = [0] }\n"),
             "traffic[0].pattern.fraction",

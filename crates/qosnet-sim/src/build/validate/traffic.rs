@@ -34,6 +34,12 @@ pub(super) fn check_traffic(
         range(errs, &format!("{path}.packet_flits"), t.packet_flits, 1, 65_535);
         let Some(topo) = topology else { continue };
         let nodes = source_nodes(t, topo, &path, errs);
+        if t.pattern.sends_to_itself() && !t.self_traffic {
+            errs.push(ConfigError::new(
+                format!("{path}.self_traffic"),
+                "must be true with this pattern: it sends some messages to the source itself by definition (BookSim2's)",
+            ));
+        }
         let built = Pattern::build(&t.pattern, topo, &cfg.files(), &format!("{path}.pattern"));
         match built.map(|p| if t.self_traffic { p.with_self_traffic() } else { p }) {
             Ok(pattern) => {
