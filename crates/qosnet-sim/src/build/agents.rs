@@ -1,12 +1,12 @@
-//! The per-flow control agents, built once the flows are known: the credit-based
-//! congestion control's consumers and credits (document 000 §4.2) and admission control's
-//! connections and link reservations (§4.1). Every error names its field.
+//! The control agents' part that needs the flows: what the flows are to them
+//! (`control::FlowFacts`: each flow's node, class, destination and solicited bandwidth),
+//! handed to the agents that are built from it (`Agents::for_flows`: credit-based, ALO,
+//! Self-Tuned), and admission control's connections and link reservations (document 000
+//! §4.1). No agent is named here: each builds and checks itself in its own file. Every
+//! error names its field.
 
-use crate::config::{AgentConfig, Config, TrafficClass};
-use crate::control::{
-    AdmissionParams, Agents, Alo, Congestion, Consumer, CreditCc, ProbeAdmission, Reservations, SelfTuned,
-    SelfTunedParams, Useful, LINK,
-};
+use crate::config::{Config, TrafficClass};
+use crate::control::{AdmissionParams, Agents, FlowFacts, ProbeAdmission, Reservations, LINK};
 use crate::error::{ConfigError, ConfigErrors};
 use crate::routing::Routing;
 use crate::topology::Topology;
@@ -99,98 +99,22 @@ pub(super) fn complete(
         })
         .collect();
 
-    if let Some(AgentConfig::Credit { hca_messages, best_effort, retry_after }) = &cfg.endpoint.agent {
-        let m = *hca_messages;
-        let retry = crate::control::control_delay(
-            "endpoint.agent.retry_after",
-            Some(retry_after.unwrap_or(crate::units::Duration::Cycles(40))),
-            clock,
-        )
-        .unwrap_or_else(|e| {
-            errs.push(e);
-            1
-        })
-        .max(1);
-        let mut consumer = vec![Consumer::Free; flows];
-        let mut initial: Vec<u32> = vec![*best_effort; topo.nodes];
-        let mut node_of: Vec<u32> = (0..topo.nodes as u32).collect();
-        let mut per_node: Vec<u64> = vec![*best_effort as u64; topo.nodes];
-        for s in 0..traffic.sources.len() {
-            let node = traffic.sources[s].node as usize;
-            consumer[s] = match class_of(s) {
-                TrafficClass::Control => Consumer::Free,
-                TrafficClass::BestEffort => Consumer::BestEffort(node as u32),
-                TrafficClass::RealTime => {
-                    let spec = spec_of(s);
-                    if !fixed_dst(s) {
-                        errs.push(ConfigError::new(
-                            format!("traffic[{spec}].pattern"),
-                            "credit-based congestion control gives credits per real-time connection: use one destination per source (kind = \"fixed\", a permutation or a bit pattern)",
-                        ));
-                        continue;
-                    }
-                    // C_j = b_j / B · M, B one flit per cycle.
-                    let exact = bandwidth[s] * m as f64;
-                    let c = exact.floor() as u64;
-                    if c == 0 && m > 0 {
-                        errs.push(ConfigError::new(
-                            "endpoint.agent.hca_messages",
-                            format!("C_j = b_j / B x M = {exact:.3} rounds to 0 credits for traffic[{spec}]'s connections: raise M"),
-                        ));
-                        continue;
-                    }
-                    per_node[node] += c;
-                    initial.push(c.min(u32::MAX as u64) as u32);
-                    node_of.push(node as u32);
-                    Consumer::RealTime(initial.len() as u32 - 1)
-                }
-            };
-        }
-        // With admission control a connection holds its C_j only while admitted, and best
-        // effort's credits shrink to what the admitted ones leave of M (`CreditCc`): only
-        // C_b itself must fit. Without it every configured connection holds its C_j.
-        // (C_b <= M itself is checked with the parameters: `check_params`)
-        let admission = cfg.endpoint.admission.is_some();
-        if let Some((node, &sum)) = per_node.iter().enumerate().find(|(_, &c)| c > m as u64 && !admission) {
-            errs.push(ConfigError::new(
-                "endpoint.agent.best_effort",
-                format!("C_b + sum of C_j = {sum} at node {node} exceeds M = {m} (endpoint.agent.hca_messages): sum C_i <= M (with endpoint.admission, only the admitted connections count)"),
-            ));
-        }
-        if errs.is_empty() {
-            agents.congestion =
-                Congestion::Credit(CreditCc::new(consumer, initial, node_of, m, !admission, retry));
-        }
-    }
-
-    let flow_class: Vec<TrafficClass> = (0..flows)
-        .map(|f| if f < traffic.sources.len() { class_of(f) } else { TrafficClass::Control })
-        .collect();
-    match &cfg.endpoint.agent {
-        Some(AgentConfig::Alo) => match alo(topo, routing, cfg.router.vcs, class_vcs, flow_class.clone()) {
-            Ok(a) => {
-                agents.congestion = Congestion::Alo(a);
-                agents.sideband = 1;
-            }
-            Err(e) => errs.push(e),
-        },
-        Some(AgentConfig::SelfTuned { gather, tune_every, increment, decrement, initial, tolerance }) => {
-            // (ranges: `check_params`; defaults: our unverified reading of Thottethodi et al., HPCA 2001; see
-            // `control/self_tuned.rs` for what was searched)
-            let p = SelfTunedParams {
-                gather: clock.duration_cycles(gather.unwrap_or(crate::units::Duration::Cycles(32))),
-                tune_every: tune_every.unwrap_or(3),
-                increment: increment.unwrap_or(SELF_TUNED_DEFAULTS[0]),
-                decrement: decrement.unwrap_or(SELF_TUNED_DEFAULTS[1]),
-                initial: initial.unwrap_or(SELF_TUNED_DEFAULTS[2]),
-                tolerance: tolerance.unwrap_or(SELF_TUNED_DEFAULTS[3]),
-            };
-            let buffers = (topo.routers * topo.ports) as u64 * cfg.router.vcs as u64;
-            agents.sideband = p.gather.max(1);
-            agents.congestion = Congestion::SelfTuned(SelfTuned::new(p, buffers, flow_class.clone()));
-        }
-        _ => {}
-    }
+    let facts = FlowFacts {
+        node: traffic.sources.iter().map(|s| s.node).collect(),
+        spec: (0..traffic.sources.len()).map(spec_of).collect(),
+        dst: (0..traffic.sources.len()).map(dst_of).collect(),
+        bandwidth: bandwidth.clone(),
+        class: (0..flows)
+            .map(|f| if f < traffic.sources.len() { class_of(f) } else { TrafficClass::Control })
+            .collect(),
+        topo,
+        routing,
+        vcs: cfg.router.vcs,
+        class_vcs,
+        clock,
+        admission: cfg.endpoint.admission.is_some(),
+    };
+    agents.for_flows(cfg.endpoint.agent.as_ref(), &facts, &mut errs);
 
     let mut reservations = Reservations::default();
     if let Some(a) = &cfg.endpoint.admission {
@@ -265,63 +189,11 @@ pub(super) fn complete(
     }
 }
 
-/// Self-Tuned's increment, decrement, initial threshold and tolerance when not given (our
-/// unverified reading of Thottethodi et al., HPCA 2001; see `control/self_tuned.rs`).
-const SELF_TUNED_DEFAULTS: [f64; 4] = [0.01, 0.04, 0.04, 0.0];
-
 /// The agents' and admission control's parameters on their own (ranges, and settings that
 /// would do nothing): checked with the rest of the configuration, before the flows exist.
 pub(super) fn check_params(cfg: &Config, clock: &Clock, errs: &mut Vec<ConfigError>) {
+    Agents::check_params(cfg.endpoint.agent.as_ref(), cfg.endpoint.admission.is_some(), clock, errs);
     let mut err = |path: &str, message: String| errs.push(ConfigError::new(path, message));
-    match &cfg.endpoint.agent {
-        Some(AgentConfig::Credit { hca_messages, best_effort, .. }) => {
-            if *hca_messages == 0 {
-                err(
-                    "endpoint.agent.hca_messages",
-                    "must be a whole number >= 1 (M, the HCA buffer in messages), got 0".into(),
-                );
-            }
-            if *best_effort == 0 {
-                err(
-                    "endpoint.agent.best_effort",
-                    "must be a whole number >= 1 (C_b, best effort's initial credits per node), got 0".into(),
-                );
-            } else if cfg.endpoint.admission.is_some() && best_effort > hca_messages {
-                // (without admission, C_b plus every connection's C_j must fit: `complete`)
-                err(
-                    "endpoint.agent.best_effort",
-                    format!(
-                        "C_b = {best_effort} exceeds M = {hca_messages} (endpoint.agent.hca_messages): C_b <= M - sum C_j"
-                    ),
-                );
-            }
-        }
-        Some(AgentConfig::SelfTuned { gather, tune_every, increment, decrement, initial, tolerance }) => {
-            let given = [increment, decrement, initial, tolerance];
-            for (name, (v, d)) in ["increment", "decrement", "initial", "tolerance"]
-                .into_iter()
-                .zip(given.into_iter().zip(SELF_TUNED_DEFAULTS))
-            {
-                let v = v.unwrap_or(d);
-                if !(0.0..=1.0).contains(&v) {
-                    err(
-                        &format!("endpoint.agent.{name}"),
-                        format!("must be in [0, 1] (a fraction of the network's buffers), got {v}"),
-                    );
-                }
-            }
-            if gather.is_some_and(|g| clock.duration_cycles(g) == 0) {
-                err("endpoint.agent.gather", "must be at least one cycle".into());
-            }
-            if *tune_every == Some(0) {
-                err(
-                    "endpoint.agent.tune_every",
-                    "must be a whole number >= 1 (gathers per tuning period), got 0".into(),
-                );
-            }
-        }
-        _ => {}
-    }
     if let Some(a) = &cfg.endpoint.admission {
         if !(0.0..=1.0).contains(&a.effective_factor) {
             err(
@@ -354,41 +226,4 @@ fn nic_flow_queues(cfg: &Config) -> bool {
         cfg.endpoint.queues,
         SourceQueues::RoundRobin | SourceQueues::Interleaved | SourceQueues::RateControl
     )
-}
-
-/// Most nodes ALO's first-hop table (nodes² entries) is built for.
-const ALO_MAX_NODES: usize = 4096;
-
-/// ALO over `topo`: per (source, destination) the useful channels at the source's router,
-/// one per path the routing offers, with the VCs the route allows.
-fn alo(
-    topo: &Topology,
-    routing: &Routing,
-    vcs: u32,
-    class_vcs: [u32; 3],
-    class: Vec<TrafficClass>,
-) -> Result<Alo, ConfigError> {
-    let nodes = topo.nodes;
-    if nodes > ALO_MAX_NODES {
-        return Err(ConfigError::new(
-            "endpoint.agent",
-            format!(
-                "ALO keeps a first-hop table of nodes^2 entries: at most {ALO_MAX_NODES} nodes, got {nodes}"
-            ),
-        ));
-    }
-    let mut first_hop = Vec::with_capacity(nodes * nodes);
-    for src in 0..nodes {
-        let (r, p) = topo.attach[src];
-        for dst in 0..nodes {
-            let useful = (0..routing.paths())
-                .map(|path| {
-                    let route = routing.route(topo, r.index(), p as usize, 0, dst, path, vcs);
-                    Useful { port: r.0 * topo.ports as u32 + route.port, vcs: route.vcs }
-                })
-                .collect();
-            first_hop.push(useful);
-        }
-    }
-    Ok(Alo::new(nodes, first_hop, topo.routers * topo.ports, class, class_vcs))
 }

@@ -15,9 +15,13 @@
 //! its router as of the previous cycle, as a node reading its router's status lines would.
 
 use super::interface::{CongestionControl, Timer};
-use super::{CongestionStats, RouterStatus};
+use super::{CongestionStats, FlowFacts, RouterStatus};
 use crate::config::TrafficClass;
+use crate::error::ConfigError;
 use crate::units::Cycle;
+
+/// Most nodes ALO's first-hop table (nodes² entries) is built for.
+const MAX_NODES: usize = 4096;
 
 /// A useful output channel: the source router's output port and the VCs the route allows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -45,6 +49,35 @@ pub(crate) struct Alo {
 }
 
 impl Alo {
+    /// The agent for the flows `f` (`Agents::for_flows`): per (source, destination) the
+    /// useful channels at the source's router, one per path the routing offers, with the
+    /// VCs the route allows.
+    pub fn for_flows(f: &FlowFacts) -> Result<Alo, ConfigError> {
+        let (topo, nodes) = (f.topo, f.topo.nodes);
+        if nodes > MAX_NODES {
+            return Err(ConfigError::new(
+                "endpoint.agent",
+                format!(
+                    "ALO keeps a first-hop table of nodes^2 entries: at most {MAX_NODES} nodes, got {nodes}"
+                ),
+            ));
+        }
+        let mut first_hop = Vec::with_capacity(nodes * nodes);
+        for src in 0..nodes {
+            let (r, p) = topo.attach[src];
+            for dst in 0..nodes {
+                let useful = (0..f.routing.paths())
+                    .map(|path| {
+                        let route = f.routing.route(topo, r.index(), p as usize, 0, dst, path, f.vcs);
+                        Useful { port: r.0 * topo.ports as u32 + route.port, vcs: route.vcs }
+                    })
+                    .collect();
+                first_hop.push(useful);
+            }
+        }
+        Ok(Alo::new(nodes, first_hop, topo.routers * topo.ports, f.class.clone(), f.class_vcs))
+    }
+
     /// `first_hop[src * nodes + dst]`: the useful channels (as router output port indices);
     /// `ports`: router ports in the network; `class[f]`: flow f's class.
     pub fn new(

@@ -8,9 +8,34 @@
 //! restricted.
 
 use super::interface::{CongestionControl, Timer};
-use super::CongestionStats;
+use super::{CongestionStats, FlowFacts};
+use crate::config::{AgentConfig, TrafficClass};
+use crate::error::ConfigError;
 use crate::links::Control;
 use crate::units::Cycle;
+
+/// `[endpoint] agent = { kind = "credit", ... }`'s parameters on their own (`Agents::check_params`).
+pub(crate) fn check_params(cfg: &AgentConfig, admission: bool, errs: &mut Vec<ConfigError>) {
+    let AgentConfig::Credit { hca_messages, best_effort, .. } = cfg else { return };
+    if *hca_messages == 0 {
+        errs.push(ConfigError::new(
+            "endpoint.agent.hca_messages",
+            "must be a whole number >= 1 (M, the HCA buffer in messages), got 0",
+        ));
+    }
+    if *best_effort == 0 {
+        errs.push(ConfigError::new(
+            "endpoint.agent.best_effort",
+            "must be a whole number >= 1 (C_b, best effort's initial credits per node), got 0",
+        ));
+    } else if admission && best_effort > hca_messages {
+        // (without admission, C_b plus every connection's C_j must fit: `for_flows`)
+        errs.push(ConfigError::new(
+            "endpoint.agent.best_effort",
+            format!("C_b = {best_effort} exceeds M = {hca_messages} (endpoint.agent.hca_messages): C_b <= M - sum C_j"),
+        ));
+    }
+}
 
 /// Who a flow's messages count against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,6 +91,71 @@ pub(crate) struct CreditCc {
 }
 
 impl CreditCc {
+    /// The agent for the flows `f` (`Agents::for_flows`): a consumer per real-time
+    /// connection with C_j = b_j / B · M credits (B one flit a cycle), one per node for best
+    /// effort with C_b; control free. Errors name their fields; None when any.
+    pub fn for_flows(cfg: &AgentConfig, f: &FlowFacts, errs: &mut Vec<ConfigError>) -> Option<CreditCc> {
+        let AgentConfig::Credit { hca_messages, best_effort, retry_after } = cfg else { return None };
+        let before = errs.len();
+        let m = *hca_messages;
+        let retry = super::control_delay(
+            "endpoint.agent.retry_after",
+            Some(retry_after.unwrap_or(crate::units::Duration::Cycles(40))),
+            f.clock,
+        )
+        .unwrap_or_else(|e| {
+            errs.push(e);
+            1
+        })
+        .max(1);
+        let nodes = f.topo.nodes;
+        let mut consumer = vec![Consumer::Free; f.flows()];
+        let mut initial: Vec<u32> = vec![*best_effort; nodes];
+        let mut node_of: Vec<u32> = (0..nodes as u32).collect();
+        let mut per_node: Vec<u64> = vec![*best_effort as u64; nodes];
+        for (s, slot) in consumer.iter_mut().enumerate().take(f.node.len()) {
+            let node = f.node[s] as usize;
+            *slot = match f.class[s] {
+                TrafficClass::Control => Consumer::Free,
+                TrafficClass::BestEffort => Consumer::BestEffort(node as u32),
+                TrafficClass::RealTime => {
+                    let spec = f.spec[s];
+                    if f.dst[s].is_none() {
+                        errs.push(ConfigError::new(
+                            format!("traffic[{spec}].pattern"),
+                            "credit-based congestion control gives credits per real-time connection: use one destination per source (kind = \"fixed\", a permutation or a bit pattern)",
+                        ));
+                        continue;
+                    }
+                    // C_j = b_j / B · M, B one flit per cycle.
+                    let exact = f.bandwidth[s] * m as f64;
+                    let c = exact.floor() as u64;
+                    if c == 0 && m > 0 {
+                        errs.push(ConfigError::new(
+                            "endpoint.agent.hca_messages",
+                            format!("C_j = b_j / B x M = {exact:.3} rounds to 0 credits for traffic[{spec}]'s connections: raise M"),
+                        ));
+                        continue;
+                    }
+                    per_node[node] += c;
+                    initial.push(c.min(u32::MAX as u64) as u32);
+                    node_of.push(node as u32);
+                    Consumer::RealTime(initial.len() as u32 - 1)
+                }
+            };
+        }
+        // With admission control a connection holds its C_j only while admitted, and best
+        // effort's credits shrink to what the admitted ones leave of M: only C_b itself
+        // must fit (`check_params`). Without it every configured connection holds its C_j.
+        if let Some((node, &sum)) = per_node.iter().enumerate().find(|(_, &c)| c > m as u64 && !f.admission) {
+            errs.push(ConfigError::new(
+                "endpoint.agent.best_effort",
+                format!("C_b + sum of C_j = {sum} at node {node} exceeds M = {m} (endpoint.agent.hca_messages): sum C_i <= M (with endpoint.admission, only the admitted connections count)"),
+            ));
+        }
+        (errs.len() == before).then(|| CreditCc::new(consumer, initial, node_of, m, !f.admission, retry))
+    }
+
     /// `consumer[f]`: flow f's consumer; consumers `0..nodes` are the nodes' best effort,
     /// the rest real-time connections; `initial[c]`: consumer c's credits, `node[c]` its
     /// node; `m`: M. `admitted`: whether connections hold their credits from the start (no

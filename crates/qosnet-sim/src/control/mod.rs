@@ -12,7 +12,8 @@
 //! outside an agent's file and that enum's registration names a particular agent.
 //!
 //! A new agent is a file here implementing the interface, a variant of `Congestion` and of
-//! `config::AgentConfig`, and its arm in `Agents::build`: static dispatch (ARCHITECTURE.md
+//! `config::AgentConfig`, and its arm in `Agents::build` (or `Agents::for_flows`, for an
+//! agent built from the flows, `FlowFacts`): static dispatch (ARCHITECTURE.md
 //! "Static dispatch"). Admission control (document 000 §4.1, `probe_admission.rs`,
 //! `[endpoint.admission]`) runs beside any congestion agent: a connection first needs its
 //! reservation, then its credits.
@@ -29,21 +30,53 @@ mod reservations;
 mod self_tuned;
 mod window;
 
-pub(crate) use alo::{Alo, Useful};
-pub(crate) use self_tuned::{SelfTuned, SelfTunedParams};
+pub(crate) use alo::Alo;
+pub(crate) use self_tuned::SelfTuned;
 
 pub(crate) use congestion::{Congestion, NoAgent};
-pub(crate) use credit_cc::{Consumer, CreditCc};
+pub(crate) use credit_cc::CreditCc;
 pub(crate) use interface::{CcCounters, CongestionControl};
 pub use probe_admission::AdmissionStats;
 pub(crate) use probe_admission::{AdmissionParams, ProbeAdmission};
 pub use reservations::Signal;
 pub(crate) use reservations::{HopAction, Reservations, LINK, ROUND};
 
-use crate::config::AgentConfig;
+use crate::config::{AgentConfig, TrafficClass};
 use crate::error::ConfigError;
 use crate::links::Control;
+use crate::routing::Routing;
+use crate::topology::Topology;
 use crate::units::{Clock, Cycle};
+
+/// What the agents that need the flows (credit, ALO, Self-Tuned) are built from once the
+/// flows are known (`build/agents.rs` derives it): per flow, the traffic sources in order
+/// and then the one control flow, and the network they run on.
+pub(crate) struct FlowFacts<'a> {
+    /// Per source: its node, its `[[traffic]]` entry, its one destination if it has one
+    /// (a stream's, or its pattern's), and the bandwidth it solicits (b_j, flits a cycle;
+    /// 0 for a flow that is no connection).
+    pub node: Vec<u32>,
+    pub spec: Vec<usize>,
+    pub dst: Vec<Option<u32>>,
+    pub bandwidth: Vec<f64>,
+    /// Per flow (sources, then the control flow): its class.
+    pub class: Vec<TrafficClass>,
+    pub topo: &'a Topology,
+    pub routing: &'a Routing,
+    /// `router.vcs`, and each class's VCs (control, real time, best effort).
+    pub vcs: u32,
+    pub class_vcs: [u32; 3],
+    pub clock: &'a Clock,
+    /// Whether admission control runs beside the agent (`[endpoint] admission`).
+    pub admission: bool,
+}
+
+impl FlowFacts<'_> {
+    /// Flows: the sources and the control flow.
+    pub fn flows(&self) -> usize {
+        self.node.len() + 1
+    }
+}
 
 /// Longest control-message delay, cycles (the control channel's timing wheel).
 pub(crate) const MAX_CONTROL_DELAY: Cycle = 1 << 16;
@@ -109,8 +142,9 @@ impl Agents {
 
     /// Check `cfg` (`[endpoint] agent`) and build its state for `nodes` nodes: the one
     /// match over the agents' configurations (each agent checks its own parameters). The
-    /// per-flow agents (credits, ALO, Self-Tuned, admission) are completed once the flows are
-    /// known (`build/agents.rs`). Files it names are read through `files`.
+    /// per-flow agents (credits, ALO, Self-Tuned) are built once the flows are known
+    /// (`for_flows`), admission control's connections beside them (`build/agents.rs`).
+    /// Files it names are read through `files`.
     pub fn build(
         cfg: Option<&AgentConfig>,
         nodes: usize,
@@ -129,6 +163,51 @@ impl Agents {
             Some(c @ AgentConfig::Dcqcn { .. }) => Congestion::Dcqcn(dcqcn::Dcqcn::build(c, clock)?),
         };
         Ok(Agents { congestion, admission: None, timers: Vec::new(), sideband: 0 })
+    }
+
+    /// The agents that need the flows (the second half of the one match over the agents'
+    /// configurations, `build`): `cfg`'s agent built from `f`, with its side band's period
+    /// (0: none). Errors name their fields.
+    pub fn for_flows(&mut self, cfg: Option<&AgentConfig>, f: &FlowFacts, errs: &mut Vec<ConfigError>) {
+        let built = match cfg {
+            Some(c @ AgentConfig::Credit { .. }) => {
+                CreditCc::for_flows(c, f, errs).map(|a| (Congestion::Credit(a), 0))
+            }
+            Some(AgentConfig::Alo) => match Alo::for_flows(f) {
+                // (ALO reads its router's VCs every cycle)
+                Ok(a) => Some((Congestion::Alo(a), 1)),
+                Err(e) => {
+                    errs.push(e);
+                    None
+                }
+            },
+            Some(c @ AgentConfig::SelfTuned { .. }) => {
+                let a = SelfTuned::for_flows(c, f);
+                let gather = a.p.gather.max(1);
+                Some((Congestion::SelfTuned(a), gather))
+            }
+            _ => None,
+        };
+        if let Some((congestion, sideband)) = built {
+            self.congestion = congestion;
+            self.sideband = sideband;
+        }
+    }
+
+    /// The agent's parameters on their own (ranges, and settings that would do nothing),
+    /// checked with the rest of the configuration before the flows exist; each agent
+    /// checks its own (`build` for those built with the configuration).
+    pub fn check_params(
+        cfg: Option<&AgentConfig>,
+        admission: bool,
+        clock: &Clock,
+        errs: &mut Vec<ConfigError>,
+    ) {
+        match cfg {
+            Some(c @ AgentConfig::Credit { .. }) => credit_cc::check_params(c, admission, errs),
+            Some(c @ AgentConfig::SelfTuned { .. }) => self_tuned::check_params(c, clock, errs),
+            _ => {}
+        }
     }
 
     /// Per-flow state for `flows` flows (rows of the results' `flows` table).

@@ -24,9 +24,43 @@
 //! configurable; document 000 only says it used "the same parameters given in [15]".
 
 use super::interface::{CongestionControl, Timer};
-use super::{CongestionStats, RouterStatus};
-use crate::config::TrafficClass;
-use crate::units::Cycle;
+use super::{CongestionStats, FlowFacts, RouterStatus};
+use crate::config::{AgentConfig, TrafficClass};
+use crate::error::ConfigError;
+use crate::units::{Clock, Cycle};
+
+/// Increment, decrement, initial threshold and tolerance when not given (our unverified
+/// reading of Thottethodi et al., HPCA 2001; see the module comment).
+const DEFAULTS: [f64; 4] = [0.01, 0.04, 0.04, 0.0];
+
+/// `[endpoint] agent = { kind = "self_tuned", ... }`'s parameters on their own
+/// (`Agents::check_params`).
+pub(crate) fn check_params(cfg: &AgentConfig, clock: &Clock, errs: &mut Vec<ConfigError>) {
+    let AgentConfig::SelfTuned { gather, tune_every, increment, decrement, initial, tolerance } = cfg else {
+        return;
+    };
+    let given = [increment, decrement, initial, tolerance];
+    for (name, (v, d)) in
+        ["increment", "decrement", "initial", "tolerance"].into_iter().zip(given.into_iter().zip(DEFAULTS))
+    {
+        let v = v.unwrap_or(d);
+        if !(0.0..=1.0).contains(&v) {
+            errs.push(ConfigError::new(
+                format!("endpoint.agent.{name}"),
+                format!("must be in [0, 1] (a fraction of the network's buffers), got {v}"),
+            ));
+        }
+    }
+    if gather.is_some_and(|g| clock.duration_cycles(g) == 0) {
+        errs.push(ConfigError::new("endpoint.agent.gather", "must be at least one cycle"));
+    }
+    if *tune_every == Some(0) {
+        errs.push(ConfigError::new(
+            "endpoint.agent.tune_every",
+            "must be a whole number >= 1 (gathers per tuning period), got 0",
+        ));
+    }
+}
 
 /// The self-tuned agent's parameters, resolved.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -64,6 +98,25 @@ pub(crate) struct SelfTuned {
 }
 
 impl SelfTuned {
+    /// The agent for the flows `f` (`Agents::for_flows`; its parameters checked by
+    /// `check_params`): the network's buffers are every router port's VCs.
+    pub fn for_flows(cfg: &AgentConfig, f: &FlowFacts) -> SelfTuned {
+        let AgentConfig::SelfTuned { gather, tune_every, increment, decrement, initial, tolerance } = cfg
+        else {
+            unreachable!("Agents::for_flows builds Self-Tuned from its own configuration")
+        };
+        let p = SelfTunedParams {
+            gather: f.clock.duration_cycles(gather.unwrap_or(crate::units::Duration::Cycles(32))),
+            tune_every: tune_every.unwrap_or(3),
+            increment: increment.unwrap_or(DEFAULTS[0]),
+            decrement: decrement.unwrap_or(DEFAULTS[1]),
+            initial: initial.unwrap_or(DEFAULTS[2]),
+            tolerance: tolerance.unwrap_or(DEFAULTS[3]),
+        };
+        let buffers = (f.topo.routers * f.topo.ports) as u64 * f.vcs as u64;
+        SelfTuned::new(p, buffers, f.class.clone())
+    }
+
     pub fn new(p: SelfTunedParams, buffers: u64, class: Vec<TrafficClass>) -> SelfTuned {
         let buffers = buffers as f64;
         SelfTuned {

@@ -7,6 +7,7 @@
 //! entry's `self_traffic` (BookSim2's convention) both go to the source instead
 //! (`Pattern::with_self_traffic`).
 
+use super::booksim_patterns as booksim;
 use crate::config::PatternConfig;
 use crate::error::ConfigError;
 use crate::topology::mesh::{coord, stride};
@@ -182,12 +183,14 @@ impl Pattern {
                     .and_then(|rows| matrix(&rows, n, &fpath))
                     .map_err(|e| files.about_contents(e, &read.shown, "traffic matrix file"))?
             }
-            PatternConfig::Diagonal => super::booksim_patterns::diagonal(n),
-            PatternConfig::Asymmetric => super::booksim_patterns::asymmetric(n, &kind_path)?,
-            PatternConfig::Taper64 => super::booksim_patterns::taper64(n, &kind_path)?,
-            PatternConfig::NextGroup => super::booksim_patterns::next_group(topo, &kind_path)?,
+            PatternConfig::Diagonal => Pattern::Matrix { rows: booksim::diagonal(n) },
+            PatternConfig::Asymmetric => Pattern::Matrix { rows: booksim::asymmetric(n, &kind_path)? },
+            PatternConfig::Taper64 => Pattern::Matrix { rows: booksim::taper64(n, &kind_path)? },
+            PatternConfig::NextGroup => {
+                Pattern::NextBlock { block: booksim::group_nodes(topo, &kind_path)?, nodes: n }
+            }
             PatternConfig::UniformExcept { nodes } => {
-                super::booksim_patterns::uniform_except(nodes, n, path)?
+                Pattern::Among { nodes: booksim::uniform_except(nodes, n, path)?, with_self: false }
             }
         })
     }
@@ -368,6 +371,35 @@ mod tests {
 
     fn dest(p: &Pattern, s: usize) -> Option<usize> {
         p.destination(s, &mut Xoshiro256PlusPlus::seed_from_u64(0))
+    }
+
+    /// Each destination's share of `draws` messages from `src`.
+    fn drawn(p: &Pattern, src: usize, n: usize, draws: usize) -> Vec<f64> {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
+        let mut count = vec![0usize; n];
+        for _ in 0..draws {
+            count[p.destination(src, &mut rng).unwrap()] += 1;
+        }
+        count.iter().map(|&c| c as f64 / draws as f64).collect()
+    }
+
+    #[test]
+    fn among_skips_the_source_unless_self_traffic_and_next_block_lands_in_the_next() {
+        let p = Pattern::Among { nodes: vec![0, 1, 4, 5], with_self: false };
+        let s = drawn(&p, 0, 6, 30_000);
+        assert_eq!((s[0], s[2], s[3]), (0.0, 0.0, 0.0));
+        assert!([1, 4, 5].iter().all(|&d| (s[d] - 1.0 / 3.0).abs() < 0.01), "{s:?}");
+        let s = drawn(&p.with_self_traffic(), 0, 6, 30_000);
+        assert!([0, 1, 4, 5].iter().all(|&d| (s[d] - 0.25).abs() < 0.01), "{s:?}");
+        // blocks of 8 over 24 nodes: node 20 (the last block) to the first
+        let s = drawn(&Pattern::NextBlock { block: 8, nodes: 24 }, 20, 24, 16_000);
+        assert!(
+            s[..8].iter().all(|&x| (x - 0.125).abs() < 0.015) && s[8..].iter().all(|&x| x == 0.0),
+            "{s:?}"
+        );
+        // a matrix row with the source in it (BookSim2's diagonal) keeps it
+        let s = drawn(&Pattern::Matrix { rows: booksim::diagonal(4) }, 3, 4, 30_000);
+        assert!((s[0] - 1.0 / 3.0).abs() < 0.01 && (s[3] - 2.0 / 3.0).abs() < 0.01, "{s:?}");
     }
 
     #[test]
