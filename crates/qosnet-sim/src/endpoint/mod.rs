@@ -23,7 +23,7 @@ use crate::ids::{MessageId, NodeId, PacketId};
 use crate::links::Control;
 use crate::metrics::trace::Hop;
 use crate::net::Net;
-use crate::router::select_vc;
+use crate::sched::vc_choice::{select_vc, victim};
 use crate::sched::bits;
 use crate::unchecked::At;
 use crate::units::Cycle;
@@ -355,7 +355,7 @@ impl Endpoints {
         let vcs = self.p.vcs;
         let busy = *self.nic_busy.at(n);
         let regular = busy & crate::routing::all_vcs(vcs as u32);
-        crate::router::victim(self.nic_held.at(n), regular & !(busy >> vcs), class).map(|v| vcs + v)
+        victim(self.nic_held.at(n), regular & !(busy >> vcs), class).map(|v| vcs + v)
     }
 
     /// A packet of `class` starts injection on lane `lane` of node `n`'s link, and holds

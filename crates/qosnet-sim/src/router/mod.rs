@@ -36,10 +36,9 @@ mod wavefront;
 
 pub(crate) use marking::Marking;
 pub(crate) use params::Params;
-pub(crate) use preemption::victim;
 pub(crate) use state::{InVc, OtherWays, OutVc, Routers, Way};
 
-use crate::config::{RouterKind, SchedulerConfig, VcSelection};
+use crate::config::{RouterKind, SchedulerConfig};
 use crate::ids::{InputLane, LinkEnd, PacketId};
 use crate::net::Net;
 use crate::ring::{RingState, Rings};
@@ -74,16 +73,6 @@ pub(crate) struct Variant {
     /// Arbitration tables follow admission control's reservations (the routers' outputs'
     /// and the HCAs', kept with the reservations): a reason for `HOOK` too.
     pub reweighted: bool,
-}
-
-/// Pick a free VC among `free` (non-empty) by the configured policy.
-#[inline]
-pub(crate) fn select_vc(policy: VcSelection, free: u32, rr: &mut RoundRobin) -> usize {
-    debug_assert!(free != 0);
-    match policy {
-        VcSelection::LowestFree => free.trailing_zeros() as usize,
-        VcSelection::RoundRobin => rr.select(free, |_| true).unwrap_or(0),
-    }
 }
 
 impl Routers {

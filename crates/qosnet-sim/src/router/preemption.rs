@@ -28,16 +28,9 @@ use crate::config::RouterKind;
 use crate::flit::{Flit, DUMMY, HEAD, LOCAL, TAIL};
 use crate::ids::PacketId;
 use crate::net::Net;
+use crate::sched::vc_choice::victim;
 use crate::unchecked::At;
 use crate::units::Cycle;
-
-/// The VC a message of `class` preempts: among `candidates` (VCs whose extra buffer is
-/// free), one held by the lowest-priority class below `class` (`held[c]`: the VCs class c
-/// holds), the highest-numbered, so that VC 0 — control's own — is taken last.
-pub(crate) fn victim(held: &[u32; 3], candidates: u32, class: u8) -> Option<usize> {
-    let m = (class as usize + 1..3).rev().map(|c| held[c] & candidates).find(|&m| m != 0)?;
-    Some(31 - m.leading_zeros() as usize)
-}
 
 impl Routers {
     /// A preempting header arrived in the extra buffer of VC `v` of input port `ip`.

@@ -3,7 +3,8 @@
 //! the last one it granted, so no input is favoured or starved; the header takes a free
 //! VC among those its route allows (lowest free, or round robin per output port).
 
-use super::{select_vc, OtherWays, Routers, Way};
+use super::{OtherWays, Routers, Way};
+use crate::sched::vc_choice::select_vc;
 use crate::ids::InputLane;
 use crate::net::Net;
 use crate::sched::{bits, bits64};

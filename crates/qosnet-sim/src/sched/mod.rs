@@ -12,6 +12,7 @@ mod fcfs;
 mod rate_keys;
 mod reweight;
 mod round_robin;
+pub(crate) mod vc_choice;
 mod virtual_clock;
 mod vl_arbitration;
 mod wrr;

@@ -40,7 +40,7 @@ use crate::error::ConfigError;
 use crate::flit::Signal;
 use crate::ids::{MessageId, PacketId};
 use crate::net::Net;
-use crate::router::select_vc;
+use crate::sched::vc_choice::select_vc;
 use crate::units::{Clock, Cycle};
 use dma::DmaTiming;
 use rate_control::TICKS_PER_CYCLE;
