@@ -218,7 +218,7 @@ impl Simulation {
         }
         let ports = rs.p.ports;
         for r in 0..rs.topo.routers {
-            let (alloc, parked) = (&rs.ip_vc_alloc, &rs.ip_parked);
+            let (alloc, parked) = (&rs.va.ip_vc_alloc, &rs.va.ip_parked);
             let count = rs.port_queues.count_waiting;
             let waiting = |ip: usize| if count { alloc[ip] | parked[ip] } else { 0 };
             for out in 0..ports {

@@ -23,8 +23,8 @@ use crate::ids::{MessageId, NodeId, PacketId};
 use crate::links::Control;
 use crate::metrics::trace::Hop;
 use crate::net::Net;
-use crate::sched::vc_choice::{select_vc, victim};
 use crate::sched::bits;
+use crate::sched::vc_choice::{select_vc, victim};
 use crate::unchecked::At;
 use crate::units::Cycle;
 

@@ -366,7 +366,7 @@ impl Routers {
             }
             let key = self.in_keys.key_in::<AGE>(ip, v, ready - self.p.d_sync, ready);
             // (a tail ends the lane's acceleration: `after_traverse`)
-            let accelerated = PRE && *self.ip_accel.at(ip) >> v & 1 == 1 && !flit.is_tail();
+            let accelerated = PRE && *self.pre.ip_accel.at(ip) >> v & 1 == 1 && !flit.is_tail();
             in_vc.set_front(ready, key, accelerated);
         }
         let state = *in_vc;

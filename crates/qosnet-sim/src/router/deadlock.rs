@@ -86,7 +86,7 @@ impl Routers {
             }
         };
         wait_on(s.out_port as usize, held);
-        if let Some(w) = self.other_ways.get(ivc).filter(|_| header) {
+        if let Some(w) = self.va.other_ways.get(ivc).filter(|_| header) {
             // a header with other ways waits for their VCs too (any would do: the graph
             // over-counts, so a cycle here is necessary for a deadlock, not sufficient)
             for way in w.ways.iter().filter(|w| w.vcs != 0) {
@@ -95,10 +95,10 @@ impl Routers {
         }
         if self.p.kind == RouterKind::Preemptive {
             let vcs = self.p.vcs;
-            if v < vcs && self.ip_preempting[ip] >> v & 1 == 1 {
+            if v < vcs && self.pre.ip_preempting[ip] >> v & 1 == 1 {
                 // its extra buffer's preempting message goes first
                 waits.push(self.p.lane_index(ip, v + vcs));
-            } else if v >= vcs && self.ip_draining[ip] >> (v - vcs) & 1 == 1 {
+            } else if v >= vcs && self.pre.ip_draining[ip] >> (v - vcs) & 1 == 1 {
                 // the preempted message's dummy tail crosses first
                 waits.push(self.p.lane_index(ip, v - vcs));
             }

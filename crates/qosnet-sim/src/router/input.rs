@@ -28,7 +28,7 @@ impl Routers {
         let (r, port) = (r as usize, port as usize);
         // (which lanes hold an open message only matters to preemption)
         if PRE && flit.is_tail() {
-            *self.ip_open.at_mut(ip) &= !(1 << v);
+            *self.pre.ip_open.at_mut(ip) &= !(1 << v);
         }
         // A header behind another packet's flits (`VcRelease::TailSent` only) waits in the
         // buffer and is routed when it reaches the front (`Routers::next_packet`).
@@ -39,7 +39,7 @@ impl Routers {
         );
         if front_head {
             if PRE && !flit.is_tail() {
-                *self.ip_open.at_mut(ip) |= 1 << v;
+                *self.pre.ip_open.at_mut(ip) |= 1 << v;
             }
             self.in_vc.at_mut(ivc).packet = flit.packet();
             self.in_vc.at_mut(ivc).resumed = PRE && flit.is_dummy();
@@ -56,7 +56,7 @@ impl Routers {
                 self.in_keys.set_vtick(ip, v, pkt.vtick, pkt.flow);
             }
             let key = self.in_keys.key_in::<AGE>(ip, v, now, flit.ready);
-            let accelerated = PRE && *self.ip_accel.at(ip) >> v & 1 == 1;
+            let accelerated = PRE && *self.pre.ip_accel.at(ip) >> v & 1 == 1;
             in_vc.set_front(flit.ready, key, accelerated);
         }
         self.inbuf.push(&mut in_vc.buf, ivc, flit);

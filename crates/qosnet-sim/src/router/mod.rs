@@ -43,7 +43,7 @@ use crate::ids::{InputLane, LinkEnd, PacketId};
 use crate::net::Net;
 use crate::ring::{RingState, Rings};
 use crate::routing::{all_vcs, Routing};
-use crate::sched::{KeyMode, RateKeys, RoundRobin, SchedTables, Scheduler};
+use crate::sched::{KeyMode, RateKeys, SchedTables, Scheduler};
 use crate::topology::{Peer, Topology};
 use crate::unchecked::At;
 use crate::units::{Clock, Cycle};
@@ -131,23 +131,15 @@ impl Routers {
             credit_delay,
             inbuf: Rings::new(n_vcs, in_cap),
             in_vc: vec![InVc::default(); n_vcs],
+            pre: preemption::Preemption::new(topo.routers, n_ports, n_vcs),
+            va: vc_alloc::VcAllocation::new(topo.routers, ports, lanes, n_vcs, routing.has_other_ways()),
             ip_nonempty: vec![0; n_ports],
-            ip_vc_alloc: vec![0; n_ports],
-            ip_parked: vec![0; n_ports],
-            op_parked: vec![0; n_ports],
-            other_ways: if routing.has_other_ways() { vec![OtherWays::default(); n_vcs] } else { Vec::new() },
             ip_active: vec![0; n_ports],
             ip_blocked: vec![0; n_ports],
             ip_to_out: vec![0; n_ports * ports],
             xbar_sched: vec![Scheduler::build(xbar_cfg, block); n_ports],
             xbar_tables: SchedTables::build(xbar_cfg, clock, vcs, preemptive, block),
             in_keys: RateKeys::new(KeyMode::of(xbar_cfg), n_ports, lanes),
-            ip_preempting: vec![0; n_ports],
-            ip_draining: vec![0; n_ports],
-            ip_resume: vec![0; n_ports],
-            ip_open: vec![0; n_ports],
-            ip_accel: vec![0; n_ports],
-            resume_packet: vec![PacketId::NONE; n_vcs],
             credit_return,
             ip_place: (0..n_ports).map(|i| ((i / ports) as u32, (i % ports) as u32)).collect(),
             outbuf: Rings::new(n_vcs, p.output_depth),
@@ -170,20 +162,15 @@ impl Routers {
             reweighted: false,
             out_keys: RateKeys::new(KeyMode::of(out_cfg), n_ports, lanes),
             out_target,
-            vc_rr: vec![RoundRobin::default(); n_ports],
             xbar_rr: vec![0; n_ports],
             xbar_accept: vec![0; n_ports],
             wave_priority: vec![0; topo.routers],
-            va_rr: vec![0; n_ports],
-            va_requests: Vec::with_capacity(ports * lanes),
             xbar_saved: vec![Scheduler::build(xbar_cfg, block); ports],
             xbar: XbarScratch::default(),
             work: vec![0; topo.routers],
             active: vec![0; topo.routers.div_ceil(64)],
-            r_alloc_ports: vec![0; topo.routers],
             r_xbar_ports: vec![0; topo.routers],
             r_out_ports: vec![0; topo.routers],
-            r_preempting: vec![0; topo.routers],
             mark_state: marking::MarkState::new(marking, n_ports, n_vcs, seed),
             port_queues: marking::PortQueues::new(marking, n_vcs),
             marking,

@@ -26,7 +26,7 @@ impl Routers {
         let target = if *self.ip_active.at(ip) & bit != 0 {
             (op, 1 << s.out_vc)
         } else if self.port_queues.count_waiting
-            && (*self.ip_vc_alloc.at(ip) | *self.ip_parked.at(ip)) & bit != 0
+            && (*self.va.ip_vc_alloc.at(ip) | *self.va.ip_parked.at(ip)) & bit != 0
         {
             (op, s.route_vcs)
         } else {

@@ -32,16 +32,53 @@ use crate::sched::vc_choice::victim;
 use crate::unchecked::At;
 use crate::units::Cycle;
 
+/// The preemptive router's own state (`Routers::pre`), per input port masks over its VCs
+/// unless said otherwise; untouched by the other routers.
+#[derive(Clone, Debug)]
+pub(crate) struct Preemption {
+    /// VCs whose extra buffer holds a preempting message (the VC itself waits).
+    pub ip_preempting: Vec<u32>,
+    /// VCs whose preempted message's dummy tail must cross first.
+    pub ip_draining: Vec<u32>,
+    /// VCs whose preempted message resumes with a dummy header (its history-stack entry).
+    pub ip_resume: Vec<u32>,
+    /// Lanes holding a message whose tail has not arrived yet.
+    pub ip_open: Vec<u32>,
+    /// Lanes whose flits are accelerated (the lowest key) until their tail crosses.
+    pub ip_accel: Vec<u32>,
+    /// Per input VC: the preempted packet a dummy header will resume.
+    pub resume_packet: Vec<PacketId>,
+    /// Per router, a bit per input port with a preemption under way (`ip_preempting` or
+    /// `ip_draining` non-empty): the crossbar reads those two masks only for these ports
+    /// (`preemption_blocked`), where they are nearly always empty and their lines cold.
+    pub r_preempting: Vec<u64>,
+}
+
+impl Preemption {
+    /// For `routers` routers of `n_ports` ports in all and `n_vcs` input VC records.
+    pub(crate) fn new(routers: usize, n_ports: usize, n_vcs: usize) -> Self {
+        Preemption {
+            ip_preempting: vec![0; n_ports],
+            ip_draining: vec![0; n_ports],
+            ip_resume: vec![0; n_ports],
+            ip_open: vec![0; n_ports],
+            ip_accel: vec![0; n_ports],
+            resume_packet: vec![PacketId::NONE; n_vcs],
+            r_preempting: vec![0; routers],
+        }
+    }
+}
+
 impl Routers {
     /// A preempting header arrived in the extra buffer of VC `v` of input port `ip`.
     pub(crate) fn preempt(&mut self, net: &mut Net, ip: usize, v: usize, now: Cycle) {
-        *self.ip_preempting.at_mut(ip) |= 1 << v;
+        *self.pre.ip_preempting.at_mut(ip) |= 1 << v;
         self.note_preemption(ip);
         // Only a message that is on its way out (holds an output VC, its header has crossed)
         // and is still arriving is cut by a dummy tail; any other keeps what it holds. One
         // whose header crosses later, during the preemption, is cut then (`traverse`).
         let ivc = self.p.lane_index(ip, v);
-        if *self.ip_active.at(ip) & *self.ip_open.at(ip) & (1 << v) != 0
+        if *self.ip_active.at(ip) & *self.pre.ip_open.at(ip) & (1 << v) != 0
             && (self.in_vc.at(ivc).buf.is_empty() || !self.in_vc.at(ivc).buf.front().is_head())
         {
             self.cut(net, ip, v, now);
@@ -56,9 +93,9 @@ impl Routers {
         let packet = self.in_vc.at(ivc).packet;
         let dummy = Flit::new(packet, 0, TAIL | DUMMY | LOCAL, v as u8, now + self.p.d_sync);
         self.insert_front(net, ip, v, dummy, now);
-        *self.resume_packet.at_mut(ivc) = packet;
-        *self.ip_resume.at_mut(ip) |= bit;
-        *self.ip_draining.at_mut(ip) |= bit;
+        *self.pre.resume_packet.at_mut(ivc) = packet;
+        *self.pre.ip_resume.at_mut(ip) |= bit;
+        *self.pre.ip_draining.at_mut(ip) |= bit;
         self.note_preemption(ip);
         if self.p.acceleration {
             self.accelerate(ip, v);
@@ -69,14 +106,14 @@ impl Routers {
     /// header if it was cut.
     pub(crate) fn preemption_done(&mut self, net: &mut Net, ip: usize, v: usize, now: Cycle) {
         let bit = 1u32 << v;
-        *self.ip_preempting.at_mut(ip) &= !bit;
+        *self.pre.ip_preempting.at_mut(ip) &= !bit;
         self.note_preemption(ip);
-        if *self.ip_resume.at(ip) & bit == 0 {
+        if *self.pre.ip_resume.at(ip) & bit == 0 {
             return;
         }
-        *self.ip_resume.at_mut(ip) &= !bit;
+        *self.pre.ip_resume.at_mut(ip) &= !bit;
         let ivc = self.p.lane_index(ip, v);
-        let packet = *self.resume_packet.at(ivc);
+        let packet = *self.pre.resume_packet.at(ivc);
         self.in_vc.at_mut(ivc).packet = packet;
         self.in_vc.at_mut(ivc).resumed = true;
         let dummy = Flit::new(packet, 0, HEAD | DUMMY | LOCAL, v as u8, now + 1);
@@ -100,7 +137,7 @@ impl Routers {
         // The keys of the flits behind are recomputed as they reach the front; the dummy's
         // own key is its arrival's.
         let key = self.in_keys.key(ip, v, now, flit.ready);
-        let accelerated = *self.ip_accel.at(ip) >> v & 1 == 1;
+        let accelerated = *self.pre.ip_accel.at(ip) >> v & 1 == 1;
         self.in_vc.at_mut(ivc).set_front(flit.ready, key, accelerated);
         *self.ip_nonempty.at_mut(ip) |= 1 << v;
         *self.r_xbar_ports.at_mut(r as usize) |= 1 << port;
@@ -114,7 +151,7 @@ impl Routers {
     /// Accelerate lane `v` of input port `ip` until its tail crosses (§3.2.2): its front
     /// flit, and each flit reaching the front after it, carries the lowest key.
     fn accelerate(&mut self, ip: usize, v: usize) {
-        *self.ip_accel.at_mut(ip) |= 1 << v;
+        *self.pre.ip_accel.at_mut(ip) |= 1 << v;
         self.in_vc.at_mut(self.p.lane_index(ip, v)).front.key = 0;
     }
 
@@ -131,16 +168,17 @@ impl Routers {
         now: Cycle,
     ) {
         if flit.is_tail() {
-            *self.ip_accel.at_mut(ip) &= !(1 << v);
+            *self.pre.ip_accel.at_mut(ip) &= !(1 << v);
             if local {
                 // A dummy tail made here has gone: the extra buffer may go now.
-                *self.ip_draining.at_mut(ip) &= !(1 << v);
+                *self.pre.ip_draining.at_mut(ip) &= !(1 << v);
                 self.note_preemption(ip);
             }
             if v >= self.p.vcs {
                 self.preemption_done(net, ip, v - self.p.vcs, now);
             }
-        } else if flit.is_head() && (*self.ip_preempting.at(ip) & *self.ip_open.at(ip)) >> v & 1 == 1 {
+        } else if flit.is_head() && (*self.pre.ip_preempting.at(ip) & *self.pre.ip_open.at(ip)) >> v & 1 == 1
+        {
             // Its header crossed during a preemption while the rest is still arriving.
             self.cut(net, ip, v, now);
         }
@@ -161,11 +199,11 @@ impl Routers {
     /// (`ip` is input `port` of router `r`.)
     #[inline]
     pub(crate) fn preemption_blocked(&self, r: usize, port: usize, ip: usize) -> u32 {
-        if *self.r_preempting.at(r) >> port & 1 == 0 {
-            debug_assert_eq!(*self.ip_preempting.at(ip) | *self.ip_draining.at(ip), 0);
+        if *self.pre.r_preempting.at(r) >> port & 1 == 0 {
+            debug_assert_eq!(*self.pre.ip_preempting.at(ip) | *self.pre.ip_draining.at(ip), 0);
             return 0;
         }
-        let (pre, drain) = (*self.ip_preempting.at(ip), *self.ip_draining.at(ip));
+        let (pre, drain) = (*self.pre.ip_preempting.at(ip), *self.pre.ip_draining.at(ip));
         (pre & (*self.ip_active.at(ip) >> self.p.vcs) & !drain) | (drain << self.p.vcs)
     }
 
@@ -174,8 +212,8 @@ impl Routers {
     fn note_preemption(&mut self, ip: usize) {
         let (r, port) = *self.ip_place.at(ip);
         let bit = 1u64 << port;
-        let busy = *self.ip_preempting.at(ip) | *self.ip_draining.at(ip) != 0;
-        let mask = self.r_preempting.at_mut(r as usize);
+        let busy = *self.pre.ip_preempting.at(ip) | *self.pre.ip_draining.at(ip) != 0;
+        let mask = self.pre.r_preempting.at_mut(r as usize);
         *mask = if busy { *mask | bit } else { *mask & !bit };
     }
 

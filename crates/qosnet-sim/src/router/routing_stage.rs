@@ -57,8 +57,8 @@ impl Routers {
         state.gate = gate;
         state.front.ready = state.front.ready.max(gate);
         net.progress.routed_at = net.progress.routed_at.max(ready);
-        *self.ip_vc_alloc.at_mut(ip) |= 1 << v;
-        *self.r_alloc_ports.at_mut(r) |= 1 << port;
+        *self.va.ip_vc_alloc.at_mut(ip) |= 1 << v;
+        *self.va.r_alloc_ports.at_mut(r) |= 1 << port;
     }
 
     /// The route of the header in input VC record `ivc` (at `(router, port, vc)`) where the
@@ -79,7 +79,7 @@ impl Routers {
         let way = |w: Option<crate::routing::Route>| {
             w.map_or(Way::default(), |w| Way { port: w.port as u16, vcs: w.vcs })
         };
-        *self.other_ways.at_mut(ivc) = OtherWays { ways: [way(w.second), way(w.escape)], asked: 0 };
+        *self.va.other_ways.at_mut(ivc) = OtherWays { ways: [way(w.second), way(w.escape)], asked: 0 };
         w.first
     }
 

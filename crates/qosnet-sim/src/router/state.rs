@@ -8,7 +8,7 @@ use super::params::Params;
 use crate::ids::{InputLane, LinkEnd, PacketId};
 use crate::ring::{RingState, Rings};
 use crate::routing::Routing;
-use crate::sched::{RateKeys, RoundRobin, SchedTables, Scheduler};
+use crate::sched::{RateKeys, SchedTables, Scheduler};
 use crate::topology::Topology;
 use crate::units::Cycle;
 
@@ -126,20 +126,13 @@ pub(crate) struct Routers {
     pub(crate) mark_state: super::marking::MarkState,
     /// IBA CC's queue per output port and VL, kept as flits come and go (`marking.rs`).
     pub(crate) port_queues: super::marking::PortQueues,
+    /// Stage 3, VC allocation: its own state (`vc_alloc.rs`).
+    pub(crate) va: super::vc_alloc::VcAllocation,
     // --- input side (per input VC / per input port) ---
     pub(crate) inbuf: Rings,
     /// Per input VC: the routing and allocation state of the packet it holds.
     pub(crate) in_vc: Vec<InVc>,
     pub(crate) ip_nonempty: Vec<u32>,
-    pub(crate) ip_vc_alloc: Vec<u32>,
-    /// Headers that found no output VC to win (none free, none preemptable): parked out
-    /// of `ip_vc_alloc` until their output port's VCs change (`wake_vc_alloc`), so blocked
-    /// headers cost nothing per cycle.
-    pub(crate) ip_parked: Vec<u32>,
-    /// Per output port: the input ports (bits) with headers parked on it.
-    pub(crate) op_parked: Vec<u64>,
-    /// Per input VC record, its header's other ways (empty where the routing has none).
-    pub(crate) other_ways: Vec<OtherWays>,
     pub(crate) ip_active: Vec<u32>,
     /// VCs whose output VC buffer was found full; re-enabled when that buffer sends a flit.
     pub(crate) ip_blocked: Vec<u32>,
@@ -149,19 +142,8 @@ pub(crate) struct Routers {
     pub(crate) xbar_tables: SchedTables,
     /// Per input VC: the rate-scheduler state behind `InVc::front`'s keys.
     pub(crate) in_keys: RateKeys,
-    // --- preemption (document 003 §3.2.1), per input port, masks over its C VCs ---
-    /// VCs whose extra buffer holds a preempting message (the VC itself waits).
-    pub(crate) ip_preempting: Vec<u32>,
-    /// VCs whose preempted message's dummy tail must cross first.
-    pub(crate) ip_draining: Vec<u32>,
-    /// VCs whose preempted message resumes with a dummy header (its history-stack entry).
-    pub(crate) ip_resume: Vec<u32>,
-    /// Lanes holding a message whose tail has not arrived yet.
-    pub(crate) ip_open: Vec<u32>,
-    /// Lanes whose flits are accelerated (the lowest key) until their tail crosses.
-    pub(crate) ip_accel: Vec<u32>,
-    /// Per input VC: the preempted packet a dummy header will resume.
-    pub(crate) resume_packet: Vec<PacketId>,
+    /// The preemptive router's state (document 003 §3.2.1, `preemption.rs`).
+    pub(crate) pre: super::preemption::Preemption,
     /// Per input port: the upstream output port (or NIC) its credits go to.
     pub(crate) credit_return: Vec<LinkEnd>,
     /// Per input port: (router, port), so the hot path needs no division.
@@ -192,7 +174,6 @@ pub(crate) struct Routers {
     /// Per input port: the delay of the credits it returns upstream (`Params::credit`,
     /// longer over a longer link).
     pub(crate) credit_delay: Vec<Cycle>,
-    pub(crate) vc_rr: Vec<RoundRobin>,
     /// Per output port: the input port after the one the crossbar output served last.
     pub(crate) xbar_rr: Vec<u8>,
     /// Per input port: iSLIP's accept pointer, the output after the one it accepted last
@@ -200,12 +181,8 @@ pub(crate) struct Routers {
     pub(crate) xbar_accept: Vec<u8>,
     /// Per router: the wavefront allocator's priority diagonal this cycle (`wavefront.rs`).
     pub(crate) wave_priority: Vec<u8>,
-    /// Per output port: the round robin's pointer after the header granted a VC last
-    /// (`vc_alloc::Requester`).
-    pub(crate) va_rr: Vec<u16>,
-    /// Scratch for stage 3's requests (output port, turn, requester) and stage 4's saved
-    /// input-scheduler states (reused: nothing is allocated per cycle).
-    pub(crate) va_requests: Vec<(u32, u32, super::vc_alloc::Requester)>,
+    /// Stage 4's saved input-scheduler states of a router's visit (reused: nothing is
+    /// allocated per cycle).
     pub(crate) xbar_saved: Vec<Scheduler>,
     /// Stage 4's per-router-visit scratch (`router::XbarScratch`).
     pub(crate) xbar: crate::router::XbarScratch,
@@ -215,12 +192,8 @@ pub(crate) struct Routers {
     /// per-port state shares cache lines, with no list to sort or compact.
     pub(crate) active: Vec<u64>,
     /// Per router, a bit per port that may have work in a stage (set eagerly, cleared
-    /// lazily when the stage finds the port idle): VC allocation, crossbar, output.
-    pub(crate) r_alloc_ports: Vec<u64>,
+    /// lazily when the stage finds the port idle): crossbar, output (VC allocation's own:
+    /// `VcAllocation::r_alloc_ports`).
     pub(crate) r_xbar_ports: Vec<u64>,
     pub(crate) r_out_ports: Vec<u64>,
-    /// Per router, a bit per input port with a preemption under way (`ip_preempting` or
-    /// `ip_draining` non-empty): the crossbar reads those two masks only for these ports
-    /// (`preemption_blocked`), where they are nearly always empty and their lines cold.
-    pub(crate) r_preempting: Vec<u64>,
 }

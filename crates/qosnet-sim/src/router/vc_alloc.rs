@@ -4,9 +4,10 @@
 //! VC among those its route allows (lowest free, or round robin per output port).
 
 use super::{OtherWays, Routers, Way};
-use crate::sched::vc_choice::select_vc;
 use crate::ids::InputLane;
 use crate::net::Net;
+use crate::sched::vc_choice::select_vc;
+use crate::sched::RoundRobin;
 use crate::sched::{bits, bits64};
 use crate::unchecked::At;
 use crate::units::Cycle;
@@ -34,7 +35,7 @@ impl Requester {
     fn lane(self) -> usize {
         (self.0 & 31) as usize
     }
-    /// Its place in the round robin that starts after `last` (`Routers::va_rr`).
+    /// Its place in the round robin that starts after `last` (`VcAllocation::rr`).
     #[inline(always)]
     fn turn(self, last: u16) -> u32 {
         (self.0 + Self::COUNT - last as u32) % Self::COUNT
@@ -46,6 +47,52 @@ impl Requester {
     }
 }
 
+/// Stage 3's own state (`Routers::va`): the headers waiting for an output VC and those
+/// parked, their other ways, and the round robins over requesters and over VCs.
+#[derive(Clone, Debug)]
+pub(crate) struct VcAllocation {
+    /// Per input port: its headers asking for an output VC (a bit per VC).
+    pub ip_vc_alloc: Vec<u32>,
+    /// Headers that found no output VC to win (none free, none preemptable): parked out
+    /// of `ip_vc_alloc` until their output port's VCs change (`wake_vc_alloc`), so blocked
+    /// headers cost nothing per cycle.
+    pub ip_parked: Vec<u32>,
+    /// Per output port: the input ports (bits) with headers parked on it.
+    pub op_parked: Vec<u64>,
+    /// Per input VC record, its header's other ways (empty where the routing has none).
+    pub other_ways: Vec<OtherWays>,
+    /// Per output port: the round robin's pointer after the header granted a VC last
+    /// (`Requester`).
+    pub rr: Vec<u16>,
+    /// Scratch for the requests of a router's visit (output port, turn, requester),
+    /// reused: nothing is allocated per cycle.
+    pub requests: Vec<(u32, u32, Requester)>,
+    /// Per output port: the round robin over its VCs (`router.vc_selection =
+    /// "round_robin"`).
+    pub vc_rr: Vec<RoundRobin>,
+    /// Per router, a bit per input port that may have headers to allocate (set eagerly,
+    /// cleared lazily when the stage finds the port idle).
+    pub r_alloc_ports: Vec<u64>,
+}
+
+impl VcAllocation {
+    /// For `routers` routers of `ports` ports and `lanes` lanes a port; `other_ways`: the
+    /// routing offers headers other ways (a record per input VC).
+    pub(crate) fn new(routers: usize, ports: usize, lanes: usize, n_vcs: usize, other_ways: bool) -> Self {
+        let n_ports = routers * ports;
+        VcAllocation {
+            ip_vc_alloc: vec![0; n_ports],
+            ip_parked: vec![0; n_ports],
+            op_parked: vec![0; n_ports],
+            other_ways: if other_ways { vec![OtherWays::default(); n_vcs] } else { Vec::new() },
+            rr: vec![0; n_ports],
+            requests: Vec::with_capacity(ports * lanes),
+            vc_rr: vec![RoundRobin::default(); n_ports],
+            r_alloc_ports: vec![0; routers],
+        }
+    }
+}
+
 impl Routers {
     #[inline(always)]
     pub(crate) fn vc_alloc_stage<const PRE: bool, const HOOK: bool>(
@@ -54,17 +101,17 @@ impl Routers {
         r: usize,
         now: Cycle,
     ) {
-        if *self.r_alloc_ports.at(r) == 0 {
+        if *self.va.r_alloc_ports.at(r) == 0 {
             return;
         }
         let ports = self.p.ports;
-        let mut requests = std::mem::take(&mut self.va_requests);
+        let mut requests = std::mem::take(&mut self.va.requests);
         requests.clear();
-        for port in bits64(*self.r_alloc_ports.at(r)) {
+        for port in bits64(*self.va.r_alloc_ports.at(r)) {
             let ip = r * ports + port;
-            let waiting = *self.ip_vc_alloc.at(ip);
+            let waiting = *self.va.ip_vc_alloc.at(ip);
             if waiting == 0 {
-                *self.r_alloc_ports.at_mut(r) &= !(1 << port);
+                *self.va.r_alloc_ports.at_mut(r) &= !(1 << port);
                 continue;
             }
             for v in bits(waiting) {
@@ -76,16 +123,17 @@ impl Routers {
                     let free = route_vcs & !*self.op_allocated.at(op as usize);
                     // Another way where the routing offers one and the route has no VC free
                     // (or the second adaptive way more), Duato's protocol: `other_way`.
-                    let other = if self.other_ways.is_empty() { None } else { self.other_way(r, ivc, free) };
+                    let other =
+                        if self.va.other_ways.is_empty() { None } else { self.other_way(r, ivc, free) };
                     if let Some((way_op, i)) = other {
                         op = way_op as u32;
-                        self.other_ways.at_mut(ivc).asked = i as u8 + 1;
+                        self.va.other_ways.at_mut(ivc).asked = i as u8 + 1;
                     } else if free == 0 && !(PRE && self.may_preempt(op as usize, route_vcs, class)) {
                         // A header with no VC to win this cycle (none free, none
                         // preemptable; grants only take VCs) is not a request: blocked
                         // headers cost nothing.
                         self.park(ip, v, op as usize);
-                        if let Some(&w) = self.other_ways.get(ivc) {
+                        if let Some(&w) = self.va.other_ways.get(ivc) {
                             for way in w.ways.iter().filter(|w| w.vcs != 0) {
                                 self.park(ip, v, r * ports + way.port as usize);
                             }
@@ -94,7 +142,7 @@ impl Routers {
                     }
                     let who = Requester::new(port, v);
                     // Order: by output port, then round robin from the port's pointer.
-                    requests.push((op, who.turn(*self.va_rr.at(op as usize)), who));
+                    requests.push((op, who.turn(*self.va.rr.at(op as usize)), who));
                 }
             }
         }
@@ -107,10 +155,10 @@ impl Routers {
             let ivc = self.p.lane_index(ip, v);
             let s = self.in_vc.at(ivc);
             let (mut route_vcs, class, resumed, packet) = (s.route_vcs, s.class, s.resumed, s.packet);
-            let asked = self.other_ways.get(ivc).map_or(0, |w| w.asked) as usize;
+            let asked = self.va.other_ways.get(ivc).map_or(0, |w| w.asked) as usize;
             if asked > 0 {
-                route_vcs = self.other_ways.at(ivc).ways[asked - 1].vcs;
-                self.other_ways.at_mut(ivc).asked = 0;
+                route_vcs = self.va.other_ways.at(ivc).ways[asked - 1].vcs;
+                self.va.other_ways.at_mut(ivc).asked = 0;
             }
             if PRE && resumed && self.resumption_waits(op, packet) {
                 // (until the guarding dummy tail's credit returns: that wakes `op`)
@@ -122,7 +170,7 @@ impl Routers {
                 // The preemptive router lets any class take any VC, its own split first.
                 let home = free & *self.p.home_vcs.at(class as usize);
                 let free = if home != 0 { home } else { free };
-                select_vc(self.p.vc_selection, free, self.vc_rr.at_mut(op))
+                select_vc(self.p.vc_selection, free, self.va.vc_rr.at_mut(op))
             } else if PRE {
                 match self.preempt_output(op, route_vcs, class) {
                     Some(lane) => lane,
@@ -136,7 +184,7 @@ impl Routers {
             } else {
                 continue;
             };
-            *self.va_rr.at_mut(op) = who.next();
+            *self.va.rr.at_mut(op) = who.next();
             *self.op_allocated.at_mut(op) |= 1 << ov;
             let state = self.in_vc.at_mut(ivc);
             if asked > 0 {
@@ -144,7 +192,7 @@ impl Routers {
                 // next routers seeing it arrive on an escape VC)
                 state.out_port = (op - r * ports) as u16;
                 state.route_vcs = route_vcs;
-                *self.other_ways.at_mut(ivc) = OtherWays::default();
+                *self.va.other_ways.at_mut(ivc) = OtherWays::default();
             }
             state.out_vc = ov as u8;
             state.gate = now + self.p.d_vc_alloc;
@@ -164,7 +212,7 @@ impl Routers {
             }
             *self.op_open.at_mut(op) |= 1 << ov;
             *self.r_xbar_ports.at_mut(r) |= 1 << port;
-            *self.ip_vc_alloc.at_mut(ip) &= !(1 << v);
+            *self.va.ip_vc_alloc.at_mut(ip) &= !(1 << v);
             *self.ip_active.at_mut(ip) |= 1 << v;
             *self.ip_to_out.at_mut(ip * ports + (op - r * ports)) |= 1 << v;
             if HOOK {
@@ -172,7 +220,7 @@ impl Routers {
             }
             net.progress.last_progress = now;
         }
-        self.va_requests = requests;
+        self.va.requests = requests;
     }
 
     /// Which of input VC record `ivc`'s other ways to ask for (its output port, as
@@ -182,7 +230,7 @@ impl Routers {
     /// the first way with one (the escape last). None: the route.
     #[inline]
     fn other_way(&self, r: usize, ivc: usize, free: u32) -> Option<(usize, usize)> {
-        let ways = &self.other_ways.at(ivc).ways;
+        let ways = &self.va.other_ways.at(ivc).ways;
         let free_at = |w: &Way| {
             let op = r * self.p.ports + w.port as usize;
             (op, (w.vcs & !*self.op_allocated.at(op)).count_ones())
@@ -200,9 +248,9 @@ impl Routers {
     #[inline]
     fn park(&mut self, ip: usize, v: usize, op: usize) {
         let port = self.ip_place.at(ip).1;
-        *self.ip_vc_alloc.at_mut(ip) &= !(1 << v);
-        *self.ip_parked.at_mut(ip) |= 1 << v;
-        *self.op_parked.at_mut(op) |= 1 << port;
+        *self.va.ip_vc_alloc.at_mut(ip) &= !(1 << v);
+        *self.va.ip_parked.at_mut(ip) |= 1 << v;
+        *self.va.op_parked.at_mut(op) |= 1 << port;
     }
 
     /// The VCs of output port `op` changed (one freed, or taken by a class a parked header
@@ -211,7 +259,7 @@ impl Routers {
     /// again at their next look: waking too many is harmless, too few would stall).
     #[inline]
     pub(crate) fn wake_vc_alloc(&mut self, op: usize) {
-        let parked = std::mem::take(self.op_parked.at_mut(op));
+        let parked = std::mem::take(self.va.op_parked.at_mut(op));
         if parked == 0 {
             return;
         }
@@ -219,8 +267,8 @@ impl Routers {
         let r = op / ports;
         for port in bits64(parked) {
             let ip = r * ports + port;
-            *self.ip_vc_alloc.at_mut(ip) |= std::mem::take(self.ip_parked.at_mut(ip));
+            *self.va.ip_vc_alloc.at_mut(ip) |= std::mem::take(self.va.ip_parked.at_mut(ip));
         }
-        *self.r_alloc_ports.at_mut(r) |= parked;
+        *self.va.r_alloc_ports.at_mut(r) |= parked;
     }
 }
