@@ -150,7 +150,7 @@ impl Simulation {
     /// (document 000 §4.1).
     pub fn output_tables(&self, r: usize, p: usize) -> &crate::sched::SchedTables {
         let op = r * self.topology().ports + p;
-        self.net.reservations.out_tables.as_ref().map_or(&self.routers.out_tables, |t| t.get(op))
+        self.net.reservations.out_tables.as_ref().map_or(&self.routers.out.tables, |t| t.get(op))
     }
 
     /// The arbitration tables node `n`'s HCA serves its injection link by now (as

@@ -18,9 +18,34 @@ use crate::config::AllocatorKind;
 use crate::flit::{DUMMY, HEAD, LOCAL, TAIL};
 use crate::metrics::trace::Hop;
 use crate::net::Net;
-use crate::sched::{bits, bits64, rotated};
+use crate::sched::{bits, bits64, rotated, SchedTables, Scheduler};
 use crate::unchecked::At;
 use crate::units::Cycle;
+
+/// Stage 4's own state (`Routers::sa`): the crossbar inputs' schedulers, the allocators'
+/// pointers, and its scratch.
+#[derive(Clone, Debug)]
+pub(crate) struct SwitchAllocation {
+    /// Per input port: the crossbar input's scheduler over its VCs.
+    pub sched: Vec<Scheduler>,
+    /// The input schedulers' weight and arbitration tables (`SchedTables`).
+    pub tables: SchedTables,
+    /// Per output port: the input port after the one the crossbar output served last.
+    pub rr: Vec<u8>,
+    /// Per input port: iSLIP's accept pointer, the output after the one it accepted last
+    /// in a first iteration (`islip.rs`).
+    pub accept: Vec<u8>,
+    /// Per router: the wavefront allocator's priority diagonal this cycle (`wavefront.rs`).
+    pub wave_priority: Vec<u8>,
+    /// Stage 4's saved input-scheduler states of a router's visit (reused: nothing is
+    /// allocated per cycle).
+    pub saved: Vec<Scheduler>,
+    /// The per-router-visit scratch (`XbarScratch`).
+    pub scratch: XbarScratch,
+    /// Per router, a bit per input port that may have flits to send (set eagerly,
+    /// cleared lazily when the stage finds the port idle).
+    pub r_ports: Vec<u64>,
+}
 
 impl Routers {
     #[inline(always)]
@@ -31,7 +56,7 @@ impl Routers {
         now: Cycle,
     ) {
         // Inputs that may have a flit to send.
-        let inputs = *self.r_xbar_ports.at(r);
+        let inputs = *self.sa.r_ports.at(r);
         if inputs == 0 {
             return;
         }
@@ -90,21 +115,21 @@ impl Routers {
         inputs: u64,
         now: Cycle,
     ) {
-        let mut priority = *self.wave_priority.at(r);
+        let mut priority = *self.sa.wave_priority.at(r);
         super::wavefront::wavefront(
             &mut Live::<PRE, AGE, HOOK> { routers: self, net, r, now },
             inputs,
             &mut priority,
         );
-        *self.wave_priority.at_mut(r) = priority;
+        *self.sa.wave_priority.at_mut(r) = priority;
     }
 
     /// Inputs whose nomination lost keep their scheduler's state (`nominate` saved it).
     #[inline(always)]
     fn restore_losers(&mut self, r: usize, losers: u64) {
-        if !self.xbar_tables.stateless {
+        if !self.sa.tables.stateless {
             for port in bits64(losers) {
-                *self.xbar_sched.at_mut(r * self.p.ports + port) = *self.xbar_saved.at(port);
+                *self.sa.sched.at_mut(r * self.p.ports + port) = *self.sa.saved.at(port);
             }
         }
     }
@@ -126,15 +151,15 @@ impl Routers {
         let (mut asked, mut nominated) = (0u64, 0u64);
         for port in bits64(pending) {
             // (an input at its speedup limit is no longer pending)
-            let used = if single { 0 } else { *self.xbar.used.at(port) };
+            let used = if single { 0 } else { *self.sa.scratch.used.at(port) };
             let Some((v, out)) = self.nominate::<PRE>(r, port, saturated, used, now) else { continue };
             if by_key {
-                *self.xbar.keys.at_mut(port) =
+                *self.sa.scratch.keys.at_mut(port) =
                     self.in_vc.at(self.p.lane_index(r * ports + port, v)).front.key;
             }
-            *self.xbar.nominee.at_mut(port) = v as u8;
+            *self.sa.scratch.nominee.at_mut(port) = v as u8;
             nominated |= 1 << port;
-            *self.xbar.requests.at_mut(out) |= 1 << port;
+            *self.sa.scratch.requests.at_mut(out) |= 1 << port;
             asked |= 1 << out;
         }
         (asked, nominated)
@@ -172,15 +197,15 @@ impl Routers {
             // compare across inputs).
             for out in bits64(asked) {
                 let op = r * ports + out;
-                let requests = std::mem::take(self.xbar.requests.at_mut(out));
+                let requests = std::mem::take(self.sa.scratch.requests.at_mut(out));
                 // In key order, round robin among equal keys: a stable insertion sort of
                 // the rotation (a handful of inputs, on the stack).
                 let mut order = [0u8; MAX_PORTS];
                 let mut n = 0;
-                for p in rotated(requests, *self.xbar_rr.at(op) as u32, ports) {
-                    let k = if by_key { *self.xbar.keys.at(p) } else { 0 };
+                for p in rotated(requests, *self.sa.rr.at(op) as u32, ports) {
+                    let k = if by_key { *self.sa.scratch.keys.at(p) } else { 0 };
                     let mut i = n;
-                    while i > 0 && by_key && *self.xbar.keys.at(*order.at(i - 1) as usize) > k {
+                    while i > 0 && by_key && *self.sa.scratch.keys.at(*order.at(i - 1) as usize) > k {
                         *order.at_mut(i) = *order.at(i - 1);
                         i -= 1;
                     }
@@ -194,22 +219,22 @@ impl Routers {
                     }
                     let port = p as usize;
                     losers &= !(1 << port);
-                    let v = *self.xbar.nominee.at(port) as usize;
+                    let v = *self.sa.scratch.nominee.at(port) as usize;
                     self.traverse::<PRE, AGE, HOOK>(net, r, port, v, now);
                     self.served(op, port);
                     granted |= 1 << out;
-                    let g = self.xbar.grants.at_mut(out);
+                    let g = self.sa.scratch.grants.at_mut(out);
                     *g += 1;
                     if *g >= speedup {
                         saturated |= 1 << out;
                     }
                     senders |= 1 << port;
-                    let sent = self.xbar.sent.at_mut(port);
+                    let sent = self.sa.scratch.sent.at_mut(port);
                     *sent += 1;
                     if *sent >= speedup {
                         full |= 1 << port;
                     } else {
-                        *self.xbar.used.at_mut(port) |= 1 << v;
+                        *self.sa.scratch.used.at_mut(port) |= 1 << v;
                     }
                 }
                 self.restore_losers(r, losers);
@@ -217,11 +242,11 @@ impl Routers {
             pending = nominated & !full;
         }
         for port in bits64(senders) {
-            *self.xbar.sent.at_mut(port) = 0;
-            *self.xbar.used.at_mut(port) = 0;
+            *self.sa.scratch.sent.at_mut(port) = 0;
+            *self.sa.scratch.used.at_mut(port) = 0;
         }
         for out in bits64(granted) {
-            *self.xbar.grants.at_mut(out) = 0;
+            *self.sa.scratch.grants.at_mut(out) = 0;
         }
     }
 
@@ -237,7 +262,7 @@ impl Routers {
             live &= !self.preemption_blocked(r, port, ip);
         }
         if live == 0 {
-            *self.r_xbar_ports.at_mut(r) &= !(1 << port);
+            *self.sa.r_ports.at_mut(r) &= !(1 << port);
             return 0;
         }
         let front = self.in_vc.span(self.p.lane_index(ip, 0), self.p.lanes);
@@ -274,13 +299,13 @@ impl Routers {
         let front = self.in_vc.span(self.p.lane_index(ip, 0), self.p.lanes);
         let key = |v: usize| front.at(v).front.key;
         let ready = |v: usize| front.at(v).front.ready <= now;
-        self.xbar_tables.select(self.xbar_sched.at_mut(ip), vcs, key, ready)
+        self.sa.tables.select(self.sa.sched.at_mut(ip), vcs, key, ready)
     }
 
     /// Output port `op` granted input `port`: its round robin starts after it next time.
     #[inline(always)]
     fn served(&mut self, op: usize, port: usize) {
-        *self.xbar_rr.at_mut(op) = if port + 1 >= self.p.ports { 0 } else { port as u8 + 1 };
+        *self.sa.rr.at_mut(op) = if port + 1 >= self.p.ports { 0 } else { port as u8 + 1 };
     }
 
     /// The VC input `port` of router `r` nominates this round, and the output port it heads
@@ -304,7 +329,7 @@ impl Routers {
             live &= !self.preemption_blocked(r, port, ip);
         }
         if live == 0 {
-            *self.r_xbar_ports.at_mut(r) &= !(1 << port);
+            *self.sa.r_ports.at_mut(r) &= !(1 << port);
             return None;
         }
         // VCs heading to a saturated output are not even looked at.
@@ -327,10 +352,10 @@ impl Routers {
         // (accelerated flits, document 003 §3.2.2, have key 0: `Front`)
         let key = |v: usize| front.at(v).front.key;
         let ready = |v: usize| front.at(v).front.ready <= now;
-        if !self.xbar_tables.stateless {
-            *self.xbar_saved.at_mut(port) = *self.xbar_sched.at(ip);
+        if !self.sa.tables.stateless {
+            *self.sa.saved.at_mut(port) = *self.sa.sched.at(ip);
         }
-        let v = self.xbar_tables.select(self.xbar_sched.at_mut(ip), waiting, key, ready)?;
+        let v = self.sa.tables.select(self.sa.sched.at_mut(ip), waiting, key, ready)?;
         Some((v, front.at(v).out_port as usize))
     }
 
@@ -386,11 +411,11 @@ impl Routers {
             out_vc.guard = flit.packet();
         }
         if out_vc.buf.is_empty() {
-            if !AGE && flit.is_head() && !self.out_keys.mode.is_age() {
+            if !AGE && flit.is_head() && !self.out.keys.mode.is_age() {
                 let pkt = net.packets.get(flit.packet());
-                self.out_keys.set_vtick(op, ov, pkt.vtick, pkt.flow);
+                self.out.keys.set_vtick(op, ov, pkt.vtick, pkt.flow);
             }
-            out_vc.key = self.out_keys.key_in::<AGE>(op, ov, now, flit.ready);
+            out_vc.key = self.out.keys.key_in::<AGE>(op, ov, now, flit.ready);
         }
         self.outbuf.push(&mut out_vc.buf, ovc, flit);
         let occupancy = out_vc.buf.len();
@@ -429,7 +454,7 @@ impl Routers {
             }
         }
         *self.op_nonempty.at_mut(op) |= 1 << ov;
-        *self.r_out_ports.at_mut(r) |= 1 << out;
+        *self.out.r_ports.at_mut(r) |= 1 << out;
         let tail = flit.is_tail();
         // The output VC buffer is fed by this input VC alone: once full, the VC waits until
         // it sends (the output stage unblocks it). After a tail the VC serves another packet.
@@ -485,34 +510,34 @@ impl<const PRE: bool, const AGE: bool, const HOOK: bool> Crossbar for Live<'_, P
 
     #[inline(always)]
     fn scratch(&mut self) -> &mut XbarScratch {
-        &mut self.routers.xbar
+        &mut self.routers.sa.scratch
     }
 
     #[inline(always)]
     fn scratch_ref(&self) -> &XbarScratch {
-        &self.routers.xbar
+        &self.routers.sa.scratch
     }
 
     #[inline(always)]
     fn grant_pointer(&self, o: usize) -> u32 {
-        *self.routers.xbar_rr.at(self.r * self.routers.p.ports + o) as u32
+        *self.routers.sa.rr.at(self.r * self.routers.p.ports + o) as u32
     }
 
     #[inline(always)]
     fn set_grant_pointer(&mut self, o: usize, input: u32) {
         let op = self.r * self.routers.p.ports + o;
-        *self.routers.xbar_rr.at_mut(op) = input as u8;
+        *self.routers.sa.rr.at_mut(op) = input as u8;
     }
 
     #[inline(always)]
     fn accept_pointer(&self, i: usize) -> u32 {
-        *self.routers.xbar_accept.at(self.r * self.routers.p.ports + i) as u32
+        *self.routers.sa.accept.at(self.r * self.routers.p.ports + i) as u32
     }
 
     #[inline(always)]
     fn set_accept_pointer(&mut self, i: usize, output: u32) {
         let ip = self.r * self.routers.p.ports + i;
-        *self.routers.xbar_accept.at_mut(ip) = output as u8;
+        *self.routers.sa.accept.at_mut(ip) = output as u8;
     }
 
     #[inline(always)]
@@ -521,20 +546,20 @@ impl<const PRE: bool, const AGE: bool, const HOOK: bool> Crossbar for Live<'_, P
         if ready == 0 {
             return 0;
         }
-        *self.routers.xbar.ready.at_mut(i) = ready;
+        *self.routers.sa.scratch.ready.at_mut(i) = ready;
         self.routers.outputs_of(self.r, i, ready)
     }
 
     #[inline(always)]
     fn key(&self, i: usize, o: usize) -> u64 {
-        let vcs = self.routers.toward(self.r, i, o, *self.routers.xbar.ready.at(i));
+        let vcs = self.routers.toward(self.r, i, o, *self.routers.sa.scratch.ready.at(i));
         self.routers.best_key(self.r, i, vcs)
     }
 
     #[inline(always)]
     fn send(&mut self, i: usize, o: usize) -> bool {
         let (r, now) = (self.r, self.now);
-        let vcs = self.routers.toward(r, i, o, *self.routers.xbar.ready.at(i));
+        let vcs = self.routers.toward(r, i, o, *self.routers.sa.scratch.ready.at(i));
         let Some(v) = self.routers.choose_vc(r, i, vcs, now) else { return false };
         self.routers.traverse::<PRE, AGE, HOOK>(self.net, r, i, v, now);
         true
@@ -543,20 +568,20 @@ impl<const PRE: bool, const AGE: bool, const HOOK: bool> Crossbar for Live<'_, P
     #[inline(always)]
     fn nominate(&mut self, i: usize, saturated: u64) -> Option<usize> {
         let (v, out) = self.routers.nominate::<PRE>(self.r, i, saturated, 0, self.now)?;
-        *self.routers.xbar.nominee.at_mut(i) = v as u8;
+        *self.routers.sa.scratch.nominee.at_mut(i) = v as u8;
         Some(out)
     }
 
     #[inline(always)]
     fn nominee_key(&self, i: usize) -> u64 {
-        let v = *self.routers.xbar.nominee.at(i) as usize;
+        let v = *self.routers.sa.scratch.nominee.at(i) as usize;
         let ip = self.r * self.routers.p.ports + i;
         self.routers.in_vc.at(self.routers.p.lane_index(ip, v)).front.key
     }
 
     #[inline(always)]
     fn send_nominee(&mut self, i: usize) {
-        let v = *self.routers.xbar.nominee.at(i) as usize;
+        let v = *self.routers.sa.scratch.nominee.at(i) as usize;
         self.routers.traverse::<PRE, AGE, HOOK>(self.net, self.r, i, v, self.now);
     }
 

@@ -47,7 +47,7 @@ impl Routers {
                 self.preempt(net, ip, v - self.p.vcs, now);
             }
         } else if !flit.is_head() {
-            *self.r_xbar_ports.at_mut(r) |= 1 << port;
+            *self.sa.r_ports.at_mut(r) |= 1 << port;
         }
         let in_vc = self.in_vc.at_mut(ivc);
         if in_vc.buf.is_empty() {

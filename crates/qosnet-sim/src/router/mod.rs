@@ -127,18 +127,33 @@ impl Routers {
             })
             .collect();
         Routers {
-            out_link,
             credit_delay,
             inbuf: Rings::new(n_vcs, in_cap),
             in_vc: vec![InVc::default(); n_vcs],
+            out: output::OutputStage {
+                sched: vec![Scheduler::build(out_cfg, block); n_ports],
+                tables: SchedTables::build(out_cfg, clock, vcs, preemptive, block),
+                keys: RateKeys::new(KeyMode::of(out_cfg), n_ports, lanes),
+                target: out_target,
+                link: out_link,
+                r_ports: vec![0; topo.routers],
+            },
+            sa: crossbar::SwitchAllocation {
+                sched: vec![Scheduler::build(xbar_cfg, block); n_ports],
+                tables: SchedTables::build(xbar_cfg, clock, vcs, preemptive, block),
+                rr: vec![0; n_ports],
+                accept: vec![0; n_ports],
+                wave_priority: vec![0; topo.routers],
+                saved: vec![Scheduler::build(xbar_cfg, block); ports],
+                scratch: XbarScratch::default(),
+                r_ports: vec![0; topo.routers],
+            },
             pre: preemption::Preemption::new(topo.routers, n_ports, n_vcs),
             va: vc_alloc::VcAllocation::new(topo.routers, ports, lanes, n_vcs, routing.has_other_ways()),
             ip_nonempty: vec![0; n_ports],
             ip_active: vec![0; n_ports],
             ip_blocked: vec![0; n_ports],
             ip_to_out: vec![0; n_ports * ports],
-            xbar_sched: vec![Scheduler::build(xbar_cfg, block); n_ports],
-            xbar_tables: SchedTables::build(xbar_cfg, clock, vcs, preemptive, block),
             in_keys: RateKeys::new(KeyMode::of(xbar_cfg), n_ports, lanes),
             credit_return,
             ip_place: (0..n_ports).map(|i| ((i / ports) as u32, (i % ports) as u32)).collect(),
@@ -157,20 +172,9 @@ impl Routers {
             op_credited: vec![all_vcs(lanes as u32); n_ports],
             op_open: vec![0; n_ports],
             op_held: vec![[0; 3]; n_ports],
-            out_sched: vec![Scheduler::build(out_cfg, block); n_ports],
-            out_tables: SchedTables::build(out_cfg, clock, vcs, preemptive, block),
             reweighted: false,
-            out_keys: RateKeys::new(KeyMode::of(out_cfg), n_ports, lanes),
-            out_target,
-            xbar_rr: vec![0; n_ports],
-            xbar_accept: vec![0; n_ports],
-            wave_priority: vec![0; topo.routers],
-            xbar_saved: vec![Scheduler::build(xbar_cfg, block); ports],
-            xbar: XbarScratch::default(),
             work: vec![0; topo.routers],
             active: vec![0; topo.routers.div_ceil(64)],
-            r_xbar_ports: vec![0; topo.routers],
-            r_out_ports: vec![0; topo.routers],
             mark_state: marking::MarkState::new(marking, n_ports, n_vcs, seed),
             port_queues: marking::PortQueues::new(marking, n_vcs),
             marking,
@@ -193,7 +197,7 @@ impl Routers {
     /// the output multiplexers, for flows `0..flows`.
     pub(crate) fn keep_stream_clocks(&mut self, flows: usize) {
         self.in_keys.keep_streams(flows);
-        self.out_keys.keep_streams(flows);
+        self.out.keys.keep_streams(flows);
     }
 
     /// This run's variant, read from the configuration it was built with.
@@ -201,7 +205,7 @@ impl Routers {
     pub(crate) fn variant(&self) -> Variant {
         Variant {
             preemptive: self.p.kind == RouterKind::Preemptive,
-            age: self.in_keys.mode.is_age() && self.out_keys.mode.is_age(),
+            age: self.in_keys.mode.is_age() && self.out.keys.mode.is_age(),
             marking: self.marking != Marking::None,
             release_on_send: self.p.release_on_send,
             reweighted: self.reweighted,
@@ -219,9 +223,9 @@ impl Routers {
         lanes: [u32; 2],
     ) -> Option<Box<crate::sched::PortTables>> {
         let weighted = matches!(out_cfg, SchedulerConfig::Wrr { .. } | SchedulerConfig::VlArbitration { .. });
-        let ports = self.out_sched.len();
+        let ports = self.out.sched.len();
         let unit = clock.bytes_to_flits(64.0);
-        crate::sched::PortTables::new(&self.out_tables, weighted, lanes, unit, self.p.vcs, ports)
+        crate::sched::PortTables::new(&self.out.tables, weighted, lanes, unit, self.p.vcs, ports)
             .map(Box::new)
     }
 

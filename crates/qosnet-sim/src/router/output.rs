@@ -3,11 +3,32 @@
 //! scheduler picks one flit per cycle for the link (document 003 §3).
 
 use super::{InVc, Routers};
+use crate::ids::LinkEnd;
 use crate::metrics::trace::Hop;
 use crate::net::Net;
-use crate::sched::bits64;
+use crate::sched::{bits64, RateKeys, SchedTables, Scheduler};
 use crate::unchecked::At;
 use crate::units::Cycle;
+
+/// Stage 5's own state (`Routers::out`): the output ports' schedulers and rate keys,
+/// where each link leads and how long it takes.
+#[derive(Clone, Debug)]
+pub(crate) struct OutputStage {
+    /// Per output port: its scheduler over the output VCs.
+    pub sched: Vec<Scheduler>,
+    /// The output schedulers' weight and arbitration tables (`SchedTables`; admission
+    /// control's reweighted ones, where it runs, live with the reservations).
+    pub tables: SchedTables,
+    /// Per output VC: the rate-scheduler state behind `OutVc`'s keys.
+    pub keys: RateKeys,
+    /// Per output port: where its link leads, a router input port or an endpoint.
+    pub target: Vec<LinkEnd>,
+    /// Per output port: its link's latency (`Params::link`, or the topology's own).
+    pub link: Vec<Cycle>,
+    /// Per router, a bit per output port that may have work (set eagerly, cleared lazily
+    /// when the stage finds the port idle).
+    pub r_ports: Vec<u64>,
+}
 
 impl Routers {
     #[inline(always)]
@@ -18,11 +39,11 @@ impl Routers {
         now: Cycle,
     ) {
         let (ports, vcs) = (self.p.ports, self.p.lanes);
-        for port in bits64(*self.r_out_ports.at(r)) {
+        for port in bits64(*self.out.r_ports.at(r)) {
             let op = r * ports + port;
             let waiting = *self.op_nonempty.at(op);
             if waiting == 0 {
-                *self.r_out_ports.at_mut(r) &= !(1 << port);
+                *self.out.r_ports.at_mut(r) &= !(1 << port);
                 continue;
             }
             let base = self.p.lane_index(op, 0);
@@ -32,11 +53,11 @@ impl Routers {
             let offered = waiting & *self.op_credited.at(op);
             // (admission control's per-link tables, document 000 §4.1: `HOOK` runs only)
             let tables = if HOOK {
-                net.reservations.out_tables.as_ref().map_or(&self.out_tables, |t| t.get(op))
+                net.reservations.out_tables.as_ref().map_or(&self.out.tables, |t| t.get(op))
             } else {
-                &self.out_tables
+                &self.out.tables
             };
-            let Some(v) = tables.select(self.out_sched.at_mut(op), offered, key, ready) else {
+            let Some(v) = tables.select(self.out.sched.at_mut(op), offered, key, ready) else {
                 continue;
             };
             let ovc = self.out_vc.at_mut(base + v);
@@ -47,12 +68,12 @@ impl Routers {
                 *self.op_nonempty.at_mut(op) &= !(1 << v);
             } else {
                 let ready = ovc.buf.front().ready;
-                if HOOK && flit.is_tail() && self.p.release_on_send && !AGE && !self.out_keys.mode.is_age() {
+                if HOOK && flit.is_tail() && self.p.release_on_send && !AGE && !self.out.keys.mode.is_age() {
                     // the next packet's header follows (`VcRelease::TailSent`): its Vtick
                     let pkt = net.packets.get(ovc.buf.front().packet());
-                    self.out_keys.set_vtick(op, v, pkt.vtick, pkt.flow);
+                    self.out.keys.set_vtick(op, v, pkt.vtick, pkt.flow);
                 }
-                ovc.key = self.out_keys.key_in::<AGE>(op, v, ready - self.p.d_crossbar, ready);
+                ovc.key = self.out.keys.key_in::<AGE>(op, v, ready - self.p.d_crossbar, ready);
             }
             ovc.credits -= 1;
             if ovc.credits == 0 {
@@ -71,14 +92,14 @@ impl Routers {
             );
             if was_full && waits(self) {
                 *self.ip_blocked.at_mut(oip) &= !(1 << ov);
-                *self.r_xbar_ports.at_mut(r) |= 1 << (oip % ports);
+                *self.sa.r_ports.at_mut(r) |= 1 << (oip % ports);
             }
             if HOOK && flit.is_head() && !flit.is_dummy() {
                 let flow = net.packets.get(flit.packet()).flow;
                 net.obs.hop(now, flow, flit.packet(), Hop::Departed, r, port, v);
             }
-            let to = *self.out_target.at(op);
-            net.links.send_flit(now + self.p.d_output + *self.out_link.at(op), to, flit);
+            let to = *self.out.target.at(op);
+            net.links.send_flit(now + self.p.d_output + *self.out.link.at(op), to, flit);
             *self.work.at_mut(r) -= 1;
             net.progress.flit_hops += 1;
             net.obs.router_flit_sent(op);

@@ -140,7 +140,7 @@ impl Routers {
         let accelerated = *self.pre.ip_accel.at(ip) >> v & 1 == 1;
         self.in_vc.at_mut(ivc).set_front(flit.ready, key, accelerated);
         *self.ip_nonempty.at_mut(ip) |= 1 << v;
-        *self.r_xbar_ports.at_mut(r as usize) |= 1 << port;
+        *self.sa.r_ports.at_mut(r as usize) |= 1 << port;
         *self.work.at_mut(r as usize) += 1;
         net.progress.in_flight += 1;
         net.progress.dummy_flits += 1;

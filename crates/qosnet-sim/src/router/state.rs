@@ -8,7 +8,7 @@ use super::params::Params;
 use crate::ids::{InputLane, LinkEnd, PacketId};
 use crate::ring::{RingState, Rings};
 use crate::routing::Routing;
-use crate::sched::{RateKeys, SchedTables, Scheduler};
+use crate::sched::RateKeys;
 use crate::topology::Topology;
 use crate::units::Cycle;
 
@@ -119,6 +119,15 @@ pub(crate) struct Routers {
     /// The draws of routings that choose a packet's way at its source router (Valiant's
     /// intermediate group), one generator for the routers (ARCHITECTURE.md "Randomness").
     pub(crate) via_rng: rand_xoshiro::Xoshiro256PlusPlus,
+    // --- each stage's own state ---
+    /// Stage 3, VC allocation (`vc_alloc.rs`).
+    pub(crate) va: super::vc_alloc::VcAllocation,
+    /// Stage 4, the crossbar's allocation (`crossbar.rs`).
+    pub(crate) sa: super::crossbar::SwitchAllocation,
+    /// Stage 5, the output ports (`output.rs`).
+    pub(crate) out: super::output::OutputStage,
+    /// The preemptive router's (document 003 §3.2.1, `preemption.rs`).
+    pub(crate) pre: super::preemption::Preemption,
     /// What an output VC does as a flit enters it (`marking.rs`).
     pub marking: super::Marking,
     /// The marking's state: IBA CC's marking-rate counters, RED's draws (`marking.rs`;
@@ -126,33 +135,34 @@ pub(crate) struct Routers {
     pub(crate) mark_state: super::marking::MarkState,
     /// IBA CC's queue per output port and VL, kept as flits come and go (`marking.rs`).
     pub(crate) port_queues: super::marking::PortQueues,
-    /// Stage 3, VC allocation: its own state (`vc_alloc.rs`).
-    pub(crate) va: super::vc_alloc::VcAllocation,
-    // --- input side (per input VC / per input port) ---
+    // --- the buffers and what the stages share: input side (per input VC / port) ---
     pub(crate) inbuf: Rings,
     /// Per input VC: the routing and allocation state of the packet it holds.
     pub(crate) in_vc: Vec<InVc>,
+    /// Per input port: VCs holding flits.
     pub(crate) ip_nonempty: Vec<u32>,
+    /// Per input port: VCs whose packet holds an output VC (past VC allocation).
     pub(crate) ip_active: Vec<u32>,
     /// VCs whose output VC buffer was found full; re-enabled when that buffer sends a flit.
     pub(crate) ip_blocked: Vec<u32>,
     /// Per (input port, output port): the active VCs of the input heading to that output.
     pub(crate) ip_to_out: Vec<u32>,
-    pub(crate) xbar_sched: Vec<Scheduler>,
-    pub(crate) xbar_tables: SchedTables,
     /// Per input VC: the rate-scheduler state behind `InVc::front`'s keys.
     pub(crate) in_keys: RateKeys,
-    /// The preemptive router's state (document 003 §3.2.1, `preemption.rs`).
-    pub(crate) pre: super::preemption::Preemption,
     /// Per input port: the upstream output port (or NIC) its credits go to.
     pub(crate) credit_return: Vec<LinkEnd>,
+    /// Per input port: the delay of the credits it returns upstream (`Params::credit`,
+    /// longer over a longer link).
+    pub(crate) credit_delay: Vec<Cycle>,
     /// Per input port: (router, port), so the hot path needs no division.
     pub(crate) ip_place: Vec<(u32, u32)>,
-    // --- output side (per output VC / per output port) ---
+    // --- output side (per output VC / port) ---
     pub(crate) outbuf: Rings,
     /// Per output VC: its buffer position, credits, holder and key (`OutVc`).
     pub(crate) out_vc: Vec<OutVc>,
+    /// Per output port: VCs allocated to a packet.
     pub(crate) op_allocated: Vec<u32>,
+    /// Per output port: VCs holding flits.
     pub(crate) op_nonempty: Vec<u32>,
     /// Output VCs holding at least one credit.
     pub(crate) op_credited: Vec<u32>,
@@ -160,40 +170,13 @@ pub(crate) struct Routers {
     pub(crate) op_open: Vec<u32>,
     /// Per output port and class: the (regular) VCs held by a packet of that class.
     pub(crate) op_held: Vec<[u32; 3]>,
-    pub(crate) out_sched: Vec<Scheduler>,
-    pub(crate) out_tables: SchedTables,
     /// Arbitration tables follow admission control's reservations (the routers' outputs'
     /// and the HCAs', kept with the reservations): the run takes the `HOOK` variant
     /// (`Variant::reweighted`).
     pub(crate) reweighted: bool,
-    pub(crate) out_keys: RateKeys,
-    /// Per output port: where its link leads, a router input port or an endpoint.
-    pub(crate) out_target: Vec<LinkEnd>,
-    /// Per output port: its link's latency (`Params::link`, or the topology's own).
-    pub(crate) out_link: Vec<Cycle>,
-    /// Per input port: the delay of the credits it returns upstream (`Params::credit`,
-    /// longer over a longer link).
-    pub(crate) credit_delay: Vec<Cycle>,
-    /// Per output port: the input port after the one the crossbar output served last.
-    pub(crate) xbar_rr: Vec<u8>,
-    /// Per input port: iSLIP's accept pointer, the output after the one it accepted last
-    /// in a first iteration (`islip.rs`).
-    pub(crate) xbar_accept: Vec<u8>,
-    /// Per router: the wavefront allocator's priority diagonal this cycle (`wavefront.rs`).
-    pub(crate) wave_priority: Vec<u8>,
-    /// Stage 4's saved input-scheduler states of a router's visit (reused: nothing is
-    /// allocated per cycle).
-    pub(crate) xbar_saved: Vec<Scheduler>,
-    /// Stage 4's per-router-visit scratch (`router::XbarScratch`).
-    pub(crate) xbar: crate::router::XbarScratch,
     // --- activity ---
     pub(crate) work: Vec<u32>,
     /// Routers with work (a bit each): visited in index order, so neighbouring routers'
     /// per-port state shares cache lines, with no list to sort or compact.
     pub(crate) active: Vec<u64>,
-    /// Per router, a bit per port that may have work in a stage (set eagerly, cleared
-    /// lazily when the stage finds the port idle): crossbar, output (VC allocation's own:
-    /// `VcAllocation::r_alloc_ports`).
-    pub(crate) r_xbar_ports: Vec<u64>,
-    pub(crate) r_out_ports: Vec<u64>,
 }

@@ -211,7 +211,7 @@ impl Routers {
                 }
             }
             *self.op_open.at_mut(op) |= 1 << ov;
-            *self.r_xbar_ports.at_mut(r) |= 1 << port;
+            *self.sa.r_ports.at_mut(r) |= 1 << port;
             *self.va.ip_vc_alloc.at_mut(ip) &= !(1 << v);
             *self.ip_active.at_mut(ip) |= 1 << v;
             *self.ip_to_out.at_mut(ip * ports + (op - r * ports)) |= 1 << v;
