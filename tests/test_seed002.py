@@ -50,10 +50,11 @@ def test_reproduce_seed002_quick_writes_report_and_findings(tmp_path):
     assert "Decomposition (issue 36)" in findings
     # beyond the documents: DCQCN beside no control and IBA CC on the same workloads
     dcqcn = pd.read_csv(out / "dcqcn_hot_spot_links.csv")
-    assert set(dcqcn["scheme"]) == {"none", "IBA CC", "DCQCN"}
+    assert set(dcqcn["scheme"]) == {"none", "IBA CC", "DCQCN", "DRB + DCQCN"}
     dv = pd.read_csv(out / "dcqcn_victims_throughput.csv")
-    assert set(dv["scheme"]) == {"none", "IBA CC", "DCQCN"}
+    assert set(dv["scheme"]) == {"none", "IBA CC", "DCQCN", "DRB + DCQCN"}
     assert "DCQCN keeps the victims' throughput above IBA CC's" in findings
+    assert "DRB + DCQCN keeps the victims' throughput above DCQCN's" in findings
     # --only would report the hot spots from tables OUTPUT does not keep: refused before
     # any run (it ran every run, then failed in the report)
     again = CliRunner().invoke(

@@ -102,12 +102,20 @@ NO_LIDS = {
 RED = 'router.marking={ kind = "red", kmin = "128 B", kmax = "512 B", pmax = 0.01 }'
 DCQCN = 'endpoint.agent={ kind = "dcqcn" }'
 #: No control, IBA CC and DCQCN, one LID each (the torus's), or as run on the fat tree.
+#: And DRB's path expansion on DCQCN's notifications (its CNPs, at most one per flow every
+#: N), as the document pairs DRB with IBA CC.
 DCQCN_SCHEMES: dict[str, tuple[str, ...]] = {
     "none": ONE_LID,
     "IBA CC": (*ONE_LID, MARK, IBA_CC),
     "DCQCN": (*ONE_LID, RED, DCQCN),
+    "DRB + DCQCN": (RED, DRB, ESCAPE, DCQCN),
 }
-DCQCN_NO_LIDS = {"none": (), "IBA CC": (MARK, IBA_CC), "DCQCN": (RED, DCQCN)}
+DCQCN_NO_LIDS = {
+    "none": (),
+    "IBA CC": (MARK, IBA_CC),
+    "DCQCN": (RED, DCQCN),
+    "DRB + DCQCN": (RED, DRB, DCQCN),
+}
 
 #: The run tables the report draws on beyond those OUTPUT keeps (the link series behind the
 #: hot spots' tables and figures): `qosnet reproduce --only` checks them before running.

@@ -232,15 +232,17 @@ def dcqcn_hot_spot_claims(links: pd.DataFrame) -> list[Finding]:
         return _traffic(links, k)
 
     out: list[Finding] = []
-    for other in ("none", "IBA CC"):
-        s = compare(by_seed("DCQCN"), by_seed(other), "lower", (traffic("DCQCN"), traffic(other)))
+    for mine, other in (("DCQCN", "none"), ("DCQCN", "IBA CC"), ("DRB + DCQCN", "DCQCN")):
+        if mine not in set(links["scheme"]):
+            continue
+        s = compare(by_seed(mine), by_seed(other), "lower", (traffic(mine), traffic(other)))
         out.append(
             (
-                f"hot spot on the torus: DCQCN lowers the busiest link's load below {other}'s "
+                f"hot spot on the torus: {mine} lowers the busiest link's load below {other}'s "
                 "(beyond the document)",
                 "busiest link's mean utilisation "
-                + s.text(("DCQCN", other), ".3f")
-                + f"; DCQCN against {other} "
+                + s.text((mine, other), ".3f")
+                + f"; {mine} against {other} "
                 + _rel(s),
                 s.verdict,
             )
@@ -253,21 +255,23 @@ def dcqcn_victim_claims(t: pd.DataFrame) -> list[Finding]:
     against IBA CC's, the hot spot's and the total throughput beside them."""
     out: list[Finding] = []
     for topo, part in t.groupby("topology", sort=False):
-        for other in ("none", "IBA CC"):
+        for mine, other in (("DCQCN", "none"), ("DCQCN", "IBA CC"), ("DRB + DCQCN", "DCQCN")):
+            if mine not in set(part["scheme"]):
+                continue
             parts = []
             verdict = ""
             for col in ("victims", "hot_spot", "total"):
                 s = compare(
-                    per_seed(part, col, scheme="DCQCN"),
+                    per_seed(part, col, scheme=mine),
                     per_seed(part, col, scheme=other),
                     "higher",
                 )
-                parts.append(f"{col} {s.text(('DCQCN', other), '.3f')}")
+                parts.append(f"{col} {s.text((mine, other), '.3f')}")
                 if col == "victims":
                     verdict = s.verdict
             out.append(
                 (
-                    f"victim flows, {topo}: DCQCN keeps the victims' throughput above "
+                    f"victim flows, {topo}: {mine} keeps the victims' throughput above "
                     f"{other}'s (beyond the document)",
                     "flits/cycle: " + "; ".join(parts),
                     verdict,
