@@ -342,7 +342,7 @@ impl Simulation {
     fn deliver_control(&mut self, now: Cycle) {
         let mut batch = self.net.links.control.take(now, TO_ENDPOINT);
         for c in &batch {
-            self.endpoints.control_arrived(c.to.index(), c.msg, now);
+            self.endpoints.control_arrived(&mut self.net, c.to.index(), c.msg, now);
         }
         batch.clear();
         self.net.links.control.restore(now, TO_ENDPOINT, batch);

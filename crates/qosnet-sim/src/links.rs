@@ -42,6 +42,9 @@ pub(crate) enum Control {
     /// A node's own timer: a flow its agent held back may start now (IBA CC's injection
     /// delay ran out, `control/iba_cc.rs`).
     CcRetry,
+    /// A destination's own timer: the CNP its agent deferred for `flow`'s packets marked
+    /// since the last one (DCQCN's notification point), to `src`, about `path`.
+    DeferredCnp { flow: u32, src: u32, path: u8 },
 }
 
 /// A control message on its way to endpoint `to`.

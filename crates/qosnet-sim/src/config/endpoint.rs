@@ -236,6 +236,11 @@ tagged_enum! {
             /// The lowest rate a cut leaves (default 40 Mb/s).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             min_rate: Option<Bandwidth>,
+            /// Marked packets arriving within N of a flow's last CNP are answered by one CNP
+            /// at the interval's end (the paper's notification point, §3.1: at most one CNP
+            /// every N if any packet in it was marked; default true), or not at all (false).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            defer_cnp: Option<bool>,
         },
     }
 }

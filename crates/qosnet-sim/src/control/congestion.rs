@@ -105,6 +105,10 @@ impl CongestionControl for Congestion {
     fn on_mark(&mut self, flow: u32, now: Cycle) -> bool {
         each!(self, a => CongestionControl::on_mark(a, flow, now))
     }
+    fn defer_notification(&mut self, flow: u32, now: Cycle) -> Option<Cycle> {
+        each!(self, a => CongestionControl::defer_notification(a, flow, now))
+    }
+
     fn on_notification(&mut self, flow: u32, now: Cycle) {
         each!(self, a => CongestionControl::on_notification(a, flow, now))
     }

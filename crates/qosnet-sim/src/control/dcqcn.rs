@@ -72,6 +72,9 @@ pub(crate) struct Params {
     pub rate_ai: f64,
     pub rate_hai: f64,
     pub min_rate: f64,
+    /// Marks within N of the last CNP answered by one CNP at N's end (the paper's), or
+    /// dropped.
+    pub defer_cnp: bool,
 }
 
 /// One flow's reaction point.
@@ -128,6 +131,8 @@ pub(crate) struct Dcqcn {
     counters: Vec<CcCounters>,
     /// The longest retry the agent times, cycles.
     retry_cap: Cycle,
+    /// Per flow, at its destination: a CNP deferred to the end of the interval is pending.
+    deferred: Vec<bool>,
 }
 
 impl Dcqcn {
@@ -143,6 +148,7 @@ impl Dcqcn {
             rate_ai,
             rate_hai,
             min_rate,
+            defer_cnp,
         } = cfg
         else {
             unreachable!("Dcqcn::build is called with DCQCN's configuration")
@@ -186,13 +192,31 @@ impl Dcqcn {
             rate_ai: rate("rate_ai", rate_ai, RATE_AI)?,
             rate_hai: rate("rate_hai", rate_hai, RATE_HAI)?,
             min_rate: rate("min_rate", min_rate, MIN_RATE)?,
+            defer_cnp: defer_cnp.unwrap_or(true),
         };
+        if p.defer_cnp && p.cnp_interval > MAX_CONTROL_DELAY {
+            // (the deferred CNP is a timer on the control channel)
+            return Err(ConfigError::new(
+                "endpoint.agent.cnp_interval",
+                format!(
+                    "at most {MAX_CONTROL_DELAY} cycles with defer_cnp (the default), got {}",
+                    p.cnp_interval
+                ),
+            ));
+        }
         Ok(Dcqcn::new(p))
     }
 
     pub fn new(p: Params) -> Dcqcn {
         let retry_cap = ((RETRY_PACKET / p.min_rate).ceil() as Cycle).clamp(1, MAX_CONTROL_DELAY);
-        Dcqcn { p, rp: Vec::new(), last_cnp: Vec::new(), counters: Vec::new(), retry_cap }
+        Dcqcn {
+            p,
+            rp: Vec::new(),
+            last_cnp: Vec::new(),
+            counters: Vec::new(),
+            retry_cap,
+            deferred: Vec::new(),
+        }
     }
 
     /// Apply flow `flow`'s timer expiries up to `now`, in order (module comment).
@@ -240,11 +264,16 @@ impl CongestionControl for Dcqcn {
     fn size_flows(&mut self, flows: usize) {
         self.rp = vec![Rp::LINE; flows];
         self.last_cnp = vec![Cycle::MAX; flows];
+        self.deferred = vec![false; flows];
         self.counters = vec![CcCounters::default(); flows];
     }
 
     fn control_delay(&self) -> Cycle {
-        self.retry_cap
+        if self.p.defer_cnp {
+            self.retry_cap.max(self.p.cnp_interval)
+        } else {
+            self.retry_cap
+        }
     }
 
     fn reacts_to_marks(&self) -> bool {
@@ -287,15 +316,28 @@ impl CongestionControl for Dcqcn {
         }
     }
 
-    /// The notification point: at most one CNP per flow every N.
+    /// The notification point: at most one CNP per flow every N (§3.1).
     fn on_mark(&mut self, flow: u32, now: Cycle) -> bool {
         let last = &mut self.last_cnp[flow as usize];
         if *last != Cycle::MAX && now - *last < self.p.cnp_interval {
             return false;
         }
         *last = now;
+        self.deferred[flow as usize] = false;
         self.counters[flow as usize].cnps_sent += 1;
         true
+    }
+
+    /// ... and for the marks within N, one CNP at its end (the paper: "at most one CNP
+    /// every N µs for the flow, if any packet that arrives within that time window was
+    /// marked"), timed once per interval.
+    fn defer_notification(&mut self, flow: u32, _now: Cycle) -> Option<Cycle> {
+        let f = flow as usize;
+        if !self.p.defer_cnp || self.deferred[f] || self.last_cnp[f] == Cycle::MAX {
+            return None;
+        }
+        self.deferred[f] = true;
+        Some(self.last_cnp[f] + self.p.cnp_interval)
     }
 
     /// The reaction point's cut (§3.3).
@@ -341,6 +383,7 @@ mod tests {
             rate_ai: 1.0 / 64.0,
             rate_hai: 1.0 / 16.0,
             min_rate: 1.0 / 1024.0,
+            defer_cnp: true,
         }
     }
 
@@ -455,6 +498,31 @@ mod tests {
     }
 
     #[test]
+    fn marks_within_the_interval_get_one_cnp_at_its_end() {
+        // N = 50: a CNP at 10; marks at 20 and 30 are left unanswered, the first asks for
+        // the destination's timer at 60 (10 + N), the second for none (one is pending);
+        // at 60 the mark is answered (the CNP that goes then), which starts the next
+        // interval; a mark at 70 asks for 110.
+        let mut a = agent();
+        assert!(a.on_mark(0, 10));
+        assert!(!a.on_mark(0, 20));
+        assert_eq!(a.defer_notification(0, 20), Some(60));
+        assert!(!a.on_mark(0, 30));
+        assert_eq!(a.defer_notification(0, 30), None, "one deferred CNP an interval");
+        assert!(a.on_mark(0, 60), "the timer's CNP");
+        assert!(!a.on_mark(0, 70));
+        assert_eq!(a.defer_notification(0, 70), Some(110));
+        assert_eq!(a.counters[0].cnps_sent, 2);
+        // a flow that never had a CNP defers nothing (its first mark is answered at once)
+        assert_eq!(a.defer_notification(1, 70), None);
+        // without deferral (defer_cnp = false) marks within N are dropped, as before
+        let mut b = Dcqcn::new(Params { defer_cnp: false, ..params() });
+        b.size_flows(1);
+        assert!(b.on_mark(0, 10) && !b.on_mark(0, 20));
+        assert_eq!(b.defer_notification(0, 20), None);
+    }
+
+    #[test]
     fn packets_are_paced_at_the_current_rate() {
         let mut a = agent();
         assert_eq!(a.next_send(0, 0), 0, "nothing sent yet");
@@ -491,6 +559,7 @@ mod tests {
                 rate_ai: None,
                 rate_hai: None,
                 min_rate: None,
+                defer_cnp: None,
             };
             f(&mut c);
             Dcqcn::build(&c, &clock)

@@ -105,6 +105,14 @@ pub(crate) trait CongestionControl {
     /// A notification (CNP with BECN) for `flow` reached its source at `now`.
     fn on_notification(&mut self, _flow: u32, _now: Cycle) {}
 
+    /// A marked packet of `flow` that `on_mark` left unanswered at `now`: when the
+    /// destination should ask `on_mark` again, if the agent answers such marks later (a
+    /// `Control::DeferredCnp` the destination sends itself). DCQCN's notification point
+    /// sends one CNP at the end of its interval for the marks within it.
+    fn defer_notification(&mut self, _flow: u32, _now: Cycle) -> Option<Cycle> {
+        None
+    }
+
     /// `flow` at `node` was held back at `now`: when its node should look again (a timer
     /// to set), if its own events will not wake it.
     fn held_back(&mut self, _node: usize, _flow: u32, _now: Cycle) -> Option<Cycle> {

@@ -227,6 +227,12 @@ impl Agents {
         self.congestion.on_notification(flow, now);
     }
 
+    /// A marked packet of `flow` that `on_mark` left unanswered at `now`: when to ask
+    /// again, if the agent answers it later (`CongestionControl::defer_notification`).
+    pub fn defer_notification(&mut self, flow: u32, now: Cycle) -> Option<Cycle> {
+        self.congestion.defer_notification(flow, now)
+    }
+
     /// Whether the congestion agent reacts to marked packets (a switch must mark).
     pub fn reacts_to_marks(&self) -> bool {
         self.congestion.reacts_to_marks()

@@ -66,6 +66,45 @@ impl Endpoints {
         self.wake(n);
     }
 
+    /// Destination `n` left a marked packet of `flow` (from `src`, over `path`) unanswered
+    /// at `now`: its own timer for the CNP the agent answers it with later, if it does
+    /// (DCQCN's, at the end of its interval: `CongestionControl::defer_notification`).
+    #[cold]
+    pub(crate) fn defer_cnp(
+        &mut self,
+        net: &mut Net,
+        n: usize,
+        src: NodeId,
+        flow: u32,
+        path: u8,
+        now: Cycle,
+    ) {
+        if let Some(at) = self.agents.defer_notification(flow, now) {
+            let msg = Control::DeferredCnp { flow, src: src.0, path };
+            net.links.send_control(at.max(now + 1), NodeId::new(n as u32), msg);
+        }
+    }
+
+    /// The timer of `defer_cnp` fired: the CNP goes now if the agent still answers.
+    #[cold]
+    pub(crate) fn deferred_cnp(
+        &mut self,
+        net: &mut Net,
+        n: usize,
+        flow: u32,
+        src: NodeId,
+        path: u8,
+        now: Cycle,
+    ) {
+        if self.agents.on_mark(flow, now) {
+            if self.nics.is_empty() {
+                self.send_cnp::<false>(net, n, src, flow, path, now);
+            } else {
+                self.send_cnp::<true>(net, n, src, flow, path, now);
+            }
+        }
+    }
+
     /// The agent held back `flow` at node `n` at `now`: set the node's retry timer if the
     /// agent asks for one.
     #[inline]

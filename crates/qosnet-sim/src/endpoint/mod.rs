@@ -516,7 +516,10 @@ impl Endpoints {
     }
 
     /// Control message `msg` arrived at node `n` (`links::Control`): its agent hears it.
-    pub(crate) fn control_arrived(&mut self, n: usize, msg: Control, now: Cycle) {
+    pub(crate) fn control_arrived(&mut self, net: &mut Net, n: usize, msg: Control, now: Cycle) {
+        if let Control::DeferredCnp { flow, src, path } = msg {
+            return self.deferred_cnp(net, n, flow, NodeId::new(src), path, now);
+        }
         if self.agents.on_control(n, msg, now) {
             if let Control::Retry { flow } = msg {
                 // Probe again (or give up and drop them): from the queue's head.
@@ -665,6 +668,8 @@ impl Endpoints {
                 let answer = self.agents.on_mark(pkt_flow, now);
                 if answer || self.path_choice.hears_notifications() {
                     self.send_cnp::<NIC>(net, n, pkt_src, pkt_flow, pkt_path, now);
+                } else {
+                    self.defer_cnp(net, n, pkt_src, pkt_flow, pkt_path, now);
                 }
             }
         }
