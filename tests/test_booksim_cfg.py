@@ -386,7 +386,7 @@ def test_unsupported_topology_and_routing_name_what_is_supported():
         "ugal is not supported on a torus: qosnet supports dim_order there"
     )
     # a mesh's valiant and xy_yx are qosnet's (oblivious, drawn per packet)
-    for name in ("valiant", "xy_yx"):
+    for name in ("valiant", "xy_yx", "adaptive_xy_yx"):
         assert convert(MESH.replace("dim_order", name)).config["routing"] == {"kind": name}
     # BookSim2's torus min_adapt puts adaptive traffic on VC 3 alone: not qosnet's
     e = refusals("topology = torus; routing_function = min_adapt;")

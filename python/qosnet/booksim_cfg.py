@@ -340,6 +340,8 @@ ROUTING = {
         "min_adapt": "min_adapt",
         "valiant": "valiant",
         "xy_yx": "xy_yx",
+        # (adaptive_xy_yx_mesh: O1TURN's order by the first hops' used credits at the source)
+        "adaptive_xy_yx": "adaptive_xy_yx",
     },
     "torus": {"dim_order": "dor_dateline"},
     "dragonflynew": {"min": "min", "ugal": "ugal"},

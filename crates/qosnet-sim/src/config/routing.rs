@@ -45,6 +45,10 @@ pub enum RoutingKind {
     /// dimension order lowest dimension first, the other half highest first, each order on
     /// its own VC layer (two).
     XyYx,
+    /// O1TURN with the order chosen at the source router by its two first hops' queues
+    /// (BookSim2's `adaptive_xy_yx`): XY where its output port has fewer flits waiting
+    /// downstream than YX's, YX where more, drawn on a tie; each order on its VC layer.
+    AdaptiveXyYx,
 }
 
 impl RoutingKind {
@@ -64,6 +68,7 @@ impl RoutingKind {
             Self::Ugal => "ugal",
             Self::MinAdapt => "min_adapt",
             Self::XyYx => "xy_yx",
+            Self::AdaptiveXyYx => "adaptive_xy_yx",
         }
     }
 }

@@ -188,7 +188,7 @@ impl Routing {
             (Shape::Torus { dims }, RoutingKind::MinAdapt) => {
                 Routing::MinAdapt { grid: Grid::new(dims), torus: true }
             }
-            (Shape::Mesh { dims }, RoutingKind::Valiant | RoutingKind::XyYx) => {
+            (Shape::Mesh { dims }, RoutingKind::Valiant | RoutingKind::XyYx | RoutingKind::AdaptiveXyYx) => {
                 let routers: u64 = dims.iter().map(|&d| d as u64).product();
                 if kind == RoutingKind::Valiant && routers >= u16::MAX as u64 {
                     return Err(ConfigError::new(
@@ -200,15 +200,15 @@ impl Routing {
                         ),
                     ));
                 }
-                let mode = if kind == RoutingKind::Valiant {
-                    oblivious::Oblivious::Valiant
-                } else {
-                    oblivious::Oblivious::XyYx
+                let mode = match kind {
+                    RoutingKind::Valiant => oblivious::Oblivious::Valiant,
+                    RoutingKind::XyYx => oblivious::Oblivious::XyYx,
+                    _ => oblivious::Oblivious::AdaptiveXyYx,
                 };
                 Routing::Oblivious { grid: Grid::new(dims), mode }
             }
             (Shape::Mesh { .. }, _) => {
-                return Err(mismatch("\"dor\", \"min_adapt\", \"valiant\" or \"xy_yx\""))
+                return Err(mismatch("\"dor\", \"min_adapt\", \"valiant\", \"xy_yx\" or \"adaptive_xy_yx\""))
             }
             (Shape::Torus { dims }, RoutingKind::Dor) => Routing::Dor { grid: Grid::new(dims), wrap: true },
             (Shape::Torus { dims }, RoutingKind::Auto | RoutingKind::DorDateline) => {
@@ -441,6 +441,7 @@ impl Routing {
             },
             Routing::Oblivious { mode: oblivious::Oblivious::Valiant, .. } => "valiant",
             Routing::Oblivious { mode: oblivious::Oblivious::XyYx, .. } => "xy_yx",
+            Routing::Oblivious { mode: oblivious::Oblivious::AdaptiveXyYx, .. } => "adaptive_xy_yx",
             _ => "",
         }
     }
@@ -469,7 +470,7 @@ impl Routing {
             Routing::Dragonfly { net, mode } => dragonfly::choose_via(net, *mode, router, dst, draw, queue),
             Routing::FlatFly { net, mode } => flatfly::choose_via(net, *mode, router, dst, draw, queue),
             Routing::Nca { k, n } => fat_tree::choose_up(*k, *n, draw),
-            Routing::Oblivious { grid, mode } => oblivious::choose(grid, *mode, router, draw),
+            Routing::Oblivious { grid, mode } => oblivious::choose(grid, *mode, router, dst, draw, queue),
             _ => 0,
         }
     }

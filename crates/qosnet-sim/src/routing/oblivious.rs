@@ -19,6 +19,8 @@ use crate::topology::mesh::{minus_port, plus_port, EJECT_PORT};
 pub enum Oblivious {
     Valiant,
     XyYx,
+    /// O1TURN with the order chosen by the first hops' queues (`choose`).
+    AdaptiveXyYx,
 }
 
 /// The VC layers both need (module comment).
@@ -62,18 +64,27 @@ pub(super) fn route(
                 None => (EJECT_PORT, None),
             }
         }
-        Oblivious::XyYx => match toward(grid, router, dst, via == 1) {
+        Oblivious::XyYx | Oblivious::AdaptiveXyYx => match toward(grid, router, dst, via == 1) {
             Some(port) => (port, Some(via)),
             None => (EJECT_PORT, None),
         },
     }
 }
 
-/// A packet's choice at its source router `router` from a uniform `draw`: Valiant's
-/// intermediate router + 1 (0 where it is the source's own: the minimal path, on layer 1),
-/// O1TURN's order (0: XY, 1: YX).
+/// A packet's choice at its source router `router` for router `dst` from a uniform `draw`
+/// and the router's queue toward each output port (flits waiting downstream, as its
+/// credits tell): Valiant's intermediate router + 1 (0 where it is the source's own: the
+/// minimal path, on layer 1), O1TURN's order (0: XY, 1: YX; adaptive: the order whose
+/// first hop has the shorter queue, drawn on a tie, as BookSim2's `adaptive_xy_yx_mesh`).
 #[inline]
-pub fn choose(grid: &Grid, mode: Oblivious, router: usize, draw: u64) -> u16 {
+pub fn choose(
+    grid: &Grid,
+    mode: Oblivious,
+    router: usize,
+    dst: usize,
+    draw: u64,
+    queue: impl Fn(usize) -> u32,
+) -> u16 {
     match mode {
         Oblivious::Valiant => {
             let routers: usize = grid.dims.iter().map(|&d| d as usize).product();
@@ -85,6 +96,14 @@ pub fn choose(grid: &Grid, mode: Oblivious, router: usize, draw: u64) -> u16 {
             }
         }
         Oblivious::XyYx => (draw & 1) as u16,
+        Oblivious::AdaptiveXyYx => {
+            let first = |descending| toward(grid, router, dst, descending).map_or(0, &queue);
+            match first(false).cmp(&first(true)) {
+                std::cmp::Ordering::Less => 0,
+                std::cmp::Ordering::Greater => 1,
+                std::cmp::Ordering::Equal => (draw & 1) as u16,
+            }
+        }
     }
 }
 
@@ -155,9 +174,36 @@ mod tests {
         let (yx, layers) = walk(&t, &grid, Oblivious::XyYx, 0, 14, 1);
         assert_eq!(yx, [0, 4, 8, 12, 13, 14]);
         assert!(layers.iter().all(|&l| l == 1));
-        assert_eq!((choose(&grid, Oblivious::XyYx, 0, 6), choose(&grid, Oblivious::XyYx, 0, 7)), (0, 1));
+        let none = |_: usize| 0;
+        assert_eq!(
+            (choose(&grid, Oblivious::XyYx, 0, 14, 6, none), choose(&grid, Oblivious::XyYx, 0, 14, 7, none)),
+            (0, 1)
+        );
         // Valiant: the draw's router, but the source's own means minimal
-        assert_eq!(choose(&grid, Oblivious::Valiant, 3, 16 + 9), 10);
-        assert_eq!(choose(&grid, Oblivious::Valiant, 9, 16 + 9), 0);
+        assert_eq!(choose(&grid, Oblivious::Valiant, 3, 14, 16 + 9, none), 10);
+        assert_eq!(choose(&grid, Oblivious::Valiant, 9, 14, 16 + 9, none), 0);
+        // adaptive: the order whose first hop (XY: +x, YX: +y) has fewer flits waiting,
+        // the draw's bit on a tie
+        let (px, py) = (plus_port(0), plus_port(1));
+        let queue = |qx: u32, qy: u32| {
+            move |p: usize| {
+                if p == px {
+                    qx
+                } else if p == py {
+                    qy
+                } else {
+                    99
+                }
+            }
+        };
+        let a = Oblivious::AdaptiveXyYx;
+        assert_eq!(choose(&grid, a, 0, 14, 0, queue(3, 1)), 1, "x busier: YX");
+        assert_eq!(choose(&grid, a, 0, 14, 1, queue(1, 3)), 0, "y busier: XY");
+        assert_eq!(
+            (choose(&grid, a, 0, 14, 6, queue(2, 2)), choose(&grid, a, 0, 14, 7, queue(2, 2))),
+            (0, 1)
+        );
+        // and it routes as O1TURN does on the order it chose
+        assert_eq!(walk(&t, &grid, a, 0, 14, 1).0, yx);
     }
 }

@@ -316,9 +316,9 @@ fn invariants_hold_every_cycle_with_every_scheduler() {
 fn arb_config() -> impl Strategy<Value = String> {
     let topo = prop_oneof![
         (2u32..=6).prop_map(|p| format!("kind = \"star\"\nports = {p}")),
-        (2u32..=4, 1u32..=2, 0usize..3).prop_map(|(k, n, r)| format!(
+        (2u32..=4, 1u32..=2, 0usize..4).prop_map(|(k, n, r)| format!(
             "kind = \"mesh\"\nk = {k}\nn = {n}\n[routing]\nkind = \"{}\"",
-            ["dor", "valiant", "xy_yx"][r]
+            ["dor", "valiant", "xy_yx", "adaptive_xy_yx"][r]
         )),
         (2u32..=4, 1u32..=2).prop_map(|(k, n)| format!("kind = \"torus\"\nk = {k}\nn = {n}")),
         (2u32..=3, 1u32..=3, 0usize..2).prop_map(|(k, n, r)| format!(

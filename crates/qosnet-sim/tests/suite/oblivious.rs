@@ -27,6 +27,10 @@ fn o1turn_carries_more_of_a_transpose_than_dimension_order() {
     let acc = |s: &qosnet_sim::Summary| s.accepted_flits_per_node_cycle;
     assert!(dor.saturated && o1turn.saturated);
     assert!(acc(&o1turn) > acc(&dor) * 1.1, "xy_yx {} dor {}", acc(&o1turn), acc(&dor));
+    // choosing the order by the first hops' queues (BookSim2's adaptive_xy_yx) carries
+    // more than dimension order too
+    let adaptive = run("adaptive_xy_yx", "transpose", 0.4);
+    assert!(acc(&adaptive) > acc(&dor) * 1.1, "adaptive_xy_yx {} dor {}", acc(&adaptive), acc(&dor));
 }
 
 #[test]
