@@ -337,6 +337,10 @@ def test_cmesh_becomes_qosnets_cmesh_with_its_channel_latencies():
     # BookSim2 numbers the nodes on the 2k x 2k grid, as qosnet's cmesh: the pattern as is
     assert c.config["traffic"][0]["pattern"] == {"kind": "bit_complement"}
     assert ("batch_size", 2000, "used by BookSim2 only with sim_type = batch") in c.ignored
+    # O1TURN: xy_yx_no_express and xy_yx (over the express channels)
+    for theirs, ours in (("xy_yx_no_express", "xy_yx"), ("xy_yx", "xy_yx_express")):
+        routing = convert(CMESHCONFIG + f"routing_function = {theirs};").config["routing"]
+        assert routing == {"kind": ours}
     # dor_cmesh takes the express channels: qosnet's dor_express
     assert convert(CMESHCONFIG + "routing_function = dor;").config["routing"] == {
         "kind": "dor_express"
@@ -355,10 +359,9 @@ def test_cmesh_becomes_qosnets_cmesh_with_its_channel_latencies():
         ("c = 2;", "c", "BookSim2's cmesh needs c = 4"),
         ("xr = 1; yr = 4;", "xr", "give xr = 2; yr = 2;"),
         ("y = 8;", "y", "BookSim2's cmesh needs y = x (x = 4)"),
-        ("routing_function = xy_yx;", "routing_function", "at random per packet"),
-        ("routing_function = xy_yx_no_express;", "routing_function", "at random per packet"),
+        ("routing_function = xy_yx; k = 6;", "routing_function", "the same for k = 4 only"),
         ("routing_function = dor; k = 5;", "k", "give an even k or dor_no_express"),
-        ("routing_function = min;", "routing_function", "supports dor_no_express, dor there"),
+        ("routing_function = min;", "routing_function", "supports dor_no_express, dor, xy_yx_no_express, xy_yx there"),
     ],
 )
 def test_cmesh_refuses_what_qosnet_does_not_model(setting: str, key: str, message: str):

@@ -356,15 +356,19 @@ ROUTING = {
     "fattree": {"nca": "nca"},
     # BookSim2's cmesh.cpp: dor_no_express_cmesh goes x then y over the mesh channels,
     # dor_cmesh over the edges' express channels too (qosnet's `dor_express`)
-    "cmesh": {"dor_no_express": "dor", "dor": "dor_express"},
+    # (xy_yx_no_express and xy_yx: O1TURN, x-then-y or y-then-x drawn per packet, each on
+    # half of the VCs, over the mesh channels or the express ones too)
+    "cmesh": {
+        "dor_no_express": "dor",
+        "dor": "dor_express",
+        "xy_yx_no_express": "xy_yx",
+        "xy_yx": "xy_yx_express",
+    },
     # a one-stage k-ary fly is one k x k router (`_fly`); dest_tag_fly's output port is the
     # destination's digit, the destination itself: qosnet's star's `direct`
     "fly": {"dest_tag": "direct"},
 }
 
-#: BookSim2's cmesh routing functions that pick x-then-y or y-then-x at random per packet,
-#: each order on half of the VCs: qosnet's cmesh routing goes x then y.
-CMESH_XY_YX = ("xy_yx", "xy_yx_no_express")
 
 #: A flatfly's and a cmesh's placement keys: read only there (BookSim2's flatfly_onchip.cpp,
 #: cmesh.cpp).
@@ -580,12 +584,12 @@ def _topology(r: _Reader, config: dict[str, Any]) -> int:
     else:
         config["topology"] = {"kind": topology, "k": k, "n": n}
     functions = ROUTING[topology]
-    if topology == "cmesh" and routing in CMESH_XY_YX:
+    if topology == "cmesh" and routing == "xy_yx" and k != 4:
         r.refuse(
             "routing_function",
-            f"{routing} is not supported on a cmesh: BookSim2 then picks x-then-y or "
-            "y-then-x at random per packet, each on half of the VCs; qosnet's cmesh goes x "
-            f"then y ({_choices(functions)})",
+            f"xy_yx on a cmesh with k = {k} is not supported: BookSim2's cmesh_xy takes an "
+            "edge's express channel wherever two or more routers remain, qosnet's where more "
+            "than k/2 - 1 do (as BookSim2's dor): the same for k = 4 only",
         )
     elif routing not in functions:
         r.refuse(

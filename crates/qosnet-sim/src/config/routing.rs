@@ -49,6 +49,9 @@ pub enum RoutingKind {
     /// (BookSim2's `adaptive_xy_yx`): XY where its output port has fewer flits waiting
     /// downstream than YX's, YX where more, drawn on a tie; each order on its VC layer.
     AdaptiveXyYx,
+    /// O1TURN on a concentrated mesh over its express channels too (BookSim2's `xy_yx` on
+    /// a `cmesh`; `xy_yx` there is its `xy_yx_no_express`).
+    XyYxExpress,
 }
 
 impl RoutingKind {
@@ -69,6 +72,7 @@ impl RoutingKind {
             Self::MinAdapt => "min_adapt",
             Self::XyYx => "xy_yx",
             Self::AdaptiveXyYx => "adaptive_xy_yx",
+            Self::XyYxExpress => "xy_yx_express",
         }
     }
 }

@@ -16,8 +16,24 @@ use crate::topology::cmesh::{minus_port, plus_port, CMesh};
 
 #[inline]
 pub(super) fn route(m: &CMesh, router: usize, dst: usize, express: bool, vcs: u32) -> Route {
+    let (port, _) = route_in_order(m, router, dst, express, false);
+    Route { port: port as u32, vcs: all_vcs(vcs) }
+}
+
+/// The output port toward node `dst` at `router`, x first or (`y_first`) y first (O1TURN,
+/// BookSim2's `xy_yx` and `xy_yx_no_express` on a `cmesh`, each order on its own VC
+/// layer), and whether it is the ejection.
+#[inline]
+pub(super) fn route_in_order(
+    m: &CMesh,
+    router: usize,
+    dst: usize,
+    express: bool,
+    y_first: bool,
+) -> (usize, bool) {
     let (here, there) = (m.coords(router), m.coords(m.router_of(dst)));
-    for dim in 0..2 {
+    let order = if y_first { [1, 0] } else { [0, 1] };
+    for dim in order {
         let (c, t) = (here[dim], there[dim]);
         if c == t {
             continue;
@@ -36,9 +52,9 @@ pub(super) fn route(m: &CMesh, router: usize, dst: usize, express: bool, vcs: u3
         } else {
             minus_port(dim)
         };
-        return Route { port: port as u32, vcs: all_vcs(vcs) };
+        return (port, false);
     }
-    Route { port: m.port_of(dst) as u32, vcs: all_vcs(vcs) }
+    (m.port_of(dst), true)
 }
 
 #[cfg(test)]
@@ -50,6 +66,11 @@ mod tests {
     /// Every node to every node along the routes: the routers passed (their coordinates
     /// after each hop), checking that each walk ends at its node.
     fn walks(k: u32, express: bool) -> Vec<(usize, usize, Vec<[u32; 2]>)> {
+        walks_in_order(k, express, false)
+    }
+
+    /// `walks`, x first or (`y_first`) y first.
+    fn walks_in_order(k: u32, express: bool, y_first: bool) -> Vec<(usize, usize, Vec<[u32; 2]>)> {
         let t = Topology::build(&TopologyConfig::Cmesh { k, c: None, express_latency: None }).unwrap();
         let m = CMesh { k };
         let mut out = Vec::new();
@@ -58,8 +79,10 @@ mod tests {
                 let mut r = m.router_of(src);
                 let mut seen = vec![m.coords(r)];
                 loop {
-                    match t.peer(r, route(&m, r, dst, express, 1).port as usize) {
+                    let (port, eject) = route_in_order(&m, r, dst, express, y_first);
+                    match t.peer(r, port) {
                         Peer::Endpoint { node } => {
+                            assert!(eject, "an ejection says so");
                             assert_eq!(node.index(), dst, "from {src}");
                             break;
                         }
@@ -87,6 +110,37 @@ mod tests {
                 let first_y = seen.windows(2).position(|w| w[0][1] != w[1][1]);
                 if let Some(i) = first_y {
                     assert!(seen[i..].iter().all(|c| c[0] == b[0]), "k = {k}, from {src} to {dst}: {seen:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn y_first_mirrors_x_first() {
+        // O1TURN's second order: y's hops before x's, as many as x first without the express
+        // channels, at most the mesh's with them
+        for k in [2, 3, 4, 6] {
+            for express in [false, k % 2 == 0] {
+                let (xy, yx) = (walks_in_order(k, express, false), walks_in_order(k, express, true));
+                for ((src, dst, a), (_, _, b)) in xy.iter().zip(&yx) {
+                    let m = CMesh { k };
+                    let (from, to) = (m.coords(m.router_of(*src)), m.coords(m.router_of(*dst)));
+                    let manhattan = (from[0].abs_diff(to[0]) + from[1].abs_diff(to[1])) as usize;
+                    if express {
+                        // (an edge's express channel serves one order's leg and not the
+                        // other's: the two may differ, neither longer than the mesh's)
+                        assert!(b.len() - 1 <= manhattan, "k = {k}, from {src} to {dst}: {b:?}");
+                    } else {
+                        assert_eq!(
+                            (a.len() - 1, b.len() - 1),
+                            (manhattan, manhattan),
+                            "k = {k}, from {src} to {dst}"
+                        );
+                    }
+                    // once x has changed, y stays
+                    if let Some(i) = b.windows(2).position(|w| w[0][0] != w[1][0]) {
+                        assert!(b[i..].iter().all(|c| c[1] == to[1]), "k = {k}: {b:?}");
+                    }
                 }
             }
         }

@@ -154,7 +154,8 @@ pub enum Routing {
     FlatFly { net: crate::topology::flatfly::FlatFly, mode: Mode },
     /// Dimension order on a concentrated mesh, with or without its express channels
     /// (`cmesh.rs`, BookSim2's `dor` and `dor_no_express`).
-    CMesh { mesh: crate::topology::cmesh::CMesh, express: bool },
+    /// O1TURN on it (`turns`: x first or y first drawn per packet, each on its VC layer).
+    CMesh { mesh: crate::topology::cmesh::CMesh, express: bool, turns: bool },
     /// Minimal adaptive on a mesh or torus with dimension order as the escape
     /// (`min_adapt.rs`, Duato's protocol).
     MinAdapt { grid: Grid, torus: bool },
@@ -274,22 +275,26 @@ impl Routing {
             }
             (Shape::FlatFly(_), _) => return Err(mismatch("\"dor\", \"valiant\" or \"ugal\"")),
             (Shape::CMesh(m), RoutingKind::Auto | RoutingKind::Dor) => {
-                Routing::CMesh { mesh: *m, express: false }
+                Routing::CMesh { mesh: *m, express: false, turns: false }
             }
-            (Shape::CMesh(m), RoutingKind::DorExpress) => {
+            (Shape::CMesh(m), RoutingKind::XyYx) => Routing::CMesh { mesh: *m, express: false, turns: true },
+            (Shape::CMesh(m), RoutingKind::DorExpress | RoutingKind::XyYxExpress) => {
                 if !m.has_express() {
                     return Err(ConfigError::new(
                         "routing.kind",
                         format!(
-                            "\"dor_express\" needs express channels, which join edge routers k/2 apart: \
+                            "{:?} needs express channels, which join edge routers k/2 apart: \
                              give an even topology.k, got {}",
+                            kind.name(),
                             m.k
                         ),
                     ));
                 }
-                Routing::CMesh { mesh: *m, express: true }
+                Routing::CMesh { mesh: *m, express: true, turns: kind == RoutingKind::XyYxExpress }
             }
-            (Shape::CMesh(_), _) => return Err(mismatch("\"dor\" or \"dor_express\"")),
+            (Shape::CMesh(_), _) => {
+                return Err(mismatch("\"dor\", \"dor_express\", \"xy_yx\" or \"xy_yx_express\""))
+            }
             (Shape::Dragonfly(_), _) => return Err(mismatch("\"min\", \"valiant\" or \"ugal\"")),
         })
     }
@@ -411,7 +416,11 @@ impl Routing {
                     flatfly::route_detour(net, *mode, router, in_port, in_vc as u32 % layers, dst, path);
                 in_layer(port, layer, layers, all_vcs(vcs))
             }
-            Routing::CMesh { mesh, express } => cmesh::route(mesh, router, dst, *express, vcs),
+            Routing::CMesh { mesh, express, turns: false } => cmesh::route(mesh, router, dst, *express, vcs),
+            Routing::CMesh { mesh, express, turns: true } => {
+                let (port, eject) = cmesh::route_in_order(mesh, router, dst, *express, path & 1 == 1);
+                in_layer(port, (!eject).then_some(path & 1), 2, all_vcs(vcs))
+            }
             Routing::Oblivious { grid, mode } => {
                 let layers = oblivious::LAYERS;
                 let (port, layer) =
@@ -442,6 +451,8 @@ impl Routing {
             Routing::Oblivious { mode: oblivious::Oblivious::Valiant, .. } => "valiant",
             Routing::Oblivious { mode: oblivious::Oblivious::XyYx, .. } => "xy_yx",
             Routing::Oblivious { mode: oblivious::Oblivious::AdaptiveXyYx, .. } => "adaptive_xy_yx",
+            Routing::CMesh { turns: true, express: false, .. } => "xy_yx",
+            Routing::CMesh { turns: true, express: true, .. } => "xy_yx_express",
             _ => "",
         }
     }
@@ -457,6 +468,7 @@ impl Routing {
                 | Routing::FlatFly { mode: Mode::Valiant | Mode::Ugal, .. }
                 | Routing::Nca { .. }
                 | Routing::Oblivious { .. }
+                | Routing::CMesh { turns: true, .. }
         )
     }
 
@@ -471,6 +483,8 @@ impl Routing {
             Routing::FlatFly { net, mode } => flatfly::choose_via(net, *mode, router, dst, draw, queue),
             Routing::Nca { k, n } => fat_tree::choose_up(*k, *n, draw),
             Routing::Oblivious { grid, mode } => oblivious::choose(grid, *mode, router, dst, draw, queue),
+            // (O1TURN's order: 0 x first, 1 y first)
+            Routing::CMesh { turns: true, .. } => (draw & 1) as u16,
             _ => 0,
         }
     }
@@ -541,6 +555,10 @@ impl Routing {
                 let from = rank(class_vcs, in_vc) % layers;
                 let (port, layer) = oblivious::route(grid, *mode, router, in_port, from, dst, path);
                 in_layer(port, layer, layers, class_vcs)
+            }
+            Routing::CMesh { mesh, express, turns: true } => {
+                let (port, eject) = cmesh::route_in_order(mesh, router, dst, *express, path & 1 == 1);
+                in_layer(port, (!eject).then_some(path & 1), 2, class_vcs)
             }
             Routing::FlatFly { net, mode } if *mode != Mode::Min => {
                 let layers = flatfly::DETOUR_LAYERS;
@@ -627,6 +645,7 @@ impl Routing {
             Routing::Dragonfly { mode, .. } => dragonfly::layers(*mode),
             Routing::FlatFly { mode, .. } if *mode != Mode::Min => flatfly::DETOUR_LAYERS,
             Routing::Oblivious { .. } => oblivious::LAYERS,
+            Routing::CMesh { turns: true, .. } => 2,
             Routing::MinAdapt { torus, .. } => min_adapt::escape_vcs(*torus) + 1,
             _ => 1,
         }

@@ -334,11 +334,19 @@ fn arb_config() -> impl Strategy<Value = String> {
             ["dor", "valiant", "ugal"][r]
         )),
         // (express channels on an even side, of their own latency or the router's)
-        (2u32..=4, prop::bool::ANY, 0u32..=3).prop_map(|(k, express, latency)| format!(
-            "kind = \"cmesh\"\nk = {k}\n{}[routing]\nkind = \"{}\"",
-            if latency > 0 { format!("express_latency = {latency}\n") } else { String::new() },
-            if express && k % 2 == 0 { "dor_express" } else { "dor" }
-        )),
+        // (O1TURN on it too: `xy_yx`, `xy_yx_express`)
+        (2u32..=4, prop::bool::ANY, 0u32..=3, prop::bool::ANY).prop_map(
+            |(k, express, latency, turns)| format!(
+                "kind = \"cmesh\"\nk = {k}\n{}[routing]\nkind = \"{}\"",
+                if latency > 0 { format!("express_latency = {latency}\n") } else { String::new() },
+                match (express && k % 2 == 0, turns) {
+                    (true, false) => "dor_express",
+                    (false, false) => "dor",
+                    (true, true) => "xy_yx_express",
+                    (false, true) => "xy_yx",
+                }
+            )
+        ),
     ];
     let router = (
         (1u32..=4, 1u32..=4, 1u32..=3),
