@@ -361,7 +361,11 @@ def test_cmesh_becomes_qosnets_cmesh_with_its_channel_latencies():
         ("y = 8;", "y", "BookSim2's cmesh needs y = x (x = 4)"),
         ("routing_function = xy_yx; k = 6;", "routing_function", "the same for k = 4 only"),
         ("routing_function = dor; k = 5;", "k", "give an even k or dor_no_express"),
-        ("routing_function = min;", "routing_function", "supports dor_no_express, dor, xy_yx_no_express, xy_yx there"),
+        (
+            "routing_function = min;",
+            "routing_function",
+            "supports dor_no_express, dor, xy_yx_no_express, xy_yx there",
+        ),
     ],
 )
 def test_cmesh_refuses_what_qosnet_does_not_model(setting: str, key: str, message: str):
