@@ -600,7 +600,7 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
         case("cmesh too many routers", topo("kind = \"cmesh\"\nk = 1025\n", ""), "topology.k", "1025 x 1025 routers is more than"),
         case("cmesh express latency 0", topo("kind = \"cmesh\"\nk = 4\nexpress_latency = 0\n", ""), "topology.express_latency", "in 1..=10000, got 0"),
         case("cmesh express on odd k", topo("kind = \"cmesh\"\nk = 3\n", "[routing]\nkind = \"dor_express\"\n"), "routing.kind", "give an even topology.k, got 3"),
-        case("cmesh min_adapt", topo("kind = \"cmesh\"\nk = 4\n", "[routing]\nkind = \"min_adapt\"\n"), "routing.kind", "use \"auto\" or \"dor\" or \"dor_express\""),
+        case("cmesh min_adapt", topo("kind = \"cmesh\"\nk = 4\n", "[routing]\nkind = \"min_adapt\"\n"), "routing.kind", "use \"auto\" or \"dor\", \"dor_express\", \"xy_yx\" or \"xy_yx_express\""),
         case("dor_express on a mesh", with("[routing]\nkind = \"dor_express\"\n"), "routing.kind", "does not apply to a mesh"),
         // ---- ib_fabric from an ibsim net file (topology/ib_fabric/ibsim.rs) ----
         case("ibsim mismatched peer port", ibsim(&tmp.ibsim_mismatch, ""), "topology.file", "line 4: mismatched link: this line joins \"Switch1\"[3] to \"Switch2\"[3], but line 8 joins \"Switch2\"[3] to \"Switch1\"[4]"),
