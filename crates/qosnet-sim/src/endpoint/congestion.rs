@@ -97,10 +97,9 @@ impl Endpoints {
         now: Cycle,
     ) {
         if self.agents.on_mark(flow, now) {
-            if self.nics.is_empty() {
-                self.send_cnp::<false>(net, n, src, flow, path, now);
-            } else {
-                self.send_cnp::<true>(net, n, src, flow, path, now);
+            match self.model() {
+                super::EndpointModel::Ideal => self.send_cnp::<false>(net, n, src, flow, path, now),
+                super::EndpointModel::Nic => self.send_cnp::<true>(net, n, src, flow, path, now),
             }
         }
     }

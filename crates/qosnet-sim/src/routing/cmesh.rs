@@ -20,6 +20,24 @@ pub(super) fn route(m: &CMesh, router: usize, dst: usize, express: bool, vcs: u3
     Route { port: port as u32, vcs: all_vcs(vcs) }
 }
 
+/// O1TURN's VC layers: one per order.
+pub const LAYERS: u32 = 2;
+
+/// O1TURN's route toward node `dst` at `router` for a packet whose order is `via` (0: x
+/// first, 1: y first): the output port and the layer it leaves in, `None` for the
+/// ejection (every VC).
+#[inline]
+pub(super) fn route_turns(
+    m: &CMesh,
+    router: usize,
+    dst: usize,
+    express: bool,
+    via: u32,
+) -> (usize, Option<u32>) {
+    let (port, eject) = route_in_order(m, router, dst, express, via & 1 == 1);
+    (port, (!eject).then_some(via & 1))
+}
+
 /// The output port toward node `dst` at `router`, x first or (`y_first`) y first (O1TURN,
 /// BookSim2's `xy_yx` and `xy_yx_no_express` on a `cmesh`, each order on its own VC
 /// layer), and whether it is the ejection.

@@ -418,8 +418,8 @@ impl Routing {
             }
             Routing::CMesh { mesh, express, turns: false } => cmesh::route(mesh, router, dst, *express, vcs),
             Routing::CMesh { mesh, express, turns: true } => {
-                let (port, eject) = cmesh::route_in_order(mesh, router, dst, *express, path & 1 == 1);
-                in_layer(port, (!eject).then_some(path & 1), 2, all_vcs(vcs))
+                let (port, layer) = cmesh::route_turns(mesh, router, dst, *express, path);
+                in_layer(port, layer, cmesh::LAYERS, all_vcs(vcs))
             }
             Routing::Oblivious { grid, mode } => {
                 let layers = oblivious::LAYERS;
@@ -557,8 +557,8 @@ impl Routing {
                 in_layer(port, layer, layers, class_vcs)
             }
             Routing::CMesh { mesh, express, turns: true } => {
-                let (port, eject) = cmesh::route_in_order(mesh, router, dst, *express, path & 1 == 1);
-                in_layer(port, (!eject).then_some(path & 1), 2, class_vcs)
+                let (port, layer) = cmesh::route_turns(mesh, router, dst, *express, path);
+                in_layer(port, layer, cmesh::LAYERS, class_vcs)
             }
             Routing::FlatFly { net, mode } if *mode != Mode::Min => {
                 let layers = flatfly::DETOUR_LAYERS;
@@ -645,7 +645,7 @@ impl Routing {
             Routing::Dragonfly { mode, .. } => dragonfly::layers(*mode),
             Routing::FlatFly { mode, .. } if *mode != Mode::Min => flatfly::DETOUR_LAYERS,
             Routing::Oblivious { .. } => oblivious::LAYERS,
-            Routing::CMesh { turns: true, .. } => 2,
+            Routing::CMesh { turns: true, .. } => cmesh::LAYERS,
             Routing::MinAdapt { torus, .. } => min_adapt::escape_vcs(*torus) + 1,
             _ => 1,
         }
