@@ -226,10 +226,14 @@ def test_quick_reproduction_runs_on_the_engine(tmp_path: Path):
     row = next(x for x in findings.splitlines() if x.startswith("| with the middleware within 7%"))
     assert row.rstrip(" |").endswith("| circular")
     assert "| time falls as the per-flow reservation rises" in findings
+    # (and the report's page beside its Markdown, as every reproduction writes it: issue 42)
+    assert "Figs. 4.6-4.7" in (out / "report.html").read_text()
     (out / "FINDINGS.md").unlink()
+    (out / "report.html").unlink()
     r = CliRunner().invoke(app, ["reproduce", "seed001", "--quick", "--rescore", "-o", str(out)])
     assert r.exit_code == 0, r.output
     assert (out / "FINDINGS.md").read_text() == findings
+    assert "Figs. 4.6-4.7" in (out / "report.html").read_text()
 
 
 def test_ranks_on_one_node_share_its_two_processors_on_the_engine():

@@ -26,7 +26,7 @@ from qosnet.reproduce.scoring import (
     over_loads,
 )
 
-__all__ = ["RENAMED", "findings", "rescore"]
+__all__ = ["RENAMED", "findings", "rescore", "score"]
 
 #: The release policy the tables report (`evaluation.RELEASE`).
 RELEASE = "measured"
@@ -194,7 +194,19 @@ def _read(path: Path) -> pd.DataFrame | None:
 
 
 def rescore(out: Path, quick: bool = False) -> Path:
-    """FINDINGS.md again from the tables in `out` (nothing run)."""
+    """FINDINGS.md again from the tables in `out` (nothing run), and report.html from the
+    report.md there: the report's per-experiment tables need the runs' own results, which
+    the pooled `requests.parquet` does not tell apart, so a rescore keeps report.md as the
+    last run wrote it and renders its page again."""
+    from qosnet.report.page import markdown_page
+
+    if (out / "report.md").is_file():
+        markdown_page(out / "report.md")
+    return score(out, quick)
+
+
+def score(out: Path, quick: bool = False) -> Path:
+    """FINDINGS.md from the tables in `out` (a full run's last step)."""
     from qosnet.reproduce.findings import write_findings
 
     found = findings(

@@ -612,7 +612,7 @@ def report(
     """Write the per-request table, Tables 4.1/4.2 (CSV), figures (PNG), report.md and
     FINDINGS.md (its verdicts scored from those tables: `claims`); return the report."""
     path = _report(experiments, results, out, quick)
-    claims.rescore(out, quick)
+    claims.score(out, quick)
     return path
 
 
