@@ -390,8 +390,11 @@ def test_unsupported_topology_and_routing_name_what_is_supported():
     assert "cmesh (k, c, xr, yr), fly (k, n = 1) and anynet (network_file)" in e["topology"]
     e = refusals("topology = torus; routing_function = ugal;")
     assert e["routing_function"] == (
-        "ugal is not supported on a torus: qosnet supports dim_order there"
+        "ugal is not supported on a torus: qosnet supports dim_order, valiant there"
     )
+    # a torus's valiant is qosnet's (each phase on its own dateline pair)
+    torus = MESH.replace("topology = mesh", "topology = torus").replace("dim_order", "valiant")
+    assert convert(torus).config["routing"] == {"kind": "valiant"}
     # a mesh's valiant and xy_yx are qosnet's (oblivious, drawn per packet)
     for name in ("valiant", "xy_yx", "adaptive_xy_yx"):
         assert convert(MESH.replace("dim_order", name)).config["routing"] == {"kind": name}

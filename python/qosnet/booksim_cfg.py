@@ -343,7 +343,9 @@ ROUTING = {
         # (adaptive_xy_yx_mesh: O1TURN's order by the first hops' used credits at the source)
         "adaptive_xy_yx": "adaptive_xy_yx",
     },
-    "torus": {"dim_order": "dor_dateline"},
+    # (valiant_torus: a random intermediate router, then the destination, each phase in
+    # dimension order on the dateline pair: four VC classes)
+    "torus": {"dim_order": "dor_dateline", "valiant": "valiant"},
     "dragonflynew": {"min": "min", "ugal": "ugal"},
     # BookSim2's ran_min_flatfly (`min_flatfly`) takes, despite its name, the lowest
     # differing dimension first at every router, over all VCs: qosnet's flatfly `dor`; its

@@ -30,7 +30,8 @@ pub enum RoutingKind {
     /// Minimal routing on a dragonfly (two VC layers: the layer rises at the global hop).
     Min,
     /// Valiant: through a random intermediate group of a dragonfly (three VC layers), or a
-    /// random intermediate router of a flattened butterfly or mesh (two VC layers).
+    /// random intermediate router of a flattened butterfly or mesh (two VC layers) or torus
+    /// (four: each phase on its own dateline pair, BookSim2's `valiant_torus`).
     Valiant,
     /// UGAL-L: at the source router, minimal unless its output queue times its hops
     /// exceeds a Valiant path's by more than a bias (a dragonfly: 30 flits, three VC

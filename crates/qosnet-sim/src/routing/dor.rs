@@ -54,32 +54,71 @@ pub enum Wrap {
     Dateline { in_port: usize, in_vc: usize },
 }
 
-pub(super) fn route(grid: &Grid, router: usize, dst: usize, wrap: Wrap, vcs: u32) -> Route {
-    let (here, there) = (grid.at(router), grid.at(dst));
+/// Dimension order's next hop from `router` toward router `to`: the dimension, whether it
+/// goes +, and the two coordinates in it (here, there); `None` at `to`. On a torus
+/// (`wrap`) the minimal direction, ties by the entering coordinate (module comment).
+#[inline(always)]
+fn next_hop(grid: &Grid, router: usize, to: usize, wrap: bool) -> Option<(usize, bool, u32, u32)> {
+    let (here, there) = (grid.at(router), grid.at(to));
     for (dim, &k) in grid.dims.iter().enumerate() {
         let (c, t) = (here[dim] as u32, there[dim] as u32);
         if c == t {
             continue;
         }
-        let plus = match wrap {
-            Wrap::Mesh => t > c,
-            _ => {
-                let forward = (t + k - c) % k;
-                forward < k - forward || (forward == k - forward && c % 2 == 0)
-            }
+        let plus = if wrap {
+            let forward = (t + k - c) % k;
+            forward < k - forward || (forward == k - forward && c % 2 == 0)
+        } else {
+            t > c
         };
-        let port = if plus { plus_port(dim) } else { minus_port(dim) } as u32;
-        let Wrap::Dateline { in_port, in_vc } = wrap else {
-            return Route { port, vcs: all_vcs(vcs) };
-        };
-        let half = vcs / 2;
-        let continuing = in_port == plus_port(dim) || in_port == minus_port(dim);
-        // (going +, "c > t" is a route that wraps; going -, one that does not: the same test)
-        let upper = if continuing { in_vc as u32 >= half } else { c > t };
-        let lower = all_vcs(half);
-        return Route { port, vcs: if upper { all_vcs(vcs) & !lower } else { lower } };
+        return Some((dim, plus, c, t));
     }
-    Route { port: EJECT_PORT as u32, vcs: all_vcs(vcs) }
+    None
+}
+
+/// The dateline class (upper: true) of a hop in dimension `dim` from coordinate `c` toward
+/// `t`, for a header that arrived on `in_port` in the upper class or not (`arrived_upper`):
+/// continuing in the dimension keeps its class; entering it, going + a route that wraps
+/// takes the upper class, going - one that does not ("c > t" tells both).
+#[inline(always)]
+fn dateline_upper(dim: usize, in_port: usize, arrived_upper: bool, c: u32, t: u32) -> bool {
+    let continuing = in_port == plus_port(dim) || in_port == minus_port(dim);
+    if continuing {
+        arrived_upper
+    } else {
+        c > t
+    }
+}
+
+pub(super) fn route(grid: &Grid, router: usize, dst: usize, wrap: Wrap, vcs: u32) -> Route {
+    let Some((dim, plus, c, t)) = next_hop(grid, router, dst, wrap != Wrap::Mesh) else {
+        return Route { port: EJECT_PORT as u32, vcs: all_vcs(vcs) };
+    };
+    let port = if plus { plus_port(dim) } else { minus_port(dim) } as u32;
+    let Wrap::Dateline { in_port, in_vc } = wrap else {
+        return Route { port, vcs: all_vcs(vcs) };
+    };
+    let half = vcs / 2;
+    let upper = dateline_upper(dim, in_port, in_vc as u32 >= half, c, t);
+    let lower = all_vcs(half);
+    Route { port, vcs: if upper { all_vcs(vcs) & !lower } else { lower } }
+}
+
+/// Dimension order on a torus with its dateline classes, as `route` with `Wrap::Dateline`,
+/// for a routing that keeps the class itself (Valiant's phases, `oblivious.rs`): the next
+/// hop from `router` toward router `to` of a header that arrived on `in_port` in the upper
+/// class or not, as its output port and class; `None` at `to`.
+#[inline]
+pub(super) fn torus_hop(
+    grid: &Grid,
+    router: usize,
+    to: usize,
+    in_port: usize,
+    arrived_upper: bool,
+) -> Option<(usize, bool)> {
+    let (dim, plus, c, t) = next_hop(grid, router, to, true)?;
+    let port = if plus { plus_port(dim) } else { minus_port(dim) };
+    Some((port, dateline_upper(dim, in_port, arrived_upper, c, t)))
 }
 
 #[cfg(test)]

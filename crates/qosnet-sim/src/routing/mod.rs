@@ -177,6 +177,19 @@ impl Routing {
                 ),
             )
         };
+        if let (Shape::Mesh { dims } | Shape::Torus { dims }, RoutingKind::Valiant) = (&topo.shape, kind) {
+            let routers: u64 = dims.iter().map(|&d| d as u64).product();
+            if routers >= u16::MAX as u64 {
+                return Err(ConfigError::new(
+                    "routing.kind",
+                    format!(
+                        "\"valiant\" needs fewer than {} routers (a packet keeps its intermediate in 16 \
+                         bits), got {routers}; use \"dor\"",
+                        u16::MAX
+                    ),
+                ));
+            }
+        }
         Ok(match (&topo.shape, kind) {
             (Shape::Star { .. }, RoutingKind::Auto | RoutingKind::Direct) => Routing::Direct,
             (Shape::Star { .. }, _) => return Err(mismatch("\"direct\"")),
@@ -190,17 +203,6 @@ impl Routing {
                 Routing::MinAdapt { grid: Grid::new(dims), torus: true }
             }
             (Shape::Mesh { dims }, RoutingKind::Valiant | RoutingKind::XyYx | RoutingKind::AdaptiveXyYx) => {
-                let routers: u64 = dims.iter().map(|&d| d as u64).product();
-                if kind == RoutingKind::Valiant && routers >= u16::MAX as u64 {
-                    return Err(ConfigError::new(
-                        "routing.kind",
-                        format!(
-                            "\"valiant\" needs fewer than {} routers (a packet keeps its intermediate in \
-                             16 bits), got {routers}; use \"dor\"",
-                            u16::MAX
-                        ),
-                    ));
-                }
                 let mode = match kind {
                     RoutingKind::Valiant => oblivious::Oblivious::Valiant,
                     RoutingKind::XyYx => oblivious::Oblivious::XyYx,
@@ -221,8 +223,13 @@ impl Routing {
                 }
                 Routing::DorDateline { grid: Grid::new(dims), vcs }
             }
+            (Shape::Torus { dims }, RoutingKind::Valiant) => {
+                Routing::Oblivious { grid: Grid::new(dims), mode: oblivious::Oblivious::ValiantTorus }
+            }
             (Shape::Torus { .. }, _) => {
-                return Err(mismatch("\"dor_dateline\", \"min_adapt\" (or \"dor\", deadlock-prone)"))
+                return Err(mismatch(
+                    "\"dor_dateline\", \"min_adapt\", \"valiant\" (or \"dor\", deadlock-prone)",
+                ))
             }
             (Shape::FatTree { k, n }, RoutingKind::Auto | RoutingKind::DModK) => {
                 Routing::DModK { k: *k, n: *n, paths: 1 }
@@ -422,7 +429,7 @@ impl Routing {
                 in_layer(port, layer, cmesh::LAYERS, all_vcs(vcs))
             }
             Routing::Oblivious { grid, mode } => {
-                let layers = oblivious::LAYERS;
+                let layers = oblivious::layers(*mode);
                 let (port, layer) =
                     oblivious::route(grid, *mode, router, in_port, in_vc as u32 % layers, dst, path);
                 in_layer(port, layer, layers, all_vcs(vcs))
@@ -448,7 +455,10 @@ impl Routing {
                 Mode::Valiant => "valiant",
                 Mode::Ugal => "ugal",
             },
-            Routing::Oblivious { mode: oblivious::Oblivious::Valiant, .. } => "valiant",
+            Routing::Oblivious {
+                mode: oblivious::Oblivious::Valiant | oblivious::Oblivious::ValiantTorus,
+                ..
+            } => "valiant",
             Routing::Oblivious { mode: oblivious::Oblivious::XyYx, .. } => "xy_yx",
             Routing::Oblivious { mode: oblivious::Oblivious::AdaptiveXyYx, .. } => "adaptive_xy_yx",
             Routing::CMesh { turns: true, express: false, .. } => "xy_yx",
@@ -551,7 +561,7 @@ impl Routing {
                 Route { port: port as u32, vcs: class_layer(class_vcs, layers, layer) }
             }
             Routing::Oblivious { grid, mode } => {
-                let layers = oblivious::LAYERS;
+                let layers = oblivious::layers(*mode);
                 let from = rank(class_vcs, in_vc) % layers;
                 let (port, layer) = oblivious::route(grid, *mode, router, in_port, from, dst, path);
                 in_layer(port, layer, layers, class_vcs)
@@ -644,7 +654,7 @@ impl Routing {
             Routing::Lids { table, .. } => table.layers,
             Routing::Dragonfly { mode, .. } => dragonfly::layers(*mode),
             Routing::FlatFly { mode, .. } if *mode != Mode::Min => flatfly::DETOUR_LAYERS,
-            Routing::Oblivious { .. } => oblivious::LAYERS,
+            Routing::Oblivious { mode, .. } => oblivious::layers(*mode),
             Routing::CMesh { turns: true, .. } => cmesh::LAYERS,
             Routing::MinAdapt { torus, .. } => min_adapt::escape_vcs(*torus) + 1,
             _ => 1,

@@ -4,6 +4,11 @@
 //! - Valiant (Valiant & Brebner; BookSim2's `valiant_mesh`): dimension order to a random
 //!   intermediate router on layer 0, then dimension order to the destination on layer 1.
 //!   Each phase is dimension order's, and a packet only rises from layer 0 to 1.
+//! - Valiant on a torus (BookSim2's `valiant_torus`): the same two phases, each in dimension
+//!   order with the torus's two dateline classes (`dor.rs`), so four layers: 2 x phase +
+//!   class. Within a phase the dateline classes keep each ring acyclic, and a packet only
+//!   rises from phase 0 to 1; at the intermediate it starts phase 1 as if just injected (each
+//!   dimension's class chosen on entering it).
 //! - O1TURN (Seo et al., ISCA 2005; BookSim2's `xy_yx_mesh`): dimension order lowest
 //!   dimension first (XY) on layer 0 or highest first (YX) on layer 1, half the packets each.
 //!   Either order alone is acyclic and the layers keep them apart.
@@ -11,20 +16,28 @@
 //! At the destination router the ejection takes every VC of the class (as BookSim2's: the
 //! layers separate the channels between routers only).
 
-use super::dor::Grid;
+use super::dor::{self, Grid};
 use crate::topology::mesh::{minus_port, plus_port, EJECT_PORT};
 
 /// Which oblivious routing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Oblivious {
     Valiant,
+    /// Valiant on a torus, its phases on the dateline classes (module comment).
+    ValiantTorus,
     XyYx,
     /// O1TURN with the order chosen by the first hops' queues (`choose`).
     AdaptiveXyYx,
 }
 
-/// The VC layers both need (module comment).
-pub const LAYERS: u32 = 2;
+/// The VC layers each needs (module comment): two, four for Valiant on a torus.
+#[inline(always)]
+pub fn layers(mode: Oblivious) -> u32 {
+    match mode {
+        Oblivious::ValiantTorus => 4,
+        _ => 2,
+    }
+}
 
 /// Dimension order on a mesh from `router` toward router `to`, lowest dimension first or
 /// (`descending`) highest first; `None` at `to`.
@@ -64,6 +77,23 @@ pub(super) fn route(
                 None => (EJECT_PORT, None),
             }
         }
+        Oblivious::ValiantTorus => {
+            // (the layer is 2 x phase + dateline class; from the terminal: phase 0)
+            let (phase, mut upper) =
+                if in_port == EJECT_PORT { (0, false) } else { (in_layer / 2, in_layer % 2 == 1) };
+            let mut in_port = in_port;
+            if via != 0 && phase == 0 {
+                if let Some((port, up)) = dor::torus_hop(grid, router, via as usize - 1, in_port, upper) {
+                    return (port, Some(up as u32));
+                }
+                // at the intermediate: phase 1 starts as from the terminal
+                (in_port, upper) = (EJECT_PORT, false);
+            }
+            match dor::torus_hop(grid, router, dst, in_port, upper) {
+                Some((port, up)) => (port, Some(2 + up as u32)),
+                None => (EJECT_PORT, None),
+            }
+        }
         Oblivious::XyYx | Oblivious::AdaptiveXyYx => match toward(grid, router, dst, via == 1) {
             Some(port) => (port, Some(via)),
             None => (EJECT_PORT, None),
@@ -86,7 +116,7 @@ pub fn choose(
     queue: impl Fn(usize) -> u32,
 ) -> u16 {
     match mode {
-        Oblivious::Valiant => {
+        Oblivious::Valiant | Oblivious::ValiantTorus => {
             let routers: usize = grid.dims.iter().map(|&d| d as usize).product();
             let via = (draw % routers as u64) as usize;
             if via == router {
@@ -132,7 +162,7 @@ mod tests {
                 return (routers, layers);
             };
             layers.push(out);
-            let Peer::Router { router, port: back } = t.peer(r, port) else { panic!("off the mesh") };
+            let Peer::Router { router, port: back } = t.peer(r, port) else { panic!("off the grid") };
             (r, in_port, layer) = (router.index(), back as usize, out);
             routers.push(r);
             assert!(routers.len() < 64, "loops");
@@ -161,6 +191,54 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn valiant_on_a_torus_runs_each_phase_as_dateline_dimension_order() {
+        // every source, destination and intermediate of a 4x4 torus: phase 0 is the
+        // dateline walk to the intermediate (layers 0/1 its classes), phase 1 the walk on
+        // from it as from a terminal (layers 2/3); the layer only rises by phase
+        let t = Topology::build(&TopologyConfig::Torus { k: Some(4), n: Some(2), dims: None }).unwrap();
+        let grid = Grid::new(&[4, 4]);
+        let dateline = |from: usize, to: usize| {
+            // (dimension order with the dateline classes, as the torus's own routing)
+            let (mut r, mut in_port, mut upper) = (from, EJECT_PORT, false);
+            let (mut routers, mut classes) = (vec![], vec![]);
+            while let Some((port, up)) = dor::torus_hop(&grid, r, to, in_port, upper) {
+                let vcs =
+                    dor::route(&grid, r, to, dor::Wrap::Dateline { in_port, in_vc: upper as usize * 2 }, 4)
+                        .vcs;
+                assert_eq!(vcs, if up { 0b1100 } else { 0b0011 }, "torus_hop's class is dor::route's");
+                let Peer::Router { router, port: back } = t.peer(r, port) else { panic!("off the torus") };
+                (r, in_port, upper) = (router.index(), back as usize, up);
+                routers.push(r);
+                classes.push(up as u32);
+            }
+            (routers, classes)
+        };
+        for src in 0..16 {
+            for dst in 0..16 {
+                for via in 0..=16u32 {
+                    let (routers, layers) = walk(&t, &grid, Oblivious::ValiantTorus, src, dst, via);
+                    let (mut expect, mut expect_layers) = (vec![src], vec![]);
+                    let from = match via {
+                        0 => src,
+                        v => {
+                            let (r, c) = dateline(src, v as usize - 1);
+                            expect.extend(r);
+                            expect_layers.extend(c);
+                            v as usize - 1
+                        }
+                    };
+                    let (r, c) = dateline(from, dst);
+                    expect.extend(r);
+                    expect_layers.extend(c.into_iter().map(|c| 2 + c));
+                    assert_eq!((&routers, &layers), (&expect, &expect_layers), "{src} -> {dst} via {via}");
+                    assert!(layers.windows(2).all(|w| w[0] / 2 <= w[1] / 2), "phases only rise");
+                }
+            }
+        }
+        assert_eq!((layers(Oblivious::ValiantTorus), layers(Oblivious::Valiant)), (4, 2));
     }
 
     #[test]

@@ -320,7 +320,10 @@ fn arb_config() -> impl Strategy<Value = String> {
             "kind = \"mesh\"\nk = {k}\nn = {n}\n[routing]\nkind = \"{}\"",
             ["dor", "valiant", "xy_yx", "adaptive_xy_yx"][r]
         )),
-        (2u32..=4, 1u32..=2).prop_map(|(k, n)| format!("kind = \"torus\"\nk = {k}\nn = {n}")),
+        (2u32..=4, 1u32..=2, prop::bool::ANY).prop_map(|(k, n, valiant)| format!(
+            "kind = \"torus\"\nk = {k}\nn = {n}{}",
+            if valiant { "\n[routing]\nkind = \"valiant\"" } else { "" }
+        )),
         (2u32..=3, 1u32..=3, 0usize..2).prop_map(|(k, n, r)| format!(
             "kind = \"fat_tree\"\nk = {k}\nn = {n}\n[routing]\nkind = \"{}\"",
             ["d_mod_k", "nca"][r]
@@ -407,6 +410,12 @@ proptest! {
     fn random_configurations_keep_every_invariant(toml in arb_config()) {
         // Torus dateline routing needs two VCs.
         let toml = if toml.contains("torus") && toml.contains("vcs = 1\n") { toml.replace("vcs = 1\n", "vcs = 2\n") } else { toml };
+        // Valiant on a torus: four (two phases of the dateline pair).
+        let toml = if toml.contains("torus") && toml.contains("valiant") {
+            toml.replace("vcs = 2\n", "vcs = 4\n").replace("vcs = 3\n", "vcs = 4\n")
+        } else {
+            toml
+        };
         // Dragonfly routing needs a VC per layer: two minimal, three Valiant and UGAL; a
         // flattened butterfly's Valiant and UGAL two.
         let toml = if toml.contains("dragonfly") { toml.replace("vcs = 1\n", "vcs = 3\n").replace("vcs = 2\n", "vcs = 3\n") } else { toml };
