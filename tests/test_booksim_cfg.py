@@ -98,7 +98,9 @@ def test_defaults_are_booksim2s():
     r = c["router"]
     assert (r["vcs"], r["input_buffer"], r["output_buffer"]) == (16, 8, 1)
     assert r["pipeline"] == {"sync": 0, "routing": 1, "vc_alloc": 1, "crossbar": 1, "output": 1}
-    assert (r["link_latency"], r["credit_latency"], r["speedup"]) == (2, 2, 1)
+    assert (r["link_latency"], r["credit_latency"]) == (2, 2)
+    # (speedups of 1, BookSim2's defaults and qosnet's, are left out)
+    assert not {"speedup", "input_speedup", "output_speedup", "internal_speedup"} & set(r)
     assert r["vc_release"] == "tail_sent"
     assert r["allocator"] == {"kind": "islip", "iterations": 1}
     assert r["vc_selection"] == "round_robin"
@@ -133,12 +135,21 @@ def test_defaults_are_booksim2s():
         # no switch-allocation cycle: the crossbar stage takes one of st_final's
         ("sw_alloc_delay = 0; st_final_delay = 2;", "router.pipeline", None),
         ("credit_delay = 2;", "router.credit_latency", 3),
+        ("input_speedup = 2; output_speedup = 2;", "router.input_speedup", 2),
+        ("input_speedup = 2; output_speedup = 3;", "router.output_speedup", 3),
+        ("internal_speedup = 2.0;", "router.internal_speedup", 2),
+        # an output taking more than its link sends queues up to the downstream VC's
+        # credits (BookSim2's output queue); else the output stage's one-flit register
+        ("output_speedup = 2; vc_buf_size = 6;", "router.output_buffer", 6),
+        ("internal_speedup = 2.0; vc_buf_size = 6;", "router.output_buffer", 6),
+        ("input_speedup = 2; vc_buf_size = 6;", "router.output_buffer", 1),
+        # BookSim2's hop in internal steps, two a cycle: dragonflyconfig's VC allocation
+        # and switch allocation in one cycle, the crossbar in the next
         (
-            "input_speedup = 2; output_speedup = 2; sw_allocator = separable_input_first;",
-            "router.speedup",
-            2,
+            "internal_speedup = 2.0; routing_delay = 0;",
+            "router.pipeline",
+            {"sync": 0, "routing": 0, "vc_alloc": 1, "crossbar": 1, "output": 0},
         ),
-        ("internal_speedup = 1.0;", "router.speedup", 1),
         ("traffic = bitcomp;", "traffic[0].pattern.kind", "bit_complement"),
         ("traffic = bitrev;", "traffic[0].pattern.kind", "bit_reversal"),
         ("traffic = shuffle;", "traffic[0].pattern.kind", "perfect_shuffle"),
@@ -421,18 +432,13 @@ def test_unsupported_topology_and_routing_name_what_is_supported():
             "hold_switch_for_packet",
             "models only",
         ),
-        ("output_buffer_size = 4;", "output_buffer_size", "one flit a VC"),
+        ("output_buffer_size = 4;", "output_buffer_size", "unbounded output queue"),
         ("router = event;", "router", "event is not supported: qosnet models BookSim2's iq"),
         ("sw_allocator = max_size;", "sw_allocator", "supports islip, separable_input_first"),
         ("vc_allocator = pim;", "vc_allocator", "supports islip, separable_input_first"),
         ("arb_type = matrix;", "arb_type", "round_robin"),
-        ("input_speedup = 2;", "input_speedup", "inputs and outputs alike"),
-        ("internal_speedup = 2.0;", "internal_speedup", "2.0 is not supported"),
-        (
-            "input_speedup = 2; output_speedup = 2;",
-            "sw_allocator",
-            "islip with input_speedup = output_speedup = 2 is not supported",
-        ),
+        ("internal_speedup = 1.5;", "internal_speedup", "1.5 is not supported"),
+        ("internal_speedup = 0.5;", "internal_speedup", "whole passes a cycle"),
         ("traffic = badperm_yarc;", "traffic", "supports uniform, transpose, bitcomp"),
         ("traffic = bad_dragon;", "traffic", "takes a dragonfly's groups"),
         ("traffic = background;", "traffic", "expected background({n1,n2,...})"),

@@ -203,7 +203,9 @@ _FIXED: dict[str, tuple[BooksimValue, str]] = {
     "link_failures": (0, "no failed links"),
     "output_buffer_size": (
         -1,
-        "BookSim2's unbounded output queue (qosnet's output stage holds one flit a VC)",
+        "BookSim2's unbounded output queue, bounded by the downstream credits (qosnet's "
+        "output VC buffers: a flit each, or vc_buf_size flits under output or internal "
+        "speedup)",
     ),
     "noq": (0, "no next-hop output queueing"),
     "speculative": (0, "non-speculative switch allocation"),
@@ -734,31 +736,22 @@ def _router(r: _Reader, hop_latency: int) -> dict[str, Any]:
         r.refuse("arb_type", f"{arb} is not supported: qosnet's arbiters are round_robin")
     iterations = r.integer("alloc_iters", 1)
     speedups = (r.integer("input_speedup", 1), r.integer("output_speedup", 1))
-    if speedups[0] != speedups[1]:
-        r.refuse(
-            "input_speedup",
-            f"input_speedup = {speedups[0]} with output_speedup = {speedups[1]} is not "
-            "supported: qosnet's router.speedup expands crossbar inputs and outputs alike; "
-            "give them the same value",
-        )
-    if speedups[0] > 1 and SW_ALLOCATORS.get(sw) in ("islip", "wavefront"):
-        r.refuse(
-            "sw_allocator",
-            f"{sw} with input_speedup = output_speedup = {speedups[0]} is not supported: "
-            "qosnet's speedup needs separable_input_first",
-        )
     internal = r.number("internal_speedup")
-    if internal != 1.0:
+    if internal < 1.0 or internal != int(internal):
         r.refuse(
             "internal_speedup",
-            f"{internal} is not supported: qosnet's routers run at the channels' clock "
-            "(internal_speedup = 1.0)",
+            f"{internal} is not supported: qosnet's router.internal_speedup runs whole "
+            "passes a cycle (1.0, 2.0, ...)",
         )
-    # BookSim2's hop: routing, VC allocation, switch allocation, then the crossbar
-    # (st_prepare + st_final), then the channel. qosnet's stages: routing, vc_alloc,
-    # crossbar (switch allocation and traversal, at least a cycle), output.
+    passes = max(int(internal), 1)
+    # BookSim2's hop, in its internal steps (internal_speedup of them a cycle): routing,
+    # VC allocation and switch allocation, each taking its delay in steps and the next
+    # starting a step after, then the crossbar (st_prepare + st_final), into the output
+    # queue, which the channel drains at the end of the cycle. qosnet's stages: routing,
+    # vc_alloc, crossbar (switch allocation and traversal, at least a cycle), output.
     switch = r.integer("sw_alloc_delay") + r.integer("st_prepare_delay")
     final = r.integer("st_final_delay")
+    routing, vc_alloc = r.integer("routing_delay"), r.integer("vc_alloc_delay")
     if switch == 0:
         if final == 0:
             r.refuse(
@@ -767,26 +760,46 @@ def _router(r: _Reader, hop_latency: int) -> dict[str, Any]:
                 "crossbar stage takes a cycle at least",
             )
         switch, final = 1, max(final - 1, 0)
+    if passes > 1:
+        # The step (from the flit's arrival, counted from 0) in which a body flit, and a
+        # header, reaches the output queue, leaves in that step's cycle: qosnet's delays
+        # are those cycles, split with the crossbar's one cycle first.
+        body = (switch + final - 1) // passes + 1
+        header = (routing + vc_alloc + switch + final - 1) // passes + 1
+        routing = routing // passes
+        switch, final, vc_alloc = 1, body - 1, header - body - routing
     allocator: dict[str, Any] = {"kind": SW_ALLOCATORS.get(sw, "islip")}
     if allocator["kind"] != "wavefront":
         allocator["iterations"] = iterations
+    speedup: dict[str, Any] = {}
+    for key, value in (
+        ("input_speedup", speedups[0]),
+        ("output_speedup", speedups[1]),
+        ("internal_speedup", passes),
+    ):
+        if value > 1:
+            speedup[key] = value
+    # An output port that takes more flits a cycle than its link sends queues them: in
+    # BookSim2's output queue (output_buffer_size = -1: unbounded), which its credits bound
+    # to the downstream VC's vc_buf_size flits; in qosnet's output VC buffers, sized so.
+    queues = speedups[1] > 1 or passes > 1
     return {
         "vcs": vcs,
         "input_buffer": buffer,
-        # (BookSim2's credits count the downstream input buffer only; the output stage's
-        # one-flit register a VC holds a flit already out of it)
-        "output_buffer": 1,
+        # (else BookSim2's credits count the downstream input buffer only; the output
+        # stage's one-flit register a VC holds a flit already out of it)
+        "output_buffer": buffer if queues else 1,
         "pipeline": {
             "sync": 0,
-            "routing": r.integer("routing_delay"),
-            "vc_alloc": r.integer("vc_alloc_delay"),
+            "routing": routing,
+            "vc_alloc": vc_alloc,
             "crossbar": switch,
             "output": final,
         },
         "link_latency": hop_latency,
         # (BookSim2 holds a received credit credit_delay cycles before it counts)
         "credit_latency": hop_latency + r.integer("credit_delay"),
-        "speedup": speedups[0],
+        **speedup,
         "vc_release": "tail_credit" if tail_credit else "tail_sent",
         "allocator": allocator,
         "vc_selection": "round_robin",

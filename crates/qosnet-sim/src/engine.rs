@@ -380,20 +380,23 @@ impl Simulation {
     /// arrivals came first.
     #[inline(always)]
     fn visit_routers<const PRE: bool, const AGE: bool, const HOOK: bool>(&mut self, now: Cycle) {
-        let routers = &mut self.routers;
-        let words = routers.active.len();
-        for i in 0..words {
-            let w = if self.reverse_visits { words - 1 - i } else { i };
-            let mut m = *routers.active.at(w);
-            while m != 0 {
-                let b = if self.reverse_visits { 63 - m.leading_zeros() } else { m.trailing_zeros() };
-                m &= !(1u64 << b);
-                let r = w * 64 + b as usize;
-                routers.router_cycle::<PRE, AGE, HOOK>(&mut self.net, r, now);
-                if *routers.work.at(r) == 0 {
-                    *routers.active.at_mut(w) &= !(1u64 << b);
-                }
-            }
+        each_active(&mut self.routers, &mut self.net, self.reverse_visits, |routers, net, r| {
+            routers.router_cycle::<PRE, AGE, HOOK>(net, r, now)
+        });
+        if self.routers.p.internal_speedup > 1 {
+            self.internal_passes::<PRE, AGE, HOOK>(now);
+        }
+    }
+
+    /// BookSim2's internal speedup: stages 3 and 4 of every router with work, again, in
+    /// the same order (`Routers::internal_pass`). Out of line: a run without it carries one
+    /// test a cycle.
+    #[inline(never)]
+    fn internal_passes<const PRE: bool, const AGE: bool, const HOOK: bool>(&mut self, now: Cycle) {
+        for _ in 1..self.routers.p.internal_speedup {
+            each_active(&mut self.routers, &mut self.net, self.reverse_visits, |routers, net, r| {
+                routers.internal_pass::<PRE, AGE, HOOK>(net, r, now)
+            });
         }
     }
 
@@ -424,6 +427,31 @@ impl Simulation {
         match self.endpoints.model() {
             EndpointModel::Ideal => self.endpoints.create_message::<false>(&mut self.net, m, self.now),
             EndpointModel::Nic => self.endpoints.create_message::<true>(&mut self.net, m, self.now),
+        }
+    }
+}
+
+/// `visit(routers, net, r)` for every router `r` with work, in index order (in reverse
+/// when `reverse`: a test's), each left inactive once it has none.
+#[inline(always)]
+fn each_active(
+    routers: &mut Routers,
+    net: &mut Net,
+    reverse: bool,
+    mut visit: impl FnMut(&mut Routers, &mut Net, usize),
+) {
+    let words = routers.active.len();
+    for i in 0..words {
+        let w = if reverse { words - 1 - i } else { i };
+        let mut m = *routers.active.at(w);
+        while m != 0 {
+            let b = if reverse { 63 - m.leading_zeros() } else { m.trailing_zeros() };
+            m &= !(1u64 << b);
+            let r = w * 64 + b as usize;
+            visit(routers, net, r);
+            if *routers.work.at(r) == 0 {
+                *routers.active.at_mut(w) &= !(1u64 << b);
+            }
         }
     }
 }

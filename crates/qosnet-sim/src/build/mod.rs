@@ -19,7 +19,7 @@ use crate::ids::LinkEnd;
 use crate::links::Links;
 use crate::metrics::{Metrics, Observers};
 use crate::net::{Net, Progress};
-use crate::router::{Params, Routers};
+use crate::router::{Params, Rounds, Routers};
 use crate::units::Cycle;
 
 impl Simulation {
@@ -66,6 +66,10 @@ impl Simulation {
             link: [rc.link_latency as Cycle, endpoint_link],
             credit: rc.credit_latency as Cycle,
             speedup: rc.speedup,
+            input_speedup: rc.input_speedup as usize,
+            output_speedup: rc.output_speedup as usize,
+            rounds: Rounds::of(rc.allocator.kind, rc.speedup, rc.input_speedup, rc.output_speedup),
+            internal_speedup: rc.internal_speedup,
             allocator: rc.allocator.kind,
             iterations: rc.allocator.iterations(),
             vc_selection: rc.vc_selection,

@@ -320,8 +320,26 @@ pub struct RouterConfig {
     pub link_latency: u32,
     /// Delay of a credit from a downstream buffer back to the upstream output, in cycles.
     pub credit_latency: u32,
-    /// Flits per cycle each crossbar input may send and each crossbar output may accept.
+    /// Flits per cycle each crossbar input may send and each crossbar output may accept
+    /// (qosnet's own speedup: any of an input's VCs, any inputs; separable allocator only).
+    /// BookSim2's speedups are `input_speedup`, `output_speedup` and `internal_speedup`.
     pub speedup: u32,
+    /// BookSim2's input speedup (its `iq` router, `src/routers/iq_router.cpp`, the model
+    /// matched so that its configurations run here): each input port is this many crossbar
+    /// inputs, VC v on input v mod `input_speedup`, each sending a flit per allocation
+    /// pass. An input may so send several flits a pass, but only from VCs of different
+    /// residues. With any allocator; not with `speedup` above 1 or the preemptive router.
+    pub input_speedup: u32,
+    /// BookSim2's output speedup (as `input_speedup`): each output port is this many
+    /// crossbar outputs, input port i reaching output o through its i mod `output_speedup`
+    /// one, each taking a flit per allocation pass; the output VC buffers (`output_buffer`)
+    /// take them and the link still drains one flit a cycle.
+    pub output_speedup: u32,
+    /// BookSim2's internal speedup, whole numbers only: VC allocation and the crossbar
+    /// (stages 3 and 4) run this many passes a cycle, the output stage and the links one
+    /// flit a cycle. The pipeline delays stay in cycles: a stage the faster core finishes
+    /// sooner is given a shorter `pipeline` delay (`qosnet convert` works BookSim2's out).
+    pub internal_speedup: u32,
     /// Scheduler at each crossbar input (stage 4). Default: FCFS for the traditional
     /// router, VirtualClock for the QoS routers.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -434,6 +452,9 @@ impl Default for RouterConfig {
             link_latency: 1,
             credit_latency: 1,
             speedup: 1,
+            input_speedup: 1,
+            output_speedup: 1,
+            internal_speedup: 1,
             crossbar_scheduler: None,
             output_scheduler: None,
             allocator: AllocatorConfig::default(),

@@ -12,13 +12,14 @@
 //! credit upstream.
 
 use super::matching::{self, Crossbar, XbarScratch};
+use super::params::Rounds;
 use super::Routers;
 use super::MAX_PORTS;
 use crate::config::AllocatorKind;
 use crate::flit::{DUMMY, HEAD, LOCAL, TAIL};
 use crate::metrics::trace::Hop;
 use crate::net::Net;
-use crate::sched::{bits, bits64, rotated, SchedTables, Scheduler};
+use crate::sched::{bits, bits64, low_bits, rotated, SchedTables, Scheduler};
 use crate::unchecked::At;
 use crate::units::Cycle;
 
@@ -65,25 +66,25 @@ impl Routers {
         // sent, is done for the cycle: the rounds keep no counts, so they are kept apart from
         // the speedup rounds and each output's grant is a bit scan (a twentieth fewer
         // instructions a cycle, measured: configs/bench/README.md).
-        match (self.p.speedup, self.p.allocator) {
-            (1, AllocatorKind::SeparableInputFirst) if inputs & (inputs - 1) == 0 => {
+        match self.p.rounds {
+            Rounds::Separable if inputs & (inputs - 1) == 0 => {
                 // One input may send: its choice has no rival, so it is granted at once
                 // (the rounds would come to the same after one nomination and one grant).
                 let port = inputs.trailing_zeros() as usize;
-                if let Some((v, out)) = self.nominate::<PRE>(r, port, 0, 0, now) {
+                if let Some((v, out)) = self.nominate::<PRE>(r, port, 0, 0, port, now) {
                     self.traverse::<PRE, AGE, HOOK>(net, r, port, v, now);
                     self.served(r * self.p.ports + out, port);
                 }
             }
-            (1, AllocatorKind::SeparableInputFirst) => {
+            Rounds::Separable => {
                 let iterations = self.p.iterations;
                 let mut x = Live::<PRE, AGE, HOOK> { routers: self, net, r, now };
                 matching::separable(&mut x, inputs, iterations, by_key)
             }
-            (1, AllocatorKind::Islip) => self.rounds_islip::<PRE, AGE, HOOK>(net, r, inputs, by_key, now),
-            (1, AllocatorKind::Wavefront) => self.rounds_wavefront::<PRE, AGE, HOOK>(net, r, inputs, now),
-            // (validation allows speedup with the separable allocator alone)
-            (s, _) => self.rounds_speedup::<PRE, AGE, HOOK>(net, r, inputs, s as u8, by_key, now),
+            Rounds::Islip => self.rounds_islip::<PRE, AGE, HOOK>(net, r, inputs, by_key, now),
+            Rounds::Wavefront => self.rounds_wavefront::<PRE, AGE, HOOK>(net, r, inputs, now),
+            Rounds::Speedup(s) => self.rounds_speedup::<PRE, AGE, HOOK>(net, r, inputs, s, by_key, now),
+            Rounds::Expanded => self.rounds_expanded::<PRE, AGE, HOOK>(net, r, inputs, by_key, now),
         }
     }
 
@@ -124,6 +125,36 @@ impl Routers {
         *self.sa.wave_priority.at_mut(r) = priority;
     }
 
+    /// Stage 4 on BookSim2's expanded crossbar (`Params::expanded`): the configured
+    /// allocator matches crossbar inputs to crossbar outputs (`Expanded`).
+    #[inline(never)]
+    fn rounds_expanded<const PRE: bool, const AGE: bool, const HOOK: bool>(
+        &mut self,
+        net: &mut Net,
+        r: usize,
+        inputs: u64,
+        by_key: bool,
+        now: Cycle,
+    ) {
+        let (s_in, iterations) = (self.p.input_speedup, self.p.iterations);
+        // Every crossbar input of a port that may send (a port's are consecutive).
+        let lanes_of_port = low_bits(s_in);
+        let crossbar_inputs = bits64(inputs).fold(0u64, |m, p| m | lanes_of_port << (p * s_in));
+        let allocator = self.p.allocator;
+        let mut x = Expanded { live: Live::<PRE, AGE, HOOK> { routers: self, net, r, now } };
+        match allocator {
+            AllocatorKind::SeparableInputFirst => {
+                matching::separable(&mut x, crossbar_inputs, iterations, by_key)
+            }
+            AllocatorKind::Islip => super::islip::islip(&mut x, crossbar_inputs, iterations, by_key),
+            AllocatorKind::Wavefront => {
+                let mut priority = *x.live.routers.sa.wave_priority.at(r);
+                super::wavefront::wavefront(&mut x, crossbar_inputs, &mut priority);
+                *x.live.routers.sa.wave_priority.at_mut(r) = priority;
+            }
+        }
+    }
+
     /// Inputs whose nomination lost keep their scheduler's state (`nominate` saved it).
     #[inline(always)]
     fn restore_losers(&mut self, r: usize, losers: u64) {
@@ -152,7 +183,7 @@ impl Routers {
         for port in bits64(pending) {
             // (an input at its speedup limit is no longer pending)
             let used = if single { 0 } else { *self.sa.scratch.used.at(port) };
-            let Some((v, out)) = self.nominate::<PRE>(r, port, saturated, used, now) else { continue };
+            let Some((v, out)) = self.nominate::<PRE>(r, port, saturated, used, port, now) else { continue };
             if by_key {
                 *self.sa.scratch.keys.at_mut(port) =
                     self.in_vc.at(self.p.lane_index(r * ports + port, v)).front.key;
@@ -311,8 +342,8 @@ impl Routers {
     /// The VC input `port` of router `r` nominates this round, and the output port it heads
     /// to: its scheduler's choice among the VCs that hold a flit, have an output VC with
     /// room, and head to no output in `saturated`, leaving out `used` (VCs that already sent
-    /// this cycle). The input's scheduler state is saved first: it advances only if the
-    /// choice is granted.
+    /// this cycle). The input's scheduler state is saved first, in `saved[slot]`: it
+    /// advances only if the choice is granted.
     #[inline(always)]
     fn nominate<const PRE: bool>(
         &mut self,
@@ -320,6 +351,7 @@ impl Routers {
         port: usize,
         saturated: u64,
         used: u32,
+        slot: usize,
         now: Cycle,
     ) -> Option<(usize, usize)> {
         let (ports, vcs) = (self.p.ports, self.p.lanes);
@@ -353,7 +385,7 @@ impl Routers {
         let key = |v: usize| front.at(v).front.key;
         let ready = |v: usize| front.at(v).front.ready <= now;
         if !self.sa.tables.stateless {
-            *self.sa.saved.at_mut(port) = *self.sa.sched.at(ip);
+            *self.sa.saved.at_mut(slot) = *self.sa.sched.at(ip);
         }
         let v = self.sa.tables.select(self.sa.sched.at_mut(ip), waiting, key, ready)?;
         Some((v, front.at(v).out_port as usize))
@@ -567,7 +599,7 @@ impl<const PRE: bool, const AGE: bool, const HOOK: bool> Crossbar for Live<'_, P
 
     #[inline(always)]
     fn nominate(&mut self, i: usize, saturated: u64) -> Option<usize> {
-        let (v, out) = self.routers.nominate::<PRE>(self.r, i, saturated, 0, self.now)?;
+        let (v, out) = self.routers.nominate::<PRE>(self.r, i, saturated, 0, i, self.now)?;
         *self.routers.sa.scratch.nominee.at_mut(i) = v as u8;
         Some(out)
     }
@@ -588,5 +620,172 @@ impl<const PRE: bool, const AGE: bool, const HOOK: bool> Crossbar for Live<'_, P
     #[inline(always)]
     fn restore(&mut self, losers: u64) {
         self.routers.restore_losers(self.r, losers);
+    }
+}
+
+/// BookSim2's expanded crossbar (its `iq` router, `src/routers/iq_router.cpp`: the model
+/// matched, so that BookSim2's configurations with `input_speedup` and `output_speedup`
+/// run here) over router `r`'s crossbar (`Live`), as the allocators see it: input port p is
+/// crossbar inputs p * s_in + k, k = 0..s_in, input k taking the port's VCs v with
+/// v mod s_in = k; output port o is crossbar outputs o * s_out + j, input port p reaching
+/// it through j = p mod s_out alone. Each crossbar input sends, and each crossbar output
+/// takes, one flit a pass, so an input port sends up to s_in flits a pass (from VCs of
+/// different residues) and an output port takes up to s_out (from inputs of different
+/// residues). Both counts are `ports() = ports * max(s_in, s_out)` to the allocators (one
+/// number is their round robins' modulus; the positions past a side's own never ask and
+/// are never asked). What BookSim2 keeps per crossbar input, its arbiters' pointers, is kept
+/// so here (`SwitchAllocation::rr`, `accept`, `saved`, sized by `Params::expansion`); the
+/// VC scheduler stays one per port, shared by its crossbar inputs (each choosing among its
+/// own VCs).
+struct Expanded<'a, const PRE: bool, const AGE: bool, const HOOK: bool> {
+    live: Live<'a, PRE, AGE, HOOK>,
+}
+
+impl<const PRE: bool, const AGE: bool, const HOOK: bool> Expanded<'_, PRE, AGE, HOOK> {
+    /// Crossbar input `i`'s port, and the port's VCs it serves.
+    #[inline(always)]
+    fn input(&self, i: usize) -> (usize, u32) {
+        let s_in = self.live.routers.p.input_speedup;
+        (i / s_in, residue_mask(i % s_in, s_in))
+    }
+
+    /// The crossbar output by which input port `port` reaches output port `out`.
+    #[inline(always)]
+    fn output_for(&self, port: usize, out: usize) -> usize {
+        let s_out = self.live.routers.p.output_speedup;
+        out * s_out + port % s_out
+    }
+
+    /// The output ports whose crossbar output for input port `port` is in `outputs`.
+    #[inline(always)]
+    fn ports_among(&self, port: usize, outputs: u64) -> u64 {
+        let s_out = self.live.routers.p.output_speedup;
+        let j = port % s_out;
+        bits64(outputs).filter(|x| x % s_out == j).fold(0, |m, x| m | 1 << (x / s_out))
+    }
+
+    /// The allocators' per-output (or per-input) record `x` of this router.
+    #[inline(always)]
+    fn record(&self, x: usize) -> usize {
+        let p = &self.live.routers.p;
+        self.live.r * p.ports * p.expansion() + x
+    }
+}
+
+/// The VCs v (of a port's at most 32) with v mod `s` = `k`.
+#[inline(always)]
+fn residue_mask(k: usize, s: usize) -> u32 {
+    (k..32).step_by(s).fold(0, |m, v| m | 1 << v)
+}
+
+impl<const PRE: bool, const AGE: bool, const HOOK: bool> Crossbar for Expanded<'_, PRE, AGE, HOOK> {
+    #[inline(always)]
+    fn ports(&self) -> usize {
+        self.live.routers.p.ports * self.live.routers.p.expansion()
+    }
+
+    #[inline(always)]
+    fn scratch(&mut self) -> &mut XbarScratch {
+        &mut self.live.routers.sa.scratch
+    }
+
+    #[inline(always)]
+    fn scratch_ref(&self) -> &XbarScratch {
+        &self.live.routers.sa.scratch
+    }
+
+    #[inline(always)]
+    fn grant_pointer(&self, o: usize) -> u32 {
+        *self.live.routers.sa.rr.at(self.record(o)) as u32
+    }
+
+    #[inline(always)]
+    fn set_grant_pointer(&mut self, o: usize, input: u32) {
+        let x = self.record(o);
+        *self.live.routers.sa.rr.at_mut(x) = input as u8;
+    }
+
+    #[inline(always)]
+    fn accept_pointer(&self, i: usize) -> u32 {
+        *self.live.routers.sa.accept.at(self.record(i)) as u32
+    }
+
+    #[inline(always)]
+    fn set_accept_pointer(&mut self, i: usize, output: u32) {
+        let x = self.record(i);
+        *self.live.routers.sa.accept.at_mut(x) = output as u8;
+    }
+
+    #[inline(always)]
+    fn requests(&mut self, i: usize) -> u64 {
+        let (port, own) = self.input(i);
+        let (r, now) = (self.live.r, self.live.now);
+        let ready = self.live.routers.ready_vcs::<PRE>(r, port, now) & own;
+        if ready == 0 {
+            return 0;
+        }
+        *self.live.routers.sa.scratch.ready.at_mut(i) = ready;
+        let outs = self.live.routers.outputs_of(r, port, ready);
+        bits64(outs).fold(0, |m, o| m | 1 << self.output_for(port, o))
+    }
+
+    #[inline(always)]
+    fn key(&self, i: usize, o: usize) -> u64 {
+        let (port, _) = self.input(i);
+        let out = o / self.live.routers.p.output_speedup;
+        let routers = &self.live.routers;
+        let vcs = routers.toward(self.live.r, port, out, *routers.sa.scratch.ready.at(i));
+        routers.best_key(self.live.r, port, vcs)
+    }
+
+    #[inline(always)]
+    fn send(&mut self, i: usize, o: usize) -> bool {
+        let (port, _) = self.input(i);
+        let out = o / self.live.routers.p.output_speedup;
+        let (r, now) = (self.live.r, self.live.now);
+        let routers = &mut *self.live.routers;
+        let vcs = routers.toward(r, port, out, *routers.sa.scratch.ready.at(i));
+        let Some(v) = routers.choose_vc(r, port, vcs, now) else { return false };
+        routers.traverse::<PRE, AGE, HOOK>(self.live.net, r, port, v, now);
+        true
+    }
+
+    #[inline(always)]
+    fn nominate(&mut self, i: usize, saturated: u64) -> Option<usize> {
+        let (port, own) = self.input(i);
+        let full = self.ports_among(port, saturated);
+        let (r, now) = (self.live.r, self.live.now);
+        let (v, out) = self.live.routers.nominate::<PRE>(r, port, full, !own, i, now)?;
+        *self.live.routers.sa.scratch.nominee.at_mut(i) = v as u8;
+        Some(self.output_for(port, out))
+    }
+
+    #[inline(always)]
+    fn nominee_key(&self, i: usize) -> u64 {
+        let (port, _) = self.input(i);
+        let v = *self.live.routers.sa.scratch.nominee.at(i) as usize;
+        let routers = &self.live.routers;
+        let ip = self.live.r * routers.p.ports + port;
+        routers.in_vc.at(routers.p.lane_index(ip, v)).front.key
+    }
+
+    #[inline(always)]
+    fn send_nominee(&mut self, i: usize) {
+        let (port, _) = self.input(i);
+        let v = *self.live.routers.sa.scratch.nominee.at(i) as usize;
+        let (r, now) = (self.live.r, self.live.now);
+        self.live.routers.traverse::<PRE, AGE, HOOK>(self.live.net, r, port, v, now);
+    }
+
+    #[inline(always)]
+    fn restore(&mut self, losers: u64) {
+        let routers = &mut *self.live.routers;
+        if routers.sa.tables.stateless {
+            return;
+        }
+        let (s_in, ports) = (routers.p.input_speedup, routers.p.ports);
+        for i in bits64(losers) {
+            *routers.sa.sched.at_mut(self.live.r * ports + i / s_in) = *routers.sa.saved.at(i);
+        }
     }
 }

@@ -29,13 +29,15 @@ pub(crate) mod port_queue;
 mod preemption;
 mod routing_stage;
 mod sideband;
+#[cfg(test)]
+mod speedup_tests;
 mod stalls;
 mod state;
 mod vc_alloc;
 mod wavefront;
 
 pub(crate) use marking::Marking;
-pub(crate) use params::Params;
+pub(crate) use params::{Params, Rounds};
 pub(crate) use state::{InVc, OtherWays, OutVc, Routers, Way};
 
 use crate::config::{RouterKind, SchedulerConfig};
@@ -141,10 +143,10 @@ impl Routers {
             sa: crossbar::SwitchAllocation {
                 sched: vec![Scheduler::build(xbar_cfg, block); n_ports],
                 tables: SchedTables::build(xbar_cfg, clock, vcs, preemptive, block),
-                rr: vec![0; n_ports],
-                accept: vec![0; n_ports],
+                rr: vec![0; n_ports * p.expansion()],
+                accept: vec![0; n_ports * p.expansion()],
                 wave_priority: vec![0; topo.routers],
-                saved: vec![Scheduler::build(xbar_cfg, block); ports],
+                saved: vec![Scheduler::build(xbar_cfg, block); ports * p.expansion()],
                 scratch: XbarScratch::default(),
                 r_ports: vec![0; topo.routers],
             },
@@ -239,6 +241,24 @@ impl Routers {
     ) {
         self.vc_alloc_stage::<PRE, HOOK>(net, r, now);
         self.output_stage::<AGE, HOOK>(net, r, now);
+        self.crossbar_stage::<PRE, AGE, HOOK>(net, r, now);
+    }
+
+    /// One more pass of stages 3 and 4 of router `r` within the cycle: BookSim2's internal
+    /// speedup (`Params::internal_speedup`; its `Router::Evaluate` runs a router's internal
+    /// step that many times a cycle). The output stage and the links run once a cycle, so
+    /// what the crossbar moves beyond a flit a cycle queues in the output VC buffers. The
+    /// engine runs the passes after every router's visit (`Simulation::visit_routers`):
+    /// routers meet only through links, so the order is free (ARCHITECTURE.md "Two-phase
+    /// update"), and a run without them tests for them once a cycle.
+    #[inline(always)]
+    pub(crate) fn internal_pass<const PRE: bool, const AGE: bool, const HOOK: bool>(
+        &mut self,
+        net: &mut Net,
+        r: usize,
+        now: Cycle,
+    ) {
+        self.vc_alloc_stage::<PRE, HOOK>(net, r, now);
         self.crossbar_stage::<PRE, AGE, HOOK>(net, r, now);
     }
 

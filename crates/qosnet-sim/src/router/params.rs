@@ -32,6 +32,14 @@ pub(crate) struct Params {
     pub link: [Cycle; 2],
     pub credit: Cycle,
     pub speedup: u32,
+    /// BookSim2's crossbar expansion (`config::RouterConfig::input_speedup`,
+    /// `output_speedup`): crossbar inputs per input port and outputs per output port.
+    pub input_speedup: usize,
+    pub output_speedup: usize,
+    /// Which of stage 4's rounds run (from the allocator and the speedups).
+    pub rounds: Rounds,
+    /// Passes of stages 3 and 4 a cycle (`config::RouterConfig::internal_speedup`).
+    pub internal_speedup: u32,
     /// The crossbar allocator (stage 4) and its request-grant rounds per cycle.
     pub allocator: AllocatorKind,
     pub iterations: u32,
@@ -46,6 +54,35 @@ pub(crate) struct Params {
     pub home_vcs: [u32; 3],
     /// The master seed (`seed.rs`), for the routers' draws (Valiant's intermediate groups).
     pub seed: u64,
+}
+
+/// Stage 4's rounds (`crossbar.rs`), chosen once from the allocator and the speedups, so
+/// the stage dispatches on one value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Rounds {
+    /// The separable input-first allocator, no speedup (`matching::separable`).
+    Separable,
+    /// iSLIP, no speedup (`islip.rs`).
+    Islip,
+    /// The wavefront allocator, no speedup (`wavefront.rs`).
+    Wavefront,
+    /// qosnet's own speedup (`config::RouterConfig::speedup`), separable allocator.
+    Speedup(u8),
+    /// BookSim2's expanded crossbar with the configured allocator (`crossbar::Expanded`).
+    Expanded,
+}
+
+impl Rounds {
+    pub fn of(allocator: AllocatorKind, speedup: u32, input_speedup: u32, output_speedup: u32) -> Rounds {
+        match allocator {
+            _ if input_speedup > 1 || output_speedup > 1 => Rounds::Expanded,
+            // (validation allows qosnet's speedup with the separable allocator alone)
+            _ if speedup > 1 => Rounds::Speedup(speedup as u8),
+            AllocatorKind::SeparableInputFirst => Rounds::Separable,
+            AllocatorKind::Islip => Rounds::Islip,
+            AllocatorKind::Wavefront => Rounds::Wavefront,
+        }
+    }
 }
 
 impl Params {
@@ -63,6 +100,13 @@ impl Params {
     /// The (port, lane) of a per-lane index (`lane_index`'s inverse).
     pub fn lane_place(&self, i: usize) -> (usize, usize) {
         (i / self.lane_stride, i % self.lane_stride)
+    }
+
+    /// Crossbar ports per router port: each of the allocators' per-port records (pointers,
+    /// saved scheduler states) comes this many times (`Params::expanded`).
+    #[inline]
+    pub fn expansion(&self) -> usize {
+        self.input_speedup.max(self.output_speedup)
     }
 
     /// Depth of lane `lane` of an input port: a VC's buffer, or (lanes C and up, the

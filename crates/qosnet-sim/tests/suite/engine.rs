@@ -313,6 +313,36 @@ fn invariants_hold_every_cycle_with_every_scheduler() {
     }
 }
 
+/// BookSim2's speedups (`router.input_speedup`, `output_speedup`, `internal_speedup`), each
+/// alone and all together, with each allocator: flits conserved and credits in bounds every
+/// cycle on every topology.
+#[test]
+fn invariants_hold_every_cycle_with_booksim_speedups() {
+    let speedups = [
+        "input_speedup = 2",
+        "output_speedup = 2",
+        "internal_speedup = 2",
+        "input_speedup = 3\noutput_speedup = 2\ninternal_speedup = 2",
+    ];
+    let allocators =
+        ["{ iterations = 2 }", "{ kind = \"islip\", iterations = 2 }", "{ kind = \"wavefront\" }"];
+    for (speedup, allocator) in
+        speedups.iter().zip(allocators.iter().cycle()).chain([(&speedups[3], &allocators[1])])
+    {
+        for topo in TOPOLOGIES {
+            let toml = format!(
+                "[simulation]\nwarmup = 200\nmeasure = 1500\n[topology]\n{topo}\n\
+                 [router]\nvcs = 4\ninput_buffer = 3\noutput_buffer = 4\n{speedup}\nallocator = {allocator}\n\
+                 crossbar_scheduler = \"round_robin\"\n\
+                 [[traffic]]\nload = 0.8\nmessage_flits = 9\npacket_flits = 4\n"
+            );
+            let mut s = sim(&toml);
+            s.run_checking_invariants(1).unwrap_or_else(|e| panic!("{speedup} {allocator} {topo}: {e}"));
+            assert!(s.result().summary.drain_complete, "{speedup} {allocator} {topo}");
+        }
+    }
+}
+
 fn arb_config() -> impl Strategy<Value = String> {
     let topo = prop_oneof![
         (2u32..=6).prop_map(|p| format!("kind = \"star\"\nports = {p}")),
@@ -357,8 +387,9 @@ fn arb_config() -> impl Strategy<Value = String> {
         (1u32..=3, 1u32..=3, 1u32..=2),
         (prop::bool::ANY, prop::bool::ANY, prop::bool::ANY, prop::bool::ANY),
         (0u32..3, 1u32..=3),
+        (1u32..=3, 1u32..=2, 1u32..=2),
     )
-        .prop_map(|((vcs, ib, ob), (s1, s2, s3, s4, s5), (link, credit, speedup), (rr1, rr2, lowest, sent), (alloc, iters))| {
+        .prop_map(|((vcs, ib, ob), (s1, s2, s3, s4, s5), (link, credit, speedup), (rr1, rr2, lowest, sent), (alloc, iters), (s_in, s_out, internal))| {
             let sched = |rr: bool| if rr { "round_robin" } else { "fcfs" };
             // (iSLIP and the wavefront allocator run without speedup)
             let (allocator, speedup) = match alloc {
@@ -366,10 +397,16 @@ fn arb_config() -> impl Strategy<Value = String> {
                 1 => (format!("{{ kind = \"islip\", iterations = {iters} }}"), 1),
                 _ => ("{ kind = \"wavefront\" }".to_string(), 1),
             };
+            // BookSim2's speedups, with any allocator, where qosnet's own is off
+            let booksim = if speedup == 1 {
+                format!("input_speedup = {s_in}\noutput_speedup = {s_out}\ninternal_speedup = {internal}\n")
+            } else {
+                String::new()
+            };
             format!(
                 "vcs = {vcs}\ninput_buffer = {ib}\noutput_buffer = {ob}\n\
                  pipeline = {{ sync = {s1}, routing = {s2}, vc_alloc = {s3}, crossbar = {s4}, output = {s5} }}\n\
-                 link_latency = {link}\ncredit_latency = {credit}\nspeedup = {speedup}\n\
+                 link_latency = {link}\ncredit_latency = {credit}\nspeedup = {speedup}\n{booksim}\
                  crossbar_scheduler = {{ kind = \"{}\" }}\noutput_scheduler = {{ kind = \"{}\" }}\n\
                  vc_selection = \"{}\"\nvc_release = \"{}\"\nallocator = {allocator}",
                 sched(rr1),

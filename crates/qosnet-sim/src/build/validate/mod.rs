@@ -63,6 +63,9 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         return Err(ConfigErrors(errs));
     }
     let topology = network::build_topology(cfg, &mut errs);
+    if let Some(t) = &topology {
+        router::check_crossbar_ports(cfg, t.ports, &mut errs);
+    }
     if cfg.physical.flit_bits > 0 {
         let longest_link = topology.as_ref().map_or(0, |t| t.longest_link());
         simulation::check_watchdog(cfg, &clock, longest_link, &mut errs);

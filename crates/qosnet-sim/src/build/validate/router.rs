@@ -15,6 +15,7 @@ pub(super) fn check_router(cfg: &Config, errs: &mut Vec<ConfigError>) {
     range(errs, "router.link_latency", rc.link_latency, 1, 10_000);
     range(errs, "router.credit_latency", rc.credit_latency, 1, 10_000);
     range(errs, "router.speedup", rc.speedup, 1, 16);
+    check_booksim_speedups(errs, rc);
     check_allocator(errs, rc);
     range(errs, "router.block_size", rc.block_size, 1, 65_535);
     check_scheduler(errs, "router.crossbar_scheduler", &rc.crossbar(), rc.vcs);
@@ -58,6 +59,60 @@ pub(super) fn check_preemption_and_pipeline(cfg: &Config, errs: &mut Vec<ConfigE
     if rc.kind != RouterKind::Preemptive && rc.preemption.extra_buffer > crate::ring::MAX_DEPTH {
         // (unused by this router, but its input buffers are sized for it: `Routers::new`)
         range(errs, "router.preemption.extra_buffer", rc.preemption.extra_buffer, 0, crate::ring::MAX_DEPTH);
+    }
+}
+
+/// BookSim2's speedups (`router.input_speedup`, `output_speedup`, `internal_speedup`): in
+/// range, and not beside qosnet's own `router.speedup` (two models of one thing) or the
+/// preemptive router (whose preemption and extra buffers assume one flit a VC a cycle).
+fn check_booksim_speedups(errs: &mut Vec<ConfigError>, rc: &crate::config::RouterConfig) {
+    let speedups = [
+        ("router.input_speedup", rc.input_speedup),
+        ("router.output_speedup", rc.output_speedup),
+        ("router.internal_speedup", rc.internal_speedup),
+    ];
+    for (path, s) in speedups {
+        range(errs, path, s, 1, 16);
+    }
+    let Some((path, s)) = speedups.into_iter().find(|&(_, s)| s > 1) else { return };
+    if rc.speedup > 1 {
+        errs.push(ConfigError::new(
+            path,
+            format!(
+                "BookSim2's speedups and router.speedup (qosnet's own, got {}) are two models of one \
+                 thing: set router.speedup = 1 to use {path} = {s}",
+                rc.speedup
+            ),
+        ));
+    }
+    if rc.kind == RouterKind::Preemptive {
+        errs.push(ConfigError::new(
+            path,
+            format!(
+                "must be 1 with the preemptive router (its preemption assumes one flit a VC a cycle), got {s}; \
+                 use kind = \"traditional\" or \"non_preemptive\""
+            ),
+        ));
+    }
+}
+
+/// BookSim2's expanded crossbar has `ports` x the larger of `router.input_speedup` and
+/// `router.output_speedup` inputs and outputs, which the allocators keep in 64-bit masks.
+pub(super) fn check_crossbar_ports(cfg: &Config, ports: usize, errs: &mut Vec<ConfigError>) {
+    let rc = &cfg.router;
+    let (s_in, s_out) = (rc.input_speedup as usize, rc.output_speedup as usize);
+    let max = crate::topology::MAX_PORTS;
+    if (s_in > 1 || s_out > 1) && s_in <= 16 && s_out <= 16 && ports * s_in.max(s_out) > max {
+        let path = if s_in >= s_out { "router.input_speedup" } else { "router.output_speedup" };
+        errs.push(ConfigError::new(
+            path,
+            format!(
+                "the routers' {ports} ports expand to {} crossbar ports, at most {max}: give at most {}, got {}",
+                ports * s_in.max(s_out),
+                max / ports,
+                s_in.max(s_out)
+            ),
+        ));
     }
 }
 
