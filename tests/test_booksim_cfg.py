@@ -439,7 +439,6 @@ def test_unsupported_topology_and_routing_name_what_is_supported():
         ("arb_type = matrix;", "arb_type", "round_robin"),
         ("internal_speedup = 1.5;", "internal_speedup", "1.5 is not supported"),
         ("internal_speedup = 0.5;", "internal_speedup", "whole passes a cycle"),
-        ("traffic = badperm_yarc;", "traffic", "supports uniform, transpose, bitcomp"),
         ("traffic = bad_dragon;", "traffic", "takes a dragonfly's groups"),
         ("traffic = background;", "traffic", "expected background({n1,n2,...})"),
         ("traffic = {uniform,transpose};", "traffic", "one value per traffic class"),
@@ -467,10 +466,10 @@ def test_refusals_name_key_value_and_what_is_supported(setting: str, key: str, m
 
 
 def test_booksim2s_random_patterns_keep_their_definitions():
-    # diagonal, asymmetric and taper64 by name (they send to the source itself, and a
+    # diagonal, asymmetric, taper64 and badperm_yarc by name (they send to the source itself, and a
     # converted file has self_traffic); background's list of nodes left out; bad_dragon
     # as the dragonfly's next group, its (k, n) those of the file's dragonfly
-    for name in ("diagonal", "asymmetric", "taper64"):
+    for name in ("diagonal", "asymmetric", "taper64", "badperm_yarc"):
         t = convert(MESH + f"traffic = {name};").config["traffic"][0]
         assert t["pattern"] == {"kind": name} and t["self_traffic"] is True
     t = convert(MESH + "traffic = background({0,5});").config["traffic"][0]
@@ -482,6 +481,9 @@ def test_booksim2s_random_patterns_keep_their_definitions():
     assert (
         "another dragonfly's size" in refusals(dragonfly + "traffic = bad_dragon(3,1);")["traffic"]
     )
+    # badperm_yarc's grid is BookSim2's only with k x k nodes, one a router
+    cube = MESH.replace("n = 2", "n = 3")
+    assert "n = 2, c = 1" in refusals(cube + "traffic = badperm_yarc;")["traffic"]
     # and they run: taper64 on BookSim2's 8x8 mesh
     sim = simulation(load_config(to_toml(convert(MESH8 + SHORT + "traffic = taper64;"), "x.cfg")))
     sim.run()

@@ -316,6 +316,8 @@ TRAFFIC = {
     "taper64": "taper64",
     # (a dragonfly's only: `_bad_dragon` reads it)
     "bad_dragon": "next_group",
+    # (a k x k grid's only: `_badperm_yarc` reads it)
+    "badperm_yarc": "badperm_yarc",
 }
 
 #: BookSim2's `sw_allocator` names -> qosnet's `router.allocator.kind`.
@@ -948,6 +950,24 @@ def _bad_dragon(r: _Reader, pattern: str) -> dict[str, Any] | None:
     return None
 
 
+def _badperm_yarc(r: _Reader, pattern: str) -> dict[str, Any] | None:
+    """BookSim2's `badperm_yarc` (a source of row s / w to a node of column s / w of the
+    w-by-w grid of node numbers, w = xr k) as qosnet's, whose w is the square root of the
+    node count: the same grid where the nodes are k x k, one to a router (n = 2, c = 1).
+    None (refused) otherwise."""
+    topology, n = r.word("topology"), r.integer("n", 2)
+    concentration = r.integer("c", 1) if topology in PLACED else 1
+    if topology not in ("mesh", "torus", "flatfly") or n != 2 or concentration != 1:
+        r.refuse(
+            "traffic",
+            f"{pattern} on topology = {topology} with n = {n} is not supported: qosnet's "
+            "badperm_yarc takes the square root of the node count as BookSim2's xr k, the "
+            "same only with k x k nodes, one a router (a mesh, torus or flatfly, n = 2, c = 1)",
+        )
+        return None
+    return {"kind": "badperm_yarc"}
+
+
 def _background(r: _Reader, pattern: str) -> dict[str, Any] | None:
     """BookSim2's `background({n1,n2,...})` (uniform over every node but those) as qosnet's
     `uniform_except`. None (refused) without a node list (BookSim2 then fails)."""
@@ -964,6 +984,7 @@ _PATTERN_READERS = {
     "hotspot": _hotspot,
     "randperm": _randperm,
     "bad_dragon": _bad_dragon,
+    "badperm_yarc": _badperm_yarc,
     "background": _background,
 }
 

@@ -234,6 +234,12 @@ tagged_enum! {
         /// A dragonfly's adversarial traffic (Kim et al. 2008's worst case; BookSim2's
         /// `bad_dragon`): every message to a node of the next group (i + 1 mod the groups).
         NextGroup,
+        /// BookSim2's `badperm_yarc` (the YARC high-radix router's bad case, Scott et al.
+        /// ISCA 2006): the N = w x w nodes as a w-by-w grid of node numbers, every source of
+        /// row r to a node of column r alike (node j w + r, j drawn), so each column takes a
+        /// whole row's traffic (N a square; node r w + r, on the diagonal, sends to itself:
+        /// needs `self_traffic`).
+        BadpermYarc,
         /// Every node but `nodes` alike (BookSim2's `background`; the source itself only
         /// with `self_traffic`).
         UniformExcept {
@@ -245,9 +251,16 @@ tagged_enum! {
 
 impl PatternConfig {
     /// Whether the pattern sends to the source itself by definition (BookSim2's
-    /// `diagonal`, `asymmetric` and `taper64`), so that it needs `self_traffic`.
+    /// `diagonal`, `asymmetric`, `taper64` and `badperm_yarc`), so that it needs
+    /// `self_traffic`.
     pub fn sends_to_itself(&self) -> bool {
-        matches!(self, PatternConfig::Diagonal | PatternConfig::Asymmetric | PatternConfig::Taper64)
+        matches!(
+            self,
+            PatternConfig::Diagonal
+                | PatternConfig::Asymmetric
+                | PatternConfig::Taper64
+                | PatternConfig::BadpermYarc
+        )
     }
 }
 

@@ -1,8 +1,9 @@
 //! BookSim2's synthetic patterns beyond the permutations (its `traffic` names `diagonal`,
-//! `asymmetric`, `taper64`, `bad_dragon` and `background`), by their definitions, so that a
-//! BookSim2 user's configuration means the same here. `diagonal`, `asymmetric` and
-//! `taper64` send some messages to the source itself by definition, so they need a traffic
-//! entry's `self_traffic` (`PatternConfig::sends_to_itself`).
+//! `asymmetric`, `taper64`, `bad_dragon`, `badperm_yarc` and `background`), by their
+//! definitions, so that a BookSim2 user's configuration means the same here. `diagonal`,
+//! `asymmetric`, `taper64` and `badperm_yarc` send some messages to the source itself by
+//! definition, so they need a traffic entry's `self_traffic`
+//! (`PatternConfig::sends_to_itself`).
 
 use crate::error::ConfigError;
 use crate::topology::{Shape, Topology};
@@ -86,6 +87,21 @@ pub(super) fn uniform_except(excluded: &[u32], n: usize, path: &str) -> Result<V
         ));
     }
     Ok(nodes)
+}
+
+/// `badperm_yarc`'s grid side w: the node count N must be w x w (BookSim2 takes w from
+/// its k and xr and sends past the last node otherwise).
+pub(super) fn grid_width(n: usize, path: &str) -> Result<usize, ConfigError> {
+    let w = (n as f64).sqrt().round() as usize;
+    if w * w != n {
+        return Err(ConfigError::new(
+            path,
+            format!(
+                "pattern \"badperm_yarc\" needs a square node count (a w-by-w grid of node numbers), got {n}"
+            ),
+        ));
+    }
+    Ok(w)
 }
 
 #[cfg(test)]

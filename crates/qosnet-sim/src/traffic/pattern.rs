@@ -45,6 +45,11 @@ pub enum Pattern {
         block: usize,
         nodes: usize,
     },
+    /// The nodes as a `width`-by-`width` grid of node numbers: a source of row r to any
+    /// node of column r alike (BookSim2's `badperm_yarc`).
+    RowToColumn {
+        width: usize,
+    },
 }
 
 fn pow2_bits(nodes: usize, path: &str, name: &str) -> Result<u32, ConfigError> {
@@ -192,6 +197,7 @@ impl Pattern {
             PatternConfig::UniformExcept { nodes } => {
                 Pattern::Among { nodes: booksim::uniform_except(nodes, n, path)?, with_self: false }
             }
+            PatternConfig::BadpermYarc => Pattern::RowToColumn { width: booksim::grid_width(n, &kind_path)? },
         })
     }
 
@@ -231,6 +237,7 @@ impl Pattern {
             Pattern::NextBlock { block, nodes } => {
                 Some(((src / block + 1) * block + rng.gen_range(0..*block)) % nodes)
             }
+            Pattern::RowToColumn { width } => Some(rng.gen_range(0..*width) * width + src / width),
         }
     }
 
@@ -397,6 +404,10 @@ mod tests {
             s[..8].iter().all(|&x| (x - 0.125).abs() < 0.015) && s[8..].iter().all(|&x| x == 0.0),
             "{s:?}"
         );
+        // badperm_yarc on 16 nodes (a 4x4 grid of numbers): node 9 (row 2) to column 2,
+        // nodes 2, 6, 10, 14 alike
+        let s = drawn(&Pattern::RowToColumn { width: 4 }, 9, 16, 20_000);
+        assert!((0..16).all(|d| if d % 4 == 2 { (s[d] - 0.25).abs() < 0.015 } else { s[d] == 0.0 }), "{s:?}");
         // a matrix row with the source in it (BookSim2's diagonal) keeps it
         let s = drawn(&Pattern::Matrix { rows: booksim::diagonal(4) }, 3, 4, 30_000);
         assert!((s[0] - 1.0 / 3.0).abs() < 0.01 && (s[3] - 2.0 / 3.0).abs() < 0.01, "{s:?}");

@@ -462,6 +462,18 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
             "exactly 64 nodes, got 16",
         ),
         case(
+            "badperm_yarc on 8 nodes",
+            "[topology]\nkind = \"star\"\nports = 8\n[[traffic]]\nload = 0.1\nself_traffic = true\npattern = { kind = \"badperm_yarc\" }\n",
+            "traffic[0].pattern.kind",
+            "needs a square node count",
+        ),
+        case(
+            "badperm_yarc without self traffic",
+            traffic("load = 0.1\npattern = { kind = \"badperm_yarc\" }\n"),
+            "traffic[0].self_traffic",
+            "sends some messages to the source itself",
+        ),
+        case(
             "next_group on a mesh",
             traffic("load = 0.1\npattern = { kind = \"next_group\" }\n"),
             "traffic[0].pattern.kind",
