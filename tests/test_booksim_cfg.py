@@ -296,8 +296,12 @@ def test_fattree_becomes_qosnets_fat_tree_with_nca():
     c = convert("topology = fattree;\nk = 4;\nn = 3;\nrouting_function = nca;\n").config
     assert c["topology"] == {"kind": "fat_tree", "k": 4, "n": 3}
     assert c["routing"] == {"kind": "nca"}
-    e = refusals("topology = fattree;\nk = 4;\nn = 3;\nrouting_function = anca;\n")
-    assert e["routing_function"] == "anca is not supported on a fattree: qosnet supports nca there"
+    e = refusals("topology = fattree;\nk = 4;\nn = 3;\nrouting_function = dor;\n")
+    assert e["routing_function"] == (
+        "dor is not supported on a fattree: qosnet supports nca, anca there"
+    )
+    tree = convert("topology = fattree;\nk = 4;\nn = 3;\nrouting_function = anca;\n")
+    assert tree.config["routing"] == {"kind": "anca"}
 
 
 def test_hold_switch_for_packet_changes_nothing_with_one_flit_packets():

@@ -358,8 +358,9 @@ ROUTING = {
     # BookSim2's min_anynet: a shortest path per destination, as qosnet's routes on a
     # network read from a file (minimal hops, ties spread by destination)
     "anynet": {"min": "auto"},
-    # BookSim2's nca_fattree: up through a port drawn uniformly at each level, then down
-    "fattree": {"nca": "nca"},
+    # BookSim2's nca_fattree: up through a port drawn uniformly at each level, then down;
+    # its anca_fattree: the less loaded (credits in use) of two ports drawn at each level
+    "fattree": {"nca": "nca", "anca": "anca"},
     # BookSim2's cmesh.cpp: dor_no_express_cmesh goes x then y over the mesh channels,
     # dor_cmesh over the edges' express channels too (qosnet's `dor_express`)
     # (xy_yx_no_express and xy_yx: O1TURN, x-then-y or y-then-x drawn per packet, each on

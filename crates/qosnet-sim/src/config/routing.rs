@@ -23,6 +23,10 @@ pub enum RoutingKind {
     /// Nearest common ancestor on a fat tree (BookSim2's `nca`): up through a port drawn
     /// uniformly at each level for each packet, then down the only way.
     Nca,
+    /// Adaptive nearest common ancestor on a fat tree (BookSim2's `anca`): at each router
+    /// on the way up, the less loaded (fewer credits in use) of two up ports drawn
+    /// uniformly, then down the only way.
+    Anca,
     /// The single router of a star.
     Direct,
     /// A fabric's forwarding tables (minimal-hop routes without them).
@@ -65,6 +69,7 @@ impl RoutingKind {
             Self::DorExpress => "dor_express",
             Self::DModK => "d_mod_k",
             Self::Nca => "nca",
+            Self::Anca => "anca",
             Self::Direct => "direct",
             Self::Lft => "lft",
             Self::Min => "min",

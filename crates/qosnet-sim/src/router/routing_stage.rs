@@ -86,11 +86,13 @@ impl Routers {
     /// The packet's drawn way (`Packet::via`: Valiant's and UGAL's intermediate group, NCA's
     /// up ports): made where it enters the network, from the routers' draw and, for UGAL-L,
     /// this router's queues toward each output (the flits its credits say the next buffers
-    /// hold, as BookSim2's `GetUsedCredit`); kept by the packet for the routers after.
+    /// hold, as BookSim2's `GetUsedCredit`); kept by the packet for the routers after, or
+    /// (`chooses_every_hop`: adaptive NCA) chosen again at each of them.
     #[cold]
     #[inline(never)]
     fn valiant_choice(&mut self, net: &mut Net, r: usize, port: usize, packet: crate::ids::PacketId) -> u16 {
-        if !matches!(self.topo.peer(r, port), crate::topology::Peer::Endpoint { .. }) {
+        let entering = matches!(self.topo.peer(r, port), crate::topology::Peer::Endpoint { .. });
+        if !entering && !self.routing.chooses_every_hop() {
             return net.packets.get(packet).via;
         }
         use rand::RngCore;
@@ -102,7 +104,7 @@ impl Routers {
             (0..p.vcs).map(|v| depth.saturating_sub(out_vc.at(p.lane_index(op, v)).credits)).sum()
         };
         let pkt = net.packets.get_mut(packet);
-        pkt.via = self.routing.choose_via(r, pkt.dst.index(), draw, queue);
+        pkt.via = self.routing.choose_via(r, pkt.dst.index(), draw, queue, pkt.via);
         pkt.via
     }
 

@@ -11,7 +11,13 @@
 //!   digit l is its level-l port: the same distribution as a draw per hop, and a preempted
 //!   packet's rest follows its first part.
 //!
-//! Both stay up/down, which has no cyclic channel dependency (deadlock-free on one VC).
+//! - Adaptive NCA (BookSim2's `anca`, fattree_anca): at each router on the way up, two up
+//!   ports drawn uniformly and the one with fewer credits in use taken (the first on a tie),
+//!   the power of two choices over the router's own view of its up links. The router that
+//!   takes the port chooses it (`choose_up_adaptive`), writing it into the packet's word,
+//!   where the route reads it as NCA's.
+//!
+//! All stay up/down, which has no cyclic channel dependency (deadlock-free on one VC).
 
 use super::{all_vcs, Route};
 use crate::topology::fat_tree::digit;
@@ -40,6 +46,33 @@ pub fn up_words(k: u32, n: u32) -> u64 {
 #[inline]
 pub fn choose_up(k: u32, n: u32, draw: u64) -> u16 {
     (draw % up_words(k, n)) as u16
+}
+
+/// Adaptive NCA's choice at `router` (of a k-ary n-tree whose routers are numbered level by
+/// level, as `route` reads them) from a uniform `draw` and its queue toward each output port
+/// (credits in use): the packet's word `via` with this level's digit set to the less loaded
+/// of two up ports drawn. A router with no up port (the top level) leaves it as it is; one
+/// the packet descends from never reads it.
+#[inline]
+pub fn choose_up_adaptive(
+    k: u32,
+    n: u32,
+    router: usize,
+    draw: u64,
+    queue: impl Fn(usize) -> u32,
+    via: u16,
+) -> u16 {
+    let routers_per_level = (k as usize).pow(n - 1);
+    let level = (router / routers_per_level) as u32;
+    if level + 1 >= n {
+        return via;
+    }
+    let (k64, scale) = (k as u64, (k as u64).pow(level));
+    let (first, second) = (draw % k64, draw / k64 % k64);
+    let up = |p: u64| queue(k as usize + p as usize);
+    let port = if up(first) > up(second) { second } else { first };
+    let old = via as u64 / scale % k64;
+    (via as u64 - old * scale + port * scale) as u16
 }
 
 pub(super) fn route(k: usize, n: u32, topo: &Topology, router: usize, dst: usize, up: Up, vcs: u32) -> Route {

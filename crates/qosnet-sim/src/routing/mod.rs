@@ -137,8 +137,10 @@ pub enum Routing {
     /// destination (path p turns every up-port choice p ports further, `fat_tree.rs`).
     DModK { k: u32, n: u32, paths: u32 },
     /// Nearest common ancestor on a k-ary n-tree (BookSim2's `nca`): up through ports drawn
-    /// per packet at its source router (`Packet::via`, `fat_tree::choose_up`), then down.
-    Nca { k: u32, n: u32 },
+    /// per packet at its source router (`Packet::via`, `fat_tree::choose_up`), then down;
+    /// `adaptive` (BookSim2's `anca`): each up port the less loaded of two drawn, chosen at
+    /// the router that takes it (`fat_tree::choose_up_adaptive`).
+    Nca { k: u32, n: u32, adaptive: bool },
     /// Table lookup: `next[router * nodes + node]` (a real fabric's forwarding tables).
     Table { next: Vec<u8>, nodes: usize },
     /// 2^LMC LIDs per destination, each a forwarding table of its own built by depth-first
@@ -234,21 +236,22 @@ impl Routing {
             (Shape::FatTree { k, n }, RoutingKind::Auto | RoutingKind::DModK) => {
                 Routing::DModK { k: *k, n: *n, paths: 1 }
             }
-            (Shape::FatTree { k, n }, RoutingKind::Nca) => {
+            (Shape::FatTree { k, n }, RoutingKind::Nca | RoutingKind::Anca) => {
                 let words = fat_tree::up_words(*k, *n);
                 if words > fat_tree::MAX_UP_WORDS {
                     return Err(ConfigError::new(
                         "routing.kind",
                         format!(
-                            "\"nca\" needs k^(n-1) <= {} up-port words (a packet keeps its draw in 16 \
+                            "\"{}\" needs k^(n-1) <= {} up-port words (a packet keeps its ports in 16 \
                              bits), got {words} for a {k}-ary {n}-tree; use \"d_mod_k\"",
+                            kind.name(),
                             fat_tree::MAX_UP_WORDS
                         ),
                     ));
                 }
-                Routing::Nca { k: *k, n: *n }
+                Routing::Nca { k: *k, n: *n, adaptive: kind == RoutingKind::Anca }
             }
-            (Shape::FatTree { .. }, _) => return Err(mismatch("\"d_mod_k\" or \"nca\"")),
+            (Shape::FatTree { .. }, _) => return Err(mismatch("\"d_mod_k\", \"nca\" or \"anca\"")),
             (Shape::Fabric { routes, .. }, RoutingKind::Auto | RoutingKind::Lft) => {
                 Routing::Table { next: routes.clone(), nodes: topo.nodes }
             }
@@ -409,7 +412,7 @@ impl Routing {
             Routing::DModK { k, n, .. } => {
                 fat_tree::route(*k as usize, *n, topo, router, dst, fat_tree::Up::DModK { path }, vcs)
             }
-            Routing::Nca { k, n } => {
+            Routing::Nca { k, n, .. } => {
                 fat_tree::route(*k as usize, *n, topo, router, dst, fat_tree::Up::Drawn { word: path }, vcs)
             }
             Routing::Table { next, nodes } => {
@@ -468,8 +471,8 @@ impl Routing {
     }
 
     /// Whether the routing chooses each packet's way at its source router
-    /// (`choose_via`): Valiant and UGAL on a dragonfly or flattened butterfly, NCA on a fat
-    /// tree.
+    /// (`choose_via`): Valiant and UGAL on a dragonfly or flattened butterfly, NCA (and
+    /// adaptive NCA) on a fat tree.
     #[inline(always)]
     pub fn chooses_at_source(&self) -> bool {
         matches!(
@@ -482,16 +485,34 @@ impl Routing {
         )
     }
 
+    /// Whether the routing also chooses at every router after the source's
+    /// (`choose_via` again, with the packet's `via` so far): adaptive NCA's up ports.
+    #[inline(always)]
+    pub fn chooses_every_hop(&self) -> bool {
+        matches!(self, Routing::Nca { adaptive: true, .. })
+    }
+
     /// A packet's way drawn at its source router (`chooses_at_source`): its `via`, from a
     /// uniform `draw` and the router's queue toward each output port: Valiant's
     /// intermediate group + 1, or 0 for the minimal path (UGAL-L, `dragonfly::choose_via`);
-    /// NCA's up ports (`fat_tree::choose_up`).
+    /// NCA's up ports (`fat_tree::choose_up`); at every router (`chooses_every_hop`),
+    /// adaptive NCA's `via` so far with this router's up port set.
     #[inline]
-    pub fn choose_via(&self, router: usize, dst: usize, draw: u64, queue: impl Fn(usize) -> u32) -> u16 {
+    pub fn choose_via(
+        &self,
+        router: usize,
+        dst: usize,
+        draw: u64,
+        queue: impl Fn(usize) -> u32,
+        via: u16,
+    ) -> u16 {
         match self {
             Routing::Dragonfly { net, mode } => dragonfly::choose_via(net, *mode, router, dst, draw, queue),
             Routing::FlatFly { net, mode } => flatfly::choose_via(net, *mode, router, dst, draw, queue),
-            Routing::Nca { k, n } => fat_tree::choose_up(*k, *n, draw),
+            Routing::Nca { k, n, adaptive: false } => fat_tree::choose_up(*k, *n, draw),
+            Routing::Nca { k, n, adaptive: true } => {
+                fat_tree::choose_up_adaptive(*k, *n, router, draw, queue, via)
+            }
             Routing::Oblivious { grid, mode } => oblivious::choose(grid, *mode, router, dst, draw, queue),
             // (O1TURN's order: 0 x first, 1 y first)
             Routing::CMesh { turns: true, .. } => (draw & 1) as u16,
@@ -880,6 +901,28 @@ mod tests {
     }
 
     #[test]
+    fn adaptive_nca_takes_the_less_loaded_of_two_drawn_up_ports_at_each_level() {
+        // A 4-ary 3-tree: 16 routers a level (0: leaves), up ports 4..8. The draw's lowest
+        // base-4 digit is the first port drawn, the next the second.
+        let tree = Topology::build(&TopologyConfig::FatTree { k: 4, n: 3 }).unwrap();
+        let r = Routing::build(RoutingKind::Anca, &tree, 1).unwrap();
+        assert!(r.chooses_at_source() && r.chooses_every_hop());
+        let busy = |port: usize| [0, 0, 0, 0, 5, 1, 3, 1][port];
+        // at a leaf (level 0): ports 0 and 2 drawn (up 4: 5 in use, up 6: 3): the second;
+        // the word's level-1 digit left as it was
+        let draw = 2 * 4;
+        assert_eq!(r.choose_via(3, 63, draw, busy, 0b11_00), 0b11_10);
+        // ports 1 and 3 alike (1 each): the first drawn
+        assert_eq!(r.choose_via(3, 63, 3 * 4 + 1, busy, 0), 1);
+        // at level 1 (router 16 + 5) the word's digit 1; at the top (level 2) nothing
+        assert_eq!(r.choose_via(21, 63, 2 * 4, busy, 0b00_01), 0b10_01);
+        assert_eq!(r.choose_via(37, 63, 2 * 4, busy, 0b10_01), 0b10_01);
+        // and the route reads the word as NCA's
+        let path = r.walk(&tree, 1, NodeId(0), NodeId(63), 0b10_01).unwrap();
+        assert_eq!((path[0].1, path[1].1), (4 + 1, 4 + 2));
+    }
+
+    #[test]
     fn nca_climbs_to_the_nearest_common_ancestor_by_the_drawn_ports() {
         // A 4-ary 3-tree: 16 words of two base-4 digits, digit l the up port at level l.
         let tree = Topology::build(&TopologyConfig::FatTree { k: 4, n: 3 }).unwrap();
@@ -903,7 +946,7 @@ mod tests {
         assert_eq!(first_up, [8; 4]);
         // A draw is spread over the words: 2^64 modulo 16 is 0, so the low digits of the
         // draw are the word.
-        assert_eq!(r.choose_via(0, 63, 0x1234_5678_9abc_def3, |_| 0), 3);
+        assert_eq!(r.choose_via(0, 63, 0x1234_5678_9abc_def3, |_| 0, 0), 3);
         // More words than 16 bits hold: refused, naming the field.
         // (the shape alone: a 10-ary 6-tree has 600,000 switches)
         let tree = Topology { shape: Shape::FatTree { k: 10, n: 6 }, ..tree };

@@ -354,9 +354,9 @@ fn arb_config() -> impl Strategy<Value = String> {
             "kind = \"torus\"\nk = {k}\nn = {n}{}",
             if valiant { "\n[routing]\nkind = \"valiant\"" } else { "" }
         )),
-        (2u32..=3, 1u32..=3, 0usize..2).prop_map(|(k, n, r)| format!(
+        (2u32..=3, 1u32..=3, 0usize..3).prop_map(|(k, n, r)| format!(
             "kind = \"fat_tree\"\nk = {k}\nn = {n}\n[routing]\nkind = \"{}\"",
-            ["d_mod_k", "nca"][r]
+            ["d_mod_k", "nca", "anca"][r]
         )),
         (1u32..=3, 1u32..=2, 1u32..=2, 0usize..3).prop_map(|(a, p, h, r)| format!(
             "kind = \"dragonfly\"\na = {a}\np = {p}\nh = {h}\n[routing]\nkind = \"{}\"",
