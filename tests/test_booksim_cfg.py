@@ -241,6 +241,10 @@ def test_flatfly_becomes_qosnets_flatfly_with_dimension_order():
     for name in ("valiant", "ugal"):
         routing = convert(FLATFLY.replace("ran_min", name)).config["routing"]
         assert routing == {"kind": name}
+    # and its O1TURN (xyyx_flatfly, adaptive_xyyx_flatfly) too
+    for name, ours in (("xyyx", "xy_yx"), ("adaptive_xyyx", "adaptive_xy_yx")):
+        routing = convert(FLATFLY.replace("ran_min", name)).config["routing"]
+        assert routing == {"kind": ours}
     # on one dimension BookSim2's tornado is qosnet's (the nodes are one row to both)
     c = convert(FLATFLY + "traffic = tornado;\nn = 1;\n").config
     assert c["traffic"][0]["pattern"] == {"kind": "tornado"}
@@ -285,7 +289,11 @@ def test_flatfly_zero_load_latency_by_hand():
         ("c = 4; xr = 2; yr = 2; x = 4; y = 4; n = 3;", "n", "give n = 2 (or c = 1)"),
         ("c = 4; xr = 2; yr = 2;", "x", "give x = k = 4"),
         ("traffic = tornado;", "traffic", "qosnet's tornado steps mesh and torus coordinates"),
-        ("routing_function = xyyx;", "routing_function", "qosnet supports ran_min, valiant, ugal"),
+        (
+            "routing_function = ugal_pni;",
+            "routing_function",
+            "qosnet supports ran_min, valiant, ugal, xyyx, adaptive_xyyx",
+        ),
     ],
 )
 def test_flatfly_refuses_what_qosnet_does_not_model(setting: str, key: str, message: str):

@@ -354,7 +354,15 @@ ROUTING = {
     # BookSim2's ran_min_flatfly (`min_flatfly`) takes, despite its name, the lowest
     # differing dimension first at every router, over all VCs: qosnet's flatfly `dor`; its
     # valiant_flatfly and ugal_flatfly (`ugal_flatfly_onchip`) as qosnet's, two VC halves
-    "flatfly": {"ran_min": "dor", "valiant": "valiant", "ugal": "ugal"},
+    # (xyyx_flatfly and adaptive_xyyx_flatfly: O1TURN, dimensions up or down, the order
+    # drawn or chosen by the first hops' used credits at the source, half of the VCs each)
+    "flatfly": {
+        "ran_min": "dor",
+        "valiant": "valiant",
+        "ugal": "ugal",
+        "xyyx": "xy_yx",
+        "adaptive_xyyx": "adaptive_xy_yx",
+    },
     # BookSim2's min_anynet: a shortest path per destination, as qosnet's routes on a
     # network read from a file (minimal hops, ties spread by destination)
     "anynet": {"min": "auto"},

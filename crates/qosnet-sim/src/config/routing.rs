@@ -46,12 +46,14 @@ pub enum RoutingKind {
     /// on a class's adaptive VCs, dimension order on its escape VCs (the first on a mesh,
     /// the dateline pair on a torus) once taken (Duato's protocol; `routing/min_adapt.rs`).
     MinAdapt,
-    /// O1TURN on a mesh (BookSim2's `xy_yx`): half the packets, drawn at the source, in
-    /// dimension order lowest dimension first, the other half highest first, each order on
-    /// its own VC layer (two).
+    /// O1TURN on a mesh, concentrated mesh or flattened butterfly (BookSim2's `xy_yx`,
+    /// `xy_yx_no_express`, `xyyx`): half the packets, drawn at the source, in dimension
+    /// order lowest dimension first, the other half highest first, each order on its own VC
+    /// layer (two).
     XyYx,
     /// O1TURN with the order chosen at the source router by its two first hops' queues
-    /// (BookSim2's `adaptive_xy_yx`): XY where its output port has fewer flits waiting
+    /// (BookSim2's `adaptive_xy_yx` on a mesh, `adaptive_xyyx` on a flattened butterfly):
+    /// XY where its output port has fewer flits waiting
     /// downstream than YX's, YX where more, drawn on a tie; each order on its VC layer.
     AdaptiveXyYx,
     /// O1TURN on a concentrated mesh over its express channels too (BookSim2's `xy_yx` on

@@ -21,6 +21,13 @@
 //!   (BookSim2's `find_ran_intm`: the others keep their coordinate), taken unless the minimal
 //!   path's first output queue times its hops is at most the detour's plus [`UGAL_BIAS`].
 
+//!
+//! O1TURN (Seo et al., ISCA 2005; BookSim2's `xyyx_flatfly` and `adaptive_xyyx_flatfly`):
+//! minimal, one hop per differing dimension, in ascending order (XY) on VC layer 0 or
+//! descending (YX) on layer 1, the order drawn at the source router or (adaptive) chosen
+//! there by which first hop has the shorter queue, drawn on a tie. Either order alone is
+//! dimension order's, acyclic, and the layers keep them apart.
+
 use super::{all_vcs, Mode, Route};
 use crate::topology::flatfly::FlatFly;
 
@@ -103,6 +110,47 @@ pub fn choose_via(
         }
     }
     (via + 1) as u16
+}
+
+/// The VC layers O1TURN needs (module comment).
+pub const TURN_LAYERS: u32 = 2;
+
+/// The port of the next hop from `router` toward router `to`, dimensions taken in
+/// ascending order or (`descending`) descending; `None` at `to`.
+#[inline]
+fn toward(f: &FlatFly, router: usize, to: usize, descending: bool) -> Option<usize> {
+    let differs = |d: &u32| f.coord(router, *d) != f.coord(to, *d);
+    let dim = if descending { (0..f.n).rev().find(differs) } else { (0..f.n).find(differs) }?;
+    Some(f.port(router, dim, f.coord(to, dim)))
+}
+
+/// O1TURN's route at `router` to node `dst` in the order `via` (0: ascending, 1:
+/// descending): the output port and the layer it leaves in, `None` for the ejection.
+#[inline]
+pub(super) fn route_turns(f: &FlatFly, router: usize, dst: usize, via: u32) -> (usize, Option<u32>) {
+    match toward(f, router, dst / f.c as usize, via == 1) {
+        Some(port) => (port, Some(via)),
+        None => (dst % f.c as usize, None),
+    }
+}
+
+/// O1TURN's order for a packet entering at `router` toward node `dst`: `draw`'s lowest bit,
+/// or (`adaptive`) the order whose first hop has the shorter `queue` (module comment).
+#[inline]
+pub fn choose_turn(
+    f: &FlatFly,
+    adaptive: bool,
+    router: usize,
+    dst: usize,
+    draw: u64,
+    queue: impl Fn(usize) -> u32,
+) -> u16 {
+    if !adaptive {
+        return (draw & 1) as u16;
+    }
+    let to = dst / f.c as usize;
+    let first = |descending| toward(f, router, to, descending).map_or(0, &queue);
+    super::order_by_queues(first(false), first(true), draw)
 }
 
 #[inline]
@@ -258,5 +306,64 @@ mod tests {
         assert_eq!(choose_via(&f, Mode::Valiant, 0, 5, 16, |_| 0), 0);
         assert_eq!(choose_via(&f, Mode::Valiant, 0, 5, 5, |_| 0), 0);
         assert_eq!(choose_via(&f, Mode::Min, 0, 5, 7, |_| 99), 0);
+    }
+
+    #[test]
+    fn o1turn_takes_the_dimensions_up_on_layer_0_or_down_on_layer_1() {
+        // a 3-ary 3-flat, 2 nodes a router: every pair, both orders
+        let (k, n, c) = (3, 3, 2);
+        let t = Topology::build(&TopologyConfig::Flatfly { k, n, c, placement: None }).unwrap();
+        let f = FlatFly { k, n, c };
+        for src in 0..t.nodes {
+            for dst in 0..t.nodes {
+                for via in 0..2u32 {
+                    let (mut r, mut dims) = (src / 2, vec![]);
+                    loop {
+                        let (port, layer) = route_turns(&f, r, dst, via);
+                        match t.peer(r, port) {
+                            Peer::Endpoint { node } => {
+                                assert_eq!((node.index(), layer), (dst, None));
+                                break;
+                            }
+                            Peer::Router { router, .. } => {
+                                assert_eq!(layer, Some(via));
+                                let next = router.index();
+                                let dim = (0..n).find(|&d| f.coord(r, d) != f.coord(next, d)).unwrap();
+                                assert_eq!(f.coord(next, dim), f.coord(dst / 2, dim), "straight to it");
+                                dims.push(dim);
+                                r = next;
+                            }
+                            _ => panic!("off the network"),
+                        }
+                    }
+                    let ordered = dims.windows(2).all(|w| if via == 0 { w[0] < w[1] } else { w[0] > w[1] });
+                    assert!(ordered, "{src} -> {dst} order {via}: {dims:?}");
+                }
+            }
+        }
+        // the adaptive order: the shorter first-hop queue, the draw on a tie; router 0
+        // (0,0,0) to router 13 (1,1,1): XY leaves in dimension 0, YX in dimension 2
+        let (xy, yx) = (f.port(0, 0, 1), f.port(0, 2, 1));
+        let q = |a: u32, b: u32| {
+            move |p: usize| {
+                if p == xy {
+                    a
+                } else if p == yx {
+                    b
+                } else {
+                    99
+                }
+            }
+        };
+        assert_eq!(choose_turn(&f, true, 0, 26, 0, q(3, 1)), 1);
+        assert_eq!(choose_turn(&f, true, 0, 26, 0, q(1, 3)), 0);
+        assert_eq!(
+            (choose_turn(&f, true, 0, 26, 6, q(2, 2)), choose_turn(&f, true, 0, 26, 7, q(2, 2))),
+            (0, 1)
+        );
+        assert_eq!(
+            (choose_turn(&f, false, 0, 26, 6, q(0, 9)), choose_turn(&f, false, 0, 26, 7, q(0, 9))),
+            (0, 1)
+        );
     }
 }

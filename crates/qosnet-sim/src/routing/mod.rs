@@ -72,6 +72,18 @@ fn in_layer(port: usize, layer: Option<u32>, layers: u32, vcs: VcMask) -> Route 
     Route { port: port as u32, vcs }
 }
 
+/// O1TURN's order chosen by the first hops' queues (BookSim2's `adaptive_xy_yx_mesh` and
+/// `adaptive_xyyx_flatfly`): 0 (ascending dimensions) when its first hop's queue `xy` is the
+/// shorter, 1 (descending) when `yx`'s is, the `draw`'s lowest bit on a tie.
+#[inline]
+fn order_by_queues(xy: u32, yx: u32, draw: u64) -> u16 {
+    match xy.cmp(&yx) {
+        std::cmp::Ordering::Less => 0,
+        std::cmp::Ordering::Greater => 1,
+        std::cmp::Ordering::Equal => (draw & 1) as u16,
+    }
+}
+
 /// The VCs of `class_vcs` whose ranks among them are set in `ranks` (bit i: the i-th).
 #[inline]
 fn by_rank(class_vcs: VcMask, ranks: VcMask) -> VcMask {
@@ -154,6 +166,11 @@ pub enum Routing {
     /// Valiant or UGAL-L through a random intermediate router, in dimension order to it and
     /// from it (`flatfly.rs`).
     FlatFly { net: crate::topology::flatfly::FlatFly, mode: Mode },
+    /// O1TURN on a flattened butterfly (BookSim2's `xyyx_flatfly`; `adaptive`: its
+    /// `adaptive_xyyx_flatfly`): dimensions in ascending or descending order, the order
+    /// drawn (or chosen by the first hops' queues) at the source router, each on its VC
+    /// layer (`flatfly::route_turns`).
+    FlatFlyTurns { net: crate::topology::flatfly::FlatFly, adaptive: bool },
     /// Dimension order on a concentrated mesh, with or without its express channels
     /// (`cmesh.rs`, BookSim2's `dor` and `dor_no_express`).
     /// O1TURN on it (`turns`: x first or y first drawn per packet, each on its VC layer).
@@ -283,7 +300,12 @@ impl Routing {
                 let mode = if kind == RoutingKind::Valiant { Mode::Valiant } else { Mode::Ugal };
                 Routing::FlatFly { net: *f, mode }
             }
-            (Shape::FlatFly(_), _) => return Err(mismatch("\"dor\", \"valiant\" or \"ugal\"")),
+            (Shape::FlatFly(f), RoutingKind::XyYx | RoutingKind::AdaptiveXyYx) => {
+                Routing::FlatFlyTurns { net: *f, adaptive: kind == RoutingKind::AdaptiveXyYx }
+            }
+            (Shape::FlatFly(_), _) => {
+                return Err(mismatch("\"dor\", \"valiant\", \"ugal\", \"xy_yx\" or \"adaptive_xy_yx\""))
+            }
             (Shape::CMesh(m), RoutingKind::Auto | RoutingKind::Dor) => {
                 Routing::CMesh { mesh: *m, express: false, turns: false }
             }
@@ -420,6 +442,10 @@ impl Routing {
             }
             Routing::Lids { table, .. } => table.route(router, topo.ports, in_port, in_vc, dst, path),
             Routing::FlatFly { net, mode: Mode::Min } => flatfly::route(net, router, dst, vcs),
+            Routing::FlatFlyTurns { net, .. } => {
+                let (port, layer) = flatfly::route_turns(net, router, dst, path);
+                in_layer(port, layer, flatfly::TURN_LAYERS, all_vcs(vcs))
+            }
             Routing::FlatFly { net, mode } => {
                 let layers = flatfly::DETOUR_LAYERS;
                 let (port, layer) =
@@ -463,6 +489,8 @@ impl Routing {
                 ..
             } => "valiant",
             Routing::Oblivious { mode: oblivious::Oblivious::XyYx, .. } => "xy_yx",
+            Routing::FlatFlyTurns { adaptive: false, .. } => "xy_yx",
+            Routing::FlatFlyTurns { adaptive: true, .. } => "adaptive_xy_yx",
             Routing::Oblivious { mode: oblivious::Oblivious::AdaptiveXyYx, .. } => "adaptive_xy_yx",
             Routing::CMesh { turns: true, express: false, .. } => "xy_yx",
             Routing::CMesh { turns: true, express: true, .. } => "xy_yx_express",
@@ -479,6 +507,7 @@ impl Routing {
             self,
             Routing::Dragonfly { mode: Mode::Valiant | Mode::Ugal, .. }
                 | Routing::FlatFly { mode: Mode::Valiant | Mode::Ugal, .. }
+                | Routing::FlatFlyTurns { .. }
                 | Routing::Nca { .. }
                 | Routing::Oblivious { .. }
                 | Routing::CMesh { turns: true, .. }
@@ -509,6 +538,9 @@ impl Routing {
         match self {
             Routing::Dragonfly { net, mode } => dragonfly::choose_via(net, *mode, router, dst, draw, queue),
             Routing::FlatFly { net, mode } => flatfly::choose_via(net, *mode, router, dst, draw, queue),
+            Routing::FlatFlyTurns { net, adaptive } => {
+                flatfly::choose_turn(net, *adaptive, router, dst, draw, queue)
+            }
             Routing::Nca { k, n, adaptive: false } => fat_tree::choose_up(*k, *n, draw),
             Routing::Nca { k, n, adaptive: true } => {
                 fat_tree::choose_up_adaptive(*k, *n, router, draw, queue, via)
@@ -590,6 +622,10 @@ impl Routing {
             Routing::CMesh { mesh, express, turns: true } => {
                 let (port, layer) = cmesh::route_turns(mesh, router, dst, *express, path);
                 in_layer(port, layer, cmesh::LAYERS, class_vcs)
+            }
+            Routing::FlatFlyTurns { net, .. } => {
+                let (port, layer) = flatfly::route_turns(net, router, dst, path);
+                in_layer(port, layer, flatfly::TURN_LAYERS, class_vcs)
             }
             Routing::FlatFly { net, mode } if *mode != Mode::Min => {
                 let layers = flatfly::DETOUR_LAYERS;
@@ -675,6 +711,7 @@ impl Routing {
             Routing::Lids { table, .. } => table.layers,
             Routing::Dragonfly { mode, .. } => dragonfly::layers(*mode),
             Routing::FlatFly { mode, .. } if *mode != Mode::Min => flatfly::DETOUR_LAYERS,
+            Routing::FlatFlyTurns { .. } => flatfly::TURN_LAYERS,
             Routing::Oblivious { mode, .. } => oblivious::layers(*mode),
             Routing::CMesh { turns: true, .. } => cmesh::LAYERS,
             Routing::MinAdapt { torus, .. } => min_adapt::escape_vcs(*torus) + 1,

@@ -128,11 +128,7 @@ pub fn choose(
         Oblivious::XyYx => (draw & 1) as u16,
         Oblivious::AdaptiveXyYx => {
             let first = |descending| toward(grid, router, dst, descending).map_or(0, &queue);
-            match first(false).cmp(&first(true)) {
-                std::cmp::Ordering::Less => 0,
-                std::cmp::Ordering::Greater => 1,
-                std::cmp::Ordering::Equal => (draw & 1) as u16,
-            }
+            super::order_by_queues(first(false), first(true), draw)
         }
     }
 }

@@ -362,9 +362,9 @@ fn arb_config() -> impl Strategy<Value = String> {
             "kind = \"dragonfly\"\na = {a}\np = {p}\nh = {h}\n[routing]\nkind = \"{}\"",
             ["min", "valiant", "ugal"][r]
         )),
-        (2u32..=3, 1u32..=3, 1u32..=2, 0usize..3).prop_map(|(k, n, c, r)| format!(
+        (2u32..=3, 1u32..=3, 1u32..=2, 0usize..5).prop_map(|(k, n, c, r)| format!(
             "kind = \"flatfly\"\nk = {k}\nn = {n}\nc = {c}\n[routing]\nkind = \"{}\"",
-            ["dor", "valiant", "ugal"][r]
+            ["dor", "valiant", "ugal", "xy_yx", "adaptive_xy_yx"][r]
         )),
         // (express channels on an even side, of their own latency or the router's)
         // (O1TURN on it too: `xy_yx`, `xy_yx_express`)
