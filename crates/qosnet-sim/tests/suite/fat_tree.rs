@@ -1,6 +1,7 @@
-//! A fat tree's two routings run whole: BookSim2's nearest-common-ancestor routing (`nca`,
+//! A fat tree's routings run whole: BookSim2's nearest-common-ancestor routing (`nca`,
 //! up ports drawn per packet) against D-mod-K (up port fixed by the destination) on the
-//! pattern that separates them, and at zero load, where they cross the same routers.
+//! pattern that separates them, and at zero load, where they (and `anca`, the adaptive
+//! climb) cross the same routers.
 
 use qosnet_sim::Simulation;
 
@@ -61,7 +62,7 @@ fn nca_spreads_what_d_mod_k_sends_up_one_link() {
 }
 
 #[test]
-fn at_zero_load_nca_and_d_mod_k_cross_the_same_routers() {
+fn at_zero_load_nca_anca_and_d_mod_k_cross_the_same_routers() {
     // Up to the nearest common ancestor and down, whichever up ports: 1 router for a node
     // on the same leaf, 3 for the others. Uniform with self traffic excluded: 3 of 15
     // destinations on the leaf, so 1 + 5 x (3 x 1 + 12 x 3) / 15 = 14 cycles (the
@@ -72,6 +73,9 @@ fn at_zero_load_nca_and_d_mod_k_cross_the_same_routers() {
     let (d_mod_k, nca) = (run("d_mod_k", 0.01, uniform, &dir), run("nca", 0.01, uniform, &dir));
     assert!((d_mod_k.latency.mean - 14.0).abs() < 0.5, "d_mod_k mean latency {}", d_mod_k.latency.mean);
     assert!((nca.latency.mean - 14.0).abs() < 0.5, "nca mean latency {}", nca.latency.mean);
+    // (and the adaptive climb, `anca`: its up ports chosen hop by hop, the same routers)
+    let anca = run("anca", 0.01, uniform, &dir);
+    assert!((anca.latency.mean - 14.0).abs() < 0.5, "anca mean latency {}", anca.latency.mean);
 }
 
 #[test]
