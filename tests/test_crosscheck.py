@@ -35,7 +35,16 @@ def test_shipped_cases_cover_the_issue_matrix():
                 for pattern in ("uniform", "transpose", "bit_complement"):
                     assert f"{base}-{vcs}vc-{flits}flit-{pattern}" in names
     assert {"torus8x8-16vc-1flit-uniform", "torus8x8-2vc-1flit-uniform"} <= names
-    assert len(load_plan(VALIDATION, ["torus"]).cases) == 2
+    # (a case is picked by a part of its name: "torus8x8-" leaves out torus8x8_valiant's)
+    assert len(load_plan(VALIDATION, ["torus"]).cases) == 5
+    assert len(load_plan(VALIDATION, ["torus8x8-"]).cases) == 3
+    # Valiant on the torus (BookSim2's valiant_torus), adaptive NCA, O1TURN on a flatfly
+    assert {
+        "torus8x8_valiant-4vc-1flit-tornado",
+        "fattree4x3_anca-4vc-1flit-uniform",
+        "flatfly8x8_adaptive_xy_yx-8vc-1flit-transpose",
+        "mesh8x8-16vc-1flit-badperm_yarc",
+    } <= names
     # BookSim2's dragonflynew (k = 2) with its min and ugal routings
     assert {"dragonfly_k2-2vc-1flit-uniform", "dragonfly_k2_ugal-3vc-1flit-uniform"} <= names
 
