@@ -133,9 +133,18 @@ def _sets() -> list[str]:
     return [arg for s in SHORT for arg in ("--set", s)]
 
 
-def test_an_interrupted_sweep_resumes_with_only_the_missing_points(reference, tmp_path):
+def test_an_interrupted_sweep_resumes_with_only_the_missing_points(tmp_path):
+    # Points long enough (8,000 measured cycles, a tenth of a second or more each) that the
+    # sweep is still running when the third has finished: with the short points of the
+    # other tests a quiet machine ran all 20 between two looks.
+    longer = ("simulation.warmup=300", "simulation.measure=8000")
+    reference = tmp_path / "reference"
+    sweep = Sweep(base=MESH8, axes=(parse_axis(LOADS),), shared=longer)
+    outcome, _ = run_sweep(sweep, reference, Pool(jobs=1))
+    assert (outcome.ran, outcome.cached, outcome.failed) == (20, 0, {})
+    tmp_path = tmp_path / "interrupted"
     argv = [sys.executable, "-m", "qosnet", "sweep", str(MESH8), "-o", str(tmp_path)]
-    argv += ["--axis", LOADS, *_sets(), "-j", "1"]
+    argv += ["--axis", LOADS, *[a for s in longer for a in ("--set", s)], "-j", "1"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     runs = tmp_path / "runs"
     deadline = time.monotonic() + 300
