@@ -196,18 +196,23 @@ impl Routing {
                 ),
             )
         };
-        if let (Shape::Mesh { dims } | Shape::Torus { dims }, RoutingKind::Valiant) = (&topo.shape, kind) {
-            let routers: u64 = dims.iter().map(|&d| d as u64).product();
-            if routers >= u16::MAX as u64 {
-                return Err(ConfigError::new(
-                    "routing.kind",
-                    format!(
-                        "\"valiant\" needs fewer than {} routers (a packet keeps its intermediate in 16 \
-                         bits), got {routers}; use \"dor\"",
-                        u16::MAX
-                    ),
-                ));
-            }
+        // (a packet keeps a Valiant or UGAL intermediate router + 1 in 16 bits)
+        let through_a_router = matches!(
+            (&topo.shape, kind),
+            (Shape::Mesh { .. } | Shape::Torus { .. }, RoutingKind::Valiant)
+                | (Shape::FlatFly(_), RoutingKind::Valiant | RoutingKind::Ugal)
+        );
+        if through_a_router && topo.routers >= u16::MAX as usize {
+            return Err(ConfigError::new(
+                "routing.kind",
+                format!(
+                    "{:?} needs fewer than {} routers (a packet keeps its intermediate in 16 bits), got {}; \
+                     use \"dor\"",
+                    kind.name(),
+                    u16::MAX,
+                    topo.routers
+                ),
+            ));
         }
         Ok(match (&topo.shape, kind) {
             (Shape::Star { .. }, RoutingKind::Auto | RoutingKind::Direct) => Routing::Direct,
@@ -284,19 +289,6 @@ impl Routing {
                 Routing::FlatFly { net: *f, mode: Mode::Min }
             }
             (Shape::FlatFly(f), RoutingKind::Valiant | RoutingKind::Ugal) => {
-                // (a packet keeps its intermediate router + 1 in 16 bits)
-                if f.routers() >= u16::MAX as usize {
-                    return Err(ConfigError::new(
-                        "routing.kind",
-                        format!(
-                            "{:?} needs fewer than {} routers (a packet keeps its intermediate in 16 \
-                             bits), got {}; use \"dor\"",
-                            kind.name(),
-                            u16::MAX,
-                            f.routers()
-                        ),
-                    ));
-                }
                 let mode = if kind == RoutingKind::Valiant { Mode::Valiant } else { Mode::Ugal };
                 Routing::FlatFly { net: *f, mode }
             }
@@ -990,6 +982,22 @@ mod tests {
         let e = Routing::build(RoutingKind::Nca, &tree, 1).unwrap_err();
         assert_eq!(e.path, "routing.kind");
         assert!(e.message.contains("got 100000 for a 10-ary 6-tree"), "{}", e.message);
+        // Likewise Valiant's (and UGAL's) intermediate router on a mesh, torus or flatfly
+        // (the shapes alone: 256 x 256 routers)
+        let big = |shape| Topology { shape, routers: 65_536, ..tree.clone() };
+        for (topo, kind) in [
+            (big(Shape::Mesh { dims: vec![256, 256] }), RoutingKind::Valiant),
+            (big(Shape::Torus { dims: vec![256, 256] }), RoutingKind::Valiant),
+            (
+                big(Shape::FlatFly(crate::topology::flatfly::FlatFly { k: 256, n: 2, c: 1 })),
+                RoutingKind::Ugal,
+            ),
+        ] {
+            let e = Routing::build(kind, &topo, 4).unwrap_err();
+            assert_eq!(e.path, "routing.kind");
+            assert!(e.message.contains("fewer than 65535 routers"), "{}", e.message);
+            assert!(e.message.contains("got 65536; use \"dor\""), "{}", e.message);
+        }
     }
 
     /// A forwarding table (as read from a fabric's files) for `topo`, copied from its
