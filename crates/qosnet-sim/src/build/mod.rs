@@ -67,6 +67,7 @@ impl Simulation {
             credit: rc.credit_latency as Cycle,
             speedup: rc.speedup,
             input_speedup: rc.input_speedup as usize,
+            input_lanes: Params::input_lanes_of(rc.input_speedup),
             output_speedup: rc.output_speedup as usize,
             rounds: Rounds::of(rc.allocator.kind, rc.speedup, rc.input_speedup, rc.output_speedup),
             internal_speedup: rc.internal_speedup,

@@ -125,7 +125,7 @@ impl Routers {
         *self.sa.wave_priority.at_mut(r) = priority;
     }
 
-    /// Stage 4 on BookSim2's expanded crossbar (`Params::expanded`): the configured
+    /// Stage 4 on BookSim2's expanded crossbar (`Rounds::Expanded`): the configured
     /// allocator matches crossbar inputs to crossbar outputs (`Expanded`).
     #[inline(never)]
     fn rounds_expanded<const PRE: bool, const AGE: bool, const HOOK: bool>(
@@ -645,8 +645,8 @@ impl<const PRE: bool, const AGE: bool, const HOOK: bool> Expanded<'_, PRE, AGE, 
     /// Crossbar input `i`'s port, and the port's VCs it serves.
     #[inline(always)]
     fn input(&self, i: usize) -> (usize, u32) {
-        let s_in = self.live.routers.p.input_speedup;
-        (i / s_in, residue_mask(i % s_in, s_in))
+        let p = &self.live.routers.p;
+        (i / p.input_speedup, p.input_lanes[i % p.input_speedup])
     }
 
     /// The crossbar output by which input port `port` reaches output port `out`.
@@ -670,12 +670,6 @@ impl<const PRE: bool, const AGE: bool, const HOOK: bool> Expanded<'_, PRE, AGE, 
         let p = &self.live.routers.p;
         self.live.r * p.ports * p.expansion() + x
     }
-}
-
-/// The VCs v (of a port's at most 32) with v mod `s` = `k`.
-#[inline(always)]
-fn residue_mask(k: usize, s: usize) -> u32 {
-    (k..32).step_by(s).fold(0, |m, v| m | 1 << v)
 }
 
 impl<const PRE: bool, const AGE: bool, const HOOK: bool> Crossbar for Expanded<'_, PRE, AGE, HOOK> {

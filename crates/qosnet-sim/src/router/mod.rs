@@ -37,7 +37,7 @@ mod vc_alloc;
 mod wavefront;
 
 pub(crate) use marking::Marking;
-pub(crate) use params::{Params, Rounds};
+pub(crate) use params::{Params, Rounds, MAX_SPEEDUP};
 pub(crate) use state::{InVc, OtherWays, OutVc, Routers, Way};
 
 use crate::config::{RouterKind, SchedulerConfig};

@@ -36,6 +36,9 @@ pub(crate) struct Params {
     /// `output_speedup`): crossbar inputs per input port and outputs per output port.
     pub input_speedup: usize,
     pub output_speedup: usize,
+    /// The VCs each of an input port's crossbar inputs serves: input k the VCs v with
+    /// v mod `input_speedup` = k (`Params::input_lanes_of`; made once, read per request).
+    pub input_lanes: [u32; MAX_SPEEDUP],
     /// Which of stage 4's rounds run (from the allocator and the speedups).
     pub rounds: Rounds,
     /// Passes of stages 3 and 4 a cycle (`config::RouterConfig::internal_speedup`).
@@ -55,6 +58,10 @@ pub(crate) struct Params {
     /// The master seed (`seed.rs`), for the routers' draws (Valiant's intermediate groups).
     pub seed: u64,
 }
+
+/// The largest of BookSim2's speedups, `router.input_speedup`, `output_speedup` and
+/// `internal_speedup` (validation's bound, `input_lanes`' size).
+pub(crate) const MAX_SPEEDUP: usize = 16;
 
 /// Stage 4's rounds (`crossbar.rs`), chosen once from the allocator and the speedups, so
 /// the stage dispatches on one value.
@@ -102,8 +109,15 @@ impl Params {
         (i / self.lane_stride, i % self.lane_stride)
     }
 
+    /// `input_lanes` for an input speedup of `s` (at most `MAX_SPEEDUP`, as validated):
+    /// the VCs v (of a port's at most 32) with v mod `s` = k, for each k below `s`.
+    pub fn input_lanes_of(s: u32) -> [u32; MAX_SPEEDUP] {
+        let s = s as usize;
+        std::array::from_fn(|k| if k < s { (k..32).step_by(s).fold(0, |m, v| m | 1 << v) } else { 0 })
+    }
+
     /// Crossbar ports per router port: each of the allocators' per-port records (pointers,
-    /// saved scheduler states) comes this many times (`Params::expanded`).
+    /// saved scheduler states) comes this many times (`Rounds::Expanded`).
     #[inline]
     pub fn expansion(&self) -> usize {
         self.input_speedup.max(self.output_speedup)

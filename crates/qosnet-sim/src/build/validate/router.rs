@@ -72,7 +72,7 @@ fn check_booksim_speedups(errs: &mut Vec<ConfigError>, rc: &crate::config::Route
         ("router.internal_speedup", rc.internal_speedup),
     ];
     for (path, s) in speedups {
-        range(errs, path, s, 1, 16);
+        range(errs, path, s, 1, crate::router::MAX_SPEEDUP as u32);
     }
     let Some((path, s)) = speedups.into_iter().find(|&(_, s)| s > 1) else { return };
     if rc.speedup > 1 {
@@ -102,7 +102,8 @@ pub(super) fn check_crossbar_ports(cfg: &Config, ports: usize, errs: &mut Vec<Co
     let rc = &cfg.router;
     let (s_in, s_out) = (rc.input_speedup as usize, rc.output_speedup as usize);
     let max = crate::topology::MAX_PORTS;
-    if (s_in > 1 || s_out > 1) && s_in <= 16 && s_out <= 16 && ports * s_in.max(s_out) > max {
+    let in_range = s_in <= crate::router::MAX_SPEEDUP && s_out <= crate::router::MAX_SPEEDUP;
+    if (s_in > 1 || s_out > 1) && in_range && ports * s_in.max(s_out) > max {
         let path = if s_in >= s_out { "router.input_speedup" } else { "router.output_speedup" };
         errs.push(ConfigError::new(
             path,
