@@ -495,7 +495,13 @@ def test_booksim2s_random_patterns_keep_their_definitions():
     )
     # badperm_yarc's grid is BookSim2's only with k x k nodes, one a router
     cube = MESH.replace("n = 2", "n = 3")
-    assert "n = 2, c = 1" in refusals(cube + "traffic = badperm_yarc;")["traffic"]
+    assert "n = 2, c = 1, xr = 1" in refusals(cube + "traffic = badperm_yarc;")["traffic"]
+    # (a ring: refused by the pattern, n itself is fine)
+    ring = refusals(MESH.replace("n = 2", "n = 1") + "traffic = badperm_yarc;")
+    assert "n" not in ring and "with n = 1, xr = 1 is not supported" in ring["traffic"]
+    # BookSim2's grid side is xr k, on a mesh too
+    wide = refusals(MESH + "xr = 2;\ntraffic = badperm_yarc;")
+    assert "with n = 2, xr = 2 is not supported" in wide["traffic"]
     # and they run: taper64 on BookSim2's 8x8 mesh
     sim = simulation(load_config(to_toml(convert(MESH8 + SHORT + "traffic = taper64;"), "x.cfg")))
     sim.run()

@@ -964,14 +964,17 @@ def _badperm_yarc(r: _Reader, pattern: str) -> dict[str, Any] | None:
     w-by-w grid of node numbers, w = xr k) as qosnet's, whose w is the square root of the
     node count: the same grid where the nodes are k x k, one to a router (n = 2, c = 1).
     None (refused) otherwise."""
-    topology, n = r.word("topology"), r.integer("n", 2)
+    topology, n = r.word("topology"), r.integer("n", 1)
     concentration = r.integer("c", 1) if topology in PLACED else 1
-    if topology not in ("mesh", "torus", "flatfly") or n != 2 or concentration != 1:
+    # (BookSim2 reads xr for this pattern on any topology)
+    xr = r.integer("xr", 1)
+    if topology not in ("mesh", "torus", "flatfly") or n != 2 or concentration != 1 or xr != 1:
         r.refuse(
             "traffic",
-            f"{pattern} on topology = {topology} with n = {n} is not supported: qosnet's "
-            "badperm_yarc takes the square root of the node count as BookSim2's xr k, the "
-            "same only with k x k nodes, one a router (a mesh, torus or flatfly, n = 2, c = 1)",
+            f"{pattern} on topology = {topology} with n = {n}, xr = {xr} is not supported: "
+            "qosnet's badperm_yarc takes the square root of the node count as BookSim2's "
+            "xr k, the same only with k x k nodes, one a router (a mesh, torus or flatfly, "
+            "n = 2, c = 1, xr = 1)",
         )
         return None
     return {"kind": "badperm_yarc"}
