@@ -395,22 +395,24 @@ def test_cmesh_refuses_what_qosnet_does_not_model(setting: str, key: str, messag
     assert message in refusals(CMESHCONFIG + setting)[key]
 
 
-def test_a_one_stage_fly_is_one_router():
+def test_a_fly_is_qosnets_fly():
     c = convert(SINGLECONFIG).config
-    # fly.cpp with n = 1: one k x k router, node i on port i, 1-cycle channels
-    assert c["topology"] == {"kind": "star", "ports": 10}
-    assert c["routing"] == {"kind": "direct"}
+    # fly.cpp with n = 1: one k x k router, node i in on port i and out on port i
+    assert c["topology"] == {"kind": "fly", "k": 10, "n": 1}
+    assert c["routing"] == {"kind": "dest_tag"}
     assert c["endpoint"]["link_latency"] == 1
     assert c["router"]["pipeline"]["routing"] == 0
-    e = refusals(SINGLECONFIG + "n = 2;")
-    assert "qosnet attaches each node to one router port both ways; give n = 1" in e["n"]
-    assert "2 to 64 ports" in refusals(SINGLECONFIG + "k = 65;")["k"]
+    # n stages: the converted file runs, and the nodes are k^n
+    c = convert(SINGLECONFIG + "k = 4;\nn = 3;").config
+    assert c["topology"] == {"kind": "fly", "k": 4, "n": 3}
+    assert "2k ports, 4 to 64" in refusals(SINGLECONFIG + "k = 33;")["k"]
+    assert "1 to 8 stages" in refusals(SINGLECONFIG + "n = 9;")["n"]
 
 
 def test_unsupported_topology_and_routing_name_what_is_supported():
     e = refusals("topology = qtree; routing_function = nca;")
     assert "qtree is not supported yet" in e["topology"]
-    assert "cmesh (k, c, xr, yr), fly (k, n = 1) and anynet (network_file)" in e["topology"]
+    assert "cmesh (k, c, xr, yr), fly (k, n) and anynet (network_file)" in e["topology"]
     e = refusals("topology = torus; routing_function = ugal;")
     assert e["routing_function"] == (
         "ugal is not supported on a torus: qosnet supports dim_order, valiant there"
@@ -627,6 +629,7 @@ def test_validation_inputs_convert_to_their_matched_configurations(base: str):
         "flatfly": "dor",
         "cmesh": "dor",
         "star": "direct",
+        "fly": "dest_tag",
     }[ours["topology"]["kind"]]
     named = ours["routing"].pop("kind")
     assert theirs["routing"].pop("kind") == (natural if named == "auto" else named)

@@ -2,8 +2,8 @@
 
 A BookSim2 user's input (`topology = mesh; k = 8; ...`) becomes a qosnet configuration (a
 dict, as a TOML file would give) with the same meaning, for BookSim2's input-queued `iq`
-router on a mesh, a torus, a dragonfly, a flattened butterfly, a concentrated mesh or a
-one-stage fly:
+router on a mesh, a torus, a fat tree, a dragonfly, a flattened butterfly, a concentrated
+mesh, a k-ary n-fly or an anynet graph:
 `configs/validation/README.md` is how each of that router's parameters is matched, and
 `docs/booksim2.md` lists every BookSim2 key and what becomes of it. Keys a file leaves out
 take BookSim2's defaults, not qosnet's: the file means what it means to BookSim2.
@@ -379,9 +379,8 @@ ROUTING = {
         "xy_yx_no_express": "xy_yx",
         "xy_yx": "xy_yx_express",
     },
-    # a one-stage k-ary fly is one k x k router (`_fly`); dest_tag_fly's output port is the
-    # destination's digit, the destination itself: qosnet's star's `direct`
-    "fly": {"dest_tag": "direct"},
+    # dest_tag_fly: stage s takes the destination's base-k digit n-1-s
+    "fly": {"dest_tag": "dest_tag"},
 }
 
 
@@ -547,7 +546,7 @@ def dragonfly_shape(k: int) -> dict[str, Any]:
 
 
 def nodes(topology: dict[str, Any]) -> int:
-    """Terminal nodes of a `[topology]` this module writes (mesh, torus, fat tree,
+    """Terminal nodes of a `[topology]` this module writes (mesh, torus, fat tree, fly,
     dragonfly, flatfly, cmesh, star)."""
     kind = topology["kind"]
     if kind == "dragonfly":
@@ -569,7 +568,7 @@ def _topology(r: _Reader, config: dict[str, Any]) -> int:
         r.refuse(
             "topology",
             f"{topology} is not supported yet: qosnet reads mesh, torus, fattree (k, n), "
-            "dragonflynew (k), flatfly (k, n, c), cmesh (k, c, xr, yr), fly (k, n = 1) and "
+            "dragonflynew (k), flatfly (k, n, c), cmesh (k, c, xr, yr), fly (k, n) and "
             "anynet (network_file) from a BookSim2 file",
         )
         return 1
@@ -711,18 +710,14 @@ def _cmesh(r: _Reader, k: int, n: int, routing: str) -> dict[str, Any]:
 
 
 def _fly(r: _Reader, k: int, n: int) -> dict[str, Any]:
-    """BookSim2's k-ary n-fly (fly.cpp) with n = 1: one k x k router, node i injecting and
-    ejecting on port i over 1-cycle channels, as qosnet's `star` of k ports."""
-    if n != 1:
-        r.refuse(
-            "n",
-            f"{n} is not supported on a fly: with n > 1 a node injects at a stage-0 router "
-            "and ejects at a stage n-1 router, and qosnet attaches each node to one router "
-            "port both ways; give n = 1 (one k x k router)",
-        )
-    if not 2 <= k <= 64:
-        r.refuse("k", f"{k} is not supported on a fly: qosnet's routers have 2 to 64 ports")
-    return {"kind": "star", "ports": k}
+    """BookSim2's k-ary n-fly (fly.cpp) as qosnet's `fly`: n stages of k^(n-1) k x k
+    routers wired as fly.cpp wires them, node i injecting at stage 0's router i div k and
+    ejecting from the last stage's, every channel 1 cycle."""
+    if not 2 <= k <= 32:
+        r.refuse("k", f"{k} is not supported on a fly: qosnet's fly routers have 2k ports, 4 to 64")
+    if not 1 <= n <= 8:
+        r.refuse("n", f"{n} is not supported on a fly: qosnet builds 1 to 8 stages")
+    return {"kind": "fly", "k": k, "n": n}
 
 
 def _router(r: _Reader, hop_latency: int) -> dict[str, Any]:

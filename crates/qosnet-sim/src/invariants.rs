@@ -182,7 +182,7 @@ impl Simulation {
         let vcs = self.routers.p.lanes;
         for node in 0..self.routers.topo.nodes {
             for v in 0..vcs {
-                let i = self.routers.p.lane_index(self.endpoints.attach_port[node].index(), v);
+                let i = self.routers.p.lane_index(self.endpoints.eject_port[node].index(), v);
                 let total = self.routers.out_vc[i].credits + wire.credits[i] + wire.ejecting[node * vcs + v];
                 if total != self.routers.p.lane_depth(v) {
                     return self.broken(format!("ejection credits of node {node} vc {v} not conserved"));
@@ -376,7 +376,7 @@ mod tests {
     fn an_ejection_credit_too_many() {
         let mut sim = busy();
         let node = 5;
-        let i = sim.routers.p.lane_index(sim.endpoints.attach_port[node].index(), 0);
+        let i = sim.routers.p.lane_index(sim.endpoints.eject_port[node].index(), 0);
         sim.routers.out_vc[i].credits += 1;
         assert_eq!(broken(&sim), format!("ejection credits of node {node} vc 0 not conserved"));
     }

@@ -4,6 +4,7 @@
 use crate::config::TrafficClass;
 use crate::engine::Simulation;
 use crate::error::SimError;
+use crate::ids::RouterId;
 use crate::metrics::deadline::DeadlineStats;
 use crate::metrics::trace::LinkRow;
 use crate::metrics::{Column, LatencySummary, Table};
@@ -334,8 +335,13 @@ impl Simulation {
             let (r, p) = ((i / self.routers.topo.ports) as u64, (i % self.routers.topo.ports) as u64);
             let (kind, dst, dst_port) = match *peer {
                 Peer::Router { router, port } => ("router", router.0 as u64, port as u64),
-                Peer::Endpoint { node } => ("ejection", node.0 as u64, 0),
-                Peer::None => continue,
+                // (a fly's first stage faces its nodes too, but only to take their flits)
+                Peer::Endpoint { node }
+                    if self.routers.topo.eject[node.index()] == (RouterId(r as u32), p as u32) =>
+                {
+                    ("ejection", node.0 as u64, 0)
+                }
+                Peer::Endpoint { .. } | Peer::None => continue,
             };
             link_rows.push(LinkRow { kind, src: r, src_port: p, dst, dst_port, counter: nodes_n + i });
         }

@@ -15,7 +15,6 @@ use crate::endpoint::{EndpointParams, Endpoints, PathChoice};
 use crate::engine::{RunParams, Simulation};
 use crate::error::ConfigErrors;
 use crate::flit::Slab;
-use crate::ids::LinkEnd;
 use crate::links::Links;
 use crate::metrics::{Metrics, Observers};
 use crate::net::{Net, Progress};
@@ -118,8 +117,6 @@ impl Simulation {
                 nic_p.idt_ticks(spec.reserve, spec.idt, max_packet)
             })
             .collect();
-        let attach_port =
-            topo.attach.iter().map(|&(r, p)| LinkEnd::router_port(r.0 * ports as u32 + p)).collect();
         let agents = v.agents;
         let control_delay = agents.control_delay() as usize;
         let mut endpoints = Endpoints::new(
@@ -139,7 +136,7 @@ impl Simulation {
                 config.routing.multipath.as_ref().map(|m| m.split).unwrap_or_default(),
                 traffic.sources.len() + 1,
             ),
-            attach_port,
+            &topo,
             |lane| p.lane_depth(lane),
             nic_idt,
         );

@@ -29,6 +29,9 @@ pub enum RoutingKind {
     Anca,
     /// The single router of a star.
     Direct,
+    /// Destination-tag routing on a k-ary n-fly (BookSim2's `dest_tag`): stage s takes
+    /// output digit n-1-s of the destination, written in base k.
+    DestTag,
     /// A fabric's forwarding tables (minimal-hop routes without them).
     Lft,
     /// Minimal routing on a dragonfly (two VC layers: the layer rises at the global hop).
@@ -73,6 +76,7 @@ impl RoutingKind {
             Self::Nca => "nca",
             Self::Anca => "anca",
             Self::Direct => "direct",
+            Self::DestTag => "dest_tag",
             Self::Lft => "lft",
             Self::Min => "min",
             Self::Valiant => "valiant",

@@ -1,5 +1,5 @@
-//! `[topology]`: the network's shape (star, mesh, torus, fat tree, dragonfly, flattened
-//! butterfly, concentrated mesh, a real InfiniBand fabric).
+//! `[topology]`: the network's shape (star, mesh, torus, fat tree, butterfly, dragonfly,
+//! flattened butterfly, concentrated mesh, a real InfiniBand fabric).
 
 use super::FilePath;
 use serde::{Deserialize, Serialize};
@@ -42,6 +42,16 @@ tagged_enum! {
             /// Arity: each switch has k ports down and k up.
             k: u32,
             /// Levels of switches.
+            n: u32,
+        },
+        /// k-ary n-fly, a butterfly (BookSim2's `fly`): k^n nodes, n stages of k^(n-1)
+        /// k x k routers, channels one way from a stage to the next; node i injects at
+        /// stage 0's router i div k and ejects from the last stage's router i div k.
+        /// Routing `dest_tag`.
+        Fly {
+            /// Radix: each router has k inputs and k outputs (at most 32).
+            k: u32,
+            /// Stages.
             n: u32,
         },
         /// Dragonfly (Kim, Dally, Scott & Abts, ISCA 2008): `a*h + 1` groups of `a` routers,

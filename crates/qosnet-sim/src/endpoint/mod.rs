@@ -615,7 +615,7 @@ impl Endpoints {
         flit: Flit,
         now: Cycle,
     ) {
-        net.links.send_credit(now + self.p.credit, *self.attach_port.at(n), flit.vc(), flit.is_tail());
+        net.links.send_credit(now + self.p.credit, *self.eject_port.at(n), flit.vc(), flit.is_tail());
         net.progress.in_flight -= 1;
         net.progress.flits_ejected += 1;
         net.progress.last_progress = now;

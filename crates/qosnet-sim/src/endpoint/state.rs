@@ -121,10 +121,12 @@ pub(crate) struct Endpoints {
     /// Admission control: per flow whose connection is being set up, its source queue,
     /// class and the messages set aside from it until the ACK (or the give-up).
     pub(crate) held: std::collections::HashMap<u32, (usize, usize, Vec<crate::ids::MessageId>)>,
-    /// Per node: the router port (router * ports + port) it attaches to. Its input side
-    /// receives the node's injected flits; its output side ejects to the node and gets the
-    /// node's credits.
+    /// Per node: the router port (router * ports + port) it injects into
+    /// (`Topology::attach`): its input side receives the node's flits.
     pub(crate) attach_port: Vec<LinkEnd>,
+    /// Per node: the router port it ejects from (`Topology::eject`; `attach_port` but on a
+    /// fly): its output side sends the node its flits and gets the node's credits.
+    pub(crate) eject_port: Vec<LinkEnd>,
 }
 
 impl Endpoints {
@@ -156,8 +158,13 @@ impl Endpoints {
         }
     }
 
+    /// Each node's router port of `at` (`Topology::attach` or `eject`) as a link's end.
+    fn ports(topo: &crate::topology::Topology, at: &[(crate::ids::RouterId, u32)]) -> Vec<LinkEnd> {
+        at.iter().map(|&(r, p)| LinkEnd::router_port(r.0 * topo.ports as u32 + p)).collect()
+    }
+
     /// The endpoints of `nodes` nodes, injecting under scheduler `sched_cfg`, with NIC model
-    /// `nic_p`, attached at router ports `attach_port` (`input_depth`: the router's input
+    /// `nic_p`, attached at the router ports `topo` gives (`lane_depth`: the router's input
     /// buffer depth of each lane, its credits), and per flow the IDT `nic_idt`.
     #[allow(clippy::too_many_arguments)] // one per part the build resolved
     pub(crate) fn new(
@@ -168,7 +175,7 @@ impl Endpoints {
         nic_p: NicParams,
         agents: Agents,
         path_choice: PathChoice,
-        attach_port: Vec<LinkEnd>,
+        topo: &crate::topology::Topology,
         lane_depth: impl Fn(usize) -> u32,
         nic_idt: Vec<u64>,
     ) -> Endpoints {
@@ -199,7 +206,8 @@ impl Endpoints {
             cnp_flow: 0,
             nic_active: Vec::with_capacity(nodes),
             nic_is_active: vec![false; nodes],
-            attach_port,
+            attach_port: Self::ports(topo, &topo.attach),
+            eject_port: Self::ports(topo, &topo.eject),
             held: std::collections::HashMap::new(),
             p,
         }

@@ -107,9 +107,16 @@ impl Routers {
                     *t = LinkEnd::router_port(router.0 * ports as u32 + port);
                     credit_return[router.index() * ports + port as usize] = LinkEnd::router_port(i as u32);
                 }
+                // (a port takes the node's flits where it injects and sends it flits where
+                // it ejects: the same port but on a fly, whose other ways stay unconnected)
                 Peer::Endpoint { node } => {
-                    *t = LinkEnd::endpoint(node);
-                    credit_return[i] = LinkEnd::endpoint(node);
+                    let at = (crate::ids::RouterId((i / ports) as u32), (i % ports) as u32);
+                    if topo.eject[node.index()] == at {
+                        *t = LinkEnd::endpoint(node);
+                    }
+                    if topo.attach[node.index()] == at {
+                        credit_return[i] = LinkEnd::endpoint(node);
+                    }
                 }
                 Peer::None => {}
             }

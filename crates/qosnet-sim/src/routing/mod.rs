@@ -7,6 +7,7 @@ mod dor;
 pub mod dragonfly;
 mod fat_tree;
 mod flatfly;
+mod fly;
 mod lid_paths;
 pub mod min_adapt;
 mod oblivious;
@@ -140,6 +141,8 @@ pub struct Ways {
 pub enum Routing {
     /// Single router: output port = destination node's port.
     Direct,
+    /// Destination tag on a k-ary n-fly (`fly.rs`).
+    DestTag { k: u32, n: u32 },
     /// Dimension order (mesh), or minimal dimension order on a torus without dateline
     /// classes (`wrap`: deadlock-prone, for studying deadlock).
     Dor { grid: Grid, wrap: bool },
@@ -217,6 +220,10 @@ impl Routing {
         Ok(match (&topo.shape, kind) {
             (Shape::Star { .. }, RoutingKind::Auto | RoutingKind::Direct) => Routing::Direct,
             (Shape::Star { .. }, _) => return Err(mismatch("\"direct\"")),
+            (Shape::Fly { k, n }, RoutingKind::Auto | RoutingKind::DestTag) => {
+                Routing::DestTag { k: *k, n: *n }
+            }
+            (Shape::Fly { .. }, _) => return Err(mismatch("\"dest_tag\"")),
             (Shape::Mesh { dims }, RoutingKind::Auto | RoutingKind::Dor) => {
                 Routing::Dor { grid: Grid::new(dims), wrap: false }
             }
@@ -416,6 +423,7 @@ impl Routing {
     ) -> Route {
         match self {
             Routing::Direct => Route { port: dst as u32, vcs: all_vcs(vcs) },
+            Routing::DestTag { k, n } => fly::route(*k, *n, router, dst, all_vcs(vcs)),
             Routing::Dor { grid, wrap } => {
                 let wrap = if *wrap { Wrap::Unsafe } else { Wrap::Mesh };
                 dor::route(grid, router, dst, wrap, vcs)

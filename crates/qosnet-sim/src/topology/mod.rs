@@ -9,6 +9,7 @@ pub(crate) mod cmesh;
 pub(crate) mod dragonfly;
 pub(crate) mod fat_tree;
 pub(crate) mod flatfly;
+mod fly;
 pub mod ib_fabric;
 pub(crate) mod mesh;
 mod star;
@@ -50,6 +51,12 @@ pub enum Shape {
     Dragonfly(dragonfly::Dragonfly),
     /// A k-ary n-flat with concentration c (`flatfly.rs`).
     FlatFly(flatfly::FlatFly),
+    /// A k-ary n-fly (butterfly), n stages of k^(n-1) routers: nodes inject at stage 0 and
+    /// eject at stage n-1 (`fly.rs`).
+    Fly {
+        k: u32,
+        n: u32,
+    },
     /// A k x k mesh of routers with 2 x 2 nodes each and express channels on its edges, as
     /// BookSim2's `cmesh` (`cmesh.rs`).
     CMesh(cmesh::CMesh),
@@ -73,6 +80,7 @@ impl Shape {
             Shape::FatTree { .. } => "fat_tree",
             Shape::Dragonfly(_) => "dragonfly",
             Shape::FlatFly(_) => "flatfly",
+            Shape::Fly { .. } => "fly",
             Shape::CMesh(_) => "cmesh",
             Shape::Fabric { .. } => "ib_fabric",
         }
@@ -87,8 +95,11 @@ pub struct Topology {
     pub nodes: usize,
     /// `peer[router * ports + port]`.
     pub peer: Vec<Peer>,
-    /// Per node: (router, port) it attaches to.
+    /// Per node: (router, port) it injects into.
     pub attach: Vec<(RouterId, u32)>,
+    /// Per node: (router, port) it ejects from: `attach` but on a fly, whose nodes inject
+    /// at its first stage and eject at its last.
+    pub eject: Vec<(RouterId, u32)>,
     /// Per node, its name in a fabric dump (empty for generated topologies).
     pub names: Vec<String>,
     /// Per (router * ports + port), the outgoing link's data rate in b/s when the fabric
@@ -146,6 +157,7 @@ impl Topology {
             TopologyConfig::Mesh { k, n, dims } => mesh::build(mesh_dims(*k, *n, dims.as_deref())?, false),
             TopologyConfig::Torus { k, n, dims } => mesh::build(mesh_dims(*k, *n, dims.as_deref())?, true),
             TopologyConfig::FatTree { k, n } => fat_tree::build(*k, *n),
+            TopologyConfig::Fly { k, n } => fly::build(*k, *n),
             TopologyConfig::Flatfly { k, n, c, placement } => flatfly::build(*k, *n, *c, placement.as_ref()),
             TopologyConfig::Cmesh { k, c, express_latency } => cmesh::build(*k, *c, *express_latency),
             TopologyConfig::Dragonfly { a, p, h, global_latency } => {
@@ -177,16 +189,26 @@ impl Topology {
         }
     }
 
-    /// Build from its parts, checking that every link is symmetric.
+    /// Build from its parts, checking that every link is symmetric. A node is at one port
+    /// (`attach` and `eject` alike) or, on a fly, at two: it injects at the first in index
+    /// order and ejects at the second.
     fn from_parts(shape: Shape, routers: usize, ports: usize, peer: Vec<Peer>) -> Topology {
-        let mut attach = Vec::new();
+        const UNSET: (RouterId, u32) = (RouterId(u32::MAX), u32::MAX);
+        let (mut attach, mut eject) = (Vec::new(), Vec::new());
         for (i, p) in peer.iter().enumerate() {
             if let Peer::Endpoint { node } = *p {
                 let node = node.index();
                 if attach.len() <= node {
-                    attach.resize(node + 1, (RouterId(u32::MAX), u32::MAX));
+                    attach.resize(node + 1, UNSET);
+                    eject.resize(node + 1, UNSET);
                 }
-                attach[node] = (RouterId((i / ports) as u32), (i % ports) as u32);
+                let at = (RouterId((i / ports) as u32), (i % ports) as u32);
+                if attach[node] == UNSET {
+                    attach[node] = at;
+                } else {
+                    debug_assert_eq!(attach[node], eject[node], "node {node} at three ports");
+                }
+                eject[node] = at;
             }
         }
         let t = Topology {
@@ -196,6 +218,7 @@ impl Topology {
             nodes: attach.len(),
             peer,
             attach,
+            eject,
             names: Vec::new(),
             link_bps: Vec::new(),
             link_cycles: Vec::new(),
@@ -232,7 +255,10 @@ impl Topology {
                     self.peer(router.index(), port as usize)
                         == Peer::Router { router: RouterId(r as u32), port: p as u32 }
                 }
-                Peer::Endpoint { node } => self.attach[node.index()] == (RouterId(r as u32), p as u32),
+                Peer::Endpoint { node } => {
+                    let at = (RouterId(r as u32), p as u32);
+                    self.attach[node.index()] == at || self.eject[node.index()] == at
+                }
                 Peer::None => true,
             })
         })

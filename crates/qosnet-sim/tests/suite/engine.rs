@@ -18,11 +18,12 @@ fn u64s<'a>(t: &'a qosnet_sim::metrics::Table, name: &str) -> &'a [u64] {
     }
 }
 
-const TOPOLOGIES: [&str; 4] = [
+const TOPOLOGIES: [&str; 5] = [
     "kind = \"star\"\nports = 8",
     "kind = \"mesh\"\nk = 4\nn = 2",
     "kind = \"torus\"\nk = 4\nn = 2",
     "kind = \"fat_tree\"\nk = 4\nn = 2",
+    "kind = \"fly\"\nk = 4\nn = 2",
 ];
 
 /// Zero-load latency = endpoint output stage + endpoint link + hops × (sum of stage
@@ -68,7 +69,9 @@ fn zero_load_check(topology: &str, router: &str, message: u32, packet: u32, sour
             assert_eq!(delivered[i] - created[i], expect);
         }
     }
-    assert!(hops_seen.len() > 1 || topology.contains("star"), "{topology}: one hop count only");
+    // (every path of a star crosses its one router, every path of a fly its n stages)
+    let one_length = topology.contains("star") || topology.contains("fly");
+    assert!(hops_seen.len() > 1 || one_length, "{topology}: one hop count only");
 }
 
 #[test]
@@ -354,6 +357,8 @@ fn arb_config() -> impl Strategy<Value = String> {
             "kind = \"torus\"\nk = {k}\nn = {n}{}",
             if valiant { "\n[routing]\nkind = \"valiant\"" } else { "" }
         )),
+        // (a k-ary n-fly: nodes inject at its first stage and eject at its last)
+        (2u32..=3, 1u32..=3).prop_map(|(k, n)| format!("kind = \"fly\"\nk = {k}\nn = {n}")),
         (2u32..=3, 1u32..=3, 0usize..3).prop_map(|(k, n, r)| format!(
             "kind = \"fat_tree\"\nk = {k}\nn = {n}\n[routing]\nkind = \"{}\"",
             ["d_mod_k", "nca", "anca"][r]

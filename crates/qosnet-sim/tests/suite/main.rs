@@ -18,6 +18,7 @@ mod escape_vc;
 mod fat_tree;
 mod file_keys;
 mod flatfly;
+mod fly;
 mod ib_fabric;
 mod iba_cc;
 mod memory_estimate;

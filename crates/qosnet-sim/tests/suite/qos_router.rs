@@ -130,7 +130,10 @@ fn mixed_queues(topology: &str, kind: &str, sched: &str, block: u32, seed: u64, 
 
 #[test]
 fn invariants_hold_every_cycle_for_every_router_kind_and_scheduler() {
-    for topology in ["kind = \"star\"\nports = 4", "kind = \"mesh\"\nk = 3\nn = 2"] {
+    // (a fly: nodes inject at its first stage and eject at its last)
+    for topology in
+        ["kind = \"star\"\nports = 4", "kind = \"mesh\"\nk = 3\nn = 2", "kind = \"fly\"\nk = 2\nn = 3"]
+    {
         for kind in KINDS {
             for (i, sched) in SCHEDULERS.iter().enumerate() {
                 let toml = mixed(topology, kind, sched, 1 + (i as u32 % 3) * 2, i as u64);

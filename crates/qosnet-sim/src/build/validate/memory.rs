@@ -86,7 +86,8 @@ impl Shape {
                 longest_link: 0,
             }),
             TopologyConfig::Mesh { k, n, dims } | TopologyConfig::Torus { k, n, dims } => grid(*k, *n, dims),
-            TopologyConfig::FatTree { k, n } => {
+            // (a fly has a fat tree's counts: n stages of k^(n-1) routers with 2k ports)
+            TopologyConfig::FatTree { k, n } | TopologyConfig::Fly { k, n } => {
                 let (k, n) = (*k as u128, *n);
                 if n == 0 || n > 8 {
                     return None;
