@@ -241,8 +241,13 @@ def test_flatfly_becomes_qosnets_flatfly_with_dimension_order():
     for name in ("valiant", "ugal"):
         routing = convert(FLATFLY.replace("ran_min", name)).config["routing"]
         assert routing == {"kind": name}
-    # and its O1TURN (xyyx_flatfly, adaptive_xyyx_flatfly) too
-    for name, ours in (("xyyx", "xy_yx"), ("adaptive_xyyx", "adaptive_xy_yx")):
+    # and its O1TURN (xyyx_flatfly, adaptive_xyyx_flatfly, and UGAL with it,
+    # ugal_xyyx_flatfly) too
+    for name, ours in (
+        ("xyyx", "xy_yx"),
+        ("adaptive_xyyx", "adaptive_xy_yx"),
+        ("ugal_xyyx", "ugal_xy_yx"),
+    ):
         routing = convert(FLATFLY.replace("ran_min", name)).config["routing"]
         assert routing == {"kind": ours}
     # on one dimension BookSim2's tornado is qosnet's (the nodes are one row to both)
@@ -292,7 +297,7 @@ def test_flatfly_zero_load_latency_by_hand():
         (
             "routing_function = ugal_pni;",
             "routing_function",
-            "qosnet supports ran_min, valiant, ugal, xyyx, adaptive_xyyx",
+            "qosnet supports ran_min, valiant, ugal, ugal_xyyx, xyyx, adaptive_xyyx",
         ),
     ],
 )

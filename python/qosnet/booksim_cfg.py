@@ -355,11 +355,14 @@ ROUTING = {
     # differing dimension first at every router, over all VCs: qosnet's flatfly `dor`; its
     # valiant_flatfly and ugal_flatfly (`ugal_flatfly_onchip`) as qosnet's, two VC halves
     # (xyyx_flatfly and adaptive_xyyx_flatfly: O1TURN, dimensions up or down, the order
-    # drawn or chosen by the first hops' used credits at the source, half of the VCs each)
+    # drawn or chosen by the first hops' used credits at the source, half of the VCs each;
+    # ugal_xyyx_flatfly: UGAL-L in an order drawn at the source, a quarter of the VCs for
+    # each order's two phases)
     "flatfly": {
         "ran_min": "dor",
         "valiant": "valiant",
         "ugal": "ugal",
+        "ugal_xyyx": "ugal_xy_yx",
         "xyyx": "xy_yx",
         "adaptive_xyyx": "adaptive_xy_yx",
     },

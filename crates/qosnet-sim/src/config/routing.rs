@@ -45,6 +45,11 @@ pub enum RoutingKind {
     /// layers; a flattened butterfly: 2 flits, its intermediate drawn in the dimensions
     /// source and destination differ in, two VC layers; BookSim2's).
     Ugal,
+    /// UGAL-L with O1TURN on a flattened butterfly (BookSim2's `ugal_xyyx`): `ugal`'s
+    /// choice with every phase in one dimension order drawn at the source, ascending or
+    /// descending, and that order's first hops' queues weighed; four VC layers (each order's
+    /// two phases).
+    UgalXyYx,
     /// Minimal adaptive on a mesh or torus (BookSim2's `min_adapt`): any minimal direction
     /// on a class's adaptive VCs, dimension order on its escape VCs (the first on a mesh,
     /// the dateline pair on a torus) once taken (Duato's protocol; `routing/min_adapt.rs`).
@@ -81,6 +86,7 @@ impl RoutingKind {
             Self::Min => "min",
             Self::Valiant => "valiant",
             Self::Ugal => "ugal",
+            Self::UgalXyYx => "ugal_xy_yx",
             Self::MinAdapt => "min_adapt",
             Self::XyYx => "xy_yx",
             Self::AdaptiveXyYx => "adaptive_xy_yx",

@@ -20,7 +20,13 @@
 //! - UGAL-L: an intermediate drawn in the dimensions where source and destination differ
 //!   (BookSim2's `find_ran_intm`: the others keep their coordinate), taken unless the minimal
 //!   path's first output queue times its hops is at most the detour's plus [`UGAL_BIAS`].
-
+//!
+//! UGAL-L with O1TURN (BookSim2's `ugal_xyyx_flatfly`): the same choice, every phase in one
+//! dimension order drawn at the source, ascending or descending; the queues weighed are
+//! those of that order's first hops. Four layers: the order's pair (0-1 ascending, 2-3
+//! descending), in each the two phases as above (BookSim2's halves of the VCs by order,
+//! each halved by phase). The packet's `via` keeps the order in its lowest bit, above it
+//! the intermediate router + 1 (`split_via`).
 //!
 //! O1TURN (Seo et al., ISCA 2005; BookSim2's `xyyx_flatfly` and `adaptive_xyyx_flatfly`):
 //! minimal, one hop per differing dimension, in ascending order (XY) on VC layer 0 or
@@ -34,6 +40,28 @@ use crate::topology::flatfly::FlatFly;
 /// The VC layers Valiant and UGAL need (module comment).
 pub const DETOUR_LAYERS: u32 = 2;
 
+/// The VC layers a detour needs, in one dimension order or (`turns`: UGAL with O1TURN)
+/// in either (module comment).
+#[inline]
+pub const fn detour_layers(turns: bool) -> u32 {
+    if turns {
+        DETOUR_LAYERS * TURN_LAYERS
+    } else {
+        DETOUR_LAYERS
+    }
+}
+
+/// A detour's `via` as its intermediate router + 1 (0: minimal) and (`turns`) whether its
+/// dimensions go in descending order, kept in the lowest bit (module comment).
+#[inline]
+fn split_via(via: u32, turns: bool) -> (u32, bool) {
+    if turns {
+        (via >> 1, via & 1 == 1)
+    } else {
+        (via, false)
+    }
+}
+
 /// UGAL-L's bias toward the minimal path, in flits of queue x hops: BookSim2's
 /// `ugal_flatfly_onchip` uses 2 (its `threshold`).
 pub const UGAL_BIAS: u32 = 2;
@@ -45,39 +73,65 @@ fn hops(f: &FlatFly, a: usize, b: usize) -> u32 {
 }
 
 /// The route of a header at `router` arriving on `in_port` in VC layer `in_layer`, to node
-/// `dst` with Valiant choice `via` (Valiant, UGAL): the output port and the layer it leaves
-/// in, `None` for the ejection (every VC).
+/// `dst` with Valiant choice `via` (Valiant, UGAL; `turns`: UGAL with O1TURN): the output
+/// port and the layer it leaves in, `None` for the ejection (every VC).
 #[inline]
+#[allow(clippy::too_many_arguments)] // where the header is, where it goes, which way
 pub(super) fn route_detour(
     f: &FlatFly,
     mode: Mode,
+    turns: bool,
     router: usize,
     in_port: usize,
     in_layer: u32,
     dst: usize,
     via: u32,
 ) -> (usize, Option<u32>) {
-    // (from a terminal: the first phase)
-    let layer = if in_port < f.c as usize { 0 } else { in_layer };
+    let (via, descending) = split_via(via, turns);
+    // (the order's pair of layers; from a terminal: the first phase)
+    let base = if descending { DETOUR_LAYERS } else { 0 };
+    let phase = if in_port < f.c as usize { 0 } else { in_layer % DETOUR_LAYERS };
     // Valiant turns at its intermediate, or at the destination's router if its way there
     // passes it (BookSim2's valiant_flatfly checks both at every router); UGAL-L at its
     // intermediate only (as BookSim2's ugal_flatfly).
     let arrived = mode == Mode::Valiant && router == dst / f.c as usize;
-    if via != 0 && layer == 0 && router != via as usize - 1 && !arrived {
-        // (any node of the intermediate router: the packet turns there)
-        let toward = (via as usize - 1) * f.c as usize;
-        return (route(f, router, toward, 1).port as usize, Some(0));
+    if via != 0 && phase == 0 && router != via as usize - 1 && !arrived {
+        let port = toward(f, router, via as usize - 1, descending).expect("not at the intermediate");
+        return (port, Some(base));
     }
-    let port = route(f, router, dst, 1).port as usize;
-    (port, if port < f.c as usize { None } else { Some(1) })
+    match toward(f, router, dst / f.c as usize, descending) {
+        Some(port) => (port, Some(base + 1)),
+        None => (dst % f.c as usize, None),
+    }
 }
 
 /// The Valiant choice for a packet entering the network at `router` toward node `dst`
-/// (module comment): `draw` picks the intermediate, UGAL-L weighs `queue(port)` (flits
-/// waiting for that output, as the router knows from its credits) times the hops.
+/// (module comment): `draw` picks the intermediate (and, `turns`, the order first), UGAL-L
+/// weighs `queue(port)` (flits waiting for that output, as the router knows from its
+/// credits) times the hops.
 pub fn choose_via(
     f: &FlatFly,
     mode: Mode,
+    turns: bool,
+    router: usize,
+    dst: usize,
+    draw: u64,
+    queue: impl Fn(usize) -> u32,
+) -> u16 {
+    let (descending, draw) = if turns { (draw & 1 == 1, draw >> 1) } else { (false, draw) };
+    let via = detour(f, mode, descending, router, dst, draw, queue);
+    if turns {
+        via << 1 | descending as u16
+    } else {
+        via
+    }
+}
+
+/// `choose_via`'s intermediate router + 1, or 0 for the minimal path.
+fn detour(
+    f: &FlatFly,
+    mode: Mode,
+    descending: bool,
     router: usize,
     dst: usize,
     draw: u64,
@@ -102,7 +156,7 @@ pub fn choose_via(
         return 0;
     }
     if mode == Mode::Ugal {
-        let port = |node_router: usize| route(f, router, node_router * f.c as usize, 1).port as usize;
+        let port = |r: usize| toward(f, router, r, descending).expect("another router");
         let minimal = queue(port(to)) * hops(f, router, to);
         let detour = queue(port(via)) * (hops(f, router, via) + hops(f, via, to));
         if minimal <= detour + UGAL_BIAS {
@@ -214,7 +268,7 @@ mod tests {
                     loop {
                         seen_via |= via != 0 && r == via as usize - 1;
                         let (port, out) =
-                            route_detour(&f, Mode::Ugal, r, in_port as usize, in_layer, dst, via);
+                            route_detour(&f, Mode::Ugal, false, r, in_port as usize, in_layer, dst, via);
                         let Some(out) = out else {
                             // (no layer: the ejection, and only there)
                             assert!(
@@ -254,7 +308,7 @@ mod tests {
         let walk = |mode| {
             let (mut r, mut in_port, mut layer, mut hops) = (0usize, 0u32, 0u32, 0);
             loop {
-                let (port, out) = route_detour(&f, mode, r, in_port as usize, layer, 1, 6);
+                let (port, out) = route_detour(&f, mode, false, r, in_port as usize, layer, 1, 6);
                 match t.peer(r, port) {
                     Peer::Endpoint { node } => return (node.index(), hops),
                     Peer::Router { router, port } => {
@@ -288,24 +342,22 @@ mod tests {
             }
         };
         // minimal: 2 hops; the detour: 2 to (2,2), 2 back to (1,1) = 4 hops
-        assert_eq!(choose_via(&f, Mode::Ugal, 0, 5, draw, q(3, 1)), 0); // 3 x 2 <= 1 x 4 + 2
-        assert_eq!(choose_via(&f, Mode::Ugal, 0, 5, draw, q(4, 1)), 11); // 8 > 6: router 10 + 1
-                                                                         // from (0,0) to (1,0): dimension 1 agrees and keeps 0; the draw's first digit only
-        let via =
-            choose_via(
-                &f,
-                Mode::Ugal,
-                0,
-                1,
-                3,
-                |p| if p == route(&f, 0, 1, 1).port as usize { 9 } else { 0 },
-            );
+        assert_eq!(choose_via(&f, Mode::Ugal, false, 0, 5, draw, q(3, 1)), 0); // 3 x 2 <= 1 x 4 + 2
+        assert_eq!(choose_via(&f, Mode::Ugal, false, 0, 5, draw, q(4, 1)), 11); // 8 > 6: router 10 + 1
+                                                                                // from (0,0) to (1,0): dimension 1 agrees and keeps 0; the draw's first digit only
+        let via = choose_via(&f, Mode::Ugal, false, 0, 1, 3, |p| {
+            if p == route(&f, 0, 1, 1).port as usize {
+                9
+            } else {
+                0
+            }
+        });
         assert_eq!(via, 4, "router 3 = (3,0) + 1");
         // Valiant: any router, but its own or the destination's means minimal
-        assert_eq!(choose_via(&f, Mode::Valiant, 0, 5, 7, |_| 0), 8);
-        assert_eq!(choose_via(&f, Mode::Valiant, 0, 5, 16, |_| 0), 0);
-        assert_eq!(choose_via(&f, Mode::Valiant, 0, 5, 5, |_| 0), 0);
-        assert_eq!(choose_via(&f, Mode::Min, 0, 5, 7, |_| 99), 0);
+        assert_eq!(choose_via(&f, Mode::Valiant, false, 0, 5, 7, |_| 0), 8);
+        assert_eq!(choose_via(&f, Mode::Valiant, false, 0, 5, 16, |_| 0), 0);
+        assert_eq!(choose_via(&f, Mode::Valiant, false, 0, 5, 5, |_| 0), 0);
+        assert_eq!(choose_via(&f, Mode::Min, false, 0, 5, 7, |_| 99), 0);
     }
 
     #[test]
@@ -365,5 +417,84 @@ mod tests {
             (choose_turn(&f, false, 0, 26, 6, q(0, 9)), choose_turn(&f, false, 0, 26, 7, q(0, 9))),
             (0, 1)
         );
+    }
+
+    #[test]
+    fn ugal_with_o1turn_keeps_its_order_in_both_phases_on_that_orders_two_layers() {
+        // a 3-ary 3-flat, 2 nodes a router: every pair, every intermediate, both orders
+        let (k, n, c) = (3, 3, 2);
+        let t = Topology::build(&TopologyConfig::Flatfly { k, n, c, placement: None }).unwrap();
+        let f = FlatFly { k, n, c };
+        for src in 0..t.nodes {
+            for dst in 0..t.nodes {
+                for (intermediate, descending) in
+                    (0..=f.routers() as u32).flat_map(|v| [(v, false), (v, true)])
+                {
+                    let via = intermediate << 1 | descending as u32;
+                    let base = if descending { 2 } else { 0 };
+                    let (at, mut in_port) = t.attach[src];
+                    let (mut r, mut in_layer, mut seen, mut dims) =
+                        (at.index(), 0, intermediate == 0, vec![]);
+                    loop {
+                        seen |= intermediate != 0 && r == intermediate as usize - 1;
+                        let (port, out) =
+                            route_detour(&f, Mode::Ugal, true, r, in_port as usize, in_layer, dst, via);
+                        let Some(out) = out else {
+                            assert!(
+                                matches!(t.peer(r, port), Peer::Endpoint { node } if node.index() == dst)
+                            );
+                            break;
+                        };
+                        // the order's pair, phase 0 until the intermediate, 1 after
+                        assert_eq!(out, base + if seen { 1 } else { 0 }, "{src} -> {dst} via {via}, at {r}");
+                        let Peer::Router { router, port } = t.peer(r, port) else {
+                            panic!("off the network")
+                        };
+                        let next = router.index();
+                        let dim = (0..n).find(|&d| f.coord(r, d) != f.coord(next, d)).unwrap();
+                        dims.push((out, dim));
+                        (r, in_port, in_layer) = (next, port, out);
+                    }
+                    // within a phase, dimensions in the packet's order
+                    let ordered = dims.windows(2).filter(|w| w[0].0 == w[1].0).all(|w| {
+                        if descending {
+                            w[0].1 > w[1].1
+                        } else {
+                            w[0].1 < w[1].1
+                        }
+                    });
+                    assert!(ordered, "{src} -> {dst} via {via}: {dims:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ugal_with_o1turn_draws_the_order_and_weighs_that_orders_first_hops() {
+        // A 4-ary 2-flat, one node a router, from router 0 = (0,0) to router 5 = (1,1); the
+        // draw's lowest bit is the order, the rest picks the intermediate (2,2) = router 10
+        // as above. Ascending leaves in dimension 0, descending in dimension 1.
+        let f = FlatFly { k: 4, n: 2, c: 1 };
+        let draw = (2 + 4 * 2) << 1;
+        let first = |to: usize, descending| toward(&f, 0, to, descending).unwrap();
+        let q = |descending: bool, min: u32, detour: u32| {
+            let (m, d) = (first(5, descending), first(10, descending));
+            move |p: usize| {
+                if p == m {
+                    min
+                } else if p == d {
+                    detour
+                } else {
+                    50
+                }
+            }
+        };
+        // the ascending order's queues decide for an ascending packet, the descending's
+        // for a descending one (the other order's ports read 50 and are not weighed)
+        assert_eq!(choose_via(&f, Mode::Ugal, true, 0, 5, draw, q(false, 3, 1)), 0);
+        assert_eq!(choose_via(&f, Mode::Ugal, true, 0, 5, draw, q(false, 4, 1)), 11 << 1);
+        assert_eq!(choose_via(&f, Mode::Ugal, true, 0, 5, draw | 1, q(true, 3, 1)), 1);
+        assert_eq!(choose_via(&f, Mode::Ugal, true, 0, 5, draw | 1, q(true, 4, 1)), 11 << 1 | 1);
+        assert_ne!(first(10, false), first(10, true), "the orders leave by different ports");
     }
 }

@@ -167,8 +167,8 @@ pub enum Routing {
     Dragonfly { net: crate::topology::dragonfly::Dragonfly, mode: Mode },
     /// A flattened butterfly's dimension order (one hop per differing dimension), or
     /// Valiant or UGAL-L through a random intermediate router, in dimension order to it and
-    /// from it (`flatfly.rs`).
-    FlatFly { net: crate::topology::flatfly::FlatFly, mode: Mode },
+    /// from it (`flatfly.rs`); `turns` (UGAL-L only): in either order, drawn per packet.
+    FlatFly { net: crate::topology::flatfly::FlatFly, mode: Mode, turns: bool },
     /// O1TURN on a flattened butterfly (BookSim2's `xyyx_flatfly`; `adaptive`: its
     /// `adaptive_xyyx_flatfly`): dimensions in ascending or descending order, the order
     /// drawn (or chosen by the first hops' queues) at the source router, each on its VC
@@ -199,20 +199,21 @@ impl Routing {
                 ),
             )
         };
-        // (a packet keeps a Valiant or UGAL intermediate router + 1 in 16 bits)
+        // (a packet keeps a Valiant or UGAL intermediate router + 1 in 16 bits; with O1TURN
+        // its order too, in the lowest bit)
         let through_a_router = matches!(
             (&topo.shape, kind),
             (Shape::Mesh { .. } | Shape::Torus { .. }, RoutingKind::Valiant)
-                | (Shape::FlatFly(_), RoutingKind::Valiant | RoutingKind::Ugal)
+                | (Shape::FlatFly(_), RoutingKind::Valiant | RoutingKind::Ugal | RoutingKind::UgalXyYx)
         );
-        if through_a_router && topo.routers >= u16::MAX as usize {
+        let most = if kind == RoutingKind::UgalXyYx { u16::MAX / 2 } else { u16::MAX } as usize;
+        if through_a_router && topo.routers >= most {
             return Err(ConfigError::new(
                 "routing.kind",
                 format!(
-                    "{:?} needs fewer than {} routers (a packet keeps its intermediate in 16 bits), got {}; \
+                    "{:?} needs fewer than {most} routers (a packet keeps its intermediate in 16 bits), got {}; \
                      use \"dor\"",
                     kind.name(),
-                    u16::MAX,
                     topo.routers
                 ),
             ));
@@ -293,17 +294,19 @@ impl Routing {
             }
             (Shape::Dragonfly(net), RoutingKind::Ugal) => Routing::Dragonfly { net: *net, mode: Mode::Ugal },
             (Shape::FlatFly(f), RoutingKind::Auto | RoutingKind::Dor) => {
-                Routing::FlatFly { net: *f, mode: Mode::Min }
+                Routing::FlatFly { net: *f, mode: Mode::Min, turns: false }
             }
-            (Shape::FlatFly(f), RoutingKind::Valiant | RoutingKind::Ugal) => {
+            (Shape::FlatFly(f), RoutingKind::Valiant | RoutingKind::Ugal | RoutingKind::UgalXyYx) => {
                 let mode = if kind == RoutingKind::Valiant { Mode::Valiant } else { Mode::Ugal };
-                Routing::FlatFly { net: *f, mode }
+                Routing::FlatFly { net: *f, mode, turns: kind == RoutingKind::UgalXyYx }
             }
             (Shape::FlatFly(f), RoutingKind::XyYx | RoutingKind::AdaptiveXyYx) => {
                 Routing::FlatFlyTurns { net: *f, adaptive: kind == RoutingKind::AdaptiveXyYx }
             }
             (Shape::FlatFly(_), _) => {
-                return Err(mismatch("\"dor\", \"valiant\", \"ugal\", \"xy_yx\" or \"adaptive_xy_yx\""))
+                return Err(mismatch(
+                    "\"dor\", \"valiant\", \"ugal\", \"ugal_xy_yx\", \"xy_yx\" or \"adaptive_xy_yx\"",
+                ))
             }
             (Shape::CMesh(m), RoutingKind::Auto | RoutingKind::Dor) => {
                 Routing::CMesh { mesh: *m, express: false, turns: false }
@@ -441,15 +444,16 @@ impl Routing {
                 Route { port: next[router * nodes + dst] as u32, vcs: all_vcs(vcs) }
             }
             Routing::Lids { table, .. } => table.route(router, topo.ports, in_port, in_vc, dst, path),
-            Routing::FlatFly { net, mode: Mode::Min } => flatfly::route(net, router, dst, vcs),
+            Routing::FlatFly { net, mode: Mode::Min, .. } => flatfly::route(net, router, dst, vcs),
             Routing::FlatFlyTurns { net, .. } => {
                 let (port, layer) = flatfly::route_turns(net, router, dst, path);
                 in_layer(port, layer, flatfly::TURN_LAYERS, all_vcs(vcs))
             }
-            Routing::FlatFly { net, mode } => {
-                let layers = flatfly::DETOUR_LAYERS;
+            Routing::FlatFly { net, mode, turns } => {
+                let layers = flatfly::detour_layers(*turns);
+                let from = in_vc as u32 % layers;
                 let (port, layer) =
-                    flatfly::route_detour(net, *mode, router, in_port, in_vc as u32 % layers, dst, path);
+                    flatfly::route_detour(net, *mode, *turns, router, in_port, from, dst, path);
                 in_layer(port, layer, layers, all_vcs(vcs))
             }
             Routing::CMesh { mesh, express, turns: false } => cmesh::route(mesh, router, dst, *express, vcs),
@@ -478,6 +482,7 @@ impl Routing {
     /// (`RoutingKind::name`); "" for others.
     pub fn kind_name(&self) -> &'static str {
         match self {
+            Routing::FlatFly { turns: true, .. } => "ugal_xy_yx",
             Routing::Dragonfly { mode, .. } | Routing::FlatFly { mode, .. } => match mode {
                 Mode::Min if matches!(self, Routing::FlatFly { .. }) => "dor",
                 Mode::Min => "min",
@@ -537,7 +542,9 @@ impl Routing {
     ) -> u16 {
         match self {
             Routing::Dragonfly { net, mode } => dragonfly::choose_via(net, *mode, router, dst, draw, queue),
-            Routing::FlatFly { net, mode } => flatfly::choose_via(net, *mode, router, dst, draw, queue),
+            Routing::FlatFly { net, mode, turns } => {
+                flatfly::choose_via(net, *mode, *turns, router, dst, draw, queue)
+            }
             Routing::FlatFlyTurns { net, adaptive } => {
                 flatfly::choose_turn(net, *adaptive, router, dst, draw, queue)
             }
@@ -627,10 +634,11 @@ impl Routing {
                 let (port, layer) = flatfly::route_turns(net, router, dst, path);
                 in_layer(port, layer, flatfly::TURN_LAYERS, class_vcs)
             }
-            Routing::FlatFly { net, mode } if *mode != Mode::Min => {
-                let layers = flatfly::DETOUR_LAYERS;
+            Routing::FlatFly { net, mode, turns } if *mode != Mode::Min => {
+                let layers = flatfly::detour_layers(*turns);
                 let from = rank(class_vcs, in_vc) % layers;
-                let (port, layer) = flatfly::route_detour(net, *mode, router, in_port, from, dst, path);
+                let (port, layer) =
+                    flatfly::route_detour(net, *mode, *turns, router, in_port, from, dst, path);
                 in_layer(port, layer, layers, class_vcs)
             }
             _ => {
@@ -710,7 +718,7 @@ impl Routing {
             Routing::DorDateline { .. } => 2,
             Routing::Lids { table, .. } => table.layers,
             Routing::Dragonfly { mode, .. } => dragonfly::layers(*mode),
-            Routing::FlatFly { mode, .. } if *mode != Mode::Min => flatfly::DETOUR_LAYERS,
+            Routing::FlatFly { mode, turns, .. } if *mode != Mode::Min => flatfly::detour_layers(*turns),
             Routing::FlatFlyTurns { .. } => flatfly::TURN_LAYERS,
             Routing::Oblivious { mode, .. } => oblivious::layers(*mode),
             Routing::CMesh { turns: true, .. } => cmesh::LAYERS,

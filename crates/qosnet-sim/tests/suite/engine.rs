@@ -367,9 +367,9 @@ fn arb_config() -> impl Strategy<Value = String> {
             "kind = \"dragonfly\"\na = {a}\np = {p}\nh = {h}\n[routing]\nkind = \"{}\"",
             ["min", "valiant", "ugal"][r]
         )),
-        (2u32..=3, 1u32..=3, 1u32..=2, 0usize..5).prop_map(|(k, n, c, r)| format!(
+        (2u32..=3, 1u32..=3, 1u32..=2, 0usize..6).prop_map(|(k, n, c, r)| format!(
             "kind = \"flatfly\"\nk = {k}\nn = {n}\nc = {c}\n[routing]\nkind = \"{}\"",
-            ["dor", "valiant", "ugal", "xy_yx", "adaptive_xy_yx"][r]
+            ["dor", "valiant", "ugal", "xy_yx", "adaptive_xy_yx", "ugal_xy_yx"][r]
         )),
         // (express channels on an even side, of their own latency or the router's)
         // (O1TURN on it too: `xy_yx`, `xy_yx_express`)
@@ -464,6 +464,12 @@ proptest! {
         let detour = (toml.contains("flatfly") || toml.contains("mesh"))
             && (toml.contains("valiant") || toml.contains("ugal") || toml.contains("xy_yx"));
         let toml = if detour { toml.replace("vcs = 1\n", "vcs = 2\n") } else { toml };
+        // UGAL with O1TURN on a flattened butterfly: four (each order's two phases).
+        let toml = if toml.contains("ugal_xy_yx") {
+            toml.replace("vcs = 2\n", "vcs = 4\n").replace("vcs = 3\n", "vcs = 4\n")
+        } else {
+            toml
+        };
         let mut s = Simulation::from_toml(&toml, None).map_err(|e| TestCaseError::fail(format!("{e}\n{toml}")))?;
         s.run_checking_invariants(7).map_err(|e| TestCaseError::fail(format!("{e}\n{toml}")))?;
         let r = s.result();

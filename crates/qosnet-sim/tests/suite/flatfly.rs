@@ -66,6 +66,9 @@ fn valiant_and_ugal_spread_what_dimension_order_sends_down_one_channel() {
     assert!(dor.saturated && (acc(&dor) - 0.25).abs() < 0.02, "dor accepted {}", acc(&dor));
     assert!(acc(&valiant) > 0.3, "valiant accepted {} (dor {})", acc(&valiant), acc(&dor));
     assert!(acc(&ugal) > 0.3, "ugal accepted {} (dor {})", acc(&ugal), acc(&dor));
+    // UGAL-L with O1TURN (four layers of two VCs) spreads it as well
+    let turns = run_with("ugal_xy_yx", 4, 0.5, (8, 8), "bit_complement");
+    assert!(acc(&turns) > 0.3, "ugal_xy_yx accepted {} (dor {})", acc(&turns), acc(&dor));
     // On uniform traffic at a load dimension order carries, UGAL-L stays minimal and
     // Valiant pays its detour in latency.
     let (dor, valiant, ugal) = (

@@ -346,13 +346,16 @@ pub(super) fn vcs_per_class(
                     "where min_adapt routing needs {} escape VC(s) and one adaptive, {need} per class",
                     if *torus { 2 } else { 1 }
                 ),
-                Routing::Dragonfly { .. } | Routing::FlatFly { .. } => format!(
+                Routing::Dragonfly { .. } | Routing::FlatFly { .. } | Routing::FlatFlyTurns { .. } => {
+                    format!(
+                        "on a {}, where routing.kind = {:?} needs a VC per layer, {need} per class",
+                        if matches!(routing, Routing::Dragonfly { .. }) { "dragonfly" } else { "flatfly" },
+                        routing.kind_name()
+                    )
+                }
+                Routing::Oblivious { .. } | Routing::CMesh { .. } => format!(
                     "on a {}, where routing.kind = {:?} needs a VC per layer, {need} per class",
-                    if matches!(routing, Routing::Dragonfly { .. }) { "dragonfly" } else { "flatfly" },
-                    routing.kind_name()
-                ),
-                Routing::Oblivious { .. } => format!(
-                    "on a mesh, where routing.kind = {:?} needs a VC per layer, {need} per class",
+                    if matches!(routing, Routing::CMesh { .. }) { "cmesh" } else { "mesh" },
                     routing.kind_name()
                 ),
                 _ => format!("where the LID paths' VC layers need {need} per class"),
