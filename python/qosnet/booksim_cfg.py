@@ -780,6 +780,11 @@ def _router(r: _Reader, hop_latency: int) -> dict[str, Any]:
     allocator: dict[str, Any] = {"kind": SW_ALLOCATORS.get(sw, "islip")}
     if allocator["kind"] != "wavefront":
         allocator["iterations"] = iterations
+    # BookSim2's separable input-first allocator: each input arbiter rotates over the
+    # outputs its VCs request (one request an output, the VC by round robin), qosnet's
+    # input_choice = "output"; qosnet has it without the expanded crossbar's speedups
+    if allocator["kind"] == "separable_input_first" and speedups == (1, 1):
+        allocator["input_choice"] = "output"
     speedup: dict[str, Any] = {}
     for key, value in (
         ("input_speedup", speedups[0]),

@@ -29,9 +29,9 @@ pub use endpoint::{
 pub use files::{FilePath, FileScope, Files};
 pub use memory::{MemoryEstimate, MemoryPart};
 pub use router::{
-    AllocatorConfig, AllocatorKind, ClassCounts, ControlVc, MarkingConfig, PipelineConfig, PreemptionConfig,
-    RouterConfig, RouterKind, SchedulerConfig, VcClasses, VcRelease, VcSelection, VictimMarking,
-    VirtualClockConfig, VirtualClockState, WaitingHeaders,
+    AllocatorConfig, AllocatorKind, ClassCounts, ControlVc, InputChoice, MarkingConfig, PipelineConfig,
+    PreemptionConfig, RouterConfig, RouterKind, SchedulerConfig, VcClasses, VcRelease, VcSelection,
+    VictimMarking, VirtualClockConfig, VirtualClockState, WaitingHeaders,
 };
 pub use routing::{DrbSplit, LidVcs, MultipathConfig, PathSelection, RoutingConfig, RoutingKind};
 pub use simulation::{PhysicalConfig, SimulationConfig, MAX_CYCLES};

@@ -265,6 +265,27 @@ pub enum AllocatorKind {
     Wavefront,
 }
 
+/// What a crossbar input of the separable allocator chooses first (`router/crossbar.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum InputChoice {
+    /// A VC: the input's crossbar scheduler picks among its ready VCs, and the VC's output
+    /// is the one asked for (document 003's router: the scheduler at the crossbar input).
+    #[default]
+    Vc,
+    /// An output: a round robin over the outputs the input's ready VCs head to, past the
+    /// one it was last granted, then among that output's VCs the crossbar scheduler's
+    /// choice (BookSim2's `separable_input_first`: its input arbiters rotate over outputs,
+    /// one request per output, the VC by round robin from the last one that crossed).
+    Output,
+}
+
+impl InputChoice {
+    fn is_default(&self) -> bool {
+        *self == InputChoice::Vc
+    }
+}
+
 /// `[router] allocator`: the crossbar allocator and its iterations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -275,11 +296,17 @@ pub struct AllocatorConfig {
     /// (BookSim2's `alloc_iters`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub iterations: Option<u32>,
+    /// The separable allocator's input choice: a VC (document 003's) or an output first
+    /// (BookSim2's `separable_input_first`; without speedups).
+    // (skipped when default, so configurations written before it hash as they did)
+    #[serde(skip_serializing_if = "InputChoice::is_default")]
+    #[schemars(extend("default" = "vc"))]
+    pub input_choice: InputChoice,
 }
 
 impl Default for AllocatorConfig {
     fn default() -> Self {
-        Self { kind: AllocatorKind::SeparableInputFirst, iterations: None }
+        Self { kind: AllocatorKind::SeparableInputFirst, iterations: None, input_choice: InputChoice::Vc }
     }
 }
 

@@ -41,6 +41,11 @@ pub(crate) struct SwitchAllocation {
     /// Stage 4's saved input-scheduler states of a router's visit (reused: nothing is
     /// allocated per cycle).
     pub saved: Vec<Scheduler>,
+    /// Per input port, with `Rounds::OutputFirst`: the output after the one it was last
+    /// granted (BookSim2's input arbiter); empty otherwise.
+    pub out_rr: Vec<u8>,
+    /// Their saved values, as `saved`'s.
+    pub saved_out: Vec<u8>,
     /// The per-router-visit scratch (`XbarScratch`).
     pub scratch: XbarScratch,
     /// Per router, a bit per input port that may have flits to send (set eagerly,
@@ -71,7 +76,7 @@ impl Routers {
                 // One input may send: its choice has no rival, so it is granted at once
                 // (the rounds would come to the same after one nomination and one grant).
                 let port = inputs.trailing_zeros() as usize;
-                if let Some((v, out)) = self.nominate::<PRE>(r, port, 0, 0, port, now) {
+                if let Some((v, out)) = self.nominate::<PRE, false>(r, port, 0, 0, port, now) {
                     self.traverse::<PRE, AGE, HOOK>(net, r, port, v, now);
                     self.served(r * self.p.ports + out, port);
                 }
@@ -81,11 +86,28 @@ impl Routers {
                 let mut x = Live::<PRE, AGE, HOOK> { routers: self, net, r, now };
                 matching::separable(&mut x, inputs, iterations, by_key)
             }
+            Rounds::OutputFirst => self.rounds_output_first::<PRE, AGE, HOOK>(net, r, inputs, by_key, now),
             Rounds::Islip => self.rounds_islip::<PRE, AGE, HOOK>(net, r, inputs, by_key, now),
             Rounds::Wavefront => self.rounds_wavefront::<PRE, AGE, HOOK>(net, r, inputs, now),
             Rounds::Speedup(s) => self.rounds_speedup::<PRE, AGE, HOOK>(net, r, inputs, s, by_key, now),
             Rounds::Expanded => self.rounds_expanded::<PRE, AGE, HOOK>(net, r, inputs, by_key, now),
         }
+    }
+
+    /// The separable allocator's rounds with BookSim2's input arbiters, each input choosing
+    /// an output first (`Rounds::OutputFirst`, `Routers::output_first`).
+    #[inline(never)]
+    fn rounds_output_first<const PRE: bool, const AGE: bool, const HOOK: bool>(
+        &mut self,
+        net: &mut Net,
+        r: usize,
+        inputs: u64,
+        by_key: bool,
+        now: Cycle,
+    ) {
+        let iterations = self.p.iterations;
+        let mut x = Live::<PRE, AGE, HOOK, true> { routers: self, net, r, now };
+        matching::separable(&mut x, inputs, iterations, by_key)
     }
 
     /// iSLIP's rounds at router `r` (`islip.rs`).
@@ -155,12 +177,18 @@ impl Routers {
         }
     }
 
-    /// Inputs whose nomination lost keep their scheduler's state (`nominate` saved it).
+    /// Inputs whose nomination lost keep their scheduler's state (`nominate` saved it),
+    /// and (`OUT`: BookSim2's input arbiters, `Rounds::OutputFirst`) their output pointer.
     #[inline(always)]
-    fn restore_losers(&mut self, r: usize, losers: u64) {
+    fn restore_losers<const OUT: bool>(&mut self, r: usize, losers: u64) {
         if !self.sa.tables.stateless {
             for port in bits64(losers) {
                 *self.sa.sched.at_mut(r * self.p.ports + port) = *self.sa.saved.at(port);
+            }
+        }
+        if OUT {
+            for port in bits64(losers) {
+                *self.sa.out_rr.at_mut(r * self.p.ports + port) = *self.sa.saved_out.at(port);
             }
         }
     }
@@ -183,7 +211,9 @@ impl Routers {
         for port in bits64(pending) {
             // (an input at its speedup limit is no longer pending)
             let used = if single { 0 } else { *self.sa.scratch.used.at(port) };
-            let Some((v, out)) = self.nominate::<PRE>(r, port, saturated, used, port, now) else { continue };
+            let Some((v, out)) = self.nominate::<PRE, false>(r, port, saturated, used, port, now) else {
+                continue;
+            };
             if by_key {
                 *self.sa.scratch.keys.at_mut(port) =
                     self.in_vc.at(self.p.lane_index(r * ports + port, v)).front.key;
@@ -268,7 +298,7 @@ impl Routers {
                         *self.sa.scratch.used.at_mut(port) |= 1 << v;
                     }
                 }
-                self.restore_losers(r, losers);
+                self.restore_losers::<false>(r, losers);
             }
             pending = nominated & !full;
         }
@@ -345,7 +375,7 @@ impl Routers {
     /// this cycle). The input's scheduler state is saved first, in `saved[slot]`: it
     /// advances only if the choice is granted.
     #[inline(always)]
-    fn nominate<const PRE: bool>(
+    fn nominate<const PRE: bool, const OUT: bool>(
         &mut self,
         r: usize,
         port: usize,
@@ -373,6 +403,8 @@ impl Routers {
         if waiting == 0 {
             return None;
         }
+        // (BookSim2's input arbiter first, out of line: the documents' routers never take it)
+        let offered = if OUT { self.output_first(ip, waiting, slot, now)? } else { waiting };
         // (a VC whose output VC buffer is full is in `ip_blocked`: `traverse`)
         let base = self.p.lane_index(ip, 0);
         let front = self.in_vc.span(base, vcs);
@@ -387,8 +419,34 @@ impl Routers {
         if !self.sa.tables.stateless {
             *self.sa.saved.at_mut(slot) = *self.sa.sched.at(ip);
         }
-        let v = self.sa.tables.select(self.sa.sched.at_mut(ip), waiting, key, ready)?;
+        let v = self.sa.tables.select(self.sa.sched.at_mut(ip), offered, key, ready)?;
         Some((v, front.at(v).out_port as usize))
+    }
+
+    /// BookSim2's input arbiter (`config::InputChoice::Output`): the VCs of `waiting` at
+    /// input port `ip` heading to the first output a ready one heads to, from the output
+    /// after the one last granted; the pointer moves past it now, saved in `saved_out[slot]`
+    /// for `restore_losers` to put back if the nomination loses.
+    #[cold]
+    #[inline(never)]
+    fn output_first(&mut self, ip: usize, waiting: u32, slot: usize, now: Cycle) -> Option<u32> {
+        let ports = self.p.ports;
+        let base = self.p.lane_index(ip, 0);
+        let mut outs = 0u64;
+        for v in bits(waiting) {
+            let front = &self.in_vc.at(base + v).front;
+            if front.ready <= now {
+                outs |= 1 << self.in_vc.at(base + v).out_port;
+            }
+        }
+        if outs == 0 {
+            return None;
+        }
+        let from = *self.sa.out_rr.at(ip);
+        let out = matching::first_request(outs, from as u32, ports, None);
+        *self.sa.saved_out.at_mut(slot) = from;
+        *self.sa.out_rr.at_mut(ip) = matching::next(out, ports) as u8;
+        Some(waiting & *self.ip_to_out.at(ip * ports + out))
     }
 
     /// Move the front flit of input VC `v` of `port` through the crossbar into its output
@@ -527,14 +585,16 @@ impl Routers {
 /// Router `r`'s crossbar in cycle `now` as the allocators see it (`matching::Crossbar`):
 /// the request matrix from its input VCs' ready flits and routes, the pointers from its
 /// round-robin state, a match sent through `traverse`.
-struct Live<'a, const PRE: bool, const AGE: bool, const HOOK: bool> {
+struct Live<'a, const PRE: bool, const AGE: bool, const HOOK: bool, const OUT: bool = false> {
     routers: &'a mut Routers,
     net: &'a mut Net,
     r: usize,
     now: Cycle,
 }
 
-impl<const PRE: bool, const AGE: bool, const HOOK: bool> Crossbar for Live<'_, PRE, AGE, HOOK> {
+impl<const PRE: bool, const AGE: bool, const HOOK: bool, const OUT: bool> Crossbar
+    for Live<'_, PRE, AGE, HOOK, OUT>
+{
     #[inline(always)]
     fn ports(&self) -> usize {
         self.routers.p.ports
@@ -599,7 +659,7 @@ impl<const PRE: bool, const AGE: bool, const HOOK: bool> Crossbar for Live<'_, P
 
     #[inline(always)]
     fn nominate(&mut self, i: usize, saturated: u64) -> Option<usize> {
-        let (v, out) = self.routers.nominate::<PRE>(self.r, i, saturated, 0, i, self.now)?;
+        let (v, out) = self.routers.nominate::<PRE, OUT>(self.r, i, saturated, 0, i, self.now)?;
         *self.routers.sa.scratch.nominee.at_mut(i) = v as u8;
         Some(out)
     }
@@ -619,7 +679,7 @@ impl<const PRE: bool, const AGE: bool, const HOOK: bool> Crossbar for Live<'_, P
 
     #[inline(always)]
     fn restore(&mut self, losers: u64) {
-        self.routers.restore_losers(self.r, losers);
+        self.routers.restore_losers::<OUT>(self.r, losers);
     }
 }
 
@@ -749,7 +809,7 @@ impl<const PRE: bool, const AGE: bool, const HOOK: bool> Crossbar for Expanded<'
         let (port, own) = self.input(i);
         let full = self.ports_among(port, saturated);
         let (r, now) = (self.live.r, self.live.now);
-        let (v, out) = self.live.routers.nominate::<PRE>(r, port, full, !own, i, now)?;
+        let (v, out) = self.live.routers.nominate::<PRE, false>(r, port, full, !own, i, now)?;
         *self.live.routers.sa.scratch.nominee.at_mut(i) = v as u8;
         Some(self.output_for(port, out))
     }

@@ -154,6 +154,8 @@ impl Routers {
                 accept: vec![0; n_ports * p.expansion()],
                 wave_priority: vec![0; topo.routers],
                 saved: vec![Scheduler::build(xbar_cfg, block); ports * p.expansion()],
+                out_rr: vec![0; if p.rounds == Rounds::OutputFirst { n_ports } else { 0 }],
+                saved_out: vec![0; if p.rounds == Rounds::OutputFirst { ports } else { 0 }],
                 scratch: XbarScratch::default(),
                 r_ports: vec![0; topo.routers],
             },

@@ -69,6 +69,9 @@ pub(crate) const MAX_SPEEDUP: usize = 16;
 pub(crate) enum Rounds {
     /// The separable input-first allocator, no speedup (`matching::separable`).
     Separable,
+    /// The same with BookSim2's input arbiters: each input chooses an output first
+    /// (`config::InputChoice::Output`; validation allows it without speedups only).
+    OutputFirst,
     /// iSLIP, no speedup (`islip.rs`).
     Islip,
     /// The wavefront allocator, no speedup (`wavefront.rs`).
@@ -80,11 +83,18 @@ pub(crate) enum Rounds {
 }
 
 impl Rounds {
-    pub fn of(allocator: AllocatorKind, speedup: u32, input_speedup: u32, output_speedup: u32) -> Rounds {
+    pub fn of(
+        allocator: AllocatorKind,
+        output_first: bool,
+        speedup: u32,
+        input_speedup: u32,
+        output_speedup: u32,
+    ) -> Rounds {
         match allocator {
             _ if input_speedup > 1 || output_speedup > 1 => Rounds::Expanded,
             // (validation allows qosnet's speedup with the separable allocator alone)
             _ if speedup > 1 => Rounds::Speedup(speedup as u8),
+            AllocatorKind::SeparableInputFirst if output_first => Rounds::OutputFirst,
             AllocatorKind::SeparableInputFirst => Rounds::Separable,
             AllocatorKind::Islip => Rounds::Islip,
             AllocatorKind::Wavefront => Rounds::Wavefront,

@@ -391,13 +391,19 @@ fn arb_config() -> impl Strategy<Value = String> {
         (0u32..=2, 0u32..=2, 0u32..=2, 1u32..=2, 0u32..=2),
         (1u32..=3, 1u32..=3, 1u32..=2),
         (prop::bool::ANY, prop::bool::ANY, prop::bool::ANY, prop::bool::ANY),
-        (0u32..3, 1u32..=3),
+        (0u32..3, 1u32..=3, prop::bool::ANY),
         (1u32..=3, 1u32..=2, 1u32..=2),
     )
-        .prop_map(|((vcs, ib, ob), (s1, s2, s3, s4, s5), (link, credit, speedup), (rr1, rr2, lowest, sent), (alloc, iters), (s_in, s_out, internal))| {
+        .prop_map(|((vcs, ib, ob), (s1, s2, s3, s4, s5), (link, credit, speedup), (rr1, rr2, lowest, sent), (alloc, iters, output_first), (s_in, s_out, internal))| {
             let sched = |rr: bool| if rr { "round_robin" } else { "fcfs" };
             // (iSLIP and the wavefront allocator run without speedup)
+            // (the separable allocator's inputs choosing an output first, BookSim2's, runs
+            // without speedups)
+            let plain = speedup == 1 && s_in == 1 && s_out == 1;
             let (allocator, speedup) = match alloc {
+                0 if output_first && plain => {
+                    (format!("{{ iterations = {iters}, input_choice = \"output\" }}"), speedup)
+                }
                 0 => (format!("{{ iterations = {iters} }}"), speedup),
                 1 => (format!("{{ kind = \"islip\", iterations = {iters} }}"), 1),
                 _ => ("{ kind = \"wavefront\" }".to_string(), 1),
@@ -551,6 +557,18 @@ fn allocators_differ_in_matching_where_the_crossbar_is_the_bottleneck() {
     for l in &low {
         assert!((l - low[0]).abs() < 0.5, "{low:?}");
     }
+    // BookSim2's separable input-first allocator: inputs choosing an output first, by a
+    // round robin past the one each was last granted, spread their requests over the
+    // outputs (as iSLIP's pointers do) where a VC chosen first asks for whichever output
+    // it heads to; one iteration, the same VCs and scheduler. At 0.66 it carries what is
+    // offered (16 cycles when written) where choosing a VC first saturates (0.628
+    // accepted); far past, both fall to the same plateau (0.63), as BookSim2's singleconfig
+    // router does (results/crosscheck/FINDINGS.md, "One-stage fly").
+    let output_first = "{ iterations = 1, input_choice = \"output\" }";
+    let (vc, out) = (run("{ iterations = 1 }", 0.66), run(output_first, 0.66));
+    assert!(vc.saturated && !out.saturated, "at 0.66: VC first {vc:?}, output first {out:?}");
+    let (vc, out) = (run("{ iterations = 1 }", 0.6).latency.mean, run(output_first, 0.6).latency.mean);
+    assert!(out < vc, "mean latency at 0.6: output first {out}, VC first {vc}");
 }
 
 /// BookSim2's bursty injection (`markov_on_off`) carries the load it is given, and its

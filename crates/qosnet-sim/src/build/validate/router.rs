@@ -140,6 +140,23 @@ fn check_allocator(errs: &mut Vec<ConfigError>, rc: &crate::config::RouterConfig
             ),
         ));
     }
+    // (BookSim2's input arbiters over outputs: its separable allocator's, without the
+    // speedups whose crossbar inputs would each need their own)
+    if a.input_choice == crate::config::InputChoice::Output {
+        if a.kind != AllocatorKind::SeparableInputFirst {
+            errs.push(ConfigError::new(
+                "router.allocator.input_choice",
+                "\"output\" is the separable allocator's input choice: give kind = \"separable_input_first\" \
+                 or leave input_choice out",
+            ));
+        } else if rc.speedup > 1 || rc.input_speedup > 1 || rc.output_speedup > 1 {
+            errs.push(ConfigError::new(
+                "router.allocator.input_choice",
+                "\"output\" runs without router.speedup, input_speedup and output_speedup (got them above 1); \
+                 use \"vc\"",
+            ));
+        }
+    }
     let rate_keys = !crate::sched::KeyMode::of(&rc.crossbar()).is_age();
     if a.kind == AllocatorKind::Wavefront && rate_keys {
         errs.push(ConfigError::new(
