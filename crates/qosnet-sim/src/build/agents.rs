@@ -169,7 +169,7 @@ pub(super) fn complete(
             if let Some(r) = router_node.iter().position(|&n| n == u32::MAX) {
                 errs.push(ConfigError::new(
                     "endpoint.admission",
-                    format!("router {r} has no node port to send its NACKs from; admission control needs a node at every router (a mesh, torus or single router)"),
+                    format!("router {r} has no node port to send its NACKs from; admission control needs a node at every router, which a fat tree's upper levels and a fly's later stages lack (a mesh, torus, star, dragonfly, flattened butterfly or concentrated mesh has one)"),
                 ));
             }
             reservations.router_node = router_node;

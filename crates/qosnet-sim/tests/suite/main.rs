@@ -25,4 +25,5 @@ mod memory_estimate;
 mod nic;
 mod oblivious;
 mod qos_router;
+mod qos_topologies;
 mod seams;

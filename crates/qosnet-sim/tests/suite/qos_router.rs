@@ -130,16 +130,29 @@ fn mixed_queues(topology: &str, kind: &str, sched: &str, block: u32, seed: u64, 
 
 #[test]
 fn invariants_hold_every_cycle_for_every_router_kind_and_scheduler() {
-    // (a fly: nodes inject at its first stage and eject at its last)
-    for topology in
-        ["kind = \"star\"\nports = 4", "kind = \"mesh\"\nk = 3\nn = 2", "kind = \"fly\"\nk = 2\nn = 3"]
-    {
+    // (a fly: nodes inject at its first stage and eject at its last; BookSim2's other
+    // topologies too, but a dragonfly, whose minimal routing needs two VCs a class, six
+    // for these three: `qos_topologies.rs`)
+    let topologies = [
+        "kind = \"star\"\nports = 4",
+        "kind = \"mesh\"\nk = 3\nn = 2",
+        "kind = \"fly\"\nk = 2\nn = 3",
+        "kind = \"fat_tree\"\nk = 2\nn = 2",
+        "kind = \"flatfly\"\nk = 2\nn = 2\nc = 2",
+        "kind = \"cmesh\"\nk = 2",
+    ];
+    for topology in topologies {
         for kind in KINDS {
             for (i, sched) in SCHEDULERS.iter().enumerate() {
                 let toml = mixed(topology, kind, sched, 1 + (i as u32 % 3) * 2, i as u64);
                 let mut s = sim(&toml);
                 s.run_checking_invariants(1).unwrap_or_else(|e| panic!("{e}\n{toml}"));
                 let r = s.result();
+                // (a cmesh's four nodes a router share its links: this mix, 0.67 flits a node
+                // a cycle, is past its saturation, where only the invariants are asked)
+                if topology.contains("cmesh") && r.summary.saturated {
+                    continue;
+                }
                 assert!(r.summary.drain_complete, "{toml}");
                 assert_eq!(r.summary.messages_delivered, r.summary.messages_measured, "{toml}");
             }
