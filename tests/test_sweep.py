@@ -371,3 +371,21 @@ def test_a_sweep_with_seeds_writes_the_aggregated_table(tmp_path):
     )  # fmt: skip
     assert code == 0, output
     assert not (tmp_path / "aggregated.parquet").exists()
+
+
+def test_long_runs_without_a_terminal_print_progress_lines(monkeypatch, capsys):
+    # (a log, CI or a background job sees no bar: a line every LOG_EVERY seconds instead)
+    from qosnet.cli import sweep as cli_sweep
+
+    monkeypatch.setattr(cli_sweep, "LOG_EVERY", 0.0)
+    with cli_sweep.runs_progress("crosscheck", total=3) as bar:
+        bar.advance()
+        bar.grow(1)
+        bar.advance(2)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("crosscheck: 1 of 3 runs done, ")
+    assert lines[1].startswith("crosscheck: 3 of 4 runs done, ")
+    monkeypatch.setattr(cli_sweep, "LOG_EVERY", 3600.0)
+    with cli_sweep.runs_progress("sweep", total=2) as bar:
+        bar.advance(2)
+    assert capsys.readouterr().err == ""

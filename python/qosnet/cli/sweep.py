@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -46,22 +48,41 @@ def pool_options(jobs: int | None, scheduler: str | None) -> Any:
         raise typer.BadParameter(str(e), param_hint="--jobs / --scheduler") from None
 
 
+#: Seconds between progress lines without a terminal (`runs_progress`).
+LOG_EVERY = 30.0
+
+
 @contextmanager
 def runs_progress(description: str, total: int = 0) -> Iterator[Any]:
-    """A bar of finished runs with its ETA on stderr (a terminal only), as
-    `advance(n=1)` and `grow(n)`; without a terminal, no-ops."""
+    """A bar of finished runs with its ETA on stderr, as `advance(n=1)` and `grow(n)`.
+    Without a terminal (a log, CI, a background job), a line on stderr every
+    `LOG_EVERY` seconds instead, so that a long run is never silent for long."""
     console = Console(stderr=True)
 
     class Bar:
         def __init__(self, progress: Any = None) -> None:
             self.progress = progress
             self.task = progress.add_task(description, total=total) if progress else None
+            self.done, self.total = 0, total
+            self.start = self.last = time.monotonic()
 
         def advance(self, n: int = 1) -> None:
+            self.done += n
             if self.progress is not None:
                 self.progress.advance(self.task, n)
+                return
+            now = time.monotonic()
+            if now - self.last >= LOG_EVERY:
+                self.last = now
+                of = f" of {self.total}" if self.total else ""
+                print(
+                    f"{description}: {self.done}{of} runs done, {now - self.start:.0f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
 
         def grow(self, n: int) -> None:
+            self.total += n
             if self.progress is not None:
                 t = self.progress.tasks[0]
                 self.progress.update(self.task, total=(t.total or 0) + n)
