@@ -419,7 +419,13 @@ impl Routers {
         if !self.sa.tables.stateless {
             *self.sa.saved.at_mut(slot) = *self.sa.sched.at(ip);
         }
-        let v = self.sa.tables.select(self.sa.sched.at_mut(ip), offered, key, ready)?;
+        let Some(v) = self.sa.tables.select(self.sa.sched.at_mut(ip), offered, key, ready) else {
+            if OUT {
+                // (no nomination: the output pointer stays where it was)
+                *self.sa.out_rr.at_mut(ip) = *self.sa.saved_out.at(slot);
+            }
+            return None;
+        };
         Some((v, front.at(v).out_port as usize))
     }
 
