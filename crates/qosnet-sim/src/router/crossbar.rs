@@ -440,9 +440,9 @@ impl Routers {
         let base = self.p.lane_index(ip, 0);
         let mut outs = 0u64;
         for v in bits(waiting) {
-            let front = &self.in_vc.at(base + v).front;
-            if front.ready <= now {
-                outs |= 1 << self.in_vc.at(base + v).out_port;
+            let vc = self.in_vc.at(base + v);
+            if vc.front.ready <= now {
+                outs |= 1 << vc.out_port;
             }
         }
         if outs == 0 {

@@ -207,16 +207,12 @@ pub fn choose_turn(
     super::order_by_queues(first(false), first(true), draw)
 }
 
+/// Dimension order's route at `router` to node `dst`: `toward` the destination's router in
+/// ascending order, or the ejection there.
 #[inline]
 pub(super) fn route(f: &FlatFly, router: usize, dst: usize, vcs: u32) -> Route {
-    let to = dst / f.c as usize;
-    for dim in 0..f.n {
-        let want = f.coord(to, dim);
-        if f.coord(router, dim) != want {
-            return Route { port: f.port(router, dim, want) as u32, vcs: all_vcs(vcs) };
-        }
-    }
-    Route { port: (dst % f.c as usize) as u32, vcs: all_vcs(vcs) }
+    let port = toward(f, router, dst / f.c as usize, false).unwrap_or(dst % f.c as usize);
+    Route { port: port as u32, vcs: all_vcs(vcs) }
 }
 
 #[cfg(test)]
