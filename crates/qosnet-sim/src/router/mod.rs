@@ -24,6 +24,8 @@ mod islip;
 pub(crate) mod marking;
 mod matching;
 mod output;
+#[cfg(test)]
+mod output_first_tests;
 mod params;
 pub(crate) mod port_queue;
 mod preemption;
