@@ -43,6 +43,23 @@ def test_interval_of_three_seeds_by_hand():
     assert i.high == pytest.approx(2 + 2.4842, abs=1e-3)
 
 
+def test_relative_match_by_hand():
+    # a: mean 1.1, variance 0.01; b: 1.0 each, variance 0. Welch: se^2 = 0.01 / 3, df = 2,
+    # half width 4.3027 x sqrt(0.01 / 3) = 0.2484; over b's mean 1.0: [-0.148, 0.348]
+    rel, verdict = scoring.relative_match([1.0, 1.1, 1.2], [1.0, 1.0, 1.0], 0.05)
+    assert rel.mean == pytest.approx(0.1)
+    assert rel.low == pytest.approx(0.1 - 0.2484, abs=1e-3)
+    assert rel.high == pytest.approx(0.1 + 0.2484, abs=1e-3)
+    assert verdict == TIE
+    # the same spread about b's mean, scaled so the interval fits within 5%
+    assert scoring.relative_match([1.0, 1.001, 1.002], [1.0, 1.0, 1.0], 0.05)[1] == HOLDS
+    assert scoring.relative_match([1.2, 1.201, 1.202], [1.0, 1.0, 1.0], 0.05)[1] == NOT
+    assert scoring.relative_match([1.06], [1.0], 0.05) == (
+        scoring.Interval(pytest.approx(0.06), math.nan, math.nan, 1),  # type: ignore[arg-type]
+        ONE_SEED,
+    )
+
+
 def test_interval_leaves_out_missing_values():
     i = interval([4.0, float("nan"), None])  # type: ignore[list-item]
     assert (i.mean, i.low, i.high, i.n) == (4.0, 4.0, 4.0, 1)

@@ -127,9 +127,11 @@ class Case:
     def qosnet_config(self) -> Path:
         return self.source or self.directory / f"{self.base}.toml"
 
-    def qosnet_overrides(self, load: float, window: int | None = None) -> list[str]:
+    def qosnet_overrides(
+        self, load: float, window: int | None = None, seed: int | None = None
+    ) -> list[str]:
         """The case and `load` on the base; `window`: the measurement window in cycles
-        (the base's when None)."""
+        (the base's when None); `seed`: the master seed (the base's when None)."""
         case = [
             f"router.vcs={self.vcs}",
             f"traffic[0].message_flits={self.packet_flits}",
@@ -140,12 +142,19 @@ class Case:
             (case if self.source is None else [])
             + [f"traffic[0].load={load!r}"]
             + ([f"simulation.measure={window}"] if window is not None else [])
+            + ([f"simulation.seed={seed}"] if seed is not None else [])
         )
 
-    def booksim_input(self, load: float, latency_limit: float, window: int | None = None) -> str:
+    def booksim_input(
+        self,
+        load: float,
+        latency_limit: float,
+        window: int | None = None,
+        seed: int | None = None,
+    ) -> str:
         """The base BookSim2 input with this case's fields and `load` set; `window`: one
         measured sample of that many cycles after a warm-up period as long (the base's
-        periods when None)."""
+        periods when None); `seed`: BookSim2's `seed` (the file's when None)."""
         cfg = self.source or self.directory / "booksim2" / f"{self.base}.cfg"
         text = cfg.read_text(encoding="utf-8")
         values = {
@@ -161,6 +170,8 @@ class Case:
             # (BookSim2 counts its warm-up among max_samples and has no separate warm-up
             # length: one warm-up period, then one sample)
             values |= {"sample_period": str(window), "warmup_periods": "1", "max_samples": "2"}
+        if seed is not None:
+            values["seed"] = str(seed)
         for key, value in values.items():
             line = f"{key} = {value};"
             text, n = re.subn(rf"^\s*{key}\s*=.*;\s*$", line, text, flags=re.MULTILINE)
@@ -262,10 +273,12 @@ class Point:
     saturated: bool
 
 
-def qosnet_point(case: Case, load: float, limits: Limits, window: int | None = None) -> Point:
+def qosnet_point(
+    case: Case, load: float, limits: Limits, window: int | None = None, seed: int | None = None
+) -> Point:
     from qosnet import api
 
-    result = api.run(case.qosnet_config, case.qosnet_overrides(load, window))
+    result = api.run(case.qosnet_config, case.qosnet_overrides(load, window, seed))
     row = result.classes.iloc[0]
     accepted = float(row["accepted_flits_per_node_cycle"])
     offered = float(row["offered_flits_per_node_cycle"])
@@ -284,12 +297,17 @@ _NUMBER = r"([-+]?(?:nan|inf)|[-+0-9.eE]+)"
 
 
 def booksim_point(
-    booksim: Path, case: Case, load: float, limits: Limits, window: int | None = None
+    booksim: Path,
+    case: Case,
+    load: float,
+    limits: Limits,
+    window: int | None = None,
+    seed: int | None = None,
 ) -> Point:
     """Run BookSim2 on the case at `load` and judge it by the same rule as qosnet."""
     with tempfile.TemporaryDirectory(prefix="qosnet-crosscheck-") as tmp:
         cfg = Path(tmp) / f"{case.name}.cfg"
-        text = case.booksim_input(load, limits.latency_limit, window)
+        text = case.booksim_input(load, limits.latency_limit, window, seed)
         cfg.write_text(text, encoding="utf-8")
         try:
             out = subprocess.run(
@@ -332,6 +350,8 @@ class Search:
     high: float = math.nan
     status: str = "searching"
     points: list[Point] = field(default_factory=list)
+    #: The master seed both simulators were given (None: the configuration's own).
+    seed: int | None = None
 
     @property
     def saturation(self) -> float:
@@ -343,11 +363,13 @@ def search(
     limits: Limits,
     measure: Callable[[float, int | None], Point],
     simulator: str,
+    seed: int | None = None,
 ) -> Search:
     """Zero-load latency (over `limits.zero_load_window` cycles), then the saturation load
     by bisection (over the base configuration's window). `measure(load, window)` runs one
-    point; `window` None means the base's."""
-    s = Search(case, simulator)
+    point; `window` None means the base's. `seed`: recorded with the search (`measure`
+    runs with it)."""
+    s = Search(case, simulator, seed=seed)
 
     def at(load: float, window: int | None = None) -> Point:
         p = measure(round(load, 6), window)
@@ -380,21 +402,35 @@ class _Item:
     limits: Limits
     simulator: str
     booksim: Path | None
+    seed: int | None = None
 
 
 def _run_item(item: _Item) -> Search:
+    seed = item.seed
     if item.simulator == "booksim2":
         assert item.booksim is not None
         booksim = item.booksim
         return search(
             item.case,
             item.limits,
-            lambda x, w: booksim_point(booksim, item.case, x, item.limits, w),
+            lambda x, w: booksim_point(booksim, item.case, x, item.limits, w, seed),
             "booksim2",
+            seed,
         )
     return search(
-        item.case, item.limits, lambda x, w: qosnet_point(item.case, x, item.limits, w), "qosnet"
+        item.case,
+        item.limits,
+        lambda x, w: qosnet_point(item.case, x, item.limits, w, seed),
+        "qosnet",
+        seed,
     )
+
+
+def seeds_for(repetitions: int) -> list[int | None]:
+    """The seeds of `repetitions` searches a side: the configurations' own for one (as
+    every recorded row was made), 1..N for more (both simulators given the same
+    numbers; their streams differ anyway)."""
+    return [None] if repetitions == 1 else list(range(1, repetitions + 1))
 
 
 def run_plan(
@@ -402,17 +438,25 @@ def run_plan(
     booksim: Path | None,
     pool: Pool,
     on_done: Callable[[Search | None, Outcome], None] | None = None,
+    repetitions: int = 1,
 ) -> list[Search]:
-    """Every case on qosnet, and on BookSim2 when `booksim` is given."""
+    """Every case on qosnet, and on BookSim2 when `booksim` is given, `repetitions` times
+    a side with different seeds (`seeds_for`)."""
     sims = ["qosnet"] + (["booksim2"] if booksim is not None else [])
-    items = [_Item(c, plan.limits, s, booksim) for c in plan.cases for s in sims]
+    items = [
+        _Item(c, plan.limits, s, booksim, seed)
+        for c in plan.cases
+        for s in sims
+        for seed in seeds_for(repetitions)
+    ]
     found: dict[int, Search] = {}
     for i, outcome in map_unordered(_run_item, items, pool):
         if outcome.ok:
             found[i] = outcome.value
         elif on_done is None:
+            seed = "" if items[i].seed is None else f" (seed {items[i].seed})"
             raise _core.QosnetError(
-                f"{items[i].case.name} on {items[i].simulator}: {outcome.error}"
+                f"{items[i].case.name} on {items[i].simulator}{seed}: {outcome.error}"
             )
         if on_done is not None:
             on_done(found.get(i), outcome)
@@ -423,12 +467,24 @@ def _difference(ours: float, theirs: float) -> float:
     return (ours - theirs) / theirs if theirs and not math.isnan(theirs) else math.nan
 
 
+#: The agreement qosnet aims at: within this fraction of BookSim2's value.
+MATCH = 0.05
+#: The column of `summarise`'s verdict on it, per metric ("saturation_within_5pct").
+WITHIN = f"within_{round(MATCH * 100)}pct"
+
+
 def summarise(searches: list[Search], limits: Limits) -> pd.DataFrame:
-    """One row per case: both simulators' zero-load latency and saturation, and qosnet's
-    difference from BookSim2 as a fraction of BookSim2's."""
+    """One row per case: both simulators' zero-load latency and saturation (the mean over
+    a side's seeds), and qosnet's difference from BookSim2 as a fraction of BookSim2's.
+    Where a side ran several seeds, also each side's 95% interval and the difference's
+    (Welch: the two simulators' streams are unrelated), and whether the two agree within
+    `MATCH` (`qosnet.reproduce.scoring.relative_match`: holds, tie or not)."""
+    from qosnet.reproduce.scoring import interval, relative_match
+
     by_case: dict[str, dict[str, Any]] = {}
+    sides: dict[tuple[str, str], list[Search]] = {}
     for s in searches:
-        row = by_case.setdefault(
+        by_case.setdefault(
             s.case.name,
             {
                 "case": s.case.name,
@@ -438,16 +494,36 @@ def summarise(searches: list[Search], limits: Limits) -> pd.DataFrame:
                 "pattern": s.case.pattern,
             },
         )
-        row[f"{s.simulator}_zero_load_latency"] = s.zero_load_latency
-        row[f"{s.simulator}_saturation"] = s.saturation
-        row[f"{s.simulator}_status"] = s.status
-        row[f"{s.simulator}_runs"] = len(s.points)
+        sides.setdefault((s.case.name, s.simulator), []).append(s)
+    values: dict[tuple[str, str, str], list[float]] = {}
+    repeated = any(len(ss) > 1 for ss in sides.values())
+    for (name, sim), ss in sides.items():
+        ss.sort(key=lambda x: -1 if x.seed is None else x.seed)
+        row = by_case[name]
+        for metric in ("zero_load_latency", "saturation"):
+            v = [float(getattr(x, metric)) for x in ss]
+            values[name, sim, metric] = v
+            i = interval(v)
+            row[f"{sim}_{metric}"] = i.mean
+            if repeated:
+                row[f"{sim}_{metric}_low"], row[f"{sim}_{metric}_high"] = i.low, i.high
+        row[f"{sim}_status"] = "; ".join(dict.fromkeys(x.status for x in ss))
+        row[f"{sim}_runs"] = sum(len(x.points) for x in ss)
+        if repeated:
+            row[f"{sim}_seeds"] = len(ss)
     rows = list(by_case.values())
     for row in rows:
         for metric in ("zero_load_latency", "saturation"):
             row[f"{metric}_difference"] = _difference(
                 row.get(f"qosnet_{metric}", math.nan), row.get(f"booksim2_{metric}", math.nan)
             )
+            if repeated:
+                ours = values.get((row["case"], "qosnet", metric), [])
+                theirs = values.get((row["case"], "booksim2", metric), [])
+                rel, verdict = relative_match(ours, theirs, MATCH)
+                row[f"{metric}_difference_low"] = rel.low
+                row[f"{metric}_difference_high"] = rel.high
+                row[f"{metric}_{WITHIN}"] = verdict
     frame = pd.DataFrame(rows)
     if not frame.empty:
         # (in the cases' order whatever order the searches ended in)
@@ -542,6 +618,7 @@ def points_table(searches: list[Search]) -> pd.DataFrame:
             {
                 "case": s.case.name,
                 "simulator": s.simulator,
+                "seed": s.seed,
                 "load": p.load,
                 "accepted": p.accepted,
                 "latency": p.latency,

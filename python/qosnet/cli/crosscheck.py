@@ -20,6 +20,18 @@ def _pct(x: float) -> str:
     return "-" if math.isnan(x) else f"{x:+.1%}"
 
 
+def _diff(row: dict[str, Any], metric: str) -> str:
+    """qosnet's difference from BookSim2; over seeds with its interval and the verdict of
+    "within 5%"."""
+    from qosnet.crosscheck import WITHIN
+
+    text = _pct(row[f"{metric}_difference"])
+    low, high = row.get(f"{metric}_difference_low"), row.get(f"{metric}_difference_high")
+    if low is not None and high is not None and not (math.isnan(low) or math.isnan(high)):
+        text += f" [{low:+.1%}, {high:+.1%}] {row[f'{metric}_{WITHIN}']}"
+    return text
+
+
 def _num(x: Any, fmt: str) -> str:
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, fmt)
 
@@ -67,6 +79,17 @@ def crosscheck(
         Path,
         typer.Option("--out", "-o", help="Directory for crosscheck.csv and runs.csv."),
     ] = Path("crosscheck"),
+    seeds: Annotated[
+        int,
+        typer.Option(
+            "--seeds",
+            min=1,
+            help="Searches a side per case, with seeds 1..N on both simulators (1: the "
+            "configurations' own seeds, as the recorded rows). With 2 or more the table "
+            "gives each side's mean, the difference's 95% interval and whether the two "
+            "agree within 5% (holds, tie or not).",
+        ),
+    ] = 1,
     jobs: JobsOption = None,
     scheduler: SchedulerOption = None,
 ) -> None:
@@ -132,7 +155,7 @@ def crosscheck(
                 "(pass --booksim to run BookSim2)"
             )
         pool = pool_options(jobs, scheduler)
-        n = len(plan.cases) * (2 if booksim else 1)
+        n = len(plan.cases) * (2 if booksim else 1) * seeds
         failed: list[str] = []
         finished: list[Any] = []
         out.mkdir(parents=True, exist_ok=True)
@@ -156,7 +179,7 @@ def crosscheck(
                     save()
                 bar.advance()
 
-            run_plan(plan, booksim, pool, on_done=done)
+            run_plan(plan, booksim, pool, on_done=done, repetitions=seeds)
         table = save()
         _print(table, "BookSim2" if booksim else "BookSim2 (recorded)" if recorded else None)
         for line in failed:
@@ -185,7 +208,7 @@ def _print(table: Any, booksim_label: str | None) -> None:
         if booksim_label is not None:
             cells += [
                 _num(row.get("booksim2_zero_load_latency"), ".2f"),
-                _pct(row["zero_load_latency_difference"]),
+                _diff(row, "zero_load_latency"),
             ]
         sat = row.get("qosnet_saturation")
         cells.append(_num(sat, ".3f") if not math.isnan(sat) else row.get("qosnet_status", "-"))
@@ -193,7 +216,7 @@ def _print(table: Any, booksim_label: str | None) -> None:
             bsat = row.get("booksim2_saturation", math.nan)
             cells += [
                 _num(bsat, ".3f") if not math.isnan(bsat) else _num(row.get("booksim2_status"), ""),
-                _pct(row["saturation_difference"]),
+                _diff(row, "saturation"),
             ]
         t.add_row(*cells)
     stdout_console().print(t)

@@ -59,6 +59,7 @@ __all__ = [
     "matches",
     "over_loads",
     "per_seed",
+    "relative_match",
     "within",
 ]
 
@@ -377,6 +378,31 @@ def matches(
     if i.low > tolerance or i.high < -tolerance:
         return NOT
     return TIE
+
+
+def relative_match(
+    a: Sequence[float], b: Sequence[float], tolerance: float
+) -> tuple[Interval, str]:
+    """A claim that two independently seeded measurements agree within +-`tolerance` of
+    b's mean (qosnet's saturation against BookSim2's: different simulators, so no pairing):
+    the Welch interval of mean(a) - mean(b), as a fraction of mean(b), and the equivalence
+    verdict (holds when it lies within +-`tolerance`, not when wholly outside, tie
+    otherwise). The denominator's own spread is left out: at a few percent of mean(b) it
+    moves the bounds by that fraction of themselves."""
+    va, vb = _clean(a), _clean(b)
+    if not va or not vb:
+        return Interval(math.nan, math.nan, math.nan, 0), UNMEASURED
+    mb = sum(vb) / len(vb)
+    if len(va) < 2 or len(vb) < 2:
+        d = (sum(va) / len(va) - mb) / mb
+        return Interval(d, math.nan, math.nan, 1), ONE_SEED
+    w = _welch(va, vb)
+    rel = Interval(w.mean / mb, w.low / mb, w.high / mb, w.n)
+    if -tolerance <= rel.low and rel.high <= tolerance:
+        return rel, HOLDS
+    if rel.low > tolerance or rel.high < -tolerance:
+        return rel, NOT
+    return rel, TIE
 
 
 def per_seed(frame: pd.DataFrame, column: str, **where: Any) -> dict[int, float]:
