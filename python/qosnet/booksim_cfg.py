@@ -350,7 +350,9 @@ ROUTING = {
     # (valiant_torus: a random intermediate router, then the destination, each phase in
     # dimension order on the dateline pair: four VC classes)
     "torus": {"dim_order": "dor_dateline", "valiant": "valiant"},
-    "dragonflynew": {"min": "min", "ugal": "ugal"},
+    # (ugal_dragonflynew: a random intermediate router, the queues weighed 1 and 2, the
+    # VC as the phase; qosnet's `ugal_router`, its `ugal` being Kim et al.'s)
+    "dragonflynew": {"min": "min", "ugal": "ugal_router"},
     # BookSim2's ran_min_flatfly (`min_flatfly`) takes, despite its name, the lowest
     # differing dimension first at every router, over all VCs: qosnet's flatfly `dor`; its
     # valiant_flatfly and ugal_flatfly (`ugal_flatfly_onchip`) as qosnet's, two VC halves

@@ -45,6 +45,14 @@ pub enum RoutingKind {
     /// layers; a flattened butterfly: 2 flits, its intermediate drawn in the dimensions
     /// source and destination differ in, two VC layers; BookSim2's).
     Ugal,
+    /// UGAL-L on a dragonfly as BookSim2's `ugal_dragonflynew` makes it: the detour through
+    /// a random intermediate *router* (Kim et al. §4.1's is a group), taken when the
+    /// minimal output's queue exceeds twice the detour's plus 30 flits, and each phase on
+    /// its own VC (to the intermediate router 0, from it to the global hop 1, from there
+    /// 2; three VCs). Its VC 0 leg (local, global, local in the intermediate group) can in
+    /// principle close a cycle of waits between groups, which `ugal`'s layers rule out:
+    /// a deadlock, if one forms, is reported by the watchdog.
+    UgalRouter,
     /// UGAL-L with O1TURN on a flattened butterfly (BookSim2's `ugal_xyyx`): `ugal`'s
     /// choice with every phase in one dimension order drawn at the source, ascending or
     /// descending, and that order's first hops' queues weighed; four VC layers (each order's
@@ -86,6 +94,7 @@ impl RoutingKind {
             Self::Min => "min",
             Self::Valiant => "valiant",
             Self::Ugal => "ugal",
+            Self::UgalRouter => "ugal_router",
             Self::UgalXyYx => "ugal_xy_yx",
             Self::MinAdapt => "min_adapt",
             Self::XyYx => "xy_yx",

@@ -20,6 +20,18 @@
 //! The Valiant choice is the packet's `via` (`flit::Packet`): its intermediate group + 1,
 //! 0 for minimal; before its first global hop (layer 0) a packet with a `via` heads for
 //! that group, after it (layer 1, in the intermediate group) for its destination.
+//!
+//! BookSim2's `ugal_dragonflynew` (`routing.kind = "ugal_router"`, `Detour::Router`)
+//! differs in three ways, kept apart here so that its files run as it runs them: the
+//! detour goes to a random intermediate *router* (a node drawn uniformly, its router), in
+//! any group but the source's, the destination's included; the choice weighs the queues
+//! by 1 and 2, not by hops; and a packet's VC is its phase, not its global hops: VC 0 to
+//! the intermediate router (local, global, local), VC 1 from there (or from the source,
+//! minimal) up to the global hop, VC 2 from it (and within the source group's own
+//! traffic). VC 0's leg crosses into another group and on within it, so VC 0's channels
+//! can wait on each other around a ring of groups: BookSim2 accepts that, and so does
+//! this variant (a deadlock, should one form, is reported by the watchdog). `via` is then
+//! the intermediate router + 1.
 
 use crate::topology::dragonfly::Dragonfly;
 
@@ -28,6 +40,20 @@ pub use super::Mode;
 /// UGAL-L's bias toward the minimal path, in flits of queue × hops: BookSim2's
 /// `ugal_dragonflynew` uses 30 ("biases the adaptive decision toward minimum routing").
 pub const UGAL_BIAS: u32 = 30;
+
+/// Where a Valiant or UGAL detour goes (module comment).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Detour {
+    /// A random intermediate group, minimally on from the first router reached in it
+    /// (Kim et al. §4.1); VC layers by global hops.
+    Group,
+    /// A random intermediate router, as BookSim2's `ugal_dragonflynew`; VCs by phase.
+    Router,
+}
+
+/// BookSim2's weights of the minimal and the detour's queue (`ugal_dragonflynew`: "could
+/// use hopcnt instead of 1 and 2").
+const ROUTER_WEIGHTS: (u32, u32) = (1, 2);
 
 /// The VC layers each routing needs (module comment).
 pub fn layers(mode: Mode) -> u32 {
@@ -68,6 +94,17 @@ fn port_to_group(d: &Dragonfly, router: usize, group: usize) -> usize {
     }
 }
 
+/// The output port from `router` toward router `to` (≠ `router`): within the group
+/// directly, else toward its group.
+#[inline]
+fn port_toward(d: &Dragonfly, router: usize, to: usize) -> usize {
+    if d.group_of(to) == d.group_of(router) {
+        d.local_port(router, to)
+    } else {
+        port_to_group(d, router, d.group_of(to))
+    }
+}
+
 /// Router-to-router hops of the minimal path from `router` to router `to`.
 fn minimal_hops(d: &Dragonfly, router: usize, to: usize) -> u32 {
     let (g, gd) = (d.group_of(router), d.group_of(to));
@@ -95,12 +132,16 @@ fn valiant_hops(d: &Dragonfly, router: usize, via: usize, to: usize) -> u32 {
 #[inline]
 pub fn route(
     d: &Dragonfly,
+    detour: Detour,
     router: usize,
     in_port: usize,
     in_layer: u32,
     dst: usize,
     via: u32,
 ) -> (usize, u32) {
+    if detour == Detour::Router {
+        return route_by_phase(d, router, in_port, in_layer, dst, via);
+    }
     let layer = if d.is_terminal(in_port) { 0 } else { in_layer };
     let port = if via != 0 && layer == 0 {
         port_to_group(d, router, via as usize - 1)
@@ -110,14 +151,48 @@ pub fn route(
     (port, layer + u32::from(d.is_global(port)))
 }
 
+/// `route` with `Detour::Router`: the layer is BookSim2's phase (module comment). From a
+/// terminal: 2 within the group, 1 minimal, 0 with a detour; phase 0 ends at the
+/// intermediate router (`via` - 1), phase 1 at the global hop.
+#[inline]
+fn route_by_phase(
+    d: &Dragonfly,
+    router: usize,
+    in_port: usize,
+    in_layer: u32,
+    dst: usize,
+    via: u32,
+) -> (usize, u32) {
+    let mut phase = if !d.is_terminal(in_port) {
+        in_layer
+    } else if d.group_of(router) == d.group_of(d.router_of_node(dst)) {
+        2
+    } else {
+        u32::from(via == 0)
+    };
+    if phase == 0 && router == via as usize - 1 {
+        phase = 1;
+    }
+    let port =
+        if phase == 0 { port_toward(d, router, via as usize - 1) } else { minimal_port(d, router, dst) };
+    // ("optical dateline": the minimal leg's global hop raises it)
+    if phase == 1 && d.is_global(port) {
+        phase = 2;
+    }
+    (port, phase)
+}
+
 /// The Valiant choice for a packet entering the network at `router` toward node `dst`:
 /// `draw` picks the intermediate group uniformly among all groups (the source's or the
 /// destination's mean minimal routing, as Kim et al. §4.1); UGAL-L then keeps the minimal
 /// path unless `queue(port)` (flits waiting for that output, as the router knows from its
 /// credits) times the hops is larger there by more than [`UGAL_BIAS`].
+/// With `Detour::Router`, BookSim2's choice: the intermediate a router drawn uniformly (a
+/// node's), minimal where it is in the source's group, the queues weighed 1 and 2.
 pub fn choose_via(
     d: &Dragonfly,
     mode: Mode,
+    detour: Detour,
     router: usize,
     dst: usize,
     draw: u64,
@@ -125,6 +200,19 @@ pub fn choose_via(
 ) -> u16 {
     let to = d.router_of_node(dst);
     let (g, gd) = (d.group_of(router), d.group_of(to));
+    if detour == Detour::Router {
+        let via = (draw % d.routers() as u64) as usize;
+        if mode == Mode::Min || g == gd || d.group_of(via) == g {
+            return 0;
+        }
+        let (wm, wv) = ROUTER_WEIGHTS;
+        if mode == Mode::Ugal
+            && wm * queue(minimal_port(d, router, dst)) <= wv * queue(port_toward(d, router, via)) + UGAL_BIAS
+        {
+            return 0;
+        }
+        return (via + 1) as u16;
+    }
     let via = (draw % d.groups() as u64) as usize;
     if mode == Mode::Min || g == gd || via == g || via == gd {
         return 0;
@@ -147,11 +235,22 @@ mod tests {
 
     /// Follow `route` from `src` to `dst` over the built topology: the ports and layers.
     fn walk(t: &Topology, d: &Dragonfly, src: usize, dst: usize, via: u32) -> Vec<(usize, u32)> {
+        walk_with(t, d, Detour::Group, src, dst, via)
+    }
+
+    fn walk_with(
+        t: &Topology,
+        d: &Dragonfly,
+        detour: Detour,
+        src: usize,
+        dst: usize,
+        via: u32,
+    ) -> Vec<(usize, u32)> {
         let (mut r, mut in_port) = (d.router_of_node(src), src % d.p as usize);
         let mut layer = 0;
         let mut hops = Vec::new();
         loop {
-            let (port, l) = route(d, r, in_port, layer, dst, via);
+            let (port, l) = route(d, detour, r, in_port, layer, dst, via);
             hops.push((port, l));
             assert!(hops.len() < 8, "loops");
             match t.peer(r, port) {
@@ -220,14 +319,91 @@ mod tests {
         let draw = 2; // group 2
         let q = |min: u32, nonmin: u32| move |port: usize| if port == 2 { min } else { nonmin };
         // 2*q_min <= 4*q_nm + 30
-        assert_eq!(choose_via(&d, Mode::Ugal, 0, 3, draw, q(15, 0)), 0);
-        assert_eq!(choose_via(&d, Mode::Ugal, 0, 3, draw, q(16, 0)), 3);
-        assert_eq!(choose_via(&d, Mode::Ugal, 0, 3, draw, q(17, 1)), 0);
+        assert_eq!(choose_via(&d, Mode::Ugal, Detour::Group, 0, 3, draw, q(15, 0)), 0);
+        assert_eq!(choose_via(&d, Mode::Ugal, Detour::Group, 0, 3, draw, q(16, 0)), 3);
+        assert_eq!(choose_via(&d, Mode::Ugal, Detour::Group, 0, 3, draw, q(17, 1)), 0);
         // Valiant always takes the drawn group, unless it is the source's or destination's
-        assert_eq!(choose_via(&d, Mode::Valiant, 0, 3, draw, q(0, 99)), 3);
-        assert_eq!(choose_via(&d, Mode::Valiant, 0, 3, 1, q(0, 99)), 0);
-        assert_eq!(choose_via(&d, Mode::Valiant, 0, 3, 0, q(0, 99)), 0);
+        assert_eq!(choose_via(&d, Mode::Valiant, Detour::Group, 0, 3, draw, q(0, 99)), 3);
+        assert_eq!(choose_via(&d, Mode::Valiant, Detour::Group, 0, 3, 1, q(0, 99)), 0);
+        assert_eq!(choose_via(&d, Mode::Valiant, Detour::Group, 0, 3, 0, q(0, 99)), 0);
         // within a group: always minimal
-        assert_eq!(choose_via(&d, Mode::Ugal, 0, 1, draw, q(99, 0)), 0);
+        assert_eq!(choose_via(&d, Mode::Ugal, Detour::Group, 0, 1, draw, q(99, 0)), 0);
+    }
+
+    /// BookSim2's `ugal_dragonflynew` paths (`Detour::Router`), every source, destination
+    /// and intermediate router of a 9-group dragonfly: each ends at its destination, passes
+    /// its intermediate router, and carries its phase as VC: 0 up to the intermediate
+    /// router, 1 from it to the global hop, 2 from there; minimal paths 1 then 2, and a
+    /// group's own traffic 2 throughout.
+    #[test]
+    fn booksim2_detours_pass_the_intermediate_router_with_the_vc_as_phase() {
+        let (a, p, h) = (4, 2, 2);
+        let t = Topology::build(&TopologyConfig::Dragonfly { a, p, h, global_latency: None }).unwrap();
+        let d = Dragonfly { a, p, h };
+        for src in 0..t.nodes {
+            let g = d.group_of(d.router_of_node(src));
+            for dst in 0..t.nodes {
+                let gd = d.group_of(d.router_of_node(dst));
+                let minimal = walk_with(&t, &d, Detour::Router, src, dst, 0);
+                let phases: Vec<u32> = minimal.iter().map(|&(_, l)| l).collect();
+                if g == gd {
+                    assert!(phases.iter().all(|&l| l == 2), "{src} -> {dst}: {phases:?}");
+                } else {
+                    // the minimal path of `Detour::Group`, in phases 1 then 2 (from the global hop)
+                    let ports: Vec<usize> = minimal.iter().map(|&(port, _)| port).collect();
+                    let group_ports: Vec<usize> =
+                        walk(&t, &d, src, dst, 0).iter().map(|&(port, _)| port).collect();
+                    assert_eq!(ports, group_ports);
+                    let global = minimal.iter().position(|&(port, _)| d.is_global(port)).unwrap();
+                    assert!(
+                        phases[..global].iter().all(|&l| l == 1) && phases[global..].iter().all(|&l| l == 2)
+                    );
+                }
+                for via in (0..d.routers()).filter(|&v| d.group_of(v) != g && g != gd) {
+                    let hops = walk_with(&t, &d, Detour::Router, src, dst, via as u32 + 1);
+                    // the routers visited: from the source's, each hop's far end
+                    let mut at = vec![d.router_of_node(src)];
+                    for &(port, _) in &hops[..hops.len() - 1] {
+                        let Peer::Router { router, .. } = t.peer(*at.last().unwrap(), port) else {
+                            unreachable!()
+                        };
+                        at.push(router.index());
+                    }
+                    let reached = at.iter().position(|&r| r == via).expect("passes the intermediate router");
+                    let phases: Vec<u32> = hops.iter().map(|&(_, l)| l).collect();
+                    assert!(
+                        phases[..reached].iter().all(|&l| l == 0),
+                        "{src} -> {dst} via {via}: {phases:?}"
+                    );
+                    assert!(phases[reached..].iter().all(|&l| l >= 1));
+                    assert!(phases.windows(2).all(|w| w[0] <= w[1]));
+                    let globals = hops.iter().filter(|(port, _)| d.is_global(*port)).count();
+                    assert!(globals == 1 + usize::from(d.group_of(via) != gd));
+                }
+            }
+        }
+    }
+
+    /// BookSim2's choice, by hand on the 3-group dragonfly above: intermediate router 4
+    /// (group 2) for router 0's packet to node 3, its port toward it 1 (local to router 1,
+    /// which holds the channel to group 2); minimal while q_min <= 2 q_detour + 30.
+    #[test]
+    fn booksim2_choice_weighs_the_queues_one_and_two() {
+        let d = Dragonfly { a: 2, p: 1, h: 1 };
+        assert_eq!((minimal_port(&d, 0, 3), port_toward(&d, 0, 4)), (2, 1));
+        let q = |min: u32, nonmin: u32| move |port: usize| if port == 2 { min } else { nonmin };
+        let draw = 4; // router 4
+        assert_eq!(choose_via(&d, Mode::Ugal, Detour::Router, 0, 3, draw, q(30, 0)), 0);
+        assert_eq!(choose_via(&d, Mode::Ugal, Detour::Router, 0, 3, draw, q(31, 0)), 5);
+        assert_eq!(choose_via(&d, Mode::Ugal, Detour::Router, 0, 3, draw, q(34, 2)), 0);
+        assert_eq!(choose_via(&d, Mode::Ugal, Detour::Router, 0, 3, draw, q(35, 2)), 5);
+        // an intermediate router in the destination's group (router 2) leaves by the
+        // minimal port: the same queue weighed 1 against 2, so never taken
+        assert_eq!(port_toward(&d, 0, 2), 2);
+        assert_eq!(choose_via(&d, Mode::Ugal, Detour::Router, 0, 3, 2, q(99, 0)), 0);
+        // in the source's group (router 1): minimal
+        assert_eq!(choose_via(&d, Mode::Ugal, Detour::Router, 0, 3, 1, q(99, 0)), 0);
+        // within a group: always minimal
+        assert_eq!(choose_via(&d, Mode::Ugal, Detour::Router, 0, 1, draw, q(99, 0)), 0);
     }
 }

@@ -164,7 +164,9 @@ pub enum Routing {
     /// A dragonfly's minimal, Valiant or UGAL-L routing over VC layers (`dragonfly.rs`);
     /// a packet's Valiant choice (`Packet::via`) is made at its source router
     /// (`Routing::choose_via`) and passed as the route's `path`.
-    Dragonfly { net: crate::topology::dragonfly::Dragonfly, mode: Mode },
+    /// `detour`: Kim et al.'s random group or BookSim2's random router
+    /// (`dragonfly::Detour`).
+    Dragonfly { net: crate::topology::dragonfly::Dragonfly, mode: Mode, detour: dragonfly::Detour },
     /// A flattened butterfly's dimension order (one hop per differing dimension), or
     /// Valiant or UGAL-L through a random intermediate router, in dimension order to it and
     /// from it (`flatfly.rs`); `turns` (UGAL-L only): in either order, drawn per packet.
@@ -287,12 +289,17 @@ impl Routing {
             }
             (Shape::Fabric { .. }, _) => return Err(mismatch("\"lft\"")),
             (Shape::Dragonfly(net), RoutingKind::Auto | RoutingKind::Min) => {
-                Routing::Dragonfly { net: *net, mode: Mode::Min }
+                Routing::Dragonfly { net: *net, mode: Mode::Min, detour: dragonfly::Detour::Group }
             }
             (Shape::Dragonfly(net), RoutingKind::Valiant) => {
-                Routing::Dragonfly { net: *net, mode: Mode::Valiant }
+                Routing::Dragonfly { net: *net, mode: Mode::Valiant, detour: dragonfly::Detour::Group }
             }
-            (Shape::Dragonfly(net), RoutingKind::Ugal) => Routing::Dragonfly { net: *net, mode: Mode::Ugal },
+            (Shape::Dragonfly(net), RoutingKind::Ugal) => {
+                Routing::Dragonfly { net: *net, mode: Mode::Ugal, detour: dragonfly::Detour::Group }
+            }
+            (Shape::Dragonfly(net), RoutingKind::UgalRouter) => {
+                Routing::Dragonfly { net: *net, mode: Mode::Ugal, detour: dragonfly::Detour::Router }
+            }
             (Shape::FlatFly(f), RoutingKind::Auto | RoutingKind::Dor) => {
                 Routing::FlatFly { net: *f, mode: Mode::Min, turns: false }
             }
@@ -329,7 +336,9 @@ impl Routing {
             (Shape::CMesh(_), _) => {
                 return Err(mismatch("\"dor\", \"dor_express\", \"xy_yx\" or \"xy_yx_express\""))
             }
-            (Shape::Dragonfly(_), _) => return Err(mismatch("\"min\", \"valiant\" or \"ugal\"")),
+            (Shape::Dragonfly(_), _) => {
+                return Err(mismatch("\"min\", \"valiant\", \"ugal\" or \"ugal_router\""))
+            }
         })
     }
 
@@ -467,9 +476,10 @@ impl Routing {
                     oblivious::route(grid, *mode, router, in_port, in_vc as u32 % layers, dst, path);
                 in_layer(port, layer, layers, all_vcs(vcs))
             }
-            Routing::Dragonfly { net, mode } => {
+            Routing::Dragonfly { net, mode, detour } => {
                 let layers = dragonfly::layers(*mode);
-                let (port, layer) = dragonfly::route(net, router, in_port, in_vc as u32 % layers, dst, path);
+                let (port, layer) =
+                    dragonfly::route(net, *detour, router, in_port, in_vc as u32 % layers, dst, path);
                 Route { port: port as u32, vcs: class_layer(all_vcs(vcs), layers, layer) }
             }
             Routing::MinAdapt { .. } => {
@@ -483,6 +493,7 @@ impl Routing {
     pub fn kind_name(&self) -> &'static str {
         match self {
             Routing::FlatFly { turns: true, .. } => "ugal_xy_yx",
+            Routing::Dragonfly { detour: dragonfly::Detour::Router, .. } => "ugal_router",
             Routing::Dragonfly { mode, .. } | Routing::FlatFly { mode, .. } => match mode {
                 Mode::Min if matches!(self, Routing::FlatFly { .. }) => "dor",
                 Mode::Min => "min",
@@ -541,7 +552,9 @@ impl Routing {
         via: u16,
     ) -> u16 {
         match self {
-            Routing::Dragonfly { net, mode } => dragonfly::choose_via(net, *mode, router, dst, draw, queue),
+            Routing::Dragonfly { net, mode, detour } => {
+                dragonfly::choose_via(net, *mode, *detour, router, dst, draw, queue)
+            }
             Routing::FlatFly { net, mode, turns } => {
                 flatfly::choose_via(net, *mode, *turns, router, dst, draw, queue)
             }
@@ -613,11 +626,11 @@ impl Routing {
             Routing::MinAdapt { .. } => {
                 self.other_ways(topo, router, in_port, in_vc, dst, path, class_vcs).first
             }
-            Routing::Dragonfly { net, mode } => {
+            Routing::Dragonfly { net, mode, detour } => {
                 // (the layers within the class's VCs, as the LID paths' above)
                 let layers = dragonfly::layers(*mode);
                 let in_layer = rank(class_vcs, in_vc) % layers;
-                let (port, layer) = dragonfly::route(net, router, in_port, in_layer, dst, path);
+                let (port, layer) = dragonfly::route(net, *detour, router, in_port, in_layer, dst, path);
                 Route { port: port as u32, vcs: class_layer(class_vcs, layers, layer) }
             }
             Routing::Oblivious { grid, mode } => {

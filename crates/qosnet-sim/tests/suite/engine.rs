@@ -363,9 +363,9 @@ fn arb_config() -> impl Strategy<Value = String> {
             "kind = \"fat_tree\"\nk = {k}\nn = {n}\n[routing]\nkind = \"{}\"",
             ["d_mod_k", "nca", "anca"][r]
         )),
-        (1u32..=3, 1u32..=2, 1u32..=2, 0usize..3).prop_map(|(a, p, h, r)| format!(
+        (1u32..=3, 1u32..=2, 1u32..=2, 0usize..4).prop_map(|(a, p, h, r)| format!(
             "kind = \"dragonfly\"\na = {a}\np = {p}\nh = {h}\n[routing]\nkind = \"{}\"",
-            ["min", "valiant", "ugal"][r]
+            ["min", "valiant", "ugal", "ugal_router"][r]
         )),
         (2u32..=3, 1u32..=3, 1u32..=2, 0usize..6).prop_map(|(k, n, c, r)| format!(
             "kind = \"flatfly\"\nk = {k}\nn = {n}\nc = {c}\n[routing]\nkind = \"{}\"",
