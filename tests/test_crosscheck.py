@@ -45,8 +45,13 @@ def test_shipped_cases_cover_the_issue_matrix():
         "flatfly8x8_adaptive_xy_yx-8vc-1flit-transpose",
         "mesh8x8-16vc-1flit-badperm_yarc",
     } <= names
-    # BookSim2's dragonflynew (k = 2) with its min and ugal routings
-    assert {"dragonfly_k2-2vc-1flit-uniform", "dragonfly_k2_ugal-3vc-1flit-uniform"} <= names
+    # BookSim2's dragonflynew (k = 2) with its min and ugal routings (the latter against
+    # qosnet's Kim et al. ugal and its own algorithm, ugal_router)
+    assert {
+        "dragonfly_k2-2vc-1flit-uniform",
+        "dragonfly_k2_ugal-3vc-1flit-uniform",
+        "dragonfly_k2_ugal_router-3vc-1flit-next_group",
+    } <= names
 
 
 def test_booksim_input_sets_the_case_on_the_base():
