@@ -207,14 +207,17 @@ impl Routing {
             (&topo.shape, kind),
             (Shape::Mesh { .. } | Shape::Torus { .. }, RoutingKind::Valiant)
                 | (Shape::FlatFly(_), RoutingKind::Valiant | RoutingKind::Ugal | RoutingKind::UgalXyYx)
+                | (Shape::Dragonfly(_), RoutingKind::UgalRouter)
         );
         let most = if kind == RoutingKind::UgalXyYx { u16::MAX / 2 } else { u16::MAX } as usize;
         if through_a_router && topo.routers >= most {
+            // (a dragonfly's own UGAL keeps a group, which fits)
+            let instead = if matches!(topo.shape, Shape::Dragonfly(_)) { "\"ugal\"" } else { "\"dor\"" };
             return Err(ConfigError::new(
                 "routing.kind",
                 format!(
                     "{:?} needs fewer than {most} routers (a packet keeps its intermediate in 16 bits), got {}; \
-                     use \"dor\"",
+                     use {instead}",
                     kind.name(),
                     topo.routers
                 ),
@@ -1027,6 +1030,10 @@ mod tests {
             assert!(e.message.contains("fewer than 65535 routers"), "{}", e.message);
             assert!(e.message.contains("got 65536; use \"dor\""), "{}", e.message);
         }
+        // BookSim2's dragonfly UGAL through a router (a = 64, h = 32: 2049 groups of 64)
+        let d = crate::topology::dragonfly::Dragonfly { a: 64, p: 1, h: 32 };
+        let e = Routing::build(RoutingKind::UgalRouter, &big(Shape::Dragonfly(d)), 3).unwrap_err();
+        assert!(e.message.contains("got 65536; use \"ugal\""), "{}", e.message);
     }
 
     /// A forwarding table (as read from a fabric's files) for `topo`, copied from its
