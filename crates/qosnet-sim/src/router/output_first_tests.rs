@@ -4,6 +4,7 @@
 //! cycle by cycle. An input first chooses an output, from the one after the output it was
 //! last granted, then a VC heading there; with `"vc"` it chooses among its VCs directly.
 
+use super::speedup_tests::out_len;
 use crate::config::TrafficClass;
 use crate::ids::NodeId;
 use crate::Simulation;
@@ -21,9 +22,7 @@ fn star(choice: &str, concurrent: u32) -> Simulation {
 /// Flits through the router's crossbar into output port `port` so far: those in its output
 /// VC buffers and those its link has carried (with no warm-up every cycle is measured).
 fn crossed(s: &Simulation, port: usize) -> u64 {
-    let buffered: u32 =
-        (0..s.routers.p.vcs).map(|v| s.routers.out_vc[s.routers.p.lane_index(port, v)].buf.len()).sum();
-    buffered as u64 + s.net.obs.metrics.router_link_flits[port]
+    out_len(s, port) as u64 + s.net.obs.metrics.router_link_flits[port]
 }
 
 /// Step `cycles` cycles and return, for each cycle in which a flit crossed, the output

@@ -21,8 +21,8 @@ fn in_len(s: &Simulation, port: usize, v: usize) -> u32 {
     s.routers.in_vc[s.routers.p.lane_index(port, v)].buf.len()
 }
 
-/// Flits in the output VC buffers of the router's port `port`.
-fn out_len(s: &Simulation, port: usize) -> u32 {
+/// Flits in the output VC buffers of the router's port `port` (also `output_first_tests`').
+pub(super) fn out_len(s: &Simulation, port: usize) -> u32 {
     (0..s.routers.p.vcs).map(|v| s.routers.out_vc[s.routers.p.lane_index(port, v)].buf.len()).sum()
 }
 
