@@ -15,11 +15,12 @@ use crate::endpoint::{EndpointModel, Endpoints, NewMessage};
 use crate::error::SimError;
 use crate::ids::{MessageId, NodeId, TO_ENDPOINT, TO_ROUTER};
 use crate::net::Net;
+use crate::router::shards::{AllRouters, Threads};
 use crate::router::Routers;
 use crate::routing::Routing;
 use crate::topology::Topology;
 use crate::traffic::driver::Traffic;
-use crate::unchecked::At;
+
 use crate::units::{Clock, Cycle};
 
 /// When a run measures and ends, in cycles.
@@ -38,7 +39,10 @@ pub struct Simulation {
     pub(crate) config: Config,
     pub(crate) clock: Clock,
     pub(crate) run: RunParams,
+    /// The routers: all of them, or in a threaded run shard 0's (`router::shards`).
     pub(crate) routers: Routers,
+    /// A threaded run's other shards and its thread pool (`simulation.threads` > 1).
+    pub(crate) threads: Option<Box<Threads>>,
     pub(crate) endpoints: Endpoints,
     pub(crate) traffic: Traffic,
     pub(crate) net: Net,
@@ -82,6 +86,14 @@ impl Simulation {
     #[doc(hidden)]
     pub fn set_reverse_visits(&mut self, on: bool) {
         self.reverse_visits = on;
+    }
+
+    /// Every router, over a threaded run's shards (`router::shards`), for reading.
+    pub(crate) fn all_routers(&self) -> AllRouters<'_> {
+        match &self.threads {
+            None => AllRouters { first: &self.routers, rest: &[], per: usize::MAX },
+            Some(t) => AllRouters { first: &self.routers, rest: &t.rest, per: t.per },
+        }
     }
 
     pub fn is_finished(&self) -> bool {
@@ -169,6 +181,16 @@ impl Simulation {
     /// every measured message delivered after the window, or the drain limit reached
     /// (saturation).
     pub fn advance(&mut self, max_cycles: u64) -> Result<bool, SimError> {
+        match &self.threads {
+            Some(t) => {
+                let pool = t.pool.clone();
+                pool.install(|| self.advance_here(max_cycles))
+            }
+            None => self.advance_here(max_cycles),
+        }
+    }
+
+    fn advance_here(&mut self, max_cycles: u64) -> Result<bool, SimError> {
         let stop = self.now.saturating_add(max_cycles);
         while !self.finished && self.now < stop {
             // (a run with application models ends when its last job completes: `generate`)
@@ -209,6 +231,7 @@ impl Simulation {
         self.net.progress.in_flight == 0
             && self.endpoints.is_idle()
             && self.routers.is_idle()
+            && self.threads.as_ref().is_none_or(|t| t.rest.iter().all(Routers::is_idle))
             && self.net.links.credits.is_empty()
             && self.net.links.control.is_empty()
             && self.net.app_deliveries.list.is_empty()
@@ -262,7 +285,7 @@ impl Simulation {
             self.endpoints.read_sideband(&self.routers, self.net.progress.flits_ejected);
         }
         if self.net.progress.in_flight > 0 && now - self.net.progress.last(now) > self.run.watchdog {
-            return Err(self.routers.deadlock(now, now - self.net.progress.last(now)));
+            return Err(self.all_routers().deadlock(now, now - self.net.progress.last(now)));
         }
         self.now += 1;
         Ok(())
@@ -323,12 +346,15 @@ impl Simulation {
     /// is at least one cycle.)
     #[inline(always)]
     fn deliver_credits(&mut self, now: Cycle) {
-        let mut batch = self.net.links.credits.take(now, TO_ROUTER);
-        for c in &batch {
-            self.routers.credit_arrived(c.to as usize, c.vc, c.tail);
+        // (a threaded run's shards take theirs in the parallel phase: `visit_shards`)
+        if self.threads.is_none() {
+            let mut batch = self.net.links.credits.take(now, TO_ROUTER);
+            for c in &batch {
+                self.routers.credit_arrived(c.to as usize, c.vc, c.tail);
+            }
+            batch.clear();
+            self.net.links.credits.restore(now, TO_ROUTER, batch);
         }
-        batch.clear();
-        self.net.links.credits.restore(now, TO_ROUTER, batch);
         let mut batch = self.net.links.credits.take(now, TO_ENDPOINT);
         for c in &batch {
             self.endpoints.credit_arrived(c.to as usize, c.vc, c.tail);
@@ -352,12 +378,14 @@ impl Simulation {
     /// (Neither reads what the other changes, so the order between them does not matter.)
     #[inline(always)]
     fn deliver_flits<const PRE: bool, const AGE: bool, const HOOK: bool>(&mut self, now: Cycle) {
-        let mut batch = self.net.links.flits.take(now, TO_ROUTER);
-        for a in &batch {
-            self.routers.receive::<PRE, AGE, HOOK>(&mut self.net, a.to as usize, a.flit, now);
+        if self.threads.is_none() {
+            let mut batch = self.net.links.flits.take(now, TO_ROUTER);
+            for a in &batch {
+                self.routers.receive::<PRE, AGE, HOOK>(&mut self.net, a.to as usize, a.flit, now);
+            }
+            batch.clear();
+            self.net.links.flits.restore(now, TO_ROUTER, batch);
         }
-        batch.clear();
-        self.net.links.flits.restore(now, TO_ROUTER, batch);
         let mut batch = self.net.links.flits.take(now, TO_ENDPOINT);
         match self.endpoints.model() {
             EndpointModel::Ideal => {
@@ -380,11 +408,51 @@ impl Simulation {
     /// arrivals came first.
     #[inline(always)]
     fn visit_routers<const PRE: bool, const AGE: bool, const HOOK: bool>(&mut self, now: Cycle) {
-        each_active(&mut self.routers, &mut self.net, self.reverse_visits, |routers, net, r| {
+        if self.threads.is_some() {
+            return self.visit_shards::<PRE, AGE, HOOK>(now);
+        }
+        self.routers.visit_active(&mut self.net, self.reverse_visits, |routers, net, r| {
             routers.router_cycle::<PRE, AGE, HOOK>(net, r, now)
         });
         if self.routers.p.internal_speedup > 1 {
             self.internal_passes::<PRE, AGE, HOOK>(now);
+        }
+    }
+
+    /// The routers' part of a threaded run's cycle (`router::shards`), as one parallel
+    /// phase over the shards: the credits and flits arriving at each shard's routers
+    /// (stage 1-2), then its routers' visits; then each internal pass as another phase, in
+    /// the order one thread runs them. (The endpoints took their arrivals before: neither
+    /// reads what the other changes, as in `deliver_flits`.) Out of line: a one-threaded
+    /// run tests for it once a cycle.
+    #[inline(never)]
+    fn visit_shards<const PRE: bool, const AGE: bool, const HOOK: bool>(&mut self, now: Cycle) {
+        let Some(threads) = &mut self.threads else { return };
+        let (routers, net, reverse) = (&mut self.routers, &mut self.net, self.reverse_visits);
+        let (credits, flits) = (net.links.credits.take(now, TO_ROUTER), net.links.flits.take(now, TO_ROUTER));
+        let owns = threads.owns(routers.p.ports);
+        threads.phase(routers, net, |routers, net, shard| {
+            for c in credits.iter().filter(|c| owns(shard, c.to)) {
+                routers.credit_arrived(c.to as usize, c.vc, c.tail);
+            }
+            for a in flits.iter().filter(|a| owns(shard, a.to)) {
+                routers.receive::<PRE, AGE, HOOK>(net, a.to as usize, a.flit, now);
+            }
+            routers.visit_active(net, reverse, |routers, net, r| {
+                routers.router_cycle::<PRE, AGE, HOOK>(net, r, now)
+            });
+        });
+        let (mut credits, mut flits) = (credits, flits);
+        credits.clear();
+        flits.clear();
+        net.links.credits.restore(now, TO_ROUTER, credits);
+        net.links.flits.restore(now, TO_ROUTER, flits);
+        for _ in 1..routers.p.internal_speedup {
+            threads.phase(routers, net, |routers, net, _| {
+                routers.visit_active(net, reverse, |routers, net, r| {
+                    routers.internal_pass::<PRE, AGE, HOOK>(net, r, now)
+                })
+            });
         }
     }
 
@@ -394,7 +462,7 @@ impl Simulation {
     #[inline(never)]
     fn internal_passes<const PRE: bool, const AGE: bool, const HOOK: bool>(&mut self, now: Cycle) {
         for _ in 1..self.routers.p.internal_speedup {
-            each_active(&mut self.routers, &mut self.net, self.reverse_visits, |routers, net, r| {
+            self.routers.visit_active(&mut self.net, self.reverse_visits, |routers, net, r| {
                 routers.internal_pass::<PRE, AGE, HOOK>(net, r, now)
             });
         }
@@ -427,31 +495,6 @@ impl Simulation {
         match self.endpoints.model() {
             EndpointModel::Ideal => self.endpoints.create_message::<false>(&mut self.net, m, self.now),
             EndpointModel::Nic => self.endpoints.create_message::<true>(&mut self.net, m, self.now),
-        }
-    }
-}
-
-/// `visit(routers, net, r)` for every router `r` with work, in index order (in reverse
-/// when `reverse`: a test's), each left inactive once it has none.
-#[inline(always)]
-fn each_active(
-    routers: &mut Routers,
-    net: &mut Net,
-    reverse: bool,
-    mut visit: impl FnMut(&mut Routers, &mut Net, usize),
-) {
-    let words = routers.active.len();
-    for i in 0..words {
-        let w = if reverse { words - 1 - i } else { i };
-        let mut m = *routers.active.at(w);
-        while m != 0 {
-            let b = if reverse { 63 - m.leading_zeros() } else { m.trailing_zeros() };
-            m &= !(1u64 << b);
-            let r = w * 64 + b as usize;
-            visit(routers, net, r);
-            if *routers.work.at(r) == 0 {
-                *routers.active.at_mut(w) &= !(1u64 << b);
-            }
         }
     }
 }

@@ -39,6 +39,18 @@ impl Flit {
     pub const fn new(packet: PacketId, seq: u16, kind: u8, vc: u8, ready: Cycle) -> Flit {
         Flit { ready, word: packet.0 as u64 | (seq as u64) << 32 | (kind as u64) << 48 | (vc as u64) << 56 }
     }
+    /// The flit as two plain words (`ring::Rings` stores them so: a buffer of plain words
+    /// is allocated zeroed, and the pages of a large network's buffers are then only
+    /// mapped as flits first reach them).
+    #[inline(always)]
+    pub(crate) fn to_words(self) -> [u64; 2] {
+        [self.ready, self.word]
+    }
+    /// The flit `to_words` gave.
+    #[inline(always)]
+    pub(crate) fn from_words(w: [u64; 2]) -> Flit {
+        Flit { ready: w[0], word: w[1] }
+    }
     /// Index into the packet slab.
     #[inline]
     pub fn packet(&self) -> PacketId {

@@ -60,7 +60,7 @@ impl Simulation {
 
     /// `router[r].in[p].vc[v]` for input port `ip` (router * ports + port).
     fn input_vc_name(&self, ip: usize, v: usize) -> String {
-        self.routers.input_vc_path(self.routers.p.lane_index(ip, v)).to_string()
+        self.all_routers().input_vc_path(self.routers.p.lane_index(ip, v)).to_string()
     }
 
     fn on_wire(&self) -> Result<OnWire, SimError> {
@@ -95,8 +95,9 @@ impl Simulation {
 
     /// Flit conservation: injected (and dummies made) = ejected + buffered + on links.
     fn check_conservation(&self, wire: &OnWire) -> Result<(), SimError> {
-        let buffered: u64 = (0..self.routers.lane_records())
-            .map(|q| (self.routers.in_vc[q].buf.len() + self.routers.out_vc[q].buf.len()) as u64)
+        let all = self.all_routers();
+        let buffered: u64 = (0..all.lane_records())
+            .map(|q| (all.of_lane(q).in_vc[q].buf.len() + all.of_lane(q).out_vc[q].buf.len()) as u64)
             .sum();
         if self.net.progress.flits_injected + self.net.progress.dummy_flits
             != self.net.progress.flits_ejected + buffered + wire.total
@@ -134,7 +135,8 @@ impl Simulation {
             (self.endpoints.nic_credits[i], wire.credits_nic[i], self.endpoints.nic_credited[node])
         } else {
             let i = self.routers.p.lane_index(up as usize, v);
-            (self.routers.out_vc[i].credits, wire.credits[i], self.routers.op_credited[up as usize])
+            let upstream = self.all_routers().of_lane(i);
+            (upstream.out_vc[i].credits, wire.credits[i], upstream.op_credited[up as usize])
         };
         let name = || self.input_vc_name(ip, v);
         if (credited >> v & 1 == 1) != (credits > 0) {
@@ -145,8 +147,9 @@ impl Simulation {
         }
         // Dummy flits made here hold no credit.
         let ivc = self.routers.p.lane_index(ip, v);
-        let buf = &self.routers.in_vc[ivc].buf;
-        let held = self.routers.inbuf.iter(buf, ivc).filter(|f| f.kind() & LOCAL == 0).count() as u32;
+        let here = self.all_routers().of_lane(ivc);
+        let buf = &here.in_vc[ivc].buf;
+        let held = here.inbuf.iter(buf, ivc).filter(|f| f.kind() & LOCAL == 0).count() as u32;
         let flits_on_wire = wire.flits[ivc];
         if credits + held + flits_on_wire + credits_on_wire != depth {
             return self.broken(format!(
@@ -162,15 +165,16 @@ impl Simulation {
     /// matches.
     fn check_buffer(&self, ip: usize, v: usize) -> Result<(), SimError> {
         let ivc = self.routers.p.lane_index(ip, v);
-        let buf = &self.routers.in_vc[ivc].buf;
-        let flits: Vec<_> = self.routers.inbuf.iter(buf, ivc).filter(|f| !f.is_dummy()).collect();
+        let here = self.all_routers().of_lane(ivc);
+        let buf = &here.in_vc[ivc].buf;
+        let flits: Vec<_> = here.inbuf.iter(buf, ivc).filter(|f| !f.is_dummy()).collect();
         // (with `VcRelease::TailSent` a whole packet may follow a tail)
         let next_packet = |a: &Flit, b: &Flit| self.routers.p.release_on_send && a.is_tail() && b.is_head();
         let in_order = |a: &Flit, b: &Flit| b.packet() == a.packet() && b.seq() == a.seq() + 1;
-        if flits.windows(2).any(|w| !in_order(w[0], w[1]) && !next_packet(w[0], w[1])) {
+        if flits.windows(2).any(|w| !in_order(&w[0], &w[1]) && !next_packet(&w[0], &w[1])) {
             return self.broken(format!("{}: flits interleaved or out of order", self.input_vc_name(ip, v)));
         }
-        if (self.routers.ip_nonempty[ip] >> v & 1 == 1) == buf.is_empty() {
+        if (here.ip_nonempty[ip] >> v & 1 == 1) == buf.is_empty() {
             return self.broken(format!("{}: occupancy mask out of date", self.input_vc_name(ip, v)));
         }
         Ok(())
@@ -183,7 +187,9 @@ impl Simulation {
         for node in 0..self.routers.topo.nodes {
             for v in 0..vcs {
                 let i = self.routers.p.lane_index(self.endpoints.eject_port[node].index(), v);
-                let total = self.routers.out_vc[i].credits + wire.credits[i] + wire.ejecting[node * vcs + v];
+                let total = self.all_routers().of_lane(i).out_vc[i].credits
+                    + wire.credits[i]
+                    + wire.ejecting[node * vcs + v];
                 if total != self.routers.p.lane_depth(v) {
                     return self.broken(format!("ejection credits of node {node} vc {v} not conserved"));
                 }
@@ -196,14 +202,13 @@ impl Simulation {
     fn check_work_counters(&self) -> Result<(), SimError> {
         let per_router = self.routers.p.ports * self.routers.p.lane_stride;
         for r in 0..self.routers.topo.routers {
+            let here = self.all_routers().of(r);
             let held: u32 = (r * per_router..(r + 1) * per_router)
-                .map(|q| self.routers.in_vc[q].buf.len() + self.routers.out_vc[q].buf.len())
+                .map(|q| here.in_vc[q].buf.len() + here.out_vc[q].buf.len())
                 .sum();
-            if held != self.routers.work[r] {
-                return self.broken(format!(
-                    "router[{r}] work counter {} != flits held {held}",
-                    self.routers.work[r]
-                ));
+            if held != here.work[r] {
+                return self
+                    .broken(format!("router[{r}] work counter {} != flits held {held}", here.work[r]));
             }
         }
         Ok(())

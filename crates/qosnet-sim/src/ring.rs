@@ -43,7 +43,11 @@ impl RingState {
 pub struct Rings {
     /// Slots per queue: one less than its capacity (the front flit is not stored here).
     slots: u32,
-    data: Vec<Flit>,
+    /// The flits behind the fronts, as plain words (`Flit::to_words`). Why: a vector of
+    /// zeros is allocated zeroed, so a large network's buffers (a 32x32 mesh with 16 VCs
+    /// of 40 flits: over 100 MB) cost no time to build and no memory until flits reach
+    /// them; a shard of a threaded run (`Shards`) maps only its own routers' buffers.
+    data: Vec<[u64; 2]>,
 }
 
 impl Rings {
@@ -51,7 +55,7 @@ impl Rings {
     pub fn new(count: usize, cap: u32) -> Self {
         debug_assert!(cap <= u16::MAX as u32);
         let slots = cap.saturating_sub(1).max(1);
-        Self { slots, data: vec![Flit::default(); count * slots as usize] }
+        Self { slots, data: vec![[0; 2]; count * slots as usize] }
     }
     /// Push at the back; the caller has checked for space (credits guarantee it).
     #[inline]
@@ -65,7 +69,7 @@ impl Rings {
             if slot >= n {
                 slot -= n;
             }
-            *self.data.at_mut(q * n as usize + slot as usize) = f;
+            *self.data.at_mut(q * n as usize + slot as usize) = f.to_words();
         }
         s.len += 1;
     }
@@ -76,7 +80,7 @@ impl Rings {
             let n = self.slots;
             debug_assert!((s.len as u32) <= n, "ring {q} overflow");
             let h = if s.head == 0 { n - 1 } else { s.head as u32 - 1 };
-            *self.data.at_mut(q * n as usize + h as usize) = s.first;
+            *self.data.at_mut(q * n as usize + h as usize) = s.first.to_words();
             s.head = h as u16;
         }
         s.first = f;
@@ -91,18 +95,18 @@ impl Rings {
         if s.len > 1 {
             let n = self.slots;
             let h = s.head as u32;
-            s.first = *self.data.at(q * n as usize + h as usize);
+            s.first = Flit::from_words(*self.data.at(q * n as usize + h as usize));
             s.head = if h + 1 == n || s.len == 2 { 0 } else { h as u16 + 1 };
         }
         s.len -= 1;
         f
     }
     /// The flits of queue `q`, front first (for invariant checks).
-    pub fn iter<'a>(&'a self, s: &'a RingState, q: usize) -> impl Iterator<Item = &'a Flit> + 'a {
+    pub fn iter<'a>(&'a self, s: &'a RingState, q: usize) -> impl Iterator<Item = Flit> + 'a {
         let n = self.slots as usize;
         let (head, behind) = (s.head as usize, (s.len as usize).saturating_sub(1));
-        let first = (s.len > 0).then_some(&s.first);
-        first.into_iter().chain((0..behind).map(move |i| &self.data[q * n + (head + i) % n]))
+        let first = (s.len > 0).then_some(s.first);
+        first.into_iter().chain((0..behind).map(move |i| Flit::from_words(self.data[q * n + (head + i) % n])))
     }
 }
 
@@ -172,7 +176,7 @@ mod tests {
                     prop_assert_eq!(s.front().seq(), f);
                 }
             }
-            let untouched = |q: usize| r.data[q * r.slots as usize..][..r.slots as usize].iter().all(|f| f.seq() == 0);
+            let untouched = |q: usize| r.data[q * r.slots as usize..][..r.slots as usize].iter().all(|f| Flit::from_words(*f).seq() == 0);
             prop_assert!(untouched(0) && untouched(2));
         }
     }

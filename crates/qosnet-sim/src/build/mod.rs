@@ -18,6 +18,7 @@ use crate::flit::Slab;
 use crate::links::Links;
 use crate::metrics::{Metrics, Observers};
 use crate::net::{Net, Progress};
+use crate::router::shards::Threads;
 use crate::router::{Params, Rounds, Routers};
 use crate::units::Cycle;
 
@@ -83,7 +84,6 @@ impl Simulation {
             kind: rc.kind,
             class_vcs: v.class_vcs,
             home_vcs: v.home_vcs,
-            seed: config.simulation.seed,
         };
         let ep = EndpointParams {
             vcs,
@@ -147,20 +147,43 @@ impl Simulation {
             nic_idt,
         );
         endpoints.cnp_flow = traffic.sources.len() as u32;
-        let mut routers = Routers::new(
-            p,
-            topo,
-            routing,
-            &xbar_cfg,
-            &out_cfg,
-            &clock,
-            rc.block_size,
-            v.marking,
-            config.simulation.seed,
-        );
-        if rc.virtual_clock.state == VirtualClockState::Stream {
-            routers.keep_stream_clocks(traffic.sources.len() + 1);
-        }
+        let streams =
+            (rc.virtual_clock.state == VirtualClockState::Stream).then_some(traffic.sources.len() + 1);
+        let shard = |p: Params, topo, routing| {
+            let mut routers = Routers::new(
+                p,
+                topo,
+                routing,
+                &xbar_cfg,
+                &out_cfg,
+                &clock,
+                rc.block_size,
+                v.marking,
+                config.simulation.seed,
+            );
+            if let Some(flows) = streams {
+                routers.keep_stream_clocks(flows);
+            }
+            routers
+        };
+        // A threaded run's other shards (`router::shards`): as many as `threads` ranges of
+        // `per` routers take.
+        let per = topo.routers.div_ceil(config.simulation.threads.max(1) as usize);
+        let threads = if per < topo.routers {
+            let shards = topo.routers.div_ceil(per);
+            let t = Threads::new(shards, per, |_| shard(p.clone(), topo.clone(), routing.clone())).map_err(
+                |e| {
+                    ConfigErrors(vec![crate::error::ConfigError::new(
+                        "simulation.threads",
+                        format!("no threads: {e}"),
+                    )])
+                },
+            )?;
+            Some(Box::new(t))
+        } else {
+            None
+        };
+        let mut routers = shard(p, topo, routing);
         let mut reservations = reservations;
         if reservations.is_on() {
             // Admission control rewrites each link's arbitration weights (document 000
@@ -173,6 +196,7 @@ impl Simulation {
         }
         Ok(Simulation {
             routers,
+            threads,
             endpoints,
             traffic,
             net: Net {
@@ -187,6 +211,7 @@ impl Simulation {
                     count: flows.app_flows.1 - flows.app_flows.0,
                     list: Vec::new(),
                 },
+                via_rng: Net::via_rng(config.simulation.seed),
             },
             run,
             now: 0,

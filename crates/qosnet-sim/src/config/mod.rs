@@ -34,7 +34,7 @@ pub use router::{
     VictimMarking, VirtualClockConfig, VirtualClockState, WaitingHeaders,
 };
 pub use routing::{DrbSplit, LidVcs, MultipathConfig, PathSelection, RoutingConfig, RoutingKind};
-pub use simulation::{PhysicalConfig, SimulationConfig, MAX_CYCLES};
+pub use simulation::{PhysicalConfig, SimulationConfig, MAX_CYCLES, MAX_THREADS};
 pub use topology::{FlatflyPlacement, IbFabricFormat, TopologyConfig};
 pub use trace::TraceConfig;
 pub use traffic::{

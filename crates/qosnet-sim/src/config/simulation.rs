@@ -7,6 +7,9 @@ use serde::{Deserialize, Serialize};
 /// Longest run or measurement window accepted, in cycles (about 2.5 years at 80 ns).
 pub const MAX_CYCLES: u64 = 1_000_000_000_000_000;
 
+/// Most threads one run may use (`simulation.threads`).
+pub const MAX_THREADS: u32 = 256;
+
 #[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SimulationConfig {
@@ -32,6 +35,13 @@ pub struct SimulationConfig {
     /// (`SimError::TimeLimit`) and its results so far are kept. None: no limit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time_limit: Option<Duration>,
+    /// Threads one run uses: the routers are split into this many contiguous ranges, whose
+    /// stages 3-5 run side by side each cycle (ARCHITECTURE.md "Threads"). The output is
+    /// the same byte for byte for any count. Runs with per-flit hooks ([router] marking,
+    /// `router.vc_release = "tail_sent"`, admission control, [trace] stalls or
+    /// watch_flows, applications) or an agent that reads the routers (ALO, Self-Tuned)
+    /// take 1. At most the number of routers.
+    pub threads: u32,
 }
 
 impl Default for SimulationConfig {
@@ -45,6 +55,7 @@ impl Default for SimulationConfig {
             record_messages: false,
             memory_limit: None,
             time_limit: None,
+            threads: 1,
         }
     }
 }

@@ -18,7 +18,7 @@ use super::MAX_PORTS;
 use crate::config::AllocatorKind;
 use crate::flit::{DUMMY, HEAD, LOCAL, TAIL};
 use crate::metrics::trace::Hop;
-use crate::net::Net;
+use crate::net::RouterNet;
 use crate::sched::{bits, bits64, low_bits, rotated, SchedTables, Scheduler};
 use crate::unchecked::At;
 use crate::units::Cycle;
@@ -57,7 +57,7 @@ impl Routers {
     #[inline(always)]
     pub(crate) fn crossbar_stage<const PRE: bool, const AGE: bool, const HOOK: bool>(
         &mut self,
-        net: &mut Net,
+        net: &mut impl RouterNet,
         r: usize,
         now: Cycle,
     ) {
@@ -83,7 +83,7 @@ impl Routers {
             }
             Rounds::Separable => {
                 let iterations = self.p.iterations;
-                let mut x = Live::<PRE, AGE, HOOK> { routers: self, net, r, now };
+                let mut x = Live::<_, PRE, AGE, HOOK> { routers: self, net, r, now };
                 matching::separable(&mut x, inputs, iterations, by_key)
             }
             Rounds::OutputFirst => self.rounds_output_first::<PRE, AGE, HOOK>(net, r, inputs, by_key, now),
@@ -99,14 +99,14 @@ impl Routers {
     #[inline(never)]
     fn rounds_output_first<const PRE: bool, const AGE: bool, const HOOK: bool>(
         &mut self,
-        net: &mut Net,
+        net: &mut impl RouterNet,
         r: usize,
         inputs: u64,
         by_key: bool,
         now: Cycle,
     ) {
         let iterations = self.p.iterations;
-        let mut x = Live::<PRE, AGE, HOOK, true> { routers: self, net, r, now };
+        let mut x = Live::<_, PRE, AGE, HOOK, true> { routers: self, net, r, now };
         matching::separable(&mut x, inputs, iterations, by_key)
     }
 
@@ -114,7 +114,7 @@ impl Routers {
     #[inline(never)]
     fn rounds_islip<const PRE: bool, const AGE: bool, const HOOK: bool>(
         &mut self,
-        net: &mut Net,
+        net: &mut impl RouterNet,
         r: usize,
         inputs: u64,
         by_key: bool,
@@ -122,7 +122,7 @@ impl Routers {
     ) {
         let iterations = self.p.iterations;
         super::islip::islip(
-            &mut Live::<PRE, AGE, HOOK> { routers: self, net, r, now },
+            &mut Live::<_, PRE, AGE, HOOK> { routers: self, net, r, now },
             inputs,
             iterations,
             by_key,
@@ -133,14 +133,14 @@ impl Routers {
     #[inline(never)]
     fn rounds_wavefront<const PRE: bool, const AGE: bool, const HOOK: bool>(
         &mut self,
-        net: &mut Net,
+        net: &mut impl RouterNet,
         r: usize,
         inputs: u64,
         now: Cycle,
     ) {
         let mut priority = *self.sa.wave_priority.at(r);
         super::wavefront::wavefront(
-            &mut Live::<PRE, AGE, HOOK> { routers: self, net, r, now },
+            &mut Live::<_, PRE, AGE, HOOK> { routers: self, net, r, now },
             inputs,
             &mut priority,
         );
@@ -152,7 +152,7 @@ impl Routers {
     #[inline(never)]
     fn rounds_expanded<const PRE: bool, const AGE: bool, const HOOK: bool>(
         &mut self,
-        net: &mut Net,
+        net: &mut impl RouterNet,
         r: usize,
         inputs: u64,
         by_key: bool,
@@ -163,7 +163,7 @@ impl Routers {
         let lanes_of_port = low_bits(s_in);
         let crossbar_inputs = bits64(inputs).fold(0u64, |m, p| m | lanes_of_port << (p * s_in));
         let allocator = self.p.allocator;
-        let mut x = Expanded { live: Live::<PRE, AGE, HOOK> { routers: self, net, r, now } };
+        let mut x = Expanded { live: Live::<_, PRE, AGE, HOOK> { routers: self, net, r, now } };
         match allocator {
             AllocatorKind::SeparableInputFirst => {
                 matching::separable(&mut x, crossbar_inputs, iterations, by_key)
@@ -231,7 +231,7 @@ impl Routers {
     #[inline(never)]
     fn rounds_speedup<const PRE: bool, const AGE: bool, const HOOK: bool>(
         &mut self,
-        net: &mut Net,
+        net: &mut impl RouterNet,
         r: usize,
         inputs: u64,
         speedup: u8,
@@ -460,7 +460,7 @@ impl Routers {
     #[inline(always)]
     pub(super) fn traverse<const PRE: bool, const AGE: bool, const HOOK: bool>(
         &mut self,
-        net: &mut Net,
+        net: &mut impl RouterNet,
         r: usize,
         port: usize,
         v: usize,
@@ -482,7 +482,7 @@ impl Routers {
         } else {
             let ready = in_vc.buf.front().ready;
             if next_packet && !AGE && !self.in_keys.mode.is_age() {
-                let pkt = net.packets.get(in_vc.buf.front().packet());
+                let pkt = net.packet(in_vc.buf.front().packet());
                 self.in_keys.set_vtick(ip, v, pkt.vtick, pkt.flow);
             }
             let key = self.in_keys.key_in::<AGE>(ip, v, ready - self.p.d_sync, ready);
@@ -508,7 +508,7 @@ impl Routers {
         }
         if out_vc.buf.is_empty() {
             if !AGE && flit.is_head() && !self.out.keys.mode.is_age() {
-                let pkt = net.packets.get(flit.packet());
+                let pkt = net.packet(flit.packet());
                 self.out.keys.set_vtick(op, ov, pkt.vtick, pkt.flow);
             }
             out_vc.key = self.out.keys.key_in::<AGE>(op, ov, now, flit.ready);
@@ -519,8 +519,7 @@ impl Routers {
         // The switch output hook (`marking.rs`) and the recordings (`[trace]`), compiled out
         // of runs without them. A dummy flit carries no packet.
         if HOOK && !(PRE && flit.is_dummy()) {
-            let packets = &mut net.packets;
-            let size = || packets.get(flit.packet()).size as u32;
+            let size = || net.packet(flit.packet()).size as u32;
             let tail = flit.is_tail();
             // (IBA CC and RED count all that queues for the port: `marking::PortQueues`)
             let queued = || occupancy + self.port_queues.queued(ovc);
@@ -537,17 +536,15 @@ impl Routers {
                 queued,
                 credited,
             ) {
-                net.packets.get_mut(flit.packet()).marked = true;
+                net.whole().packets.get_mut(flit.packet()).marked = true;
             }
             if flit.is_head() {
-                let flow = net.packets.get(flit.packet()).flow;
-                net.obs.hop(now, flow, flit.packet(), Hop::Crossed, r, out, ov);
+                let flow = net.packet(flit.packet()).flow;
+                net.hop(now, flow, flit.packet(), Hop::Crossed, r, out, ov);
             }
         }
         if HOOK {
-            if let Some(st) = &mut net.obs.trace.stalls {
-                *st.moved_at.at_mut(ivc) = now;
-            }
+            net.moved(ivc, now);
         }
         *self.op_nonempty.at_mut(op) |= 1 << ov;
         *self.out.r_ports.at_mut(r) |= 1 << out;
@@ -573,7 +570,7 @@ impl Routers {
         }
         if !local {
             let up = *self.credit_return.at(ip);
-            net.links.send_credit(now + *self.credit_delay.at(ip), up, v as u8, tail);
+            net.send_credit(now + *self.credit_delay.at(ip), up, v as u8, tail);
         }
         if next_packet {
             self.next_packet(net, ip, v, now);
@@ -584,22 +581,22 @@ impl Routers {
         if PRE && flit.kind() & (HEAD | TAIL) != 0 {
             self.after_traverse(net, ip, v, &flit, local, now);
         }
-        net.progress.last_progress = now;
+        net.progress().last_progress = now;
     }
 }
 
 /// Router `r`'s crossbar in cycle `now` as the allocators see it (`matching::Crossbar`):
 /// the request matrix from its input VCs' ready flits and routes, the pointers from its
 /// round-robin state, a match sent through `traverse`.
-struct Live<'a, const PRE: bool, const AGE: bool, const HOOK: bool, const OUT: bool = false> {
+struct Live<'a, N: RouterNet, const PRE: bool, const AGE: bool, const HOOK: bool, const OUT: bool = false> {
     routers: &'a mut Routers,
-    net: &'a mut Net,
+    net: &'a mut N,
     r: usize,
     now: Cycle,
 }
 
-impl<const PRE: bool, const AGE: bool, const HOOK: bool, const OUT: bool> Crossbar
-    for Live<'_, PRE, AGE, HOOK, OUT>
+impl<N: RouterNet, const PRE: bool, const AGE: bool, const HOOK: bool, const OUT: bool> Crossbar
+    for Live<'_, N, PRE, AGE, HOOK, OUT>
 {
     #[inline(always)]
     fn ports(&self) -> usize {
@@ -703,11 +700,11 @@ impl<const PRE: bool, const AGE: bool, const HOOK: bool, const OUT: bool> Crossb
 /// so here (`SwitchAllocation::rr`, `accept`, `saved`, sized by `Params::expansion`); the
 /// VC scheduler stays one per port, shared by its crossbar inputs (each choosing among its
 /// own VCs).
-struct Expanded<'a, const PRE: bool, const AGE: bool, const HOOK: bool> {
-    live: Live<'a, PRE, AGE, HOOK>,
+struct Expanded<'a, N: RouterNet, const PRE: bool, const AGE: bool, const HOOK: bool> {
+    live: Live<'a, N, PRE, AGE, HOOK>,
 }
 
-impl<const PRE: bool, const AGE: bool, const HOOK: bool> Expanded<'_, PRE, AGE, HOOK> {
+impl<N: RouterNet, const PRE: bool, const AGE: bool, const HOOK: bool> Expanded<'_, N, PRE, AGE, HOOK> {
     /// Crossbar input `i`'s port, and the port's VCs it serves.
     #[inline(always)]
     fn input(&self, i: usize) -> (usize, u32) {
@@ -738,7 +735,9 @@ impl<const PRE: bool, const AGE: bool, const HOOK: bool> Expanded<'_, PRE, AGE, 
     }
 }
 
-impl<const PRE: bool, const AGE: bool, const HOOK: bool> Crossbar for Expanded<'_, PRE, AGE, HOOK> {
+impl<N: RouterNet, const PRE: bool, const AGE: bool, const HOOK: bool> Crossbar
+    for Expanded<'_, N, PRE, AGE, HOOK>
+{
     #[inline(always)]
     fn ports(&self) -> usize {
         self.live.routers.p.ports * self.live.routers.p.expansion()

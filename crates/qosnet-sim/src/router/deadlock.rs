@@ -15,7 +15,7 @@
 //! waits on state outside the input VCs; a deadlock that closes only through one of them
 //! is reported with its occupied VCs and no cycle.
 
-use super::Routers;
+use super::shards::AllRouters;
 use crate::config::RouterKind;
 use crate::error::{SimError, VcPath};
 use crate::ids::RouterId;
@@ -23,7 +23,7 @@ use crate::sched::bits;
 use crate::topology::Peer;
 use crate::units::Cycle;
 
-impl Routers {
+impl AllRouters<'_> {
     /// The watchdog's error at `now`, after `idle_cycles` in which no flit moved.
     pub(crate) fn deadlock(&self, now: Cycle, idle_cycles: Cycle) -> SimError {
         let stuck = self.occupied_input_vcs();
@@ -38,72 +38,74 @@ impl Routers {
 
     /// The input VCs holding flits.
     pub(crate) fn occupied_input_vcs(&self) -> Vec<usize> {
-        (0..self.lane_records()).filter(|&q| !self.in_vc[q].buf.is_empty()).collect()
+        (0..self.lane_records()).filter(|&q| !self.of_lane(q).in_vc[q].buf.is_empty()).collect()
     }
 
     /// Input VC record `ivc` as a path: router, input port, lane.
     pub(crate) fn input_vc_path(&self, ivc: usize) -> VcPath {
-        let ports = self.p.ports;
-        let (ip, v) = self.p.lane_place(ivc);
+        let p = &self.first.p;
+        let ports = p.ports;
+        let (ip, v) = p.lane_place(ivc);
         VcPath { router: RouterId((ip / ports) as u32), port: (ip % ports) as u32, vc: v as u32 }
     }
 
     /// The occupied input VCs input VC `ivc` waits for (see the module comment).
     pub(crate) fn waits_for(&self, ivc: usize) -> Vec<usize> {
-        let ports = self.p.ports;
-        let s = &self.in_vc[ivc];
+        let me = self.of_lane(ivc);
+        let ports = me.p.ports;
+        let s = &me.in_vc[ivc];
         if s.buf.is_empty() {
             return Vec::new();
         }
-        let (ip, v) = self.p.lane_place(ivc);
+        let (ip, v) = me.p.lane_place(ivc);
         let r = ip / ports;
         let op = r * ports + s.out_port as usize;
-        let active = self.ip_active[ip] >> v & 1 == 1;
+        let active = me.ip_active[ip] >> v & 1 == 1;
         // (a VC neither active nor at a header holds a preempted packet's rest: below)
         let header = !active && s.buf.front().is_head();
         let held = if active {
             1u32 << s.out_vc
         } else if header {
             // the VCs of its route others hold
-            s.route_vcs & self.op_allocated[op]
+            s.route_vcs & me.op_allocated[op]
         } else {
             0
         };
         let mut waits = Vec::new();
         let mut wait_on = |out_port: usize, held: u32| {
             let op = r * ports + out_port;
-            if let Peer::Router { router, port } = self.topo.peer(r, out_port) {
+            if let Peer::Router { router, port } = me.topo.peer(r, out_port) {
                 let down = router.index() * ports + port as usize;
-                waits.extend(bits(held).map(|ov| self.p.lane_index(down, ov)));
+                waits.extend(bits(held).map(|ov| me.p.lane_index(down, ov)));
             }
             if header {
                 // the holders whose tails have not crossed yet (`op_open`)
-                let open = held & self.op_open[op];
+                let open = held & me.op_open[op];
                 waits.extend(bits(open).map(|ov| {
-                    let (oip, lane) = self.out_vc[self.p.lane_index(op, ov)].owner_input();
-                    self.p.lane_index(oip, lane)
+                    let (oip, lane) = me.out_vc[me.p.lane_index(op, ov)].owner_input();
+                    me.p.lane_index(oip, lane)
                 }));
             }
         };
         wait_on(s.out_port as usize, held);
-        if let Some(w) = self.va.other_ways.get(ivc).filter(|_| header) {
+        if let Some(w) = me.va.other_ways.get(ivc).filter(|_| header) {
             // a header with other ways waits for their VCs too (any would do: the graph
             // over-counts, so a cycle here is necessary for a deadlock, not sufficient)
             for way in w.ways.iter().filter(|w| w.vcs != 0) {
-                wait_on(way.port as usize, way.vcs & self.op_allocated[r * ports + way.port as usize]);
+                wait_on(way.port as usize, way.vcs & me.op_allocated[r * ports + way.port as usize]);
             }
         }
-        if self.p.kind == RouterKind::Preemptive {
-            let vcs = self.p.vcs;
-            if v < vcs && self.pre.ip_preempting[ip] >> v & 1 == 1 {
+        if me.p.kind == RouterKind::Preemptive {
+            let vcs = me.p.vcs;
+            if v < vcs && me.pre.ip_preempting[ip] >> v & 1 == 1 {
                 // its extra buffer's preempting message goes first
-                waits.push(self.p.lane_index(ip, v + vcs));
-            } else if v >= vcs && self.pre.ip_draining[ip] >> (v - vcs) & 1 == 1 {
+                waits.push(me.p.lane_index(ip, v + vcs));
+            } else if v >= vcs && me.pre.ip_draining[ip] >> (v - vcs) & 1 == 1 {
                 // the preempted message's dummy tail crosses first
-                waits.push(self.p.lane_index(ip, v - vcs));
+                waits.push(me.p.lane_index(ip, v - vcs));
             }
         }
-        waits.retain(|&q| q != ivc && !self.in_vc[q].buf.is_empty());
+        waits.retain(|&q| q != ivc && !self.of_lane(q).in_vc[q].buf.is_empty());
         waits
     }
 
@@ -173,9 +175,9 @@ mod tests {
         let mut waiting = 0;
         for _ in 0..30 {
             s.advance(100).unwrap();
-            let stuck = s.routers.occupied_input_vcs();
-            waiting += stuck.iter().filter(|&&q| !s.routers.waits_for(q).is_empty()).count();
-            assert_eq!(s.routers.wait_for_cycle(&stuck), Vec::<usize>::new());
+            let stuck = s.all_routers().occupied_input_vcs();
+            waiting += stuck.iter().filter(|&&q| !s.all_routers().waits_for(q).is_empty()).count();
+            assert_eq!(s.all_routers().wait_for_cycle(&stuck), Vec::<usize>::new());
         }
         assert!(waiting > 100, "the graph has edges: {waiting}");
     }
@@ -212,7 +214,7 @@ mod tests {
             .unwrap();
             let Err(e) = s.run() else { continue };
             deadlocks += 1;
-            if !s.routers.wait_for_cycle(&s.routers.occupied_input_vcs()).is_empty() {
+            if !s.all_routers().wait_for_cycle(&s.all_routers().occupied_input_vcs()).is_empty() {
                 cycles += 1;
                 assert_cycle(&s, &e);
             }
@@ -227,11 +229,11 @@ mod tests {
     /// The error's cycle is one of VCs each waiting for the next.
     fn assert_cycle(s: &Simulation, e: &SimError) {
         let SimError::Deadlock { waits_for, .. } = e else { panic!("not a deadlock: {e}") };
-        let cycle = s.routers.wait_for_cycle(&s.routers.occupied_input_vcs());
+        let cycle = s.all_routers().wait_for_cycle(&s.all_routers().occupied_input_vcs());
         assert!(cycle.len() >= 2, "{e}");
-        assert_eq!(*waits_for, cycle.iter().map(|&q| s.routers.input_vc_path(q)).collect::<Vec<_>>());
+        assert_eq!(*waits_for, cycle.iter().map(|&q| s.all_routers().input_vc_path(q)).collect::<Vec<_>>());
         for (i, &q) in cycle.iter().enumerate() {
-            assert!(s.routers.waits_for(q).contains(&cycle[(i + 1) % cycle.len()]));
+            assert!(s.all_routers().waits_for(q).contains(&cycle[(i + 1) % cycle.len()]));
         }
     }
 }

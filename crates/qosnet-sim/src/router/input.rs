@@ -7,7 +7,7 @@ use super::Routers;
 use crate::flit::Flit;
 use crate::ids::PacketId;
 use crate::metrics::trace::Hop;
-use crate::net::Net;
+use crate::net::RouterNet;
 use crate::unchecked::At;
 use crate::units::Cycle;
 
@@ -16,7 +16,7 @@ impl Routers {
     #[inline(always)]
     pub(crate) fn receive<const PRE: bool, const AGE: bool, const HOOK: bool>(
         &mut self,
-        net: &mut Net,
+        net: &mut impl RouterNet,
         ip: usize,
         mut flit: Flit,
         now: Cycle,
@@ -52,7 +52,7 @@ impl Routers {
         let in_vc = self.in_vc.at_mut(ivc);
         if in_vc.buf.is_empty() {
             if !AGE && flit.is_head() && !self.in_keys.mode.is_age() {
-                let pkt = net.packets.get(flit.packet());
+                let pkt = net.packet(flit.packet());
                 self.in_keys.set_vtick(ip, v, pkt.vtick, pkt.flow);
             }
             let key = self.in_keys.key_in::<AGE>(ip, v, now, flit.ready);
@@ -70,12 +70,12 @@ impl Routers {
             }
         }
         if HOOK && flit.is_head() && !flit.is_dummy() {
-            let flow = net.packets.get(flit.packet()).flow;
-            net.obs.hop(now, flow, flit.packet(), Hop::Arrived, r, port, v);
+            let flow = net.packet(flit.packet()).flow;
+            net.hop(now, flow, flit.packet(), Hop::Arrived, r, port, v);
         }
         *self.ip_nonempty.at_mut(ip) |= 1 << v;
         *self.work.at_mut(r) += 1;
-        net.progress.last_progress = now;
+        net.progress().last_progress = now;
         self.activate(r);
     }
 

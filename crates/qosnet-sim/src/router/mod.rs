@@ -30,6 +30,7 @@ mod params;
 pub(crate) mod port_queue;
 mod preemption;
 mod routing_stage;
+pub(crate) mod shards;
 mod sideband;
 #[cfg(test)]
 mod speedup_tests;
@@ -44,7 +45,7 @@ pub(crate) use state::{InVc, OtherWays, OutVc, Routers, Way};
 
 use crate::config::{RouterKind, SchedulerConfig};
 use crate::ids::{InputLane, LinkEnd, PacketId};
-use crate::net::Net;
+use crate::net::RouterNet;
 use crate::ring::{RingState, Rings};
 use crate::routing::{all_vcs, Routing};
 use crate::sched::{KeyMode, RateKeys, SchedTables, Scheduler};
@@ -191,14 +192,6 @@ impl Routers {
             mark_state: marking::MarkState::new(marking, n_ports, n_vcs, seed),
             port_queues: marking::PortQueues::new(marking, n_vcs),
             marking,
-            via_rng: {
-                use rand::SeedableRng;
-                // (a stream no source or flow numbers: the ASCII of "ROUTERS")
-                rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(crate::seed::mix_seed(
-                    p.seed,
-                    0x0052_4f55_5445_5253,
-                ))
-            },
             p,
             topo,
             routing,
@@ -246,7 +239,7 @@ impl Routers {
     #[inline(always)]
     pub(crate) fn router_cycle<const PRE: bool, const AGE: bool, const HOOK: bool>(
         &mut self,
-        net: &mut Net,
+        net: &mut impl RouterNet,
         r: usize,
         now: Cycle,
     ) {
@@ -265,12 +258,39 @@ impl Routers {
     #[inline(always)]
     pub(crate) fn internal_pass<const PRE: bool, const AGE: bool, const HOOK: bool>(
         &mut self,
-        net: &mut Net,
+        net: &mut impl RouterNet,
         r: usize,
         now: Cycle,
     ) {
         self.vc_alloc_stage::<PRE, HOOK>(net, r, now);
         self.crossbar_stage::<PRE, AGE, HOOK>(net, r, now);
+    }
+
+    /// `visit(self, net, r)` for every router `r` with work, in index order (so
+    /// neighbouring routers' per-port state shares cache lines; in reverse when `reverse`:
+    /// a test's), each left inactive once it has none. A router activates only itself
+    /// while it runs: arrivals came first.
+    #[inline(always)]
+    pub(crate) fn visit_active<N: RouterNet>(
+        &mut self,
+        net: &mut N,
+        reverse: bool,
+        mut visit: impl FnMut(&mut Routers, &mut N, usize),
+    ) {
+        let words = self.active.len();
+        for i in 0..words {
+            let w = if reverse { words - 1 - i } else { i };
+            let mut m = *self.active.at(w);
+            while m != 0 {
+                let b = if reverse { 63 - m.leading_zeros() } else { m.trailing_zeros() };
+                m &= !(1u64 << b);
+                let r = w * 64 + b as usize;
+                visit(self, net, r);
+                if *self.work.at(r) == 0 {
+                    *self.active.at_mut(w) &= !(1u64 << b);
+                }
+            }
+        }
     }
 
     /// Router `r` has work: it is visited from this cycle on.

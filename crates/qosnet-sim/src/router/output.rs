@@ -5,7 +5,7 @@
 use super::{InVc, Routers};
 use crate::ids::LinkEnd;
 use crate::metrics::trace::Hop;
-use crate::net::Net;
+use crate::net::RouterNet;
 use crate::sched::{bits64, RateKeys, SchedTables, Scheduler};
 use crate::unchecked::At;
 use crate::units::Cycle;
@@ -34,7 +34,7 @@ impl Routers {
     #[inline(always)]
     pub(crate) fn output_stage<const AGE: bool, const HOOK: bool>(
         &mut self,
-        net: &mut Net,
+        net: &mut impl RouterNet,
         r: usize,
         now: Cycle,
     ) {
@@ -52,11 +52,7 @@ impl Routers {
             let ready = |v: usize| ovcs.at(v).buf.front().ready <= now;
             let offered = waiting & *self.op_credited.at(op);
             // (admission control's per-link tables, document 000 §4.1: `HOOK` runs only)
-            let tables = if HOOK {
-                net.reservations.out_tables.as_ref().map_or(&self.out.tables, |t| t.get(op))
-            } else {
-                &self.out.tables
-            };
+            let tables = if HOOK { net.out_tables(op).unwrap_or(&self.out.tables) } else { &self.out.tables };
             let Some(v) = tables.select(self.out.sched.at_mut(op), offered, key, ready) else {
                 continue;
             };
@@ -70,7 +66,7 @@ impl Routers {
                 let ready = ovc.buf.front().ready;
                 if HOOK && flit.is_tail() && self.p.release_on_send && !AGE && !self.out.keys.mode.is_age() {
                     // the next packet's header follows (`VcRelease::TailSent`): its Vtick
-                    let pkt = net.packets.get(ovc.buf.front().packet());
+                    let pkt = net.packet(ovc.buf.front().packet());
                     self.out.keys.set_vtick(op, v, pkt.vtick, pkt.flow);
                 }
                 ovc.key = self.out.keys.key_in::<AGE>(op, v, ready - self.p.d_crossbar, ready);
@@ -95,15 +91,15 @@ impl Routers {
                 *self.sa.r_ports.at_mut(r) |= 1 << (oip % ports);
             }
             if HOOK && flit.is_head() && !flit.is_dummy() {
-                let flow = net.packets.get(flit.packet()).flow;
-                net.obs.hop(now, flow, flit.packet(), Hop::Departed, r, port, v);
+                let flow = net.packet(flit.packet()).flow;
+                net.hop(now, flow, flit.packet(), Hop::Departed, r, port, v);
             }
             let to = *self.out.target.at(op);
-            net.links.send_flit(now + self.p.d_output + *self.out.link.at(op), to, flit);
+            net.send_flit(now + self.p.d_output + *self.out.link.at(op), to, flit);
             *self.work.at_mut(r) -= 1;
-            net.progress.flit_hops += 1;
-            net.obs.router_flit_sent(op);
-            net.progress.last_progress = now;
+            net.progress().flit_hops += 1;
+            net.router_flit_sent(op);
+            net.progress().last_progress = now;
         }
     }
 }

@@ -55,8 +55,6 @@ pub(crate) struct Params {
     pub class_vcs: [u32; 3],
     /// Per class: its own VCs in the configured split (the preemptive router prefers them).
     pub home_vcs: [u32; 3],
-    /// The master seed (`seed.rs`), for the routers' draws (Valiant's intermediate groups).
-    pub seed: u64,
 }
 
 /// The largest of BookSim2's speedups, `router.input_speedup`, `output_speedup` and

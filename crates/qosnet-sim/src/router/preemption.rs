@@ -27,7 +27,7 @@ use super::Routers;
 use crate::config::RouterKind;
 use crate::flit::{Flit, DUMMY, HEAD, LOCAL, TAIL};
 use crate::ids::PacketId;
-use crate::net::Net;
+use crate::net::RouterNet;
 use crate::sched::vc_choice::victim;
 use crate::unchecked::At;
 use crate::units::Cycle;
@@ -71,7 +71,7 @@ impl Preemption {
 
 impl Routers {
     /// A preempting header arrived in the extra buffer of VC `v` of input port `ip`.
-    pub(crate) fn preempt(&mut self, net: &mut Net, ip: usize, v: usize, now: Cycle) {
+    pub(crate) fn preempt(&mut self, net: &mut impl RouterNet, ip: usize, v: usize, now: Cycle) {
         *self.pre.ip_preempting.at_mut(ip) |= 1 << v;
         self.note_preemption(ip);
         // Only a message that is on its way out (holds an output VC, its header has crossed)
@@ -87,7 +87,7 @@ impl Routers {
 
     /// Cut the message holding VC `v` with a dummy tail that goes first; push its routing
     /// information on the history stack.
-    pub(crate) fn cut(&mut self, net: &mut Net, ip: usize, v: usize, now: Cycle) {
+    pub(crate) fn cut(&mut self, net: &mut impl RouterNet, ip: usize, v: usize, now: Cycle) {
         let bit = 1u32 << v;
         let ivc = self.p.lane_index(ip, v);
         let packet = self.in_vc.at(ivc).packet;
@@ -104,7 +104,7 @@ impl Routers {
 
     /// The preempting message's tail crossed: the preempted VC goes on, resumed by a dummy
     /// header if it was cut.
-    pub(crate) fn preemption_done(&mut self, net: &mut Net, ip: usize, v: usize, now: Cycle) {
+    pub(crate) fn preemption_done(&mut self, net: &mut impl RouterNet, ip: usize, v: usize, now: Cycle) {
         let bit = 1u32 << v;
         *self.pre.ip_preempting.at_mut(ip) &= !bit;
         self.note_preemption(ip);
@@ -123,11 +123,11 @@ impl Routers {
     }
 
     /// Put a flit made here at the front of input VC `v`'s buffer.
-    fn insert_front(&mut self, net: &mut Net, ip: usize, v: usize, flit: Flit, now: Cycle) {
+    fn insert_front(&mut self, net: &mut impl RouterNet, ip: usize, v: usize, flit: Flit, now: Cycle) {
         let ivc = self.p.lane_index(ip, v);
         let (r, port) = *self.ip_place.at(ip);
         if flit.is_head() {
-            let pkt = net.packets.get(flit.packet());
+            let pkt = net.packet(flit.packet());
             self.in_keys.set_vtick(ip, v, pkt.vtick, pkt.flow);
         }
         self.inbuf.push_front(&mut self.in_vc.at_mut(ivc).buf, ivc, flit);
@@ -142,9 +142,9 @@ impl Routers {
         *self.ip_nonempty.at_mut(ip) |= 1 << v;
         *self.sa.r_ports.at_mut(r as usize) |= 1 << port;
         *self.work.at_mut(r as usize) += 1;
-        net.progress.in_flight += 1;
-        net.progress.dummy_flits += 1;
-        net.progress.last_progress = now;
+        net.progress().in_flight += 1;
+        net.progress().dummy_flits += 1;
+        net.progress().last_progress = now;
         self.activate(r as usize);
     }
 
@@ -160,7 +160,7 @@ impl Routers {
     /// the packet's ends alone).
     pub(crate) fn after_traverse(
         &mut self,
-        net: &mut Net,
+        net: &mut impl RouterNet,
         ip: usize,
         v: usize,
         flit: &Flit,

@@ -13,7 +13,7 @@ use crate::control::HopAction;
 use crate::flit::Signal;
 use crate::ids::{NodeId, PacketId};
 use crate::links::Control;
-use crate::net::Net;
+use crate::net::{Net, RouterNet};
 use crate::unchecked::At;
 use crate::units::Cycle;
 
@@ -22,20 +22,20 @@ impl Routers {
     /// act from `ready` (its `InVc::front` is already written). Callers then `requeue` the
     /// lane (IBA CC's queues; left to them so runs without the hook skip it at compile time).
     #[inline(always)]
-    pub(crate) fn route_header(&mut self, net: &mut Net, ip: usize, v: usize, ready: Cycle) {
+    pub(crate) fn route_header(&mut self, net: &mut impl RouterNet, ip: usize, v: usize, ready: Cycle) {
         let vcs = self.p.vcs;
         let ivc = self.p.lane_index(ip, v);
         let (r, port) = *self.ip_place.at(ip);
         let (r, port) = (r as usize, port as usize);
         let packet = self.in_vc.at(ivc).packet;
-        let pkt = net.packets.get(packet);
+        let pkt = net.packet(packet);
         let (dst, class, mut path, signal) =
             (pkt.dst.index(), pkt.class.index(), pkt.path as u32, pkt.signal);
         // (a packet resuming after preemption keeps the way its first part took)
         if self.routing.chooses_at_source() && !self.in_vc.at(ivc).resumed {
             path = self.valiant_choice(net, r, port, packet) as u32;
         } else if self.routing.chooses_at_source() {
-            path = net.packets.get(packet).via as u32;
+            path = net.packet(packet).via as u32;
         }
         // An extra (preemption) lane routes as its VC.
         let vc = if v >= vcs { v - vcs } else { v };
@@ -46,7 +46,7 @@ impl Routers {
             self.routing.route_in_class(&self.topo, r, port, vc, dst, path, vcs as u32, class_vcs)
         };
         if signal != Signal::Data {
-            reservation_hop(net, r, route.port as usize, packet, ready);
+            reservation_hop(net.whole(), r, route.port as usize, packet, ready);
         }
         let gate = ready + self.p.d_routing;
         let state = self.in_vc.at_mut(ivc);
@@ -56,7 +56,7 @@ impl Routers {
         state.class = class as u8;
         state.gate = gate;
         state.front.ready = state.front.ready.max(gate);
-        net.progress.routed_at = net.progress.routed_at.max(ready);
+        net.progress().routed_at = net.progress().routed_at.max(ready);
         *self.va.ip_vc_alloc.at_mut(ip) |= 1 << v;
         *self.va.r_alloc_ports.at_mut(r) |= 1 << port;
     }
@@ -90,20 +90,26 @@ impl Routers {
     /// (`chooses_every_hop`: adaptive NCA) chosen again at each of them.
     #[cold]
     #[inline(never)]
-    fn valiant_choice(&mut self, net: &mut Net, r: usize, port: usize, packet: crate::ids::PacketId) -> u16 {
+    fn valiant_choice(
+        &mut self,
+        net: &mut impl RouterNet,
+        r: usize,
+        port: usize,
+        packet: crate::ids::PacketId,
+    ) -> u16 {
         let entering = matches!(self.topo.peer(r, port), crate::topology::Peer::Endpoint { .. });
         if !entering && !self.routing.chooses_every_hop() {
-            return net.packets.get(packet).via;
+            return net.packet(packet).via;
         }
         use rand::RngCore;
-        let draw = self.via_rng.next_u64();
+        let draw = net.whole().via_rng.next_u64();
         let (p, depth) = (&self.p, self.p.input_depth);
         let out_vc = &self.out_vc;
         let queue = |out: usize| {
             let op = r * p.ports + out;
             (0..p.vcs).map(|v| depth.saturating_sub(out_vc.at(p.lane_index(op, v)).credits)).sum()
         };
-        let pkt = net.packets.get_mut(packet);
+        let pkt = net.whole().packets.get_mut(packet);
         pkt.via = self.routing.choose_via(r, pkt.dst.index(), draw, queue, pkt.via);
         pkt.via
     }
@@ -113,7 +119,7 @@ impl Routers {
     /// 003 §3.2.1's footnote 2: a VC buffer may hold the tail of one message and the header
     /// of the next): the lane takes it up and routes it from the next cycle.
     #[inline(never)]
-    pub(crate) fn next_packet(&mut self, net: &mut Net, ip: usize, v: usize, now: Cycle) {
+    pub(crate) fn next_packet(&mut self, net: &mut impl RouterNet, ip: usize, v: usize, now: Cycle) {
         let ivc = self.p.lane_index(ip, v);
         let front = *self.in_vc.at(ivc).buf.front();
         debug_assert!(front.is_head() && self.p.release_on_send);
@@ -130,15 +136,15 @@ impl Routers {
 #[cold]
 #[inline(never)]
 fn reservation_hop(net: &mut Net, r: usize, out_port: usize, packet: PacketId, ready: Cycle) {
-    let pkt = net.packets.get(packet);
+    let pkt = net.packet(packet);
     let (flow, signal) = (pkt.flow, pkt.signal);
     match net.reservations.at_router(r, out_port, flow, signal) {
         HopAction::Refused => {
-            net.packets.get_mut(packet).signal = Signal::Spent;
+            net.whole().packets.get_mut(packet).signal = Signal::Spent;
             let node = net.reservations.router_node[r];
             net.links.send_control(ready + 1, NodeId::new(node), Control::Nack { flow });
         }
-        HopAction::Stop => net.packets.get_mut(packet).signal = Signal::Spent,
+        HopAction::Stop => net.whole().packets.get_mut(packet).signal = Signal::Spent,
         HopAction::Pass | HopAction::Reserved | HopAction::Released => {}
     }
 }

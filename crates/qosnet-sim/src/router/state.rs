@@ -116,9 +116,6 @@ pub(crate) struct Routers {
     pub topo: Topology,
     /// Stage 2's routing function (ARCHITECTURE.md: one routing, shared with the control plane).
     pub routing: Routing,
-    /// The draws of routings that choose a packet's way at its source router (Valiant's
-    /// intermediate group), one generator for the routers (ARCHITECTURE.md "Randomness").
-    pub(crate) via_rng: rand_xoshiro::Xoshiro256PlusPlus,
     // --- each stage's own state ---
     /// Stage 3, VC allocation (`vc_alloc.rs`).
     pub(crate) va: super::vc_alloc::VcAllocation,

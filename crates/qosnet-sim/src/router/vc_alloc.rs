@@ -5,7 +5,7 @@
 
 use super::{OtherWays, Routers, Way};
 use crate::ids::InputLane;
-use crate::net::Net;
+use crate::net::RouterNet;
 use crate::sched::vc_choice::select_vc;
 use crate::sched::RoundRobin;
 use crate::sched::{bits, bits64};
@@ -97,7 +97,7 @@ impl Routers {
     #[inline(always)]
     pub(crate) fn vc_alloc_stage<const PRE: bool, const HOOK: bool>(
         &mut self,
-        net: &mut Net,
+        net: &mut impl RouterNet,
         r: usize,
         now: Cycle,
     ) {
@@ -218,7 +218,7 @@ impl Routers {
             if HOOK {
                 self.requeue(ip, v);
             }
-            net.progress.last_progress = now;
+            net.progress().last_progress = now;
         }
         self.va.requests = requests;
     }

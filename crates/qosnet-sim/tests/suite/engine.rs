@@ -488,6 +488,20 @@ proptest! {
         prop_assert!(ej <= inj);
         let again = Simulation::from_toml(&toml, None).unwrap().run().unwrap();
         prop_assert_eq!(again.summary_json(), r.summary_json());
+        // Run both ways: on two threads (`simulation.threads`, where the run takes them and
+        // has two routers) every table is the same.
+        let threaded = toml.replacen("[simulation]\n", "[simulation]\nthreads = 2\n", 1);
+        match Simulation::from_toml(&threaded, None) {
+            Ok(mut t) => {
+                t.run_checking_invariants(7).map_err(|e| TestCaseError::fail(format!("{e}\n{threaded}")))?;
+                let t = t.result();
+                prop_assert_eq!(t.summary_json(), r.summary_json());
+                for (a, b) in [(&t.classes, &r.classes), (&t.nodes, &r.nodes), (&t.links, &r.links)] {
+                    prop_assert_eq!(a.to_csv(), b.to_csv());
+                }
+            }
+            Err(e) => prop_assert!(e.to_string().contains("simulation.threads"), "{}", e),
+        }
     }
 }
 

@@ -27,3 +27,4 @@ mod oblivious;
 mod qos_router;
 mod qos_topologies;
 mod seams;
+mod threads;

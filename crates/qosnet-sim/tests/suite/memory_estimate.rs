@@ -33,6 +33,10 @@ fn configs(large: bool) -> Vec<(&'static str, String)> {
             format!("{MESH}[topology]\nkind = \"torus\"\nk = 16\nn = 2\n[router]\nkind = \"non_preemptive\"\n[endpoint]\nmodel = \"via\"\n[[traffic]]\nload = 0.2\n"),
         ),
         (
+            "16x16 torus, VirtualClock, via NIC, 3 threads",
+            format!("{}[topology]\nkind = \"torus\"\nk = 16\nn = 2\n[router]\nkind = \"non_preemptive\"\n[endpoint]\nmodel = \"via\"\n[[traffic]]\nload = 0.2\n", MESH.replace("[simulation]\n", "[simulation]\nthreads = 3\n")),
+        ),
+        (
             "4-ary 4-tree, preemptive",
             format!("{MESH}[topology]\nkind = \"fat_tree\"\nk = 4\nn = 4\n[router]\nkind = \"preemptive\"\n[[traffic]]\nload = 0.2\n"),
         ),

@@ -269,11 +269,8 @@ pub(crate) fn estimate(cfg: &Config, shape: Shape, traffic: TrafficShape) -> Vec
     let queues =
         matches!(rc.marking, Some(MarkingConfig::IbaCc { threshold: 1.., .. } | MarkingConfig::Red { .. }));
     let port_queues = if queues { 4 + 8 } else { 0 };
-    part(
-        "VC records",
-        n_vcs.saturating_mul((size_of::<InVc>() + size_of::<OutVc>() + 4 + port_queues) as u128),
-        vc_size.clone(),
-    );
+    let vc_records = n_vcs.saturating_mul((size_of::<InVc>() + size_of::<OutVc>() + 4 + port_queues) as u128);
+    part("VC records", vc_records, vc_size.clone());
 
     // Per router port: 16 u32 masks and addresses, a u64 mask, the (router, port) pair, the
     // per-class masks, the round-robin pointers, two schedulers and the ip_to_out row.
@@ -292,12 +289,10 @@ pub(crate) fn estimate(cfg: &Config, shape: Shape, traffic: TrafficShape) -> Vec
     let keys = rate_keys(&rc.crossbar()) + rate_keys(&rc.output());
     // (per router: its work count, four per-port bit masks and its activity bit)
     let per_router = 4 + 4 * 8 + 1;
-    part(
-        "router ports",
-        n_ports.saturating_mul(per_port + 4 * p + keys).saturating_add(r * per_router),
-        format!("{size} x (ports + router.vcs with a rate scheduler)"),
-    );
+    let port_records = n_ports.saturating_mul(per_port + 4 * p + keys).saturating_add(r * per_router);
+    part("router ports", port_records, format!("{size} x (ports + router.vcs with a rate scheduler)"));
 
+    let mut stream_clocks = 0;
     // (`[router] virtual_clock.state = "stream"`: a clock per port and flow, for each
     // VirtualClock scheduling point: `sched::RateKeys::keep_streams`)
     if rc.virtual_clock.state == crate::config::VirtualClockState::Stream {
@@ -305,10 +300,25 @@ pub(crate) fn estimate(cfg: &Config, shape: Shape, traffic: TrafficShape) -> Vec
             .iter()
             .filter(|c| matches!(c, SchedulerConfig::VirtualClock { .. }))
             .count() as u128;
+        let clocks =
+            of::<VcClock>(n_ports.saturating_mul(traffic.sources.saturating_add(1)).saturating_mul(points));
+        stream_clocks = clocks;
         part(
             "VirtualClock stream clocks",
-            of::<VcClock>(n_ports.saturating_mul(traffic.sources.saturating_add(1)).saturating_mul(points)),
+            clocks,
             format!("{size} x sources (router.virtual_clock.state = \"stream\")"),
+        );
+    }
+    // `simulation.threads`: each further shard holds the records above for the whole
+    // network (`router/shards.rs`), initialised; its buffers are mapped as flits reach them,
+    // only at its own routers, so the buffers are counted once.
+    let shards = (cfg.simulation.threads.max(1) as u128).min(r.max(1));
+    if shards > 1 {
+        part(
+            "router shards (threads)",
+            (shards - 1)
+                .saturating_mul(vc_records.saturating_add(port_records).saturating_add(stream_clocks)),
+            "(simulation.threads - 1) x (VC records + router ports + stream clocks)".to_string(),
         );
     }
 

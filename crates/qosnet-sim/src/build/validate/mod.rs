@@ -135,6 +135,17 @@ pub fn validate(cfg: &Config) -> Result<Validated, ConfigErrors> {
         class_vcs,
         lane_records,
     )?;
+    let mut errs = Vec::new();
+    let found = simulation::ThreadsFound {
+        marking: marking != Marking::None,
+        sideband: agents.sideband != 0,
+        admission: flows.reservations.is_on(),
+        draws_at_source: routing.chooses_at_source(),
+    };
+    simulation::check_threads(cfg, topology.routers, found, &mut errs);
+    if !errs.is_empty() {
+        return Err(ConfigErrors(errs));
+    }
     Ok(Validated {
         clock,
         topology,

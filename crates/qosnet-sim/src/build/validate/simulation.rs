@@ -2,7 +2,7 @@
 //! watchdog.
 
 use super::range;
-use crate::config::{Config, MAX_CYCLES};
+use crate::config::{Config, MAX_CYCLES, MAX_THREADS};
 use crate::error::ConfigError;
 use crate::units::Clock;
 
@@ -73,4 +73,50 @@ pub(super) fn check_watchdog(cfg: &Config, clock: &Clock, longest_link: u32, err
             format!("must be longer than the longest pipeline, link or credit delay ({longest} cycles), got {wd} cycles"),
         ));
     }
+}
+
+/// `simulation.threads` (ARCHITECTURE.md "Threads"): at most one a router, and 1 for a run
+/// whose routers reach more of the simulation than a shard holds (`router::shards`):
+/// marking, admission control's hops, the recordings of `[trace]`, agents that read the
+/// routers, and a way drawn where a packet enters (Valiant, UGAL, ...: the draws come from
+/// one generator in arrival order, which the threads would not keep). What the build
+/// found: `marking`, `sideband`, `admission`, `draws_at_source`.
+pub(super) fn check_threads(cfg: &Config, routers: usize, found: ThreadsFound, errs: &mut Vec<ConfigError>) {
+    let threads = cfg.simulation.threads;
+    range(errs, "simulation.threads", threads, 1, MAX_THREADS);
+    if threads <= 1 {
+        return;
+    }
+    if threads as usize > routers {
+        errs.push(ConfigError::new(
+            "simulation.threads",
+            format!("must be at most the number of routers ({routers}), got {threads}"),
+        ));
+    }
+    let trace = cfg.trace.as_ref().is_some_and(|t| t.stalls || !t.watch_flows.is_empty());
+    let needs_one = [
+        (found.marking, "[router] marking"),
+        (found.admission, "admission control (reserved connections)"),
+        (trace, "[trace] stalls or watch_flows"),
+        (found.sideband, "an agent that reads the routers (ALO, Self-Tuned)"),
+        (found.draws_at_source, "a routing that draws a way at the source (Valiant, UGAL, xy_yx, NCA)"),
+    ];
+    let found: Vec<&str> = needs_one.iter().filter(|(on, _)| *on).map(|(_, what)| *what).collect();
+    if !found.is_empty() {
+        errs.push(ConfigError::new(
+            "simulation.threads",
+            format!(
+                "must be 1 with {}: the routers then reach state a thread's shard does not hold, got {threads}",
+                found.join(", ")
+            ),
+        ));
+    }
+}
+
+/// What `check_threads` needs of the built run.
+pub(super) struct ThreadsFound {
+    pub marking: bool,
+    pub sideband: bool,
+    pub admission: bool,
+    pub draws_at_source: bool,
 }
