@@ -83,6 +83,21 @@ def test_chunked_run_matches_one_engine_call(small):
     assert qosnet.run(small).summary == json.loads(sim.result()["summary"])
 
 
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_threads_write_the_same_files_as_one(small_toml, tmp_path, fmt):
+    """`simulation.threads` (the routers in shards side by side) changes no byte of a run
+    directory's tables or summary; its timing and the resolved configuration differ."""
+    one = qosnet.run(small_toml, record_messages=True).write(tmp_path / "one", fmt=fmt)
+    three = qosnet.run(small_toml, ["simulation.threads=3"], record_messages=True).write(
+        tmp_path / "three", fmt=fmt
+    )
+    assert "threads = 3" in (three / "config.toml").read_text()
+    same = [n for n in _run_dir_files(one) if n not in ("timing.json", "config.toml")]
+    assert "summary.json" in same and f"messages.{fmt}" in same
+    _, mismatch, errors = filecmp.cmpfiles(one, three, same, shallow=False)
+    assert not mismatch and not errors
+
+
 def _run_dir_files(d: Path) -> list[str]:
     return sorted(p.name for p in d.iterdir())
 
