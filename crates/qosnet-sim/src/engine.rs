@@ -429,24 +429,24 @@ impl Simulation {
     fn visit_shards<const PRE: bool, const AGE: bool, const HOOK: bool>(&mut self, now: Cycle) {
         let Some(threads) = &mut self.threads else { return };
         let (routers, net, reverse) = (&mut self.routers, &mut self.net, self.reverse_visits);
-        let (credits, flits) = (net.links.credits.take(now, TO_ROUTER), net.links.flits.take(now, TO_ROUTER));
-        let owns = threads.owns(routers.p.ports);
-        threads.phase(routers, net, |routers, net, shard| {
-            for c in credits.iter().filter(|c| owns(shard, c.to)) {
+        let (mut credits, mut flits) =
+            (net.links.credits.take(now, TO_ROUTER), net.links.flits.take(now, TO_ROUTER));
+        threads.sort_arrivals(&flits, &credits, routers.p.ports);
+        credits.clear();
+        flits.clear();
+        net.links.credits.restore(now, TO_ROUTER, credits);
+        net.links.flits.restore(now, TO_ROUTER, flits);
+        threads.phase(routers, net, |routers, net, inbox| {
+            for c in &inbox.credits {
                 routers.credit_arrived(c.to as usize, c.vc, c.tail);
             }
-            for a in flits.iter().filter(|a| owns(shard, a.to)) {
+            for a in &inbox.flits {
                 routers.receive::<PRE, AGE, HOOK>(net, a.to as usize, a.flit, now);
             }
             routers.visit_active(net, reverse, |routers, net, r| {
                 routers.router_cycle::<PRE, AGE, HOOK>(net, r, now)
             });
         });
-        let (mut credits, mut flits) = (credits, flits);
-        credits.clear();
-        flits.clear();
-        net.links.credits.restore(now, TO_ROUTER, credits);
-        net.links.flits.restore(now, TO_ROUTER, flits);
         for _ in 1..routers.p.internal_speedup {
             threads.phase(routers, net, |routers, net, _| {
                 routers.visit_active(net, reverse, |routers, net, r| {

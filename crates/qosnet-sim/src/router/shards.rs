@@ -27,6 +27,7 @@
 use super::Routers;
 use crate::flit::{Flit, Packet, Slab};
 use crate::ids::{LinkEnd, PacketId};
+use crate::links::{Arrival, CreditMsg};
 use crate::metrics::trace::Hop;
 use crate::net::{Net, Progress, RouterNet};
 use crate::sched::SchedTables;
@@ -42,6 +43,8 @@ pub(crate) struct Threads {
     pub rest: Vec<Routers>,
     /// Per shard, what its routers sent and counted in the current phase.
     outboxes: Vec<Outbox>,
+    /// Per shard, what arrives at its routers this cycle (`sort_arrivals`).
+    inboxes: Vec<Inbox>,
     pub pool: std::sync::Arc<rayon::ThreadPool>,
 }
 
@@ -55,6 +58,17 @@ struct Outbox {
     flits: Vec<(Cycle, LinkEnd, Flit)>,
     credits: Vec<(Cycle, LinkEnd, u8, bool)>,
     progress: Progress,
+}
+
+/// The flits and credits arriving at a shard's routers in a cycle, in arrival order. Why a
+/// copy: the links' lists are written on the thread that runs the endpoints and merges the
+/// outboxes; each shard reading the whole of them from another core costs a cache line
+/// passed between the cores per few arrivals, its own part only half of that on two.
+#[derive(Default)]
+#[repr(align(128))]
+pub(crate) struct Inbox {
+    pub flits: Vec<Arrival>,
+    pub credits: Vec<CreditMsg>,
 }
 
 /// A shard's view of `Net` during a parallel phase (`RouterNet`).
@@ -115,40 +129,51 @@ impl Threads {
             per,
             rest: (1..threads).map(build).collect(),
             outboxes: (0..threads).map(|_| Outbox::default()).collect(),
+            inboxes: (0..threads).map(|_| Inbox::default()).collect(),
             pool: std::sync::Arc::new(rayon::ThreadPoolBuilder::new().num_threads(threads).build()?),
         })
     }
 
-    /// Whether shard `shard` owns router port `port` (`router * ports + port`): a
-    /// closure, so the phase's filters divide by one number.
-    pub fn owns(&self, ports: usize) -> impl Fn(usize, u32) -> bool + Sync + Copy {
+    /// Hand this cycle's `flits` and `credits` for routers to the shards owning them
+    /// (`Inbox`), keeping their order; routers have `ports` ports.
+    pub fn sort_arrivals(&mut self, flits: &[Arrival], credits: &[CreditMsg], ports: usize) {
         let per_ports = self.per * ports;
-        move |shard, port| port as usize / per_ports == shard
+        for inbox in &mut self.inboxes {
+            inbox.flits.clear();
+            inbox.credits.clear();
+        }
+        for a in flits {
+            self.inboxes.at_mut(a.to as usize / per_ports).flits.push(*a);
+        }
+        for c in credits {
+            self.inboxes.at_mut(c.to as usize / per_ports).credits.push(*c);
+        }
     }
 
-    /// `work(routers, net, i)` for every shard i, each on its own thread, then what they
+    /// `work(routers, net, inbox)` for every shard, each on its own thread, then what they
     /// sent onto the links in shard order and their progress into `net`'s.
     pub fn phase(
         &mut self,
         first: &mut Routers,
         net: &mut Net,
-        work: impl Fn(&mut Routers, &mut ShardNet, usize) + Sync,
+        work: impl Fn(&mut Routers, &mut ShardNet, &Inbox) + Sync,
     ) {
         let ports = first.p.ports;
         let per_ports = self.per * ports;
         let (packets, measuring) = (&net.packets, net.obs.measuring);
         let link_flits = &mut net.obs.metrics.router_link_flits;
-        let (rest, outboxes) = (&mut self.rest, &mut self.outboxes);
+        let (rest, outboxes, inboxes) = (&mut self.rest, &mut self.outboxes, &self.inboxes);
         self.pool.install(|| {
             rayon::iter::once(first)
                 .chain(rest.par_iter_mut())
                 .zip(outboxes.par_iter_mut())
                 .zip(link_flits.par_chunks_mut(per_ports))
+                .zip(inboxes.par_iter())
                 .enumerate()
-                .for_each(|(i, ((routers, out), link_flits))| {
+                .for_each(|(i, (((routers, out), link_flits), inbox))| {
                     let mut side =
                         ShardNet { out, packets, link_flits, first_port: i * per_ports, measuring };
-                    work(routers, &mut side, i);
+                    work(routers, &mut side, inbox);
                 });
         });
         for out in &mut self.outboxes {
