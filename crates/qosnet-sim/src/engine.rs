@@ -431,7 +431,7 @@ impl Simulation {
         let (routers, net, reverse) = (&mut self.routers, &mut self.net, self.reverse_visits);
         let (mut credits, mut flits) =
             (net.links.credits.take(now, TO_ROUTER), net.links.flits.take(now, TO_ROUTER));
-        threads.sort_arrivals(&flits, &credits, routers.p.ports);
+        threads.sort_arrivals(&flits, &credits, routers, &mut net.via_rng);
         credits.clear();
         flits.clear();
         net.links.credits.restore(now, TO_ROUTER, credits);

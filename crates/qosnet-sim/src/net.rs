@@ -171,10 +171,16 @@ pub(crate) trait RouterNet {
     /// Output port `op`'s arbitration tables where admission control rewrites them
     /// (`Reservations::out_tables`; `HOOK` runs only), else None.
     fn out_tables(&self, op: usize) -> Option<&SchedTables>;
+    /// The routers' next draw for a header's way (`via_rng`, in arrival order; a shard's
+    /// were drawn for it in that order before the phase, `Threads::sort_arrivals`).
+    fn via_draw(&mut self) -> u64;
+    /// Packet `packet` takes way `via` (`Packet::via`; a shard's is written after the
+    /// phase: the routers after this one read it in a later cycle).
+    fn set_via(&mut self, packet: PacketId, via: u16);
     /// The whole `Net`, for what only a one-threaded run does in the routers: marking a
-    /// packet, admission control's hops, and the draws of routings that choose a way at
-    /// the source for a header behind a tail (`VcRelease::TailSent`). A threaded run is
-    /// refused with any of them (`build::validate::simulation`), so a shard is never asked.
+    /// packet, admission control's hops, and the draws for a header that waits behind a
+    /// tail (`VcRelease::TailSent`), drawn as that tail leaves. A threaded run is refused
+    /// with any of them (`build::validate::simulation`), so a shard is never asked.
     fn whole(&mut self) -> &mut Net;
 }
 
@@ -212,6 +218,15 @@ impl RouterNet for Net {
     #[inline(always)]
     fn out_tables(&self, op: usize) -> Option<&SchedTables> {
         self.reservations.out_tables.as_ref().map(|t| t.get(op))
+    }
+    #[inline(always)]
+    fn via_draw(&mut self) -> u64 {
+        use rand::RngCore;
+        self.via_rng.next_u64()
+    }
+    #[inline(always)]
+    fn set_via(&mut self, packet: PacketId, via: u16) {
+        self.packets.get_mut(packet).via = via;
     }
     #[inline(always)]
     fn whole(&mut self) -> &mut Net {

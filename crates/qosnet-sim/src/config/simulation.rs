@@ -37,10 +37,10 @@ pub struct SimulationConfig {
     pub time_limit: Option<Duration>,
     /// Threads one run uses: the routers are split into this many contiguous ranges, whose
     /// stages 3-5 run side by side each cycle (ARCHITECTURE.md "Threads"). The output is
-    /// the same byte for byte for any count. Runs with per-flit hooks ([router] marking,
-    /// `router.vc_release = "tail_sent"`, admission control, [trace] stalls or
-    /// watch_flows, applications) or an agent that reads the routers (ALO, Self-Tuned)
-    /// take 1. At most the number of routers.
+    /// the same byte for byte for any count. Runs with [router] marking, admission
+    /// control, [trace] stalls or watch_flows, an agent that reads the routers (ALO,
+    /// Self-Tuned), or `router.vc_release = "tail_sent"` with a routing that draws a way
+    /// at the source (Valiant, UGAL, xy_yx, NCA) take 1. At most the number of routers.
     pub threads: u32,
 }
 

@@ -101,17 +101,17 @@ impl Routers {
         if !entering && !self.routing.chooses_every_hop() {
             return net.packet(packet).via;
         }
-        use rand::RngCore;
-        let draw = net.whole().via_rng.next_u64();
+        let draw = net.via_draw();
         let (p, depth) = (&self.p, self.p.input_depth);
         let out_vc = &self.out_vc;
         let queue = |out: usize| {
             let op = r * p.ports + out;
             (0..p.vcs).map(|v| depth.saturating_sub(out_vc.at(p.lane_index(op, v)).credits)).sum()
         };
-        let pkt = net.whole().packets.get_mut(packet);
-        pkt.via = self.routing.choose_via(r, pkt.dst.index(), draw, queue, pkt.via);
-        pkt.via
+        let pkt = net.packet(packet);
+        let via = self.routing.choose_via(r, pkt.dst.index(), draw, queue, pkt.via);
+        net.set_via(packet, via);
+        via
     }
 
     /// The tail of the packet lane `v` of input port `ip` held has crossed at `now` and the

@@ -57,6 +57,8 @@ pub(crate) struct Threads {
 struct Outbox {
     flits: Vec<(Cycle, LinkEnd, Flit)>,
     credits: Vec<(Cycle, LinkEnd, u8, bool)>,
+    /// Ways its routers drew for packets (`RouterNet::set_via`).
+    vias: Vec<(PacketId, u16)>,
     progress: Progress,
 }
 
@@ -69,11 +71,17 @@ struct Outbox {
 pub(crate) struct Inbox {
     pub flits: Vec<Arrival>,
     pub credits: Vec<CreditMsg>,
+    /// The way draws of its headers that draw one (`Routing::chooses_at_source`), in
+    /// arrival order: drawn from `Net::via_rng` as one thread draws them.
+    draws: Vec<u64>,
 }
 
 /// A shard's view of `Net` during a parallel phase (`RouterNet`).
 pub(crate) struct ShardNet<'a> {
     out: &'a mut Outbox,
+    /// Its inbox's way draws, and how many were taken.
+    draws: &'a [u64],
+    drawn: usize,
     packets: &'a Slab<Packet, PacketId>,
     /// The shard's part of `Metrics::router_link_flits`, from output port `first_port`.
     link_flits: &'a mut [u64],
@@ -113,8 +121,17 @@ impl RouterNet for ShardNet<'_> {
     fn out_tables(&self, _: usize) -> Option<&SchedTables> {
         None
     }
+    #[inline(always)]
+    fn via_draw(&mut self) -> u64 {
+        self.drawn += 1;
+        *self.draws.at(self.drawn - 1)
+    }
+    #[inline(always)]
+    fn set_via(&mut self, packet: PacketId, via: u16) {
+        self.out.vias.push((packet, via));
+    }
     fn whole(&mut self) -> &mut Net {
-        unreachable!("a threaded run has no marking, admission control or draws at the source")
+        unreachable!("a threaded run has no marking, admission control or draws behind a tail")
     }
 }
 
@@ -135,15 +152,37 @@ impl Threads {
     }
 
     /// Hand this cycle's `flits` and `credits` for routers to the shards owning them
-    /// (`Inbox`), keeping their order; routers have `ports` ports.
-    pub fn sort_arrivals(&mut self, flits: &[Arrival], credits: &[CreditMsg], ports: usize) {
+    /// (`Inbox`), keeping their order, with the way draws of the headers that will draw
+    /// one as they are routed (`Routers::valiant_choice`: a header, not a preempted
+    /// packet's dummy, entering the network or routed by a routing that chooses at every
+    /// hop), drawn from `rng` in arrival order, as one thread draws them.
+    pub fn sort_arrivals(
+        &mut self,
+        flits: &[Arrival],
+        credits: &[CreditMsg],
+        routers: &Routers,
+        rng: &mut rand_xoshiro::Xoshiro256PlusPlus,
+    ) {
+        use rand::RngCore;
+        let ports = routers.p.ports;
         let per_ports = self.per * ports;
+        let routing = &routers.routing;
+        let (draws, every_hop) = (routing.chooses_at_source(), routing.chooses_every_hop());
         for inbox in &mut self.inboxes {
             inbox.flits.clear();
             inbox.credits.clear();
+            inbox.draws.clear();
         }
         for a in flits {
-            self.inboxes.at_mut(a.to as usize / per_ports).flits.push(*a);
+            let inbox = self.inboxes.at_mut(a.to as usize / per_ports);
+            inbox.flits.push(*a);
+            if draws && a.flit.is_head() && !a.flit.is_dummy() {
+                let (r, port) = (a.to as usize / ports, a.to as usize % ports);
+                let entering = matches!(routers.topo.peer(r, port), crate::topology::Peer::Endpoint { .. });
+                if entering || every_hop {
+                    inbox.draws.push(rng.next_u64());
+                }
+            }
         }
         for c in credits {
             self.inboxes.at_mut(c.to as usize / per_ports).credits.push(*c);
@@ -171,8 +210,16 @@ impl Threads {
                 .zip(inboxes.par_iter())
                 .enumerate()
                 .for_each(|(i, (((routers, out), link_flits), inbox))| {
-                    let mut side =
-                        ShardNet { out, packets, link_flits, first_port: i * per_ports, measuring };
+                    let draws = &inbox.draws;
+                    let mut side = ShardNet {
+                        out,
+                        draws,
+                        drawn: 0,
+                        packets,
+                        link_flits,
+                        first_port: i * per_ports,
+                        measuring,
+                    };
                     work(routers, &mut side, inbox);
                 });
         });
@@ -182,6 +229,9 @@ impl Threads {
             }
             for (at, to, vc, tail) in out.credits.drain(..) {
                 net.links.send_credit(at, to, vc, tail);
+            }
+            for (packet, via) in out.vias.drain(..) {
+                net.packets.get_mut(packet).via = via;
             }
             net.progress.absorb(&mut out.progress);
         }

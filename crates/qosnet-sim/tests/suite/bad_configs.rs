@@ -133,7 +133,7 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
         case("no threads", with("[simulation]\nthreads = 0\n"), "simulation.threads", "must be in 1..=256, got 0"),
         case("more threads than routers", with("[simulation]\nthreads = 17\n"), "simulation.threads", "at most the number of routers (16), got 17"),
         case("threads with marking", with("[simulation]\nthreads = 2\n[router]\nmarking = { kind = \"threshold\", flits = 4 }\n"), "simulation.threads", "must be 1 with [router] marking"),
-        case("threads with Valiant's draws", with("[simulation]\nthreads = 2\n[routing]\nkind = \"valiant\"\n[router]\nvcs = 2\n"), "simulation.threads", "a routing that draws a way at the source"),
+        case("threads with Valiant's draws behind a tail", with("[simulation]\nthreads = 2\n[routing]\nkind = \"valiant\"\n[router]\nvcs = 2\nvc_release = \"tail_sent\"\n"), "simulation.threads", "with a routing that draws a way at the source"),
         case("recording a long run's messages beyond memory", with("[simulation]\nmemory_limit = \"1 GB\"\nmeasure = \"100 s\"\nrecord_messages = true\n"), "simulation.record_messages", "recorded messages"),
         // ---- the files a configuration names (config/files.rs) ----
         case("cct file a device", with(&format!("[router]\nmarking = {{ kind = \"iba_cc\", threshold = 8 }}\n[endpoint]\n{}\n", IBA_CC.replace("cct = { kind = \"linear\", entries = 32, step = 20 }", "cct = { kind = \"file\", path = \"/dev/zero\", unit = 1 }"))), "endpoint.agent.cct.path", "not a regular file"),

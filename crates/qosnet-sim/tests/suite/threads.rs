@@ -23,8 +23,10 @@ fn outputs(toml: &str, threads: u32) -> String {
 /// Networks and routers a threaded run takes: meshes and tori with either VC release, the
 /// preemptive QoS router with VirtualClock at both schedulers and three classes, BookSim2's
 /// speedups, a dragonfly, a fly, a fat tree with its deterministic routing, a concentrated
-/// mesh, minimal adaptive routing, and the NIC endpoint model.
-const CASES: [(&str, &str, &str); 10] = [
+/// mesh, minimal adaptive routing, the NIC endpoint model, and the routings that draw a way
+/// where a packet enters (Valiant, UGAL with its queues, adaptive O1TURN) or at every hop
+/// (adaptive NCA), whose draws the shards get in one thread's order.
+const CASES: [(&str, &str, &str); 14] = [
     ("kind = \"mesh\"\nk = 6\nn = 2", "vcs = 4\ninput_buffer = 3\noutput_buffer = 2", "load = 0.5\nmessage_flits = 9\npacket_flits = 4"),
     ("kind = \"torus\"\nk = 5\nn = 2", "vcs = 2\nvc_release = \"tail_sent\"\ninput_buffer = 4", "load = 0.6\nmessage_flits = 1\npacket_flits = 1"),
     (
@@ -39,6 +41,10 @@ const CASES: [(&str, &str, &str); 10] = [
     ("kind = \"cmesh\"\nk = 4", "vcs = 2\nvc_release = \"tail_sent\"", "load = 0.3\nmessage_flits = 1\npacket_flits = 1"),
     ("kind = \"mesh\"\nk = 6\nn = 2\n[routing]\nkind = \"min_adapt\"", "vcs = 4\nvc_release = \"tail_sent\"", "load = 0.45\nmessage_flits = 1\npacket_flits = 1"),
     ("kind = \"mesh\"\nk = 4\nn = 2\n[endpoint]\nmodel = \"hca\"", "vcs = 4", "load = 0.5\nmessage_flits = 16\npacket_flits = 8"),
+    ("kind = \"mesh\"\nk = 6\nn = 2\n[routing]\nkind = \"valiant\"", "vcs = 2", "load = 0.3\nmessage_flits = 4\npacket_flits = 4"),
+    ("kind = \"dragonfly\"\np = 2\na = 4\nh = 2\n[routing]\nkind = \"ugal\"", "vcs = 3\ninput_buffer = 8", "load = 0.4\nmessage_flits = 2\npacket_flits = 2"),
+    ("kind = \"mesh\"\nk = 6\nn = 2\n[routing]\nkind = \"adaptive_xy_yx\"", "vcs = 2", "load = 0.4\nmessage_flits = 1\npacket_flits = 1"),
+    ("kind = \"fat_tree\"\nk = 4\nn = 3\n[routing]\nkind = \"anca\"", "vcs = 2", "load = 0.5\nmessage_flits = 3\npacket_flits = 3"),
 ];
 
 fn case_toml((topology, router, traffic): (&str, &str, &str)) -> String {
@@ -61,7 +67,7 @@ fn one_two_and_three_threads_give_the_same_bytes() {
 
 #[test]
 fn invariants_hold_every_cycle_across_the_shards() {
-    for case in [CASES[0], CASES[2], CASES[3], CASES[4]] {
+    for case in [CASES[0], CASES[2], CASES[3], CASES[4], CASES[11], CASES[13]] {
         let toml = case_toml(case).replacen("[simulation]\n", "[simulation]\nthreads = 3\n", 1);
         sim(&toml).run_checking_invariants(1).unwrap_or_else(|e| panic!("{e}\n{toml}"));
     }

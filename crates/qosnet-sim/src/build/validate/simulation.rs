@@ -2,7 +2,7 @@
 //! watchdog.
 
 use super::range;
-use crate::config::{Config, MAX_CYCLES, MAX_THREADS};
+use crate::config::{Config, VcRelease, MAX_CYCLES, MAX_THREADS};
 use crate::error::ConfigError;
 use crate::units::Clock;
 
@@ -78,9 +78,10 @@ pub(super) fn check_watchdog(cfg: &Config, clock: &Clock, longest_link: u32, err
 /// `simulation.threads` (ARCHITECTURE.md "Threads"): at most one a router, and 1 for a run
 /// whose routers reach more of the simulation than a shard holds (`router::shards`):
 /// marking, admission control's hops, the recordings of `[trace]`, agents that read the
-/// routers, and a way drawn where a packet enters (Valiant, UGAL, ...: the draws come from
-/// one generator in arrival order, which the threads would not keep). What the build
-/// found: `marking`, `sideband`, `admission`, `draws_at_source`.
+/// routers, and a way drawn for a header that waits behind a tail (`VcRelease::TailSent`
+/// with Valiant, UGAL, ...: it draws as the tail leaves, inside the routers' phase, where
+/// the threads would not keep the one generator's order). What the build found:
+/// `marking`, `sideband`, `admission`, `draws_at_source`.
 pub(super) fn check_threads(cfg: &Config, routers: usize, found: ThreadsFound, errs: &mut Vec<ConfigError>) {
     let threads = cfg.simulation.threads;
     range(errs, "simulation.threads", threads, 1, MAX_THREADS);
@@ -99,7 +100,10 @@ pub(super) fn check_threads(cfg: &Config, routers: usize, found: ThreadsFound, e
         (found.admission, "admission control (reserved connections)"),
         (trace, "[trace] stalls or watch_flows"),
         (found.sideband, "an agent that reads the routers (ALO, Self-Tuned)"),
-        (found.draws_at_source, "a routing that draws a way at the source (Valiant, UGAL, xy_yx, NCA)"),
+        (
+            found.draws_at_source && cfg.router.vc_release == VcRelease::TailSent,
+            "router.vc_release = \"tail_sent\" with a routing that draws a way at the source (Valiant, UGAL, xy_yx, NCA)",
+        ),
     ];
     let found: Vec<&str> = needs_one.iter().filter(|(on, _)| *on).map(|(_, what)| *what).collect();
     if !found.is_empty() {
