@@ -20,7 +20,6 @@ use crate::router::Routers;
 use crate::routing::Routing;
 use crate::topology::Topology;
 use crate::traffic::driver::Traffic;
-
 use crate::units::{Clock, Cycle};
 
 /// When a run measures and ends, in cycles.

@@ -83,6 +83,18 @@ impl Routers {
         w.first
     }
 
+    /// Whether a header arriving at input port `ip` (`router * ports + port`) draws its
+    /// way there (`valiant_choice`, for a routing that `chooses_at_source`): where it
+    /// enters the network, or at every router for one that `chooses_every_hop`. A
+    /// threaded run's main thread asks it to draw each shard's headers' ways in arrival
+    /// order (`Threads::sort_arrivals`).
+    #[inline]
+    pub(crate) fn draws_way_at(&self, ip: usize) -> bool {
+        let (r, port) = *self.ip_place.at(ip);
+        self.routing.chooses_every_hop()
+            || matches!(self.topo.peer(r as usize, port as usize), crate::topology::Peer::Endpoint { .. })
+    }
+
     /// The packet's drawn way (`Packet::via`: Valiant's and UGAL's intermediate group, NCA's
     /// up ports): made where it enters the network, from the routers' draw and, for UGAL-L,
     /// this router's queues toward each output (the flits its credits say the next buffers
@@ -97,8 +109,7 @@ impl Routers {
         port: usize,
         packet: crate::ids::PacketId,
     ) -> u16 {
-        let entering = matches!(self.topo.peer(r, port), crate::topology::Peer::Endpoint { .. });
-        if !entering && !self.routing.chooses_every_hop() {
+        if !self.draws_way_at(r * self.p.ports + port) {
             return net.packet(packet).via;
         }
         let draw = net.via_draw();

@@ -166,8 +166,7 @@ impl Threads {
         use rand::RngCore;
         let ports = routers.p.ports;
         let per_ports = self.per * ports;
-        let routing = &routers.routing;
-        let (draws, every_hop) = (routing.chooses_at_source(), routing.chooses_every_hop());
+        let draws = routers.routing.chooses_at_source();
         for inbox in &mut self.inboxes {
             inbox.flits.clear();
             inbox.credits.clear();
@@ -176,12 +175,9 @@ impl Threads {
         for a in flits {
             let inbox = self.inboxes.at_mut(a.to as usize / per_ports);
             inbox.flits.push(*a);
-            if draws && a.flit.is_head() && !a.flit.is_dummy() {
-                let (r, port) = (a.to as usize / ports, a.to as usize % ports);
-                let entering = matches!(routers.topo.peer(r, port), crate::topology::Peer::Endpoint { .. });
-                if entering || every_hop {
-                    inbox.draws.push(rng.next_u64());
-                }
+            // (a dummy header resumes a preempted packet, which keeps its way)
+            if draws && a.flit.is_head() && !a.flit.is_dummy() && routers.draws_way_at(a.to as usize) {
+                inbox.draws.push(rng.next_u64());
             }
         }
         for c in credits {
