@@ -15,6 +15,7 @@ use crate::endpoint::{EndpointModel, Endpoints, NewMessage};
 use crate::error::SimError;
 use crate::ids::{MessageId, NodeId, TO_ENDPOINT, TO_ROUTER};
 use crate::net::Net;
+use crate::router::inbox::Inboxes;
 use crate::router::shards::{AllRouters, Threads};
 use crate::router::Routers;
 use crate::routing::Routing;
@@ -42,6 +43,9 @@ pub struct Simulation {
     pub(crate) routers: Routers,
     /// A threaded run's other shards and its thread pool (`simulation.threads` > 1).
     pub(crate) threads: Option<Box<Threads>>,
+    /// A one-threaded run's arrivals by block of routers, where its routers are visited
+    /// block by block (`router::inbox`, `set_visits_by_block`).
+    pub(crate) blocks: Option<Box<Inboxes>>,
     pub(crate) endpoints: Endpoints,
     pub(crate) traffic: Traffic,
     pub(crate) net: Net,
@@ -85,6 +89,26 @@ impl Simulation {
     #[doc(hidden)]
     pub fn set_reverse_visits(&mut self, on: bool) {
         self.reverse_visits = on;
+    }
+
+    /// Visit the routers by blocks of `per`, each block's arrivals just before its visits
+    /// (`router::inbox`; chosen with `inbox::BLOCK` for networks of `BLOCKS_FROM` routers
+    /// and more as the run is built; tests choose it, with any size, for any network, as
+    /// the results must not change), where the run allows it: one thread, no way drawn as
+    /// a header arrives (the one generator's draws go in arrival order), no `[trace]`
+    /// recordings and no admission control's hops, which would see the order. None: all
+    /// arrivals, then all visits. Returns whether it visits by blocks.
+    #[doc(hidden)]
+    pub fn set_visits_by_block(&mut self, per: Option<usize>) -> bool {
+        let r = &self.routers;
+        let allowed = self.threads.is_none()
+            && !r.routing.chooses_at_source()
+            && !self.net.obs.trace.per_flit()
+            && !self.net.reservations.is_on();
+        self.blocks = per
+            .filter(|&per| allowed && per > 0)
+            .map(|per| Box::new(Inboxes::new(r.topo.routers, per, r.p.ports)));
+        self.blocks.is_some()
     }
 
     /// Every router, over a threaded run's shards (`router::shards`), for reading.
@@ -345,8 +369,9 @@ impl Simulation {
     /// is at least one cycle.)
     #[inline(always)]
     fn deliver_credits(&mut self, now: Cycle) {
-        // (a threaded run's shards take theirs in the parallel phase: `visit_shards`)
-        if self.threads.is_none() {
+        // (a threaded run's shards take theirs in the parallel phase, `visit_shards`; a
+        // run by blocks, each block before its visits, `visit_routers`)
+        if self.threads.is_none() && self.blocks.is_none() {
             let mut batch = self.net.links.credits.take(now, TO_ROUTER);
             for c in &batch {
                 self.routers.credit_arrived(c.to as usize, c.vc, c.tail);
@@ -377,7 +402,7 @@ impl Simulation {
     /// (Neither reads what the other changes, so the order between them does not matter.)
     #[inline(always)]
     fn deliver_flits<const PRE: bool, const AGE: bool, const HOOK: bool>(&mut self, now: Cycle) {
-        if self.threads.is_none() {
+        if self.threads.is_none() && self.blocks.is_none() {
             let mut batch = self.net.links.flits.take(now, TO_ROUTER);
             for a in &batch {
                 self.routers.receive::<PRE, AGE, HOOK>(&mut self.net, a.to as usize, a.flit, now);
@@ -404,15 +429,49 @@ impl Simulation {
 
     /// Stages 3-5 of every router with work, in index order (so neighbouring routers'
     /// per-port state shares cache lines). A router activates only itself while it runs:
-    /// arrivals came first.
+    /// arrivals came first. A run by blocks (`router::inbox`) takes a block's arrivals
+    /// (stages 1-2) just before its visits, so that what they bring into the cache is
+    /// there for the visits: the order `visit_shards` gives each shard, with blocks for
+    /// shards. (One call of the stages for both: each call site is a copy of them.)
     #[inline(always)]
     fn visit_routers<const PRE: bool, const AGE: bool, const HOOK: bool>(&mut self, now: Cycle) {
         if self.threads.is_some() {
             return self.visit_shards::<PRE, AGE, HOOK>(now);
         }
-        self.routers.visit_active(&mut self.net, self.reverse_visits, |routers, net, r| {
-            routers.router_cycle::<PRE, AGE, HOOK>(net, r, now)
-        });
+        let (routers, net, reverse) = (&mut self.routers, &mut self.net, self.reverse_visits);
+        let all = routers.topo.routers;
+        let groups = match &mut self.blocks {
+            Some(blocks) => {
+                let (mut credits, mut flits) =
+                    (net.links.credits.take(now, TO_ROUTER), net.links.flits.take(now, TO_ROUTER));
+                blocks.sort(&flits, &credits, routers, None);
+                credits.clear();
+                flits.clear();
+                net.links.credits.restore(now, TO_ROUTER, credits);
+                net.links.flits.restore(now, TO_ROUTER, flits);
+                all.div_ceil(blocks.per)
+            }
+            None => 1,
+        };
+        for i in 0..groups {
+            let g = if reverse { groups - 1 - i } else { i };
+            let range = match &self.blocks {
+                Some(blocks) => {
+                    let inbox = blocks.get(g);
+                    for c in &inbox.credits {
+                        routers.credit_arrived(c.to as usize, c.vc, c.tail);
+                    }
+                    for a in &inbox.flits {
+                        routers.receive::<PRE, AGE, HOOK>(net, a.to as usize, a.flit, now);
+                    }
+                    g * blocks.per..((g + 1) * blocks.per).min(all)
+                }
+                None => 0..all,
+            };
+            routers.visit_range(net, range, reverse, |routers, net, r| {
+                routers.router_cycle::<PRE, AGE, HOOK>(net, r, now)
+            });
+        }
         if self.routers.p.internal_speedup > 1 {
             self.internal_passes::<PRE, AGE, HOOK>(now);
         }
@@ -435,20 +494,20 @@ impl Simulation {
         flits.clear();
         net.links.credits.restore(now, TO_ROUTER, credits);
         net.links.flits.restore(now, TO_ROUTER, flits);
-        threads.phase(routers, net, |routers, net, inbox| {
+        threads.phase(routers, net, |routers, net, inbox, range| {
             for c in &inbox.credits {
                 routers.credit_arrived(c.to as usize, c.vc, c.tail);
             }
             for a in &inbox.flits {
                 routers.receive::<PRE, AGE, HOOK>(net, a.to as usize, a.flit, now);
             }
-            routers.visit_active(net, reverse, |routers, net, r| {
+            routers.visit_range(net, range, reverse, |routers, net, r| {
                 routers.router_cycle::<PRE, AGE, HOOK>(net, r, now)
             });
         });
         for _ in 1..routers.p.internal_speedup {
-            threads.phase(routers, net, |routers, net, _| {
-                routers.visit_active(net, reverse, |routers, net, r| {
+            threads.phase(routers, net, |routers, net, _, range| {
+                routers.visit_range(net, range, reverse, |routers, net, r| {
                     routers.internal_pass::<PRE, AGE, HOOK>(net, r, now)
                 })
             });

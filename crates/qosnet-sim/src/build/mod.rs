@@ -18,6 +18,7 @@ use crate::flit::Slab;
 use crate::links::Links;
 use crate::metrics::{Metrics, Observers};
 use crate::net::{Net, Progress};
+use crate::router::inbox::{BLOCK, BLOCKS_FROM};
 use crate::router::shards::Threads;
 use crate::router::{Params, Rounds, Routers};
 use crate::units::Cycle;
@@ -167,18 +168,21 @@ impl Simulation {
             routers
         };
         // A threaded run's other shards (`router::shards`): as many as `threads` ranges of
-        // `per` routers take.
+        // `per` routers take, each visited by blocks on a large network (`router::inbox`).
         let per = topo.routers.div_ceil(config.simulation.threads.max(1) as usize);
+        let (per, block) =
+            if topo.routers >= BLOCKS_FROM { (per.next_multiple_of(BLOCK), BLOCK) } else { (per, per) };
         let threads = if per < topo.routers {
             let shards = topo.routers.div_ceil(per);
-            let t = Threads::new(shards, per, |_| shard(p.clone(), topo.clone(), routing.clone())).map_err(
-                |e| {
-                    ConfigErrors(vec![crate::error::ConfigError::new(
-                        "simulation.threads",
-                        format!("no threads: {e}"),
-                    )])
-                },
-            )?;
+            let t = Threads::new(shards, (per, block), (topo.routers, p.ports), |_| {
+                shard(p.clone(), topo.clone(), routing.clone())
+            })
+            .map_err(|e| {
+                ConfigErrors(vec![crate::error::ConfigError::new(
+                    "simulation.threads",
+                    format!("no threads: {e}"),
+                )])
+            })?;
             Some(Box::new(t))
         } else {
             None
@@ -194,9 +198,10 @@ impl Simulation {
             reservations.hca_tables = endpoints.follow_reservations(&nic_cfg, &clock, lanes);
             routers.reweighted = reservations.out_tables.is_some() || reservations.hca_tables.is_some();
         }
-        Ok(Simulation {
+        let mut sim = Simulation {
             routers,
             threads,
+            blocks: None,
             endpoints,
             traffic,
             net: Net {
@@ -220,6 +225,12 @@ impl Simulation {
             reverse_visits: false,
             config,
             clock,
-        })
+        };
+        // One thread on a large network: its routers visited block by block, each block's
+        // arrivals just before its visits (`router::inbox`).
+        if sim.routers.topo.routers >= BLOCKS_FROM {
+            sim.set_visits_by_block(Some(BLOCK));
+        }
+        Ok(sim)
     }
 }

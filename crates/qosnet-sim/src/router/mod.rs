@@ -19,6 +19,7 @@
 mod crossbar;
 mod deadlock;
 use matching::XbarScratch;
+pub(crate) mod inbox;
 mod input;
 mod islip;
 pub(crate) mod marking;
@@ -275,12 +276,31 @@ impl Routers {
         &mut self,
         net: &mut N,
         reverse: bool,
+        visit: impl FnMut(&mut Routers, &mut N, usize),
+    ) {
+        self.visit_range(net, 0..self.topo.routers, reverse, visit);
+    }
+
+    /// `visit_active` for routers `range` alone (a block of them, `inbox.rs`).
+    #[inline(always)]
+    pub(crate) fn visit_range<N: RouterNet>(
+        &mut self,
+        net: &mut N,
+        range: std::ops::Range<usize>,
+        reverse: bool,
         mut visit: impl FnMut(&mut Routers, &mut N, usize),
     ) {
-        let words = self.active.len();
-        for i in 0..words {
-            let w = if reverse { words - 1 - i } else { i };
-            let mut m = *self.active.at(w);
+        if range.is_empty() {
+            return;
+        }
+        let (first, last) = (range.start / 64, (range.end - 1) / 64);
+        for i in 0..=last - first {
+            let w = if reverse { last - i } else { first + i };
+            // (the range's part of word w: a block may start or end inside a word)
+            let lo = range.start.max(w * 64) - w * 64;
+            let hi = range.end.min(w * 64 + 64) - w * 64;
+            let part = if hi - lo == 64 { !0 } else { ((1u64 << (hi - lo)) - 1) << lo };
+            let mut m = *self.active.at(w) & part;
             while m != 0 {
                 let b = if reverse { 63 - m.leading_zeros() } else { m.trailing_zeros() };
                 m &= !(1u64 << b);

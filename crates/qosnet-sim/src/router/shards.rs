@@ -13,9 +13,11 @@
 //! the same items in the same order as one thread would give it: the output is the same
 //! byte for byte, whatever the thread count (a test runs 1, 2 and 3).
 //!
-//! Everything else stays on one thread: traffic, the endpoints, and the arrivals at the
-//! routers (stages 1-2: a header's way may be drawn there, from the one generator in
-//! `Net`), each handed to the shard that owns its router.
+//! Everything else stays on one thread: traffic, the endpoints, and the sorting of the
+//! arrivals at the routers (a header's way may be drawn as it arrives, from the one
+//! generator in `Net`), each handed to the shard that owns its router (`inbox.rs`), which
+//! takes them (stages 1-2) in the phase. On a large network a shard is whole blocks of
+//! routers and takes a block's arrivals just before the block's visits (`inbox::BLOCK`).
 //!
 //! Why whole `Routers` a shard, indexed by the network's own router numbers: the stages
 //! keep their indexing as it is, with no offset on any access. A shard's arrays span the
@@ -24,6 +26,7 @@
 //! what a shard does touch of the per-VC records stays its own (`config::memory` counts a
 //! shard's records).
 
+use super::inbox::{Inbox, Inboxes};
 use super::Routers;
 use crate::flit::{Flit, Packet, Slab};
 use crate::ids::{LinkEnd, PacketId};
@@ -43,8 +46,9 @@ pub(crate) struct Threads {
     pub rest: Vec<Routers>,
     /// Per shard, what its routers sent and counted in the current phase.
     outboxes: Vec<Outbox>,
-    /// Per shard, what arrives at its routers this cycle (`sort_arrivals`).
-    inboxes: Vec<Inbox>,
+    /// Per block of a shard's routers (the shard, or `inbox::BLOCK` routers on a large
+    /// network), what arrives at them this cycle (`sort_arrivals`).
+    inboxes: Inboxes,
     pub pool: std::sync::Arc<rayon::ThreadPool>,
 }
 
@@ -60,20 +64,6 @@ struct Outbox {
     /// Ways its routers drew for packets (`RouterNet::set_via`).
     vias: Vec<(PacketId, u16)>,
     progress: Progress,
-}
-
-/// The flits and credits arriving at a shard's routers in a cycle, in arrival order. Why a
-/// copy: the links' lists are written on the thread that runs the endpoints and merges the
-/// outboxes; each shard reading the whole of them from another core costs a cache line
-/// passed between the cores per few arrivals, its own part only half of that on two.
-#[derive(Default)]
-#[repr(align(128))]
-pub(crate) struct Inbox {
-    pub flits: Vec<Arrival>,
-    pub credits: Vec<CreditMsg>,
-    /// The way draws of its headers that draw one (`Routing::chooses_at_source`), in
-    /// arrival order: drawn from `Net::via_rng` as one thread draws them.
-    draws: Vec<u64>,
 }
 
 /// A shard's view of `Net` during a parallel phase (`RouterNet`).
@@ -136,17 +126,21 @@ impl RouterNet for ShardNet<'_> {
 }
 
 impl Threads {
-    /// `threads` shards of `per` routers each; `build(i)` makes shard i (i >= 1).
+    /// `threads` shards of `per` routers each, each visited by blocks of `block` routers
+    /// (`inbox.rs`; `per` a multiple of it); `build(i)` makes shard i (i >= 1).
     pub(crate) fn new(
         threads: usize,
-        per: usize,
+        (per, block): (usize, usize),
+        (routers, ports): (usize, usize),
         build: impl Fn(usize) -> Routers,
     ) -> Result<Threads, rayon::ThreadPoolBuildError> {
+        assert!(per % block == 0);
+        let inboxes = Inboxes::new(routers, block, ports);
         Ok(Threads {
             per,
             rest: (1..threads).map(build).collect(),
             outboxes: (0..threads).map(|_| Outbox::default()).collect(),
-            inboxes: (0..threads).map(|_| Inbox::default()).collect(),
+            inboxes,
             pool: std::sync::Arc::new(rayon::ThreadPoolBuilder::new().num_threads(threads).build()?),
         })
     }
@@ -163,38 +157,20 @@ impl Threads {
         routers: &Routers,
         rng: &mut rand_xoshiro::Xoshiro256PlusPlus,
     ) {
-        use rand::RngCore;
-        let ports = routers.p.ports;
-        let per_ports = self.per * ports;
-        let draws = routers.routing.chooses_at_source();
-        for inbox in &mut self.inboxes {
-            inbox.flits.clear();
-            inbox.credits.clear();
-            inbox.draws.clear();
-        }
-        for a in flits {
-            let inbox = self.inboxes.at_mut(a.to as usize / per_ports);
-            inbox.flits.push(*a);
-            // (a dummy header resumes a preempted packet, which keeps its way)
-            if draws && a.flit.is_head() && !a.flit.is_dummy() && routers.draws_way_at(a.to as usize) {
-                inbox.draws.push(rng.next_u64());
-            }
-        }
-        for c in credits {
-            self.inboxes.at_mut(c.to as usize / per_ports).credits.push(*c);
-        }
+        self.inboxes.sort(flits, credits, routers, Some(rng));
     }
 
-    /// `work(routers, net, inbox)` for every shard, each on its own thread, then what they
-    /// sent onto the links in shard order and their progress into `net`'s.
+    /// `work(routers, net, inbox, routers)` for every block of every shard, a shard's
+    /// blocks in order, each shard on its own thread, then what they sent onto the links
+    /// in shard order and their progress into `net`'s.
     pub fn phase(
         &mut self,
         first: &mut Routers,
         net: &mut Net,
-        work: impl Fn(&mut Routers, &mut ShardNet, &Inbox) + Sync,
+        work: impl Fn(&mut Routers, &mut ShardNet, &Inbox, std::ops::Range<usize>) + Sync,
     ) {
-        let ports = first.p.ports;
-        let per_ports = self.per * ports;
+        let (ports, all) = (first.p.ports, first.topo.routers);
+        let (per, block) = (self.per, self.inboxes.per);
         let (packets, measuring) = (&net.packets, net.obs.measuring);
         let link_flits = &mut net.obs.metrics.router_link_flits;
         let (rest, outboxes, inboxes) = (&mut self.rest, &mut self.outboxes, &self.inboxes);
@@ -202,21 +178,23 @@ impl Threads {
             rayon::iter::once(first)
                 .chain(rest.par_iter_mut())
                 .zip(outboxes.par_iter_mut())
-                .zip(link_flits.par_chunks_mut(per_ports))
-                .zip(inboxes.par_iter())
+                .zip(link_flits.par_chunks_mut(per * ports))
                 .enumerate()
-                .for_each(|(i, (((routers, out), link_flits), inbox))| {
-                    let draws = &inbox.draws;
+                .for_each(|(i, ((routers, out), link_flits))| {
                     let mut side = ShardNet {
                         out,
-                        draws,
+                        draws: &[],
                         drawn: 0,
                         packets,
                         link_flits,
-                        first_port: i * per_ports,
+                        first_port: i * per * ports,
                         measuring,
                     };
-                    work(routers, &mut side, inbox);
+                    for lo in (i * per..((i + 1) * per).min(all)).step_by(block) {
+                        let inbox = inboxes.get(lo / block);
+                        (side.draws, side.drawn) = (&inbox.draws, 0);
+                        work(routers, &mut side, inbox, lo..(lo + block).min(all));
+                    }
                 });
         });
         for out in &mut self.outboxes {

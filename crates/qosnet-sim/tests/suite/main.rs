@@ -9,6 +9,7 @@
 mod admission;
 mod architecture;
 mod bad_configs;
+mod blocks;
 mod cmesh;
 mod cost_and_limits;
 mod dragonfly;

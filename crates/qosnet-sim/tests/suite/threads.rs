@@ -26,7 +26,7 @@ fn outputs(toml: &str, threads: u32) -> String {
 /// mesh, minimal adaptive routing, the NIC endpoint model, and the routings that draw a way
 /// where a packet enters (Valiant, UGAL with its queues, adaptive O1TURN) or at every hop
 /// (adaptive NCA), whose draws the shards get in one thread's order.
-const CASES: [(&str, &str, &str); 14] = [
+pub(crate) const CASES: [(&str, &str, &str); 14] = [
     ("kind = \"mesh\"\nk = 6\nn = 2", "vcs = 4\ninput_buffer = 3\noutput_buffer = 2", "load = 0.5\nmessage_flits = 9\npacket_flits = 4"),
     ("kind = \"torus\"\nk = 5\nn = 2", "vcs = 2\nvc_release = \"tail_sent\"\ninput_buffer = 4", "load = 0.6\nmessage_flits = 1\npacket_flits = 1"),
     (
@@ -47,7 +47,7 @@ const CASES: [(&str, &str, &str); 14] = [
     ("kind = \"fat_tree\"\nk = 4\nn = 3\n[routing]\nkind = \"anca\"", "vcs = 2", "load = 0.5\nmessage_flits = 3\npacket_flits = 3"),
 ];
 
-fn case_toml((topology, router, traffic): (&str, &str, &str)) -> String {
+pub(crate) fn case_toml((topology, router, traffic): (&str, &str, &str)) -> String {
     format!(
         "[simulation]\nwarmup = 500\nmeasure = 3000\ndrain_limit = 3000\nrecord_messages = true\n\
          [topology]\n{topology}\n[router]\n{router}\n[[traffic]]\n{traffic}\n"
