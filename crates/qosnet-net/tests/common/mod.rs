@@ -8,7 +8,10 @@ use std::sync::OnceLock;
 pub fn key_file() -> PathBuf {
     static FILE: OnceLock<PathBuf> = OnceLock::new();
     FILE.get_or_init(|| {
-        let f = std::env::temp_dir().join(format!("qosnet-test-key-{}", std::process::id()));
+        // (under Cargo's scratch directory for integration tests, not the system's /tmp,
+        // where one file a test process would pile up)
+        let f = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("qosnet-test-key-{}", std::process::id()));
         std::fs::write(&f, "0123456789abcdef0123456789abcdef-test-cluster\n").unwrap();
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
         f

@@ -30,11 +30,28 @@ fn leaf_transpose(dir: &std::path::Path) -> String {
     "{ kind = \"permutation\", file = \"leaf_transpose.txt\" }".to_string()
 }
 
-/// A directory of this test's own (the tests of one binary run in parallel).
-fn scratch(tag: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("qosnet_fat_tree_{}_{tag}", std::process::id()));
+/// A directory of this test's own (the tests of one binary run in parallel), under
+/// Cargo's scratch directory for integration tests, removed when the test ends.
+struct Scratch(std::path::PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scratch(tag: &str) -> Scratch {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("qosnet_fat_tree_{}_{tag}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    Scratch(dir)
 }
 
 #[test]
