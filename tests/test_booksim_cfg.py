@@ -120,6 +120,18 @@ def test_defaults_are_booksim2s():
         ("n = 3;", "topology.n", 3),
         ("routing_function = dor;", "routing.kind", "dor"),
         ("routing_function = min_adapt;", "routing.kind", "min_adapt"),
+        # as BookSim2 ships it: the lowest dimension still to cross of the minimal
+        # directions; the escape among the other VCs under its iSLIP VC allocator
+        (
+            "routing_function = min_adapt;",
+            "routing.min_adapt",
+            {"directions": "first", "escape": "alongside"},
+        ),
+        (
+            "routing_function = min_adapt; vc_allocator = separable_input_first;",
+            "routing.min_adapt",
+            {"directions": "first"},
+        ),
         ("num_vcs = 4;", "router.vcs", 4),
         ("vc_buf_size = 3;", "router.input_buffer", 3),
         ("wait_for_tail_credit = 1;", "router.vc_release", "tail_credit"),

@@ -618,6 +618,15 @@ def _topology(r: _Reader, config: dict[str, Any]) -> int:
         )
     else:
         config["routing"] = {"kind": functions[routing]}
+        if routing == "min_adapt":
+            # BookSim2's min_adapt as it ships: its output set (a std::set ordered by
+            # priority alone) keeps the lowest dimension still to cross of the minimal
+            # directions; its iSLIP VC allocator asks for the escape VC among the others,
+            # blind to the priority that puts it last (qosnet's routing.min_adapt)
+            options = {"directions": "first"}
+            if r.word("vc_allocator") == "islip":
+                options["escape"] = "alongside"
+            config["routing"]["min_adapt"] = options
     # A folded torus's channels span two routers' pitch: BookSim2 gives them (and their
     # credit channels) 2 cycles under use_noc_latency, a mesh's 1.
     # A cmesh's router channels span a router's two nodes: 2 cycles (cmesh.cpp's cX, cY).

@@ -33,7 +33,10 @@ pub use router::{
     PreemptionConfig, RouterConfig, RouterKind, SchedulerConfig, VcClasses, VcRelease, VcSelection,
     VictimMarking, VirtualClockConfig, VirtualClockState, WaitingHeaders,
 };
-pub use routing::{DrbSplit, LidVcs, MultipathConfig, PathSelection, RoutingConfig, RoutingKind};
+pub use routing::{
+    DrbSplit, EscapeRequest, LidVcs, MinAdaptConfig, MinAdaptDirections, MultipathConfig, PathSelection,
+    RoutingConfig, RoutingKind,
+};
 pub use simulation::{PhysicalConfig, SimulationConfig, MAX_CYCLES, MAX_THREADS};
 pub use topology::{FlatflyPlacement, IbFabricFormat, TopologyConfig};
 pub use trace::TraceConfig;

@@ -58,9 +58,10 @@ pub enum RoutingKind {
     /// descending, and that order's first hops' queues weighed; four VC layers (each order's
     /// two phases).
     UgalXyYx,
-    /// Minimal adaptive on a mesh or torus (BookSim2's `min_adapt`): any minimal direction
-    /// on a class's adaptive VCs, dimension order on its escape VCs (the first on a mesh,
-    /// the dateline pair on a torus) once taken (Duato's protocol; `routing/min_adapt.rs`).
+    /// Minimal adaptive on a mesh or torus: any minimal direction on a class's adaptive
+    /// VCs, dimension order on its escape VCs (the first on a mesh, the dateline pair on a
+    /// torus) once taken (Duato's protocol; `routing/min_adapt.rs`). BookSim2's
+    /// `min_adapt` as it ships offers the first direction alone: `min_adapt` below.
     MinAdapt,
     /// O1TURN on a mesh, concentrated mesh or flattened butterfly (BookSim2's `xy_yx`,
     /// `xy_yx_no_express`, `xyyx`): half the packets, drawn at the source, in dimension
@@ -126,6 +127,62 @@ pub struct RoutingConfig {
     #[serde(skip_serializing_if = "LidVcs::is_default")]
     #[schemars(extend("default" = "layers"))]
     pub lid_vcs: LidVcs,
+    /// With `kind = "min_adapt"`: which minimal directions its adaptive VCs offer and when
+    /// the escape is asked for (`routing/min_adapt.rs`). None: every minimal direction,
+    /// the escape when none has a VC free (Duato's protocol).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_adapt: Option<MinAdaptConfig>,
+}
+
+/// `[routing] min_adapt`: the two ways BookSim2's `min_adapt` differs from Duato's
+/// minimal adaptive routing as BookSim2 ships it (commit 28f43299). Its routing function
+/// adds every minimal direction to an output set, but the set (`outputset.hpp`, a
+/// `std::set` ordered by priority alone) keeps one element per priority: the second
+/// direction, of the first's priority, is dropped, so only the lowest dimension still to
+/// cross is offered (`directions = "first"`). And its iSLIP VC allocator ignores the
+/// priorities that put the escape last, asking for the escape VC as for any other
+/// (`escape = "alongside"`). `qosnet run FILE.cfg` sets both as the file's allocator
+/// implies; results/crosscheck/FINDINGS.md has the measurements.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct MinAdaptConfig {
+    pub directions: MinAdaptDirections,
+    pub escape: EscapeRequest,
+}
+
+/// Which minimal directions `min_adapt`'s adaptive VCs offer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MinAdaptDirections {
+    /// Every minimal direction still to cross (at most two at a hop).
+    #[default]
+    All,
+    /// The lowest dimension still to cross alone, as BookSim2's `min_adapt` as shipped:
+    /// dimension order on the adaptive VCs too, so a header chooses among VCs, not ways.
+    First,
+}
+
+/// When `min_adapt`'s VC allocation asks for the escape VC.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EscapeRequest {
+    /// Only when no adaptive VC is free (the routing's priorities, which BookSim2's
+    /// separable allocators honour).
+    #[default]
+    Last,
+    /// Among the adaptive VCs, as one of them (BookSim2's iSLIP VC allocator, which hands
+    /// an output port's VCs out by round robin whatever their priority). Needs
+    /// `directions = "first"`: the escape is then on the adaptive way's port.
+    Alongside,
+}
+
+impl MinAdaptDirections {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::All => "all",
+            Self::First => "first",
+        }
+    }
 }
 
 impl Default for RoutingConfig {
@@ -136,6 +193,7 @@ impl Default for RoutingConfig {
             lmc: None,
             slack: 2,
             lid_vcs: LidVcs::default(),
+            min_adapt: None,
         }
     }
 }

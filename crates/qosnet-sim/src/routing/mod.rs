@@ -181,8 +181,8 @@ pub enum Routing {
     /// O1TURN on it (`turns`: x first or y first drawn per packet, each on its VC layer).
     CMesh { mesh: crate::topology::cmesh::CMesh, express: bool, turns: bool },
     /// Minimal adaptive on a mesh or torus with dimension order as the escape
-    /// (`min_adapt.rs`, Duato's protocol).
-    MinAdapt { grid: Grid, torus: bool },
+    /// (`min_adapt.rs`, Duato's protocol), or as BookSim2 ships it (`opts`).
+    MinAdapt { grid: Grid, torus: bool, opts: crate::config::MinAdaptConfig },
     /// Valiant or O1TURN (XY or YX) on a mesh, drawn per packet at its source router, on two
     /// VC layers (`oblivious.rs`).
     Oblivious { grid: Grid, mode: oblivious::Oblivious },
@@ -234,10 +234,10 @@ impl Routing {
                 Routing::Dor { grid: Grid::new(dims), wrap: false }
             }
             (Shape::Mesh { dims }, RoutingKind::MinAdapt) => {
-                Routing::MinAdapt { grid: Grid::new(dims), torus: false }
+                Routing::MinAdapt { grid: Grid::new(dims), torus: false, opts: Default::default() }
             }
             (Shape::Torus { dims }, RoutingKind::MinAdapt) => {
-                Routing::MinAdapt { grid: Grid::new(dims), torus: true }
+                Routing::MinAdapt { grid: Grid::new(dims), torus: true, opts: Default::default() }
             }
             (Shape::Mesh { dims }, RoutingKind::Valiant | RoutingKind::XyYx | RoutingKind::AdaptiveXyYx) => {
                 let mode = match kind {
@@ -385,6 +385,29 @@ impl Routing {
         let table =
             LidPaths::build(topo, &self, lmc, slack, vcs, escape).map_err(|e| ConfigError::new(field, e))?;
         Ok(Routing::Lids { paths: 1, table: Box::new(table) })
+    }
+
+    /// This routing with `[routing] min_adapt`'s options (`min_adapt.rs`), which only
+    /// `min_adapt` takes.
+    pub fn with_min_adapt(self, opts: Option<crate::config::MinAdaptConfig>) -> Result<Routing, ConfigError> {
+        use crate::config::{EscapeRequest, MinAdaptDirections};
+        let Some(opts) = opts else { return Ok(self) };
+        match self {
+            Routing::MinAdapt { .. }
+                if opts.escape == EscapeRequest::Alongside && opts.directions == MinAdaptDirections::All =>
+            {
+                Err(ConfigError::new(
+                    "routing.min_adapt.escape",
+                    "\"alongside\" needs directions = \"first\" (the escape is asked on the adaptive \
+                     way's port), got directions = \"all\"",
+                ))
+            }
+            Routing::MinAdapt { grid, torus, .. } => Ok(Routing::MinAdapt { grid, torus, opts }),
+            _ => Err(ConfigError::new(
+                "routing.min_adapt",
+                "applies to routing.kind = \"min_adapt\" alone; leave it out",
+            )),
+        }
     }
 
     /// This routing with `paths` paths per destination (`[routing] multipath`): the fat
@@ -715,8 +738,8 @@ impl Routing {
     ) -> Ways {
         let (in_rank, size) = (rank(class_vcs, in_vc), class_vcs.count_ones());
         let w = match self {
-            Routing::MinAdapt { grid, torus } => {
-                min_adapt::route(grid, *torus, router, in_port, in_rank, dst, size)
+            Routing::MinAdapt { grid, torus, opts } => {
+                min_adapt::route(grid, *torus, *opts, router, in_port, in_rank, dst, size)
             }
             Routing::Lids { table, .. } => {
                 table.route_escape(router, topo.ports, in_port, in_rank, dst, path, size)

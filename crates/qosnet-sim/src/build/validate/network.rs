@@ -72,18 +72,20 @@ pub(super) fn build_routing(
             )),
             None => Ok(r),
         };
-        let built = Routing::build(kind, t, rc.vcs).and_then(|r| {
-            // Routings that offer a header other ways at each hop (an escape VC, Duato's
-            // protocol; minimal adaptive routing), or draw each packet's way at its source
-            // (Valiant, UGAL, NCA, O1TURN): what needs one fixed path refuses them. Decided
-            // on the routing built, so that a new routing is refused by what it does.
-            let (drawn, adaptive) = (r.chooses_at_source(), r.has_other_ways());
-            let r = lids(r, drawn)?;
-            if r.has_other_ways() || drawn {
-                refuse_unfixed(cfg, drawn, adaptive)?;
-            }
-            r.with_paths(paths)
-        });
+        let built = Routing::build(kind, t, rc.vcs)
+            .and_then(|r| r.with_min_adapt(cfg.routing.min_adapt))
+            .and_then(|r| {
+                // Routings that offer a header other ways at each hop (an escape VC, Duato's
+                // protocol; minimal adaptive routing), or draw each packet's way at its source
+                // (Valiant, UGAL, NCA, O1TURN): what needs one fixed path refuses them. Decided
+                // on the routing built, so that a new routing is refused by what it does.
+                let (drawn, adaptive) = (r.chooses_at_source(), r.has_other_ways());
+                let r = lids(r, drawn)?;
+                if r.has_other_ways() || drawn {
+                    refuse_unfixed(cfg, drawn, adaptive)?;
+                }
+                r.with_paths(paths)
+            });
         match built {
             Ok(r) => Some(r),
             Err(e) => {
