@@ -6,9 +6,10 @@
 //! arrivals (stage 1) write its input VCs' records and buffers, and the credits arriving at
 //! it its output VCs' records, which its own visit (stages 3-5) reads next. Taking every
 //! router's arrivals first and visiting them after puts a whole network's arrivals between
-//! the two; on a 64x64 mesh that is more than a core's L2 holds, so the visit fetches again
-//! from L3 what the arrival had just brought in. Block by block, a block's arrivals and
-//! visits follow each other and share the cache. Routers meet only through links with a
+//! the two, megabytes on a 64x64 mesh. Block by block, a block's arrivals and visits follow
+//! each other: the 64x64 mesh then takes 0.78x the time (configs/bench/README.md; which
+//! level of the caches pays is not traced: cachegrind's model of a 2 MiB L2 counts more
+//! misses, not fewer, and 8% fewer L1 misses). Routers meet only through links with a
 //! delay of at least a cycle (ARCHITECTURE.md "Two-phase update"), so the order changes
 //! nothing but where the data is, as for the shards; what would see the order (the way
 //! draws, `[trace]`'s records, admission control's hops) keeps the one order
@@ -23,7 +24,7 @@ pub(crate) const BLOCK: usize = 64;
 
 /// A one-threaded run is visited by blocks from this many routers on. Measured (40-flit
 /// uniform traffic at half the bisection bound, configs/bench/README.md): a 64x64 mesh
-/// takes 0.78x the time by blocks, a 32x32 one about the same, a 16x16 one about 1.05x
+/// takes 0.78x the time by blocks, a 32x32 one about the same, a 16x16 one 1.05-1.10x
 /// (sorting the arrivals costs a few instructions each, and its state fits the caches
 /// either way).
 pub(crate) const BLOCKS_FROM: usize = 2048;
@@ -47,9 +48,9 @@ pub(crate) struct Inbox {
 pub(crate) struct Inboxes {
     /// Routers a group.
     pub per: usize,
-    /// A port's group is `port * RECIPROCAL >> 40`, `per` routers' ports a group: exact
-    /// for every port (checked as they are made) and a multiplication where a division
-    /// was a tenth of the sorting's time.
+    /// A port's group is `port * reciprocal >> 40`, `per` routers' ports a group: exact
+    /// for every port (checked as they are made), a multiplication rather than a division
+    /// per arrival.
     reciprocal: u64,
     list: Vec<Inbox>,
 }
