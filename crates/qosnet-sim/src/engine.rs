@@ -440,35 +440,21 @@ impl Simulation {
         }
         let (routers, net, reverse) = (&mut self.routers, &mut self.net, self.reverse_visits);
         let all = routers.topo.routers;
-        let groups = match &mut self.blocks {
+        // (without blocks: one group, the whole network, whose arrivals came before)
+        let per = match &mut self.blocks {
             Some(blocks) => {
-                let (mut credits, mut flits) =
-                    (net.links.credits.take(now, TO_ROUTER), net.links.flits.take(now, TO_ROUTER));
-                blocks.sort(&flits, &credits, routers, None);
-                credits.clear();
-                flits.clear();
-                net.links.credits.restore(now, TO_ROUTER, credits);
-                net.links.flits.restore(now, TO_ROUTER, flits);
-                all.div_ceil(blocks.per)
+                blocks.fill(&mut net.links, now, routers, None);
+                blocks.per
             }
-            None => 1,
+            None => all,
         };
+        let groups = all.div_ceil(per);
         for i in 0..groups {
             let g = if reverse { groups - 1 - i } else { i };
-            let range = match &self.blocks {
-                Some(blocks) => {
-                    let inbox = blocks.get(g);
-                    for c in &inbox.credits {
-                        routers.credit_arrived(c.to as usize, c.vc, c.tail);
-                    }
-                    for a in &inbox.flits {
-                        routers.receive::<PRE, AGE, HOOK>(net, a.to as usize, a.flit, now);
-                    }
-                    g * blocks.per..((g + 1) * blocks.per).min(all)
-                }
-                None => 0..all,
-            };
-            routers.visit_range(net, range, reverse, |routers, net, r| {
+            if let Some(blocks) = &self.blocks {
+                routers.take_inbox::<_, PRE, AGE, HOOK>(net, blocks.get(g), now);
+            }
+            routers.visit_range(net, g * per..((g + 1) * per).min(all), reverse, |routers, net, r| {
                 routers.router_cycle::<PRE, AGE, HOOK>(net, r, now)
             });
         }
@@ -487,20 +473,9 @@ impl Simulation {
     fn visit_shards<const PRE: bool, const AGE: bool, const HOOK: bool>(&mut self, now: Cycle) {
         let Some(threads) = &mut self.threads else { return };
         let (routers, net, reverse) = (&mut self.routers, &mut self.net, self.reverse_visits);
-        let (mut credits, mut flits) =
-            (net.links.credits.take(now, TO_ROUTER), net.links.flits.take(now, TO_ROUTER));
-        threads.sort_arrivals(&flits, &credits, routers, &mut net.via_rng);
-        credits.clear();
-        flits.clear();
-        net.links.credits.restore(now, TO_ROUTER, credits);
-        net.links.flits.restore(now, TO_ROUTER, flits);
+        threads.sort_arrivals(net, now, routers);
         threads.phase(routers, net, |routers, net, inbox, range| {
-            for c in &inbox.credits {
-                routers.credit_arrived(c.to as usize, c.vc, c.tail);
-            }
-            for a in &inbox.flits {
-                routers.receive::<PRE, AGE, HOOK>(net, a.to as usize, a.flit, now);
-            }
+            routers.take_inbox::<_, PRE, AGE, HOOK>(net, inbox, now);
             routers.visit_range(net, range, reverse, |routers, net, r| {
                 routers.router_cycle::<PRE, AGE, HOOK>(net, r, now)
             });

@@ -176,15 +176,6 @@ pub enum EscapeRequest {
     Alongside,
 }
 
-impl MinAdaptDirections {
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::All => "all",
-            Self::First => "first",
-        }
-    }
-}
-
 impl Default for RoutingConfig {
     fn default() -> Self {
         Self {

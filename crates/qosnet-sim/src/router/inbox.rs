@@ -16,8 +16,11 @@
 //! (`Simulation::set_visits_by_block`).
 
 use super::Routers;
-use crate::links::{Arrival, CreditMsg};
+use crate::ids::TO_ROUTER;
+use crate::links::{Arrival, CreditMsg, Links};
+use crate::net::RouterNet;
 use crate::unchecked::At;
+use crate::units::Cycle;
 
 /// Routers a block: one word of `Routers::active` (a 64x64 mesh's row of routers).
 pub(crate) const BLOCK: usize = 64;
@@ -78,17 +81,18 @@ impl Inboxes {
         self.list.at(i)
     }
 
-    /// Hand this cycle's `flits` and `credits` for routers to the groups owning them,
-    /// keeping their order, with (where `rng` is given) the way draws of the headers that
-    /// will draw one as they are routed (`Routers::valiant_choice`: a header, not a
-    /// preempted packet's dummy, entering the network or routed by a routing that chooses
-    /// at every hop), drawn from `rng` in arrival order, as one thread draws them.
-    pub fn sort(
+    /// Take this cycle's flits and credits for routers off `links` and hand them to the
+    /// groups owning them, keeping their order, with (where `rng` is given) the way draws
+    /// of the headers that will draw one as they are routed (`Routers::valiant_choice`: a
+    /// header, not a preempted packet's dummy, entering the network or routed by a routing
+    /// that chooses at every hop), drawn from `rng` in arrival order, as one thread draws
+    /// them. The links' lists go back emptied, keeping their capacity.
+    pub fn fill(
         &mut self,
-        flits: &[Arrival],
-        credits: &[CreditMsg],
+        links: &mut Links,
+        now: Cycle,
         routers: &Routers,
-        mut rng: Option<&mut rand_xoshiro::Xoshiro256PlusPlus>,
+        rng: Option<&mut rand_xoshiro::Xoshiro256PlusPlus>,
     ) {
         use rand::RngCore;
         for inbox in &mut self.list {
@@ -96,21 +100,46 @@ impl Inboxes {
             inbox.credits.clear();
             inbox.draws.clear();
         }
-        let draws = rng.is_some() && routers.routing.chooses_at_source();
-        for a in flits {
+        let (mut flits, mut credits) = (links.flits.take(now, TO_ROUTER), links.credits.take(now, TO_ROUTER));
+        let mut rng = rng.filter(|_| routers.routing.chooses_at_source());
+        for a in &flits {
             let g = self.group(a.to);
             let inbox = self.list.at_mut(g);
             inbox.flits.push(*a);
-            // (a dummy header resumes a preempted packet, which keeps its way)
-            if draws && a.flit.is_head() && !a.flit.is_dummy() && routers.draws_way_at(a.to as usize) {
-                if let Some(rng) = rng.as_deref_mut() {
+            if let Some(rng) = rng.as_deref_mut() {
+                // (a dummy header resumes a preempted packet, which keeps its way)
+                if a.flit.is_head() && !a.flit.is_dummy() && routers.draws_way_at(a.to as usize) {
                     inbox.draws.push(rng.next_u64());
                 }
             }
         }
-        for c in credits {
+        for c in &credits {
             let g = self.group(c.to);
             self.list.at_mut(g).credits.push(*c);
+        }
+        flits.clear();
+        credits.clear();
+        links.flits.restore(now, TO_ROUTER, flits);
+        links.credits.restore(now, TO_ROUTER, credits);
+    }
+}
+
+impl Routers {
+    /// Stages 1-2 for what arrives at a group of routers (`inbox`): the credits, then the
+    /// flits, each in arrival order, as `Simulation::deliver_credits` and `deliver_flits`
+    /// take the whole network's.
+    #[inline(always)]
+    pub(crate) fn take_inbox<N: RouterNet, const PRE: bool, const AGE: bool, const HOOK: bool>(
+        &mut self,
+        net: &mut N,
+        inbox: &Inbox,
+        now: Cycle,
+    ) {
+        for c in &inbox.credits {
+            self.credit_arrived(c.to as usize, c.vc, c.tail);
+        }
+        for a in &inbox.flits {
+            self.receive::<PRE, AGE, HOOK>(net, a.to as usize, a.flit, now);
         }
     }
 }

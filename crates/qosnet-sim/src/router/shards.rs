@@ -30,7 +30,6 @@ use super::inbox::{Inbox, Inboxes};
 use super::Routers;
 use crate::flit::{Flit, Packet, Slab};
 use crate::ids::{LinkEnd, PacketId};
-use crate::links::{Arrival, CreditMsg};
 use crate::metrics::trace::Hop;
 use crate::net::{Net, Progress, RouterNet};
 use crate::sched::SchedTables;
@@ -145,19 +144,11 @@ impl Threads {
         })
     }
 
-    /// Hand this cycle's `flits` and `credits` for routers to the shards owning them
-    /// (`Inbox`), keeping their order, with the way draws of the headers that will draw
-    /// one as they are routed (`Routers::valiant_choice`: a header, not a preempted
-    /// packet's dummy, entering the network or routed by a routing that chooses at every
-    /// hop), drawn from `rng` in arrival order, as one thread draws them.
-    pub fn sort_arrivals(
-        &mut self,
-        flits: &[Arrival],
-        credits: &[CreditMsg],
-        routers: &Routers,
-        rng: &mut rand_xoshiro::Xoshiro256PlusPlus,
-    ) {
-        self.inboxes.sort(flits, credits, routers, Some(rng));
+    /// Hand this cycle's flits and credits for routers on `net`'s links to the shards'
+    /// blocks owning them, with the way draws of their headers from `Net::via_rng`, in
+    /// arrival order, as one thread draws them (`Inboxes::fill`).
+    pub fn sort_arrivals(&mut self, net: &mut Net, now: Cycle, routers: &Routers) {
+        self.inboxes.fill(&mut net.links, now, routers, Some(&mut net.via_rng));
     }
 
     /// `work(routers, net, inbox, routers)` for every block of every shard, a shard's
