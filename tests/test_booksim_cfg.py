@@ -103,7 +103,7 @@ def test_defaults_are_booksim2s():
     assert not {"speedup", "input_speedup", "output_speedup", "internal_speedup"} & set(r)
     assert r["vc_release"] == "tail_sent"
     assert r["allocator"] == {"kind": "islip", "iterations": 1}
-    assert r["vc_selection"] == "round_robin"
+    assert r["vc_allocator"] == {"kind": "islip", "iterations": 1}
     assert c["endpoint"] == {"link_latency": 1, "output_stage": 1}
     # warmup_periods 3, sample_period 1000, max_samples 10 (the warm-up among them)
     assert c["simulation"] == {"seed": 0, "warmup": 3000, "measure": 7000}
@@ -121,12 +121,8 @@ def test_defaults_are_booksim2s():
         ("routing_function = dor;", "routing.kind", "dor"),
         ("routing_function = min_adapt;", "routing.kind", "min_adapt"),
         # as BookSim2 ships it: the lowest dimension still to cross of the minimal
-        # directions; the escape among the other VCs under its iSLIP VC allocator
-        (
-            "routing_function = min_adapt;",
-            "routing.min_adapt",
-            {"directions": "first", "escape": "alongside"},
-        ),
+        # directions (the escape asked beside the others by its iSLIP VC allocator)
+        ("routing_function = min_adapt;", "routing.min_adapt", {"directions": "first"}),
         (
             "routing_function = min_adapt; vc_allocator = separable_input_first;",
             "routing.min_adapt",
@@ -145,7 +141,13 @@ def test_defaults_are_booksim2s():
         ),
         ("sw_allocator = wavefront;", "router.allocator", {"kind": "wavefront"}),
         ("alloc_iters = 3;", "router.allocator.iterations", 3),
-        ("vc_allocator = separable_input_first;", "router.vc_selection", "round_robin"),
+        (
+            "vc_allocator = separable_input_first; alloc_iters = 2;",
+            "router.vc_allocator",
+            {"kind": "separable_input_first"},
+        ),
+        # BookSim2's default VC allocator, its alloc_iters rounds
+        ("alloc_iters = 2;", "router.vc_allocator", {"kind": "islip", "iterations": 2}),
         ("routing_delay = 0;", "router.pipeline.routing", 0),
         ("vc_alloc_delay = 2;", "router.pipeline.vc_alloc", 2),
         ("sw_alloc_delay = 2;", "router.pipeline.crossbar", 2),
@@ -202,6 +204,17 @@ def test_each_mapped_key(setting: str, path: str, expected: object):
         assert node == {"sync": 0, "routing": 1, "vc_alloc": 1, "crossbar": 1, "output": 1}
     else:
         assert node == expected
+
+
+def test_vc_allocators_pick_their_own_vcs():
+    """BookSim2's VC allocators run as qosnet's of the same name (their pointers pick each
+    header's VC): no vc_selection, which qosnet's validation refuses beside them."""
+    r = convert(MESH).config["router"]
+    assert r["vc_allocator"] == {"kind": "islip", "iterations": 1}
+    assert "vc_selection" not in r
+    r = convert(MESH + "vc_allocator = separable_input_first;").config["router"]
+    assert r["vc_allocator"] == {"kind": "separable_input_first"}
+    assert "vc_selection" not in r
 
 
 def test_torus_channels_take_two_cycles_under_noc_latency():

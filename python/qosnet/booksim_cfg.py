@@ -327,8 +327,8 @@ SW_ALLOCATORS = {
     "wavefront": "wavefront",
 }
 
-#: BookSim2 VC allocators whose first stage hands an output port's free VCs out by round
-#: robin, as qosnet's `vc_selection = "round_robin"` (configs/validation/README.md).
+#: BookSim2's VC allocators, qosnet's `router.vc_allocator` of the same name: the same
+#: allocators over the same input and output VCs (configs/validation/README.md).
 VC_ALLOCATORS = ("islip", "separable_input_first")
 
 #: Topologies qosnet runs and BookSim2's routing functions on each -> qosnet's routing
@@ -621,12 +621,9 @@ def _topology(r: _Reader, config: dict[str, Any]) -> int:
         if routing == "min_adapt":
             # BookSim2's min_adapt as it ships: its output set (a std::set ordered by
             # priority alone) keeps the lowest dimension still to cross of the minimal
-            # directions; its iSLIP VC allocator asks for the escape VC among the others,
-            # blind to the priority that puts it last (qosnet's routing.min_adapt)
-            options = {"directions": "first"}
-            if r.word("vc_allocator") == "islip":
-                options["escape"] = "alongside"
-            config["routing"]["min_adapt"] = options
+            # directions (qosnet's routing.min_adapt); its iSLIP VC allocator asks for the
+            # escape VC beside the others, as qosnet's router.vc_allocator = "islip" does
+            config["routing"]["min_adapt"] = {"directions": "first"}
     # A folded torus's channels span two routers' pitch: BookSim2 gives them (and their
     # credit channels) 2 cycles under use_noc_latency, a mesh's 1.
     # A cmesh's router channels span a router's two nodes: 2 cycles (cmesh.cpp's cX, cY).
@@ -827,7 +824,10 @@ def _router(r: _Reader, hop_latency: int) -> dict[str, Any]:
         **speedup,
         "vc_release": "tail_credit" if tail_credit else "tail_sent",
         "allocator": allocator,
-        "vc_selection": "round_robin",
+        # (BookSim2's separable VC allocator makes one pass whatever alloc_iters says)
+        "vc_allocator": (
+            {"kind": "islip", "iterations": iterations} if vc == "islip" else {"kind": vc}
+        ),
         "crossbar_scheduler": {"kind": "round_robin"},
         "output_scheduler": {"kind": "round_robin"},
     }

@@ -81,6 +81,8 @@ impl Simulation {
             allocator: rc.allocator.kind,
             iterations: rc.allocator.iterations(),
             vc_selection: rc.vc_selection,
+            vc_allocator: rc.vc_allocator.kind,
+            vc_iterations: rc.vc_allocator.iterations(),
             release_on_send: rc.vc_release == VcRelease::TailSent,
             kind: rc.kind,
             class_vcs: v.class_vcs,

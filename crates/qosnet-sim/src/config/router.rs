@@ -286,6 +286,52 @@ impl InputChoice {
     }
 }
 
+/// How stage 3 matches headers to free output VCs (`[router] vc_allocator`,
+/// `router/vc_alloc.rs`, `router/vc_matching.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum VcAllocatorKind {
+    /// Each output port serves the headers asking for it in round robin from the one after
+    /// its last grant, each taking a free VC its route allows (`vc_selection`): a port
+    /// hands out as many VCs a cycle as it has free. Document 003's router.
+    #[default]
+    OutputPort,
+    /// iSLIP over VCs, BookSim2's default VC allocator (`vc_allocator = islip`,
+    /// `src/allocators/islip.cpp`): every waiting header asks for every free VC of every
+    /// way its routing offers (priorities ignored); each output VC grants the first asker
+    /// from its own pointer, each header accepts the first granting VC from its own;
+    /// pointers move only on first-iteration accepts. Non-preemptive routers.
+    Islip,
+    /// Separable input-first over VCs, BookSim2's `vc_allocator = separable_input_first`
+    /// (`src/allocators/separable_input_first.cpp`, round-robin arbiters), one pass: each
+    /// waiting header's arbiter picks one free VC of its ways, the escape last, then the
+    /// first from its pointer; each output VC's arbiter picks among the headers that chose
+    /// it, the first from its pointer; a match moves both. Non-preemptive routers.
+    SeparableInputFirst,
+}
+
+/// `[router] vc_allocator`: stage 3's allocator and its iterations.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct VcAllocatorConfig {
+    pub kind: VcAllocatorKind,
+    /// iSLIP's grant-accept rounds a cycle (BookSim2's `alloc_iters`). Default 1; iSLIP only
+    /// (BookSim2's separable VC allocator makes one pass whatever `alloc_iters` says).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<u32>,
+}
+
+impl VcAllocatorConfig {
+    fn is_default(&self) -> bool {
+        *self == VcAllocatorConfig::default()
+    }
+
+    /// iSLIP's rounds a cycle (1 for the others, which make one pass).
+    pub fn iterations(&self) -> u32 {
+        self.iterations.unwrap_or(1)
+    }
+}
+
 /// `[router] allocator`: the crossbar allocator and its iterations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -379,6 +425,13 @@ pub struct RouterConfig {
     /// Block-level multiplexing (document 003 §5.1): schedulers switch VC only every
     /// `block_size` flits (1 = flit-level).
     pub block_size: u32,
+    /// How stage 3 hands out output VCs (`VcAllocatorConfig`). Default: each output port
+    /// by round robin over the headers asking for it.
+    // (skipped when default, so configurations written before it hash as they did)
+    #[serde(skip_serializing_if = "VcAllocatorConfig::is_default")]
+    pub vc_allocator: VcAllocatorConfig,
+    /// Which free VC the output-port allocator gives a header (the iSLIP VC allocator's
+    /// accept pointers choose their own).
     pub vc_selection: VcSelection,
     /// When an output VC may take the next packet (`VcRelease`). Default `tail_credit`.
     pub vc_release: VcRelease,
@@ -486,6 +539,7 @@ impl Default for RouterConfig {
             output_scheduler: None,
             allocator: AllocatorConfig::default(),
             block_size: 1,
+            vc_allocator: VcAllocatorConfig::default(),
             vc_selection: VcSelection::LowestFree,
             vc_release: VcRelease::TailCredit,
             preemption: PreemptionConfig::default(),

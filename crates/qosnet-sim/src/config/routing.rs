@@ -140,9 +140,10 @@ pub struct RoutingConfig {
 /// `std::set` ordered by priority alone) keeps one element per priority: the second
 /// direction, of the first's priority, is dropped, so only the lowest dimension still to
 /// cross is offered (`directions = "first"`). And its iSLIP VC allocator ignores the
-/// priorities that put the escape last, asking for the escape VC as for any other
-/// (`escape = "alongside"`). `qosnet run FILE.cfg` sets both as the file's allocator
-/// implies; results/crosscheck/FINDINGS.md has the measurements.
+/// priorities that put the escape last, asking for the escape VC as for any other: qosnet's
+/// `router.vc_allocator = "islip"` does the same with any `escape`, and `escape =
+/// "alongside"` approximates it with the output-port allocator. `qosnet run FILE.cfg` sets
+/// `directions` and the VC allocator; results/crosscheck/FINDINGS.md has the measurements.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct MinAdaptConfig {
@@ -162,7 +163,9 @@ pub enum MinAdaptDirections {
     First,
 }
 
-/// When `min_adapt`'s VC allocation asks for the escape VC.
+/// When `min_adapt`'s VC allocation asks for the escape VC, with the output-port VC
+/// allocator (`router.vc_allocator`; the iSLIP one asks for every way at once, so this
+/// makes no difference there).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EscapeRequest {
@@ -170,9 +173,10 @@ pub enum EscapeRequest {
     /// separable allocators honour).
     #[default]
     Last,
-    /// Among the adaptive VCs, as one of them (BookSim2's iSLIP VC allocator, which hands
-    /// an output port's VCs out by round robin whatever their priority). Needs
-    /// `directions = "first"`: the escape is then on the adaptive way's port.
+    /// Among the adaptive VCs, as one of them, handed out by `vc_selection` whatever its
+    /// priority (an approximation of BookSim2's iSLIP VC allocator, which
+    /// `router.vc_allocator = "islip"` models). Needs `directions = "first"`: the escape is
+    /// then on the adaptive way's port.
     Alongside,
 }
 

@@ -38,6 +38,7 @@ mod speedup_tests;
 mod stalls;
 mod state;
 mod vc_alloc;
+mod vc_matching;
 mod wavefront;
 
 pub(crate) use marking::Marking;
@@ -164,7 +165,14 @@ impl Routers {
                 r_ports: vec![0; topo.routers],
             },
             pre: preemption::Preemption::new(topo.routers, n_ports, n_vcs),
-            va: vc_alloc::VcAllocation::new(topo.routers, ports, lanes, n_vcs, routing.has_other_ways()),
+            va: vc_alloc::VcAllocation::new(
+                topo.routers,
+                ports,
+                lanes,
+                n_vcs,
+                routing.has_other_ways(),
+                p.vc_allocator != crate::config::VcAllocatorKind::OutputPort,
+            ),
             ip_nonempty: vec![0; n_ports],
             ip_active: vec![0; n_ports],
             ip_blocked: vec![0; n_ports],

@@ -3,7 +3,7 @@
 //! the routers' state (`state.rs`) so that a part that needs only the shape (marking's
 //! counters, `marking.rs`) does not depend on the whole state.
 
-use crate::config::{AllocatorKind, RouterKind, VcSelection};
+use crate::config::{AllocatorKind, RouterKind, VcAllocatorKind, VcSelection};
 use crate::units::Cycle;
 
 /// The routers' shape and per-stage delays, resolved (delays in cycles).
@@ -47,6 +47,9 @@ pub(crate) struct Params {
     pub allocator: AllocatorKind,
     pub iterations: u32,
     pub vc_selection: VcSelection,
+    /// Stage 3's allocator (`vc_alloc.rs`, `vc_matching.rs`) and iSLIP's rounds a cycle.
+    pub vc_allocator: VcAllocatorKind,
+    pub vc_iterations: u32,
     /// Output VCs are free once their holder's tail has crossed (`VcRelease::TailSent`),
     /// not when its credit returns.
     pub release_on_send: bool,

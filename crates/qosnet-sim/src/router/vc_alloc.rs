@@ -3,7 +3,9 @@
 //! the last one it granted, so no input is favoured or starved; the header takes a free
 //! VC among those its route allows (lowest free, or round robin per output port).
 
+use super::vc_matching::VcMatching;
 use super::{OtherWays, Routers, Way};
+use crate::config::VcAllocatorKind;
 use crate::ids::InputLane;
 use crate::net::RouterNet;
 use crate::sched::vc_choice::select_vc;
@@ -24,25 +26,25 @@ impl Requester {
     const COUNT: u32 = 64 << 5;
 
     #[inline(always)]
-    fn new(port: usize, lane: usize) -> Requester {
+    pub(super) fn new(port: usize, lane: usize) -> Requester {
         Requester((port << 5 | lane) as u32)
     }
     #[inline(always)]
-    fn port(self) -> usize {
+    pub(super) fn port(self) -> usize {
         (self.0 >> 5) as usize
     }
     #[inline(always)]
-    fn lane(self) -> usize {
+    pub(super) fn lane(self) -> usize {
         (self.0 & 31) as usize
     }
     /// Its place in the round robin that starts after `last` (`VcAllocation::rr`).
     #[inline(always)]
-    fn turn(self, last: u16) -> u32 {
+    pub(super) fn turn(self, last: u16) -> u32 {
         (self.0 + Self::COUNT - last as u32) % Self::COUNT
     }
     /// The round robin's pointer once it has served this one.
     #[inline(always)]
-    fn next(self) -> u16 {
+    pub(super) fn next(self) -> u16 {
         ((self.0 + 1) % Self::COUNT) as u16
     }
 }
@@ -73,12 +75,23 @@ pub(crate) struct VcAllocation {
     /// Per router, a bit per input port that may have headers to allocate (set eagerly,
     /// cleared lazily when the stage finds the port idle).
     pub r_alloc_ports: Vec<u64>,
+    /// The VC allocators over input and output VCs: their pointers and scratch
+    /// (`vc_matching.rs`; empty with the output-port allocator).
+    pub matching: VcMatching,
 }
 
 impl VcAllocation {
     /// For `routers` routers of `ports` ports and `lanes` lanes a port; `other_ways`: the
     /// routing offers headers other ways (a record per input VC).
-    pub(crate) fn new(routers: usize, ports: usize, lanes: usize, n_vcs: usize, other_ways: bool) -> Self {
+    /// `matching`: stage 3 runs an allocator over input and output VCs (`vc_matching.rs`).
+    pub(crate) fn new(
+        routers: usize,
+        ports: usize,
+        lanes: usize,
+        n_vcs: usize,
+        other_ways: bool,
+        matching: bool,
+    ) -> Self {
         let n_ports = routers * ports;
         VcAllocation {
             ip_vc_alloc: vec![0; n_ports],
@@ -89,6 +102,7 @@ impl VcAllocation {
             requests: Vec::with_capacity(ports * lanes),
             vc_rr: vec![RoundRobin::default(); n_ports],
             r_alloc_ports: vec![0; routers],
+            matching: if matching { VcMatching::new(n_vcs, ports * lanes) } else { VcMatching::default() },
         }
     }
 }
@@ -103,6 +117,9 @@ impl Routers {
     ) {
         if *self.va.r_alloc_ports.at(r) == 0 {
             return;
+        }
+        if !PRE && self.p.vc_allocator != VcAllocatorKind::OutputPort {
+            return self.vc_matching_stage::<HOOK>(net, r, now);
         }
         let ports = self.p.ports;
         let mut requests = std::mem::take(&mut self.va.requests);
@@ -185,42 +202,60 @@ impl Routers {
                 continue;
             };
             *self.va.rr.at_mut(op) = who.next();
-            *self.op_allocated.at_mut(op) |= 1 << ov;
-            let state = self.in_vc.at_mut(ivc);
-            if asked > 0 {
-                // the header takes the other way (the escape: it keeps to it from here, its
-                // next routers seeing it arrive on an escape VC)
-                state.out_port = (op - r * ports) as u16;
-                state.route_vcs = route_vcs;
-                *self.va.other_ways.at_mut(ivc) = OtherWays::default();
-            }
-            state.out_vc = ov as u8;
-            state.gate = now + self.p.d_vc_alloc;
-            state.front.ready = state.front.ready.max(state.gate);
-            let out_vc = self.out_vc.at_mut(self.p.lane_index(op, ov));
-            out_vc.owner = InputLane::new(ip, v);
-            if HOOK && !PRE && out_vc.buf.len() >= self.p.output_depth {
-                // (`VcRelease::TailSent`: the previous holder's flits may still fill it)
-                *self.ip_blocked.at_mut(ip) |= 1 << v;
-            }
-            if ov < self.p.vcs {
-                self.op_held.at_mut(op)[class as usize] |= 1 << ov;
-                if PRE {
-                    // a higher class parked here may now preempt this VC
-                    self.wake_vc_alloc(op);
-                }
-            }
-            *self.op_open.at_mut(op) |= 1 << ov;
-            *self.sa.r_ports.at_mut(r) |= 1 << port;
-            *self.va.ip_vc_alloc.at_mut(ip) &= !(1 << v);
-            *self.ip_active.at_mut(ip) |= 1 << v;
-            *self.ip_to_out.at_mut(ip * ports + (op - r * ports)) |= 1 << v;
-            if HOOK {
-                self.requeue(ip, v);
-            }
-            net.progress().last_progress = now;
+            self.take_vc::<PRE, HOOK>(net, (r, port, v), (op, ov), (asked > 0).then_some(route_vcs), now);
         }
         self.va.requests = requests;
+    }
+
+    /// Header VC `v` of router `r`'s input port `port` takes VC `ov` of output port `op`
+    /// (`router * ports + port`); `other`: the VCs of the other way it takes, if not its
+    /// route's (the escape: it keeps to it from here, its next routers seeing it arrive on
+    /// an escape VC).
+    #[inline(always)]
+    pub(super) fn take_vc<const PRE: bool, const HOOK: bool>(
+        &mut self,
+        net: &mut impl RouterNet,
+        (r, port, v): (usize, usize, usize),
+        (op, ov): (usize, usize),
+        other: Option<u32>,
+        now: Cycle,
+    ) {
+        let ports = self.p.ports;
+        let ip = r * ports + port;
+        let ivc = self.p.lane_index(ip, v);
+        let class = self.in_vc.at(ivc).class;
+        *self.op_allocated.at_mut(op) |= 1 << ov;
+        let state = self.in_vc.at_mut(ivc);
+        if let Some(route_vcs) = other {
+            state.out_port = (op - r * ports) as u16;
+            state.route_vcs = route_vcs;
+            *self.va.other_ways.at_mut(ivc) = OtherWays::default();
+        }
+        state.out_vc = ov as u8;
+        state.gate = now + self.p.d_vc_alloc;
+        state.front.ready = state.front.ready.max(state.gate);
+        let out_vc = self.out_vc.at_mut(self.p.lane_index(op, ov));
+        out_vc.owner = InputLane::new(ip, v);
+        if HOOK && !PRE && out_vc.buf.len() >= self.p.output_depth {
+            // (`VcRelease::TailSent`: the previous holder's flits may still fill it)
+            *self.ip_blocked.at_mut(ip) |= 1 << v;
+        }
+        if ov < self.p.vcs {
+            self.op_held.at_mut(op)[class as usize] |= 1 << ov;
+            if PRE {
+                // a higher class parked here may now preempt this VC
+                self.wake_vc_alloc(op);
+            }
+        }
+        *self.op_open.at_mut(op) |= 1 << ov;
+        *self.sa.r_ports.at_mut(r) |= 1 << port;
+        *self.va.ip_vc_alloc.at_mut(ip) &= !(1 << v);
+        *self.ip_active.at_mut(ip) |= 1 << v;
+        *self.ip_to_out.at_mut(ip * ports + (op - r * ports)) |= 1 << v;
+        if HOOK {
+            self.requeue(ip, v);
+        }
+        net.progress().last_progress = now;
     }
 
     /// Which of input VC record `ivc`'s other ways to ask for (its output port, as
@@ -246,7 +281,7 @@ impl Routers {
     /// Header VC `v` of input port `ip` can win no VC of output port `op` until its VCs
     /// change: it leaves the requests until `wake_vc_alloc(op)`.
     #[inline]
-    fn park(&mut self, ip: usize, v: usize, op: usize) {
+    pub(super) fn park(&mut self, ip: usize, v: usize, op: usize) {
         let port = self.ip_place.at(ip).1;
         *self.va.ip_vc_alloc.at_mut(ip) &= !(1 << v);
         *self.va.ip_parked.at_mut(ip) |= 1 << v;

@@ -11,9 +11,9 @@
 //! entering the escape takes its dateline class as if it were injected where it is, which
 //! is what BookSim2's `min_adapt_torus` does too.
 //!
-//! The VC allocator (`router/vc_alloc.rs`) asks for the first adaptive way, then the
-//! second where the first has no VC free (or where both have and the second more), then
-//! the escape. Differences from BookSim2: its torus variant puts adaptive traffic on VC 3
+//! The output-port VC allocator (`router/vc_alloc.rs`) asks for the first adaptive way,
+//! then the second where the first has no VC free (or where both have and the second
+//! more), then the escape; the iSLIP one (`router/vc_islip.rs`) for every way at once. Differences from BookSim2: its torus variant puts adaptive traffic on VC 3
 //! alone (VC 2 idle, 4 VCs needed), ours on every VC from 2; a tie of distance k/2 goes as
 //! dimension order's does (+ from an even coordinate), BookSim2's goes -; and with more
 //! than two dimensions still to cross only the first two are offered at once.
@@ -22,9 +22,10 @@
 //! routing function adds every minimal direction to an output set, a `std::set` ordered by
 //! priority alone (`outputset.hpp`), which keeps the first of equal priority and drops the
 //! rest, so the lowest dimension still to cross is all it offers, with the escape on the
-//! same port. `[routing] min_adapt = { directions = "first" }` does the same, and `escape =
-//! "alongside"` asks for the escape VC among the others, as BookSim2's iSLIP VC allocator
-//! does, blind to the priority that puts it last (`config::MinAdaptConfig`;
+//! same port. `[routing] min_adapt = { directions = "first" }` does the same. BookSim2's
+//! iSLIP VC allocator then asks for the escape VC among the others, blind to the priority
+//! that puts it last: `router.vc_allocator = "islip"` does that, and `escape = "alongside"`
+//! approximates it with the output-port allocator (`config::MinAdaptConfig`;
 //! results/crosscheck/FINDINGS.md).
 
 use super::dor::{self, Grid, Wrap};

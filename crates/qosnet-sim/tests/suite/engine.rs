@@ -349,9 +349,17 @@ fn invariants_hold_every_cycle_with_booksim_speedups() {
 fn arb_config() -> impl Strategy<Value = String> {
     let topo = prop_oneof![
         (2u32..=6).prop_map(|p| format!("kind = \"star\"\nports = {p}")),
-        (2u32..=4, 1u32..=2, 0usize..4).prop_map(|(k, n, r)| format!(
-            "kind = \"mesh\"\nk = {k}\nn = {n}\n[routing]\nkind = \"{}\"",
-            ["dor", "valiant", "xy_yx", "adaptive_xy_yx"][r]
+        (2u32..=4, 1u32..=2, 0usize..6).prop_map(|(k, n, r)| format!(
+            "kind = \"mesh\"\nk = {k}\nn = {n}\n[routing]\n{}",
+            [
+                "kind = \"dor\"",
+                "kind = \"valiant\"",
+                "kind = \"xy_yx\"",
+                "kind = \"adaptive_xy_yx\"",
+                "kind = \"min_adapt\"",
+                // (BookSim2's as it ships)
+                "kind = \"min_adapt\"\nmin_adapt = { directions = \"first\", escape = \"alongside\" }",
+            ][r]
         )),
         (2u32..=4, 1u32..=2, prop::bool::ANY).prop_map(|(k, n, valiant)| format!(
             "kind = \"torus\"\nk = {k}\nn = {n}{}",
@@ -391,10 +399,10 @@ fn arb_config() -> impl Strategy<Value = String> {
         (0u32..=2, 0u32..=2, 0u32..=2, 1u32..=2, 0u32..=2),
         (1u32..=3, 1u32..=3, 1u32..=2),
         (prop::bool::ANY, prop::bool::ANY, prop::bool::ANY, prop::bool::ANY),
-        (0u32..3, 1u32..=3, prop::bool::ANY),
+        (0u32..3, 1u32..=3, prop::bool::ANY, 0u8..3),
         (1u32..=3, 1u32..=2, 1u32..=2),
     )
-        .prop_map(|((vcs, ib, ob), (s1, s2, s3, s4, s5), (link, credit, speedup), (rr1, rr2, lowest, sent), (alloc, iters, output_first), (s_in, s_out, internal))| {
+        .prop_map(|((vcs, ib, ob), (s1, s2, s3, s4, s5), (link, credit, speedup), (rr1, rr2, lowest, sent), (alloc, iters, output_first, vc_alloc), (s_in, s_out, internal))| {
             let sched = |rr: bool| if rr { "round_robin" } else { "fcfs" };
             // (iSLIP and the wavefront allocator run without speedup)
             // (the separable allocator's inputs choosing an output first, BookSim2's, runs
@@ -419,11 +427,17 @@ fn arb_config() -> impl Strategy<Value = String> {
                  pipeline = {{ sync = {s1}, routing = {s2}, vc_alloc = {s3}, crossbar = {s4}, output = {s5} }}\n\
                  link_latency = {link}\ncredit_latency = {credit}\nspeedup = {speedup}\n{booksim}\
                  crossbar_scheduler = {{ kind = \"{}\" }}\noutput_scheduler = {{ kind = \"{}\" }}\n\
-                 vc_selection = \"{}\"\nvc_release = \"{}\"\nallocator = {allocator}",
+                 vc_selection = \"{}\"\nvc_release = \"{}\"\nallocator = {allocator}{}",
                 sched(rr1),
                 sched(rr2),
                 if lowest { "lowest_free" } else { "round_robin" },
-                if sent { "tail_sent" } else { "tail_credit" }
+                if sent { "tail_sent" } else { "tail_credit" },
+                // (BookSim2's VC allocators, whose pointers pick the VC)
+                match vc_alloc {
+                    1 if lowest => format!("\nvc_allocator = {{ kind = \"islip\", iterations = {iters} }}"),
+                    2 if lowest => "\nvc_allocator = { kind = \"separable_input_first\" }".to_string(),
+                    _ => String::new(),
+                }
             )
         });
     let traffic = (1u32..=90, 1u32..=12, 1u32..=6, 0u8..3, 0u64..1000, prop::bool::ANY).prop_map(
@@ -468,7 +482,7 @@ proptest! {
         // flattened butterfly's Valiant and UGAL two.
         let toml = if toml.contains("dragonfly") { toml.replace("vcs = 1\n", "vcs = 3\n").replace("vcs = 2\n", "vcs = 3\n") } else { toml };
         let detour = (toml.contains("flatfly") || toml.contains("mesh"))
-            && (toml.contains("valiant") || toml.contains("ugal") || toml.contains("xy_yx"));
+            && (toml.contains("valiant") || toml.contains("ugal") || toml.contains("xy_yx") || toml.contains("min_adapt"));
         let toml = if detour { toml.replace("vcs = 1\n", "vcs = 2\n") } else { toml };
         // UGAL with O1TURN on a flattened butterfly: four (each order's two phases).
         let toml = if toml.contains("ugal_xy_yx") {

@@ -1,7 +1,7 @@
 //! Duato's escape VC end to end: LID paths sharing the VCs through one (`[routing] lid_vcs
 //! = "escape"`, `routing/lid_paths.rs`) and minimal adaptive routing over dimension order's
 //! (`routing.kind = "min_adapt"`, `routing/min_adapt.rs`) run past saturation without
-//! deadlock, and minimal adaptive routing spreads a permutation that dimension order
+//! deadlock, with either VC allocator, and minimal adaptive routing spreads a permutation that dimension order
 //! concentrates.
 
 use qosnet_sim::Simulation;
@@ -26,6 +26,7 @@ proptest::proptest! {
         classes in proptest::bool::ANY,
         drb in proptest::bool::ANY,
         min_adapt in proptest::bool::ANY,
+        vc_alloc in proptest::sample::select(vec!["", "islip", "separable_input_first"]),
         load in 0.2f64..1.0,
         flits in proptest::sample::select(vec![1u32, 4, 16]),
         seed in 1u64..1000,
@@ -55,11 +56,17 @@ proptest::proptest! {
         } else {
             (format!("[routing]\nlmc = {lmc}\nslack = {slack}\nlid_vcs = \"escape\"\n{multipath}\n"), marking)
         };
+        // (or BookSim2's VC allocators: iSLIP asks for the escape beside the other ways)
+        let vc_allocator = if vc_alloc.is_empty() {
+            String::new()
+        } else {
+            format!("vc_allocator = {{ kind = \"{vc_alloc}\" }}\n")
+        };
         let toml = format!(
             "[simulation]\nseed = {seed}\nwarmup = 300\nmeasure = 2500\nwatchdog = 3000\n\
              [topology]\nkind = \"{}\"\nk = {k}\nn = 2\n\
              {routing}\
-             [router]\nvcs = {vcs}\n{vc_classes}input_buffer = 8\noutput_buffer = 8\n{marking}\n{traffic}",
+             [router]\nvcs = {vcs}\n{vc_classes}input_buffer = 8\noutput_buffer = 8\n{vc_allocator}{marking}\n{traffic}",
             if torus { "torus" } else { "mesh" }
         );
         let mut s = Simulation::from_toml(&toml, None)

@@ -17,6 +17,7 @@ pub(super) fn check_router(cfg: &Config, errs: &mut Vec<ConfigError>) {
     range(errs, "router.speedup", rc.speedup, 1, 16);
     check_booksim_speedups(errs, rc);
     check_allocator(errs, rc);
+    check_vc_allocator(errs, rc);
     range(errs, "router.block_size", rc.block_size, 1, 65_535);
     check_scheduler(errs, "router.crossbar_scheduler", &rc.crossbar(), rc.vcs);
     check_scheduler(errs, "router.output_scheduler", &rc.output(), rc.vcs);
@@ -114,6 +115,48 @@ pub(super) fn check_crossbar_ports(cfg: &Config, ports: usize, errs: &mut Vec<Co
                 s_in.max(s_out)
             ),
         ));
+    }
+}
+
+/// `[router] vc_allocator`: iSLIP's iterations in range, and the routers the allocators
+/// over input and output VCs run on.
+fn check_vc_allocator(errs: &mut Vec<ConfigError>, rc: &crate::config::RouterConfig) {
+    use crate::config::{VcAllocatorKind, VcSelection};
+    let a = &rc.vc_allocator;
+    let name = match a.kind {
+        VcAllocatorKind::OutputPort => "output_port",
+        VcAllocatorKind::Islip => "islip",
+        VcAllocatorKind::SeparableInputFirst => "separable_input_first",
+    };
+    match (a.kind, a.iterations) {
+        (VcAllocatorKind::Islip, Some(n)) => range(errs, "router.vc_allocator.iterations", n, 1, 16),
+        (_, Some(n)) => errs.push(ConfigError::new(
+            "router.vc_allocator.iterations",
+            format!(
+                "the {name} VC allocator makes one pass (iSLIP's take iterations); remove the key, got {n}"
+            ),
+        )),
+        (_, None) => {}
+    }
+    if a.kind != VcAllocatorKind::OutputPort {
+        if rc.kind == RouterKind::Preemptive {
+            errs.push(ConfigError::new(
+                "router.vc_allocator.kind",
+                format!(
+                    "\"{name}\" runs on the traditional and non_preemptive routers: the preemptive router's \
+                     headers may take a VC held by a lower class, which its matching does not model; use \"output_port\""
+                ),
+            ));
+        }
+        if rc.vc_selection != VcSelection::LowestFree {
+            errs.push(ConfigError::new(
+                "router.vc_selection",
+                format!(
+                    "has no effect with router.vc_allocator.kind = \"{name}\", whose pointers pick each header's VC; \
+                     remove the key"
+                ),
+            ));
+        }
     }
 }
 
