@@ -497,7 +497,8 @@ def convert(text: str, source: str = "<text>") -> Conversion:
         "topology": {},
         "routing": {},
         "router": {},
-        "endpoint": {"link_latency": 1, "output_stage": 1},
+        # (its node starts a packet only on a VC neither in use nor full: vc_needs_credit)
+        "endpoint": {"link_latency": 1, "output_stage": 1, "vc_needs_credit": True},
         "traffic": [_traffic(r)],
     }
     hop_latency = _topology(r, config)

@@ -95,6 +95,7 @@ impl Simulation {
             class_vcs: v.class_vcs,
             home_vcs: v.home_vcs,
             vc_selection: config.endpoint.vc_selection,
+            vc_needs_credit: config.endpoint.vc_needs_credit,
             per_class_queues: matches!(config.endpoint.queues, SourceQueues::PerClass | SourceQueues::PerVc),
             per_vc_queues: config.endpoint.queues == SourceQueues::PerVc,
             seed: config.simulation.seed,

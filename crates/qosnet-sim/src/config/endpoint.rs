@@ -16,6 +16,13 @@ pub struct EndpointConfig {
     pub model: NicModel,
     /// How the NIC picks a VC of the router's input port for each packet.
     pub vc_selection: VcSelection,
+    /// A packet starts only on a VC with a credit (room in the router's input buffer), as
+    /// BookSim2's source picks its injection VC (`trafficmanager.cpp`: the first VC from
+    /// its round robin that is neither in use nor full); else it waits for one. Default
+    /// false: any VC not in use, whose credits the packet then waits for. Ideal endpoint,
+    /// non-preemptive routers, without `queues = "per_vc"`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub vc_needs_credit: bool,
     /// The host-side send queues and how the NIC serves them: `fifo` (one doorbell queue,
     /// the traditional NIC), `per_class` (a doorbell / QP-scheduling queue per class served
     /// by priority, the QoS NIC), and for the NIC models `round_robin` (a message at a time
@@ -270,6 +277,7 @@ impl Default for EndpointConfig {
         Self {
             model: NicModel::Ideal,
             vc_selection: VcSelection::RoundRobin,
+            vc_needs_credit: false,
             queues: SourceQueues::Fifo,
             skip_blocked: true,
             concurrent_packets: 1,

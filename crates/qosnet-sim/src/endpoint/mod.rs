@@ -198,7 +198,11 @@ impl Endpoints {
             if at_limit && !self.nic_outranks(n, class as u8) {
                 return true;
             }
-            let free = *self.p.class_vcs.at(class) & !*self.nic_busy.at(n);
+            let mut free = *self.p.class_vcs.at(class) & !*self.nic_busy.at(n);
+            if self.p.vc_needs_credit {
+                // (BookSim2's source: a VC neither in use nor full; `credit_arrived` retries)
+                free &= *self.nic_credited.at(n);
+            }
             let vc = if free != 0 {
                 let home = free & *self.p.home_vcs.at(class);
                 let free = if home != 0 { home } else { free };
@@ -589,6 +593,9 @@ impl Endpoints {
         let bit = 1u32 << vc;
         *self.nic_credits.at_mut(n * self.p.lanes + vc as usize) += 1;
         *self.nic_credited.at_mut(n) |= bit;
+        if self.p.vc_needs_credit {
+            *self.nic_start_blocked.at_mut(n) = false;
+        }
         if tail && !self.p.release_on_send {
             self.free_lane(n, vc as usize);
         }

@@ -26,6 +26,8 @@ pub(crate) struct EndpointParams {
     pub class_vcs: [u32; 3],
     pub home_vcs: [u32; 3],
     pub vc_selection: VcSelection,
+    /// A packet starts only on a lane with a credit (`config::EndpointConfig::vc_needs_credit`).
+    pub vc_needs_credit: bool,
     /// Per-class source queues served by priority (else one FIFO).
     pub per_class_queues: bool,
     /// A source queue per VC (`SourceQueues::PerVc`, `vc_queues.rs`), instead of the above.

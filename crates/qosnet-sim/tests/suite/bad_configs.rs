@@ -134,6 +134,8 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
         case("rounds for the output-port VC allocator", with("[router]\nvc_allocator = { iterations = 2 }\n"), "router.vc_allocator.iterations", "the output_port VC allocator makes one pass"),
         case("VC selection with the iSLIP VC allocator", with("[router]\nvc_allocator = { kind = \"islip\" }\nvc_selection = \"round_robin\"\n"), "router.vc_selection", "has no effect with router.vc_allocator.kind = \"islip\""),
         case("rounds for the separable VC allocator", with("[router]\nvc_allocator = { kind = \"separable_input_first\", iterations = 2 }\n"), "router.vc_allocator.iterations", "the separable_input_first VC allocator makes one pass"),
+        case("a credited VC at a NIC model", with("[endpoint]\nmodel = \"via\"\nvc_needs_credit = true\n"), "endpoint.vc_needs_credit", "ideal endpoint"),
+        case("a credited VC in the preemptive router", "[topology]\nkind = \"mesh\"\nk = 3\nn = 2\n[router]\nkind = \"preemptive\"\nvcs = 4\n[endpoint]\nvc_needs_credit = true\n[[traffic]]\nload = 0.1\n", "endpoint.vc_needs_credit", "non-preemptive routers"),
         case("an unknown VC allocator", with("[router]\nvc_allocator = { kind = \"pim\" }\n"), "router.vc_allocator.kind", "islip"),
         case("an unknown lid_vcs", "[topology]\nkind = \"mesh\"\nk = 3\nn = 2\n[routing]\nlmc = 1\nlid_vcs = \"duato\"\n[[traffic]]\nload = 0.1\n", "routing.lid_vcs", "escape"),
         case("LID paths on an 8x1000 mesh", "[topology]\nkind = \"mesh\"\ndims = [8, 1000]\n[routing]\nlmc = 2\n[router]\nvcs = 3\n[[traffic]]\nload = 0.1\n", "routing.lmc", "alternative paths to search"),

@@ -454,10 +454,11 @@ fn arb_config() -> impl Strategy<Value = String> {
             )
         },
     );
-    (topo, router, traffic).prop_map(|(t, r, (tr, seed))| {
+    // (BookSim2's source: a packet starts only on a VC with a credit)
+    (topo, router, traffic, prop::bool::ANY).prop_map(|(t, r, (tr, seed), credit)| {
         format!(
             "[simulation]\nseed = {seed}\nwarmup = 100\nmeasure = 400\ndrain_limit = 20000\nwatchdog = 3000\n\
-             [topology]\n{t}\n[router]\n{r}\n[[traffic]]\n{tr}\n"
+             [topology]\n{t}\n[router]\n{r}\n[endpoint]\nvc_needs_credit = {credit}\n[[traffic]]\n{tr}\n"
         )
     })
 }

@@ -29,4 +29,24 @@ pub(super) fn check_endpoint(cfg: &Config, errs: &mut Vec<ConfigError>) {
     if let Some(p) = cfg.endpoint.processors {
         range(errs, "endpoint.processors", p, 1, 1_000_000);
     }
+    // (BookSim2's source choice: the ideal endpoint's packet starts; the NIC models start
+    // from their own buffers, the preemptive router's may take a held VC, and per-VC
+    // queues are bound to their VC)
+    if cfg.endpoint.vc_needs_credit {
+        let why = if cfg.endpoint.model != crate::config::NicModel::Ideal {
+            Some("the ideal endpoint's (model = \"ideal\")")
+        } else if rc.kind == RouterKind::Preemptive {
+            Some("non-preemptive routers' (the preemptive NIC may take a VC held by a lower class)")
+        } else if cfg.endpoint.queues == crate::config::SourceQueues::PerVc {
+            Some("the FIFO and per-class queues' (queues = \"per_vc\" binds a queue to its VC)")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            errs.push(ConfigError::new(
+                "endpoint.vc_needs_credit",
+                format!("true is BookSim2's source choice, and only {why}; remove it or set it false"),
+            ));
+        }
+    }
 }
