@@ -199,6 +199,9 @@ impl Routers {
         let ports = self.p.ports;
         let mut m = std::mem::take(&mut self.va.matching);
         m.asks.clear();
+        // (the same walk over waiting headers as `vc_alloc_stage`'s: a helper taking a
+        // closure for both cost the output-port path 1.2% more instructions, measured on the
+        // 8x8 40-flit and router8 benches, so the ten lines are written twice)
         for port in bits64(*self.va.r_alloc_ports.at(r)) {
             let ip = r * ports + port;
             let waiting = *self.va.ip_vc_alloc.at(ip);
