@@ -130,6 +130,9 @@ impl VcMatching {
                     *self.accept_ptr.at_mut(ivc) = Requester::new(op as usize - base, ov as usize).next();
                 }
                 self.matches.push((k, ov));
+                if round + 1 == rounds {
+                    continue; // (no next round to take them out of)
+                }
                 // Out of the next rounds: the asker, and the VC from every ask.
                 for a in self.asks.iter_mut() {
                     if a.who == who {

@@ -13,10 +13,12 @@
 //!
 //! The output-port VC allocator (`router/vc_alloc.rs`) asks for the first adaptive way,
 //! then the second where the first has no VC free (or where both have and the second
-//! more), then the escape; the iSLIP one (`router/vc_islip.rs`) for every way at once. Differences from BookSim2: its torus variant puts adaptive traffic on VC 3
-//! alone (VC 2 idle, 4 VCs needed), ours on every VC from 2; a tie of distance k/2 goes as
-//! dimension order's does (+ from an even coordinate), BookSim2's goes -; and with more
-//! than two dimensions still to cross only the first two are offered at once.
+//! more), then the escape; BookSim2's two (`router/vc_matching.rs`) ask for every way at
+//! once, the separable one picking the escape last. Differences from BookSim2: its torus
+//! variant puts adaptive traffic on VC 3 alone (VC 2 idle, 4 VCs needed), ours on every
+//! VC from 2; a tie of distance k/2 goes as dimension order's does (+ from an even
+//! coordinate), BookSim2's goes -; and with more than two dimensions still to cross only
+//! the first two are offered at once.
 //!
 //! BookSim2's `min_adapt` as it ships (commit 28f43299) is not adaptive in direction: its
 //! routing function adds every minimal direction to an output set, a `std::set` ordered by
