@@ -16,6 +16,7 @@ from qosnet.crosscheck import (
     Limits,
     Point,
     booksim_point,
+    judge_qosnet,
     load_plan,
     qosnet_point,
     search,
@@ -92,6 +93,50 @@ def test_qosnet_side_runs_the_same_case():
     assert not p.saturated and p.accepted == pytest.approx(0.05, rel=0.1)
     # past any mesh's capacity under transpose: judged saturated
     assert qosnet_point(case, 0.95, short).saturated
+
+
+def test_qosnet_side_is_judged_as_booksim_judges_undelivered_packets():
+    """BookSim2 drains its measured packets without a time limit and counts each one still
+    out at its age against `latency_thres`; qosnet's run stops at its drain limit. Worked by
+    hand: 1,000 measured, accepted as offered, delivered mean 600 cycles."""
+    row = {"accepted_flits_per_node_cycle": 0.1, "offered_flits_per_node_cycle": 0.1}
+    row["latency_mean"] = 600.0
+
+    def summary(delivered: int, drained: int, window_end: float = 500.0) -> dict:
+        return {
+            "drain_complete": delivered == 1000,
+            "messages_measured": 1000,
+            "messages_delivered": delivered,
+            "cycles": 30000 + drained,
+            "warmup_cycles": 10000,
+            "measure_cycles": 20000,
+            "window_end_latency": window_end,
+        }
+
+    # all delivered: the mean decides
+    assert judge_qosnet(0.1, summary(1000, 5000), row, 1000.0) == Point(0.1, 0.1, 600.0, False)
+    # 20 out after a 20000-cycle drain: (980 * 600 + 20 * 20000) / 1000 = 988 <= 1000, so
+    # only a longer drain can tell (the old rule called it saturated)
+    assert judge_qosnet(0.1, summary(980, 20000), row, 1000.0) is None
+    # 21 out: (979 * 600 + 21 * 20000) / 1000 = 1007.4 > 1000, saturated whatever comes
+    p = judge_qosnet(0.1, summary(979, 20000), row, 1000.0)
+    assert p is not None and p.saturated and p.latency == pytest.approx(1007.4)
+    # at the window's end, BookSim2's test at the end of a sample: past the limit
+    assert judge_qosnet(0.1, summary(1000, 5000, 1000.5), row, 1000.0).saturated
+    # accepted more than 5% short of offered
+    short = dict(row, accepted_flits_per_node_cycle=0.094)
+    assert judge_qosnet(0.1, summary(1000, 5000), short, 1000.0).saturated
+
+
+def test_qosnet_side_drains_longer_where_the_bound_cannot_decide():
+    """A measured message still out at the configuration's drain limit, too young to put the
+    mean past the limit: run again with `drain_retry` cycles of drain, and judged on that."""
+    case = Case("mesh8x8_min_adapt", 4, 1, "transpose", VALIDATION)
+    # (seed 1 at 0.1414: 20 of about 181,000 measured packets wait out the 20000-cycle drain
+    # of the base, at a mean of 442 cycles)
+    p = qosnet_point(case, 0.141484, Limits())
+    assert not p.saturated and p.latency == pytest.approx(455, rel=0.05)
+    assert qosnet_point(case, 0.141484, Limits(drain_retry=20000)).saturated
 
 
 def test_bisection_brackets_a_known_saturation():
@@ -263,6 +308,9 @@ def test_bad_plan_names_the_field(tmp_path: Path):
         load_plan(tmp_path)
     (tmp_path / "cases.toml").write_text("[measure]\nlow = 0.5\nhigh = 0.2\n")
     with pytest.raises(ValueError, match="measure.low, measure.high"):
+        load_plan(tmp_path)
+    (tmp_path / "cases.toml").write_text("[measure]\ndrain_retry = 0\n")
+    with pytest.raises(ValueError, match="measure.drain_retry: must be >= 1 cycle, got 0"):
         load_plan(tmp_path)
     (tmp_path / "a.toml").write_text("")
     (tmp_path / "booksim2").mkdir()

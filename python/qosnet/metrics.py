@@ -21,6 +21,7 @@ _EXACT = {
     "utilization": "fraction of cycles",
     "dma_busy_fraction": "fraction of cycles",
     "vtick": "cycles per flit",
+    "window_end_latency": "cycles",
 }
 
 

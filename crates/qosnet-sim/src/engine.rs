@@ -53,6 +53,9 @@ pub struct Simulation {
     pub(crate) finished: bool,
     /// The drain limit passed with measured messages still undelivered.
     pub(crate) drain_incomplete: bool,
+    /// At the window's end, the mean latency of the measured messages so far
+    /// (`latency_so_far`); None before.
+    pub(crate) window_end_latency: Option<f64>,
     /// Visit routers in reverse order (a test hook: results must not change).
     pub(crate) reverse_visits: bool,
 }
@@ -216,6 +219,9 @@ impl Simulation {
     fn advance_here(&mut self, max_cycles: u64) -> Result<bool, SimError> {
         let stop = self.now.saturating_add(max_cycles);
         while !self.finished && self.now < stop {
+            if self.now >= self.run.window_end && self.window_end_latency.is_none() {
+                self.window_end_latency = Some(self.latency_so_far());
+            }
             // (a run with application models ends when its last job completes: `generate`)
             if self.now >= self.run.window_end
                 && self.net.progress.measured_outstanding == 0
@@ -246,6 +252,26 @@ impl Simulation {
             return Err(SimError::Invariant { cycle: self.now, what: v });
         }
         Ok(self.finished)
+    }
+
+    /// The mean latency of the measured messages now, each not yet delivered counted at its
+    /// age: what BookSim2 tests against its `latency_thres` at the end of each sample, to
+    /// call a run unstable (`trafficmanager.cpp`; it counts an undelivered packet once per
+    /// flit still out, which is the same for one-flit packets). A saturated network's
+    /// undelivered messages weigh in with their waits before any is delivered.
+    fn latency_so_far(&self) -> f64 {
+        let nodes = &self.net.obs.metrics.nodes;
+        let mut sum: u64 = nodes.iter().map(|n| n.latency_sum).sum();
+        let mut count: u64 = nodes.iter().map(|n| n.messages_delivered).sum();
+        for m in self.net.messages.live_items().filter(|m| m.measured && m.delivered < m.size) {
+            sum += self.now.saturating_sub(m.created);
+            count += 1;
+        }
+        if count == 0 {
+            0.0
+        } else {
+            sum as f64 / count as f64
+        }
     }
 
     fn is_idle(&self) -> bool {

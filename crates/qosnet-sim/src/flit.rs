@@ -241,6 +241,16 @@ impl<T, I: SlabId> Slab<T, I> {
     pub fn live(&self) -> usize {
         self.items.len() - self.free.len()
     }
+
+    /// The items in use: a pass over the whole slab (for a count made once a run, not in
+    /// the cycle loop).
+    pub fn live_items(&self) -> impl Iterator<Item = &T> {
+        let mut free = vec![false; self.items.len()];
+        for id in &self.free {
+            free[id.slot()] = true;
+        }
+        self.items.iter().zip(free).filter(|(_, f)| !f).map(|(t, _)| t)
+    }
 }
 
 #[cfg(test)]

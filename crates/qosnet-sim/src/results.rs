@@ -33,6 +33,10 @@ pub struct Summary {
     pub saturated: bool,
     pub messages_measured: u64,
     pub messages_delivered: u64,
+    /// At the window's end: the mean latency (cycles) of the measured messages, each not yet
+    /// delivered counted at its age then (BookSim2's test of a run's stability against its
+    /// `latency_thres`; `qosnet crosscheck` judges both simulators by it).
+    pub window_end_latency: f64,
     /// Flits created in the window per node per cycle.
     pub offered_flits_per_node_cycle: f64,
     /// Flits ejected in the window per node per cycle.
@@ -650,6 +654,7 @@ impl Simulation {
             saturated: self.drain_incomplete
                 || per_node_cycle(t.accepted) < (1.0 - SATURATION_DEFICIT) * per_node_cycle(t.offered),
             messages_measured: t.measured,
+            window_end_latency: self.window_end_latency.unwrap_or(0.0),
             messages_delivered: t.delivered,
             offered_flits_per_node_cycle: per_node_cycle(t.offered),
             accepted_flits_per_node_cycle: per_node_cycle(t.accepted),

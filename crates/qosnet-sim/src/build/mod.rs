@@ -225,6 +225,7 @@ impl Simulation {
             now: 0,
             finished: false,
             drain_incomplete: false,
+            window_end_latency: None,
             reverse_visits: false,
             config,
             clock,

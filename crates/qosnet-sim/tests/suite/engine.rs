@@ -657,3 +657,38 @@ fn markov_on_off_carries_its_load_in_bursts() {
     .to_string();
     assert!(err.contains("traffic[0].load") && err.contains("while ON"), "{err}");
 }
+
+/// `window_end_latency` (BookSim2's stability test, `qosnet crosscheck`'s rule) counts each
+/// measured message at min(delivery, window end) − creation: worked out here from the
+/// messages' own records, on a run that drains completely, below and near saturation
+/// (where many are still out at the window's end), on one thread and on two.
+#[test]
+fn window_end_latency_counts_undelivered_messages_at_their_age() {
+    for (load, threads) in [(0.2, 1), (0.42, 1), (0.42, 2)] {
+        let toml = format!(
+            "[simulation]\nseed = 3\nwarmup = 2000\nmeasure = 6000\ndrain_limit = 400000\n\
+             record_messages = true\nthreads = {threads}\n\
+             [topology]\nkind = \"mesh\"\nk = 8\nn = 2\n[router]\nvcs = 2\n\
+             [[traffic]]\nload = {load}\nmessage_flits = 4\npacket_flits = 4\n"
+        );
+        let r = sim(&toml).run().unwrap();
+        let s = &r.summary;
+        assert!(s.drain_complete, "{load}");
+        let m = r.messages.as_ref().unwrap();
+        let (created, delivered) = (u64s(m, "created"), u64s(m, "delivered"));
+        assert_eq!(created.len() as u64, s.messages_measured);
+        let end = s.warmup_cycles + s.measure_cycles;
+        let out = delivered.iter().filter(|&&d| d >= end).count();
+        let sum: u64 = created.iter().zip(delivered).map(|(&c, &d)| d.min(end) - c).sum();
+        let expected = sum as f64 / created.len() as f64;
+        assert!(
+            (s.window_end_latency - expected).abs() < 1e-9 * expected,
+            "load {load}: {} against {expected} ({out} out at the window's end)",
+            s.window_end_latency
+        );
+        if load > 0.4 {
+            // (near saturation: many out, and the mean so far below the final one)
+            assert!(out > 100 && s.window_end_latency < s.latency.mean, "{out}");
+        }
+    }
+}
