@@ -102,7 +102,7 @@ def test_qosnet_side_is_judged_as_booksim_judges_undelivered_packets():
     row = {"accepted_flits_per_node_cycle": 0.1, "offered_flits_per_node_cycle": 0.1}
     row["latency_mean"] = 600.0
 
-    def summary(delivered: int, drained: int, window_end: float = 500.0) -> dict:
+    def summary(delivered: int, drained: int, stability: float = 500.0) -> dict:
         return {
             "drain_complete": delivered == 1000,
             "messages_measured": 1000,
@@ -110,7 +110,7 @@ def test_qosnet_side_is_judged_as_booksim_judges_undelivered_packets():
             "cycles": 30000 + drained,
             "warmup_cycles": 10000,
             "measure_cycles": 20000,
-            "window_end_latency": window_end,
+            "stability_latency": stability,
         }
 
     # all delivered: the mean decides
@@ -121,7 +121,8 @@ def test_qosnet_side_is_judged_as_booksim_judges_undelivered_packets():
     # 21 out: (979 * 600 + 21 * 20000) / 1000 = 1007.4 > 1000, saturated whatever comes
     p = judge_qosnet(0.1, summary(979, 20000), row, 1000.0)
     assert p is not None and p.saturated and p.latency == pytest.approx(1007.4)
-    # at the window's end, BookSim2's test at the end of a sample: past the limit
+    # BookSim2's test at the end of its samples or in its drain (`stability_latency`): past
+    # the limit
     assert judge_qosnet(0.1, summary(1000, 5000, 1000.5), row, 1000.0).saturated
     # accepted more than 5% short of offered
     short = dict(row, accepted_flits_per_node_cycle=0.094)

@@ -16,13 +16,14 @@ For each case and each simulator this module measures
   bracket is narrower than `tolerance` of its lower end. A load is saturated when, over the
   measurement window, accepted traffic falls more than 5% short of offered, or the mean
   packet latency exceeds `latency_limit` cycles: BookSim2 stops such a run itself (its
-  `latency_thres`, set to the same limit: "Simulation unstable"). BookSim2 drains the
-  measured packets without a time limit, aborting once their mean latency, the ones still
-  out counted at their age, passes the limit; qosnet's run ends at its drain limit, so a
-  qosnet run with measured packets still out is judged by the same bound (`judge_qosnet`)
-  and, where that cannot decide, run again with a drain of `drain_retry` cycles. Both sides
-  are judged by one rule. (Until 2026-12 a qosnet run whose drain had not completed counted
-  as saturated, a stricter rule than BookSim2's: results/crosscheck/FINDINGS.md.)
+  `latency_thres`, set to the same limit: "Simulation unstable"), testing the mean latency
+  with the flits still out counted at their age at the end of each sample and every 1,000
+  cycles of its drain, which has no time limit. qosnet's engine takes the same test
+  (`stability_latency`); its run ends at its drain limit, so one with measured packets
+  still out is judged by the least they can add (`judge_qosnet`) and, where that cannot
+  decide, run again with a drain of `drain_retry` cycles. Both sides are judged by one rule.
+  (Until session 33 a qosnet run whose drain had not completed counted as saturated, a
+  stricter rule than BookSim2's: results/crosscheck/FINDINGS.md.)
 
 BookSim2 is not shipped: the caller names a binary it built (`--booksim`). Each search runs
 as one item on `qosnet.pool` (local processes or Dask), one simulator and case per item.
@@ -310,19 +311,20 @@ def judge_qosnet(
     load: float, summary: dict[str, Any], row: Any, latency_limit: float
 ) -> Point | None:
     """A qosnet run judged by BookSim2's rule: saturated when accepted falls more than 5%
-    short of offered, or the mean latency of the measured packets passes `latency_limit`
-    with those not yet delivered counted at their age, as BookSim2 counts its undelivered
-    ones (`trafficmanager.cpp`) at the end of each sample (qosnet: at the window's end,
-    `window_end_latency`) and while it drains (qosnet: at the drain's end, each undelivered
-    one at least the drain's length old). None when packets are still out at the drain's
-    end and that bound stays within the limit: only a longer drain can tell."""
+    short of offered, or the mean latency passes `latency_limit` as BookSim2 tests it
+    (`trafficmanager.cpp`): over the measured packets delivered and, at their age, the flits
+    still out, at the end of the measured samples and every 1,000 cycles of the drain
+    (qosnet's summary `stability_latency`), and at last over every measured packet. BookSim2
+    drains with no time limit; qosnet's run stops at its drain limit, so measured packets
+    still out then are counted at the least age they have (the drain's length). None when
+    that bound stays within the limit: only a longer drain can tell."""
     accepted = float(row["accepted_flits_per_node_cycle"])
     offered = float(row["offered_flits_per_node_cycle"])
     latency = float(row["latency_mean"])
     if (
         accepted < ACCEPTED_FRACTION * offered
         or not latency <= latency_limit
-        or not float(summary["window_end_latency"]) <= latency_limit
+        or not float(summary["stability_latency"]) <= latency_limit
     ):
         return Point(load, accepted, latency, True)
     if summary["drain_complete"]:

@@ -22,6 +22,7 @@ _EXACT = {
     "dma_busy_fraction": "fraction of cycles",
     "vtick": "cycles per flit",
     "window_end_latency": "cycles",
+    "stability_latency": "cycles",
 }
 
 

@@ -23,6 +23,10 @@ use crate::topology::Topology;
 use crate::traffic::driver::Traffic;
 use crate::units::{Clock, Cycle};
 
+/// Cycles between BookSim2's stability tests while it drains its measured packets
+/// (`trafficmanager.cpp`: every 1,000 cycles; `Simulation::latency_so_far`).
+const STABILITY_EVERY: Cycle = 1000;
+
 /// When a run measures and ends, in cycles.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RunParams {
@@ -53,9 +57,12 @@ pub struct Simulation {
     pub(crate) finished: bool,
     /// The drain limit passed with measured messages still undelivered.
     pub(crate) drain_incomplete: bool,
-    /// At the window's end, the mean latency of the measured messages so far
-    /// (`latency_so_far`); None before.
+    /// BookSim2's stability test (`latency_so_far`): its value at the window's end (None
+    /// before), the largest it took there and every `STABILITY_EVERY` cycles of the drain,
+    /// and the cycle of the next test.
     pub(crate) window_end_latency: Option<f64>,
+    pub(crate) stability_latency: f64,
+    pub(crate) next_stability_test: Cycle,
     /// Visit routers in reverse order (a test hook: results must not change).
     pub(crate) reverse_visits: bool,
 }
@@ -219,8 +226,18 @@ impl Simulation {
     fn advance_here(&mut self, max_cycles: u64) -> Result<bool, SimError> {
         let stop = self.now.saturating_add(max_cycles);
         while !self.finished && self.now < stop {
-            if self.now >= self.run.window_end && self.window_end_latency.is_none() {
-                self.window_end_latency = Some(self.latency_so_far());
+            if self.now >= self.next_stability_test {
+                // (as BookSim2: at the end of the measured samples, whatever is out, then
+                // while measured messages are)
+                let at_end = self.window_end_latency.is_none();
+                if at_end || self.net.progress.measured_outstanding > 0 {
+                    let latency = self.latency_so_far();
+                    if at_end {
+                        self.window_end_latency = Some(latency);
+                    }
+                    self.stability_latency = self.stability_latency.max(latency);
+                }
+                self.next_stability_test = self.now + STABILITY_EVERY;
             }
             // (a run with application models ends when its last job completes: `generate`)
             if self.now >= self.run.window_end
@@ -254,18 +271,35 @@ impl Simulation {
         Ok(self.finished)
     }
 
-    /// The mean latency of the measured messages now, each not yet delivered counted at its
-    /// age: what BookSim2 tests against its `latency_thres` at the end of each sample, to
-    /// call a run unstable (`trafficmanager.cpp`; it counts an undelivered packet once per
-    /// flit still out, which is the same for one-flit packets). A saturated network's
-    /// undelivered messages weigh in with their waits before any is delivered.
+    /// The mean latency BookSim2 tests against its `latency_thres` at the end of each sample
+    /// and every 1,000 cycles of its drain, to call a run unstable (`trafficmanager.cpp`),
+    /// taken now: the measured messages
+    /// delivered so far, each once at its latency, and each flit not yet delivered, at its
+    /// message's age, of the messages under way (cut into packets: in the network or being
+    /// sent) and of the next message of each source queue with none of its class being
+    /// sent. That last is BookSim2's source, which creates a source's next packet only when
+    /// the one before has been sent (with its creation time as drawn), so a backlog behind it
+    /// does not count.
     fn latency_so_far(&self) -> f64 {
         let nodes = &self.net.obs.metrics.nodes;
         let mut sum: u64 = nodes.iter().map(|n| n.latency_sum).sum();
         let mut count: u64 = nodes.iter().map(|n| n.messages_delivered).sum();
-        for m in self.net.messages.live_items().filter(|m| m.measured && m.delivered < m.size) {
-            sum += self.now.saturating_sub(m.created);
-            count += 1;
+        let now = self.now;
+        let mut waiting = |m: &crate::flit::Message| {
+            let flits = (m.size - m.delivered) as u64;
+            sum += flits * now.saturating_sub(m.created);
+            count += flits;
+        };
+        for m in self.net.messages.live_items().filter(|m| m.packetized > 0 && m.delivered < m.size) {
+            waiting(m);
+        }
+        let e = &self.endpoints;
+        for (q, queue) in e.nic_queue.iter().enumerate() {
+            let idle = e.nic_sending_class[q / 3][q % 3] == 0;
+            match queue.front().map(|&m| self.net.messages.get(m)) {
+                Some(m) if idle && m.packetized == 0 => waiting(m),
+                _ => {}
+            }
         }
         if count == 0 {
             0.0

@@ -33,10 +33,15 @@ pub struct Summary {
     pub saturated: bool,
     pub messages_measured: u64,
     pub messages_delivered: u64,
-    /// At the window's end: the mean latency (cycles) of the measured messages, each not yet
-    /// delivered counted at its age then (BookSim2's test of a run's stability against its
-    /// `latency_thres`; `qosnet crosscheck` judges both simulators by it).
+    /// At the window's end, the mean latency (cycles) BookSim2 tests against its
+    /// `latency_thres` to call a run unstable: the measured messages delivered, and each
+    /// flit still out, at its message's age, of the messages under way and of each source
+    /// queue's next.
     pub window_end_latency: f64,
+    /// The largest of that test, at the window's end and every 1,000 cycles of the drain
+    /// while measured messages are out, as BookSim2 repeats it (`qosnet crosscheck` judges
+    /// both simulators by it).
+    pub stability_latency: f64,
     /// Flits created in the window per node per cycle.
     pub offered_flits_per_node_cycle: f64,
     /// Flits ejected in the window per node per cycle.
@@ -655,6 +660,7 @@ impl Simulation {
                 || per_node_cycle(t.accepted) < (1.0 - SATURATION_DEFICIT) * per_node_cycle(t.offered),
             messages_measured: t.measured,
             window_end_latency: self.window_end_latency.unwrap_or(0.0),
+            stability_latency: self.stability_latency,
             messages_delivered: t.delivered,
             offered_flits_per_node_cycle: per_node_cycle(t.offered),
             accepted_flits_per_node_cycle: per_node_cycle(t.accepted),

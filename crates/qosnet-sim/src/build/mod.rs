@@ -226,6 +226,8 @@ impl Simulation {
             finished: false,
             drain_incomplete: false,
             window_end_latency: None,
+            stability_latency: 0.0,
+            next_stability_test: window_end,
             reverse_visits: false,
             config,
             clock,
