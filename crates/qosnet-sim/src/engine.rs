@@ -273,13 +273,13 @@ impl Simulation {
 
     /// The mean latency BookSim2 tests against its `latency_thres` at the end of each sample
     /// and every 1,000 cycles of its drain, to call a run unstable (`trafficmanager.cpp`),
-    /// taken now: the measured messages
-    /// delivered so far, each once at its latency, and each flit not yet delivered, at its
-    /// message's age, of the messages under way (cut into packets: in the network or being
-    /// sent) and of the next message of each source queue with none of its class being
-    /// sent. That last is BookSim2's source, which creates a source's next packet only when
-    /// the one before has been sent (with its creation time as drawn), so a backlog behind it
-    /// does not count.
+    /// taken now: the measured messages delivered so far, each once at its latency, and each
+    /// flit not yet delivered, at its message's age, of the messages under way (cut into
+    /// packets: in the network or being sent) and of the next message of each source queue
+    /// with nothing of its class being sent (of any class, for a single FIFO). That last is
+    /// BookSim2's source, which creates a source's next packet only when the one before has
+    /// been sent (with its creation time as drawn), so a backlog behind it does not count.
+    /// (Per-VC source queues, `vc_queues.rs`, are not looked at: BookSim2 has none.)
     fn latency_so_far(&self) -> f64 {
         let nodes = &self.net.obs.metrics.nodes;
         let mut sum: u64 = nodes.iter().map(|n| n.latency_sum).sum();
@@ -295,7 +295,9 @@ impl Simulation {
         }
         let e = &self.endpoints;
         for (q, queue) in e.nic_queue.iter().enumerate() {
-            let idle = e.nic_sending_class[q / 3][q % 3] == 0;
+            let (n, c) = (q / 3, q % 3);
+            let idle =
+                if e.p.per_class_queues { e.nic_sending_class[n][c] == 0 } else { e.nic_sending[n] == 0 };
             match queue.front().map(|&m| self.net.messages.get(m)) {
                 Some(m) if idle && m.packetized == 0 => waiting(m),
                 _ => {}

@@ -242,8 +242,8 @@ impl<T, I: SlabId> Slab<T, I> {
         self.items.len() - self.free.len()
     }
 
-    /// The items in use: a pass over the whole slab (for a count made once a run, not in
-    /// the cycle loop).
+    /// The items in use: a pass over the whole slab (for a count made now and then, not in
+    /// every cycle).
     pub fn live_items(&self) -> impl Iterator<Item = &T> {
         let mut free = vec![false; self.items.len()];
         for id in &self.free {
