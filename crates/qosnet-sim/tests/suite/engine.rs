@@ -664,11 +664,12 @@ fn markov_on_off_carries_its_load_in_bursts() {
 /// starts it only on a VC with room goes out the cycle it starts) or the oldest not yet
 /// started at its source (BookSim2 creates a source's next packet only when the one before
 /// has gone); the backlog behind it not at all. With no warm-up every message alive at the
-/// window's end is measured, and the drain completes, so every one is recorded. Below and
-/// near saturation, where many are out at the window's end and sources queue.
+/// window's end is measured, and the drain completes, so every one is recorded. Below
+/// saturation (this mesh's is about 0.08) and past it, where many are out at the window's
+/// end and the sources' backlogs are tens of thousands of messages.
 #[test]
 fn window_end_latency_counts_what_booksim_counts_at_the_end_of_a_sample() {
-    for (load, threads) in [(0.2, 1), (0.45, 1), (0.45, 2)] {
+    for (load, threads) in [(0.05, 1), (0.2, 1), (0.2, 2)] {
         let toml = format!(
             "[simulation]\nseed = 3\nwarmup = 0\nmeasure = 6000\ndrain_limit = 400000\n\
              record_messages = true\nthreads = {threads}\n\
@@ -705,8 +706,8 @@ fn window_end_latency_counts_what_booksim_counts_at_the_end_of_a_sample() {
             "load {load}: {} against {expected} ({out} in the network, {queued} queued)",
             s.window_end_latency
         );
-        if load > 0.4 {
-            // (near saturation: many in the network, and a backlog behind the sources' next)
+        if load > 0.1 {
+            // (past saturation: many in the network, and a backlog behind the sources' next)
             assert!(out > 100 && queued > next.len(), "{out} {queued} {}", next.len());
         }
         assert!(s.stability_latency >= s.window_end_latency);
