@@ -658,7 +658,10 @@ def test_reservations_hold_under_contention(scenario: str, backend: str) -> None
     by their reservations, and over-subscribed reservations by 1/IDT, within 2% (the
     kernel back end's over-subscribed shares within 10%: `contention.KERNEL_SHARE_BOUND`)."""
     sc = next(s for s in contention.CONTENDED if s.name == scenario)
-    rows = contention.run_one(sc, backend, 100e6, warmup=1.0, window=3.0)
+    # (the kernel back end's shares over 3 s windows scattered to +11.6% of the smaller one
+    # in a CI rehearsal on 2026-11-30, the suite's other tests beside it: 6 s there)
+    window = 6.0 if backend == "kernel" and sc.name.startswith("oversubscribed") else 3.0
+    rows = contention.run_one(sc, backend, 100e6, warmup=1.0, window=window)
     holds, worst = contention.verdict(rows)
     assert not any(r["errors"] for r in rows), rows
     assert holds, f"worst error {worst:+.2%}: {rows}"
