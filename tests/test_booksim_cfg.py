@@ -164,6 +164,10 @@ def test_defaults_are_booksim2s():
         ("output_speedup = 2; vc_buf_size = 6;", "router.output_buffer", 6),
         ("internal_speedup = 2.0; vc_buf_size = 6;", "router.output_buffer", 6),
         ("input_speedup = 2; vc_buf_size = 6;", "router.output_buffer", 1),
+        # ... its flits holding their downstream credits, taken at the crossbar as BookSim2's
+        # switch allocator takes them; else taken at the output, as in qosnet's own router
+        ("internal_speedup = 2.0;", "router.credit_at", "crossbar"),
+        ("output_speedup = 2;", "router.credit_at", "crossbar"),
         # BookSim2's hop in internal steps, two a cycle: dragonflyconfig's VC allocation
         # and switch allocation in one cycle, the crossbar in the next
         (
@@ -204,6 +208,13 @@ def test_each_mapped_key(setting: str, path: str, expected: object):
         assert node == {"sync": 0, "routing": 1, "vc_alloc": 1, "crossbar": 1, "output": 1}
     else:
         assert node == expected
+
+
+def test_credits_are_taken_at_the_output_where_no_output_queues():
+    """Without speedups that queue at the output, the output stage's one-flit register takes
+    its flit's credit as it sends it: qosnet's default, written as no key."""
+    for setting in ("", "input_speedup = 2;"):
+        assert "credit_at" not in convert(MESH + setting).config["router"]
 
 
 def test_vc_allocators_pick_their_own_vcs():

@@ -329,6 +329,7 @@ impl Simulation {
         // compiles their per-cycle step and per-message delivery check out.
         let hooks = v.marking
             || v.release_on_send
+            || v.credit_at_crossbar
             || v.reweighted
             || self.net.obs.trace.per_flit()
             || self.traffic.apps.is_some();

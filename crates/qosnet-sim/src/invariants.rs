@@ -129,19 +129,23 @@ impl Simulation {
         let up = self.routers.credit_return[ip];
         let depth = self.routers.p.lane_depth(v);
         let (kind, up) = up.split();
-        let (credits, credits_on_wire, credited) = if kind == TO_ENDPOINT {
+        let (credits, credits_on_wire, credited, taken) = if kind == TO_ENDPOINT {
             let node = up as usize;
             let i = node * vcs + v;
-            (self.endpoints.nic_credits[i], wire.credits_nic[i], self.endpoints.nic_credited[node])
+            (self.endpoints.nic_credits[i], wire.credits_nic[i], self.endpoints.nic_credited[node], 0)
         } else {
             let i = self.routers.p.lane_index(up as usize, v);
             let upstream = self.all_routers().of_lane(i);
-            (upstream.out_vc[i].credits, wire.credits[i], upstream.op_credited[up as usize])
+            // (`CreditAt::Crossbar`: the flits in the output VC buffer took theirs)
+            let taken = if upstream.p.credit_at_crossbar { upstream.out_vc[i].buf.len() } else { 0 };
+            (upstream.out_vc[i].credits, wire.credits[i], upstream.op_credited[up as usize], taken)
         };
         let name = || self.input_vc_name(ip, v);
         if (credited >> v & 1 == 1) != (credits > 0) {
             return self.broken(format!("{}: upstream credit mask out of date", name()));
         }
+        // (the upstream output VC's flits that took a credit count as credits held)
+        let credits = credits + taken;
         if credits > depth {
             return self.broken(format!("{}: upstream holds {credits} credits > depth {depth}", name()));
         }
@@ -181,15 +185,16 @@ impl Simulation {
     }
 
     /// Ejection links: the sink consumes at once, so credits + flits on the wire + credits
-    /// on the wire = depth.
+    /// on the wire = depth (+ the flits in the output VC buffer, which took theirs with
+    /// `CreditAt::Crossbar`).
     fn check_ejection_credits(&self, wire: &OnWire) -> Result<(), SimError> {
         let vcs = self.routers.p.lanes;
         for node in 0..self.routers.topo.nodes {
             for v in 0..vcs {
                 let i = self.routers.p.lane_index(self.endpoints.eject_port[node].index(), v);
-                let total = self.all_routers().of_lane(i).out_vc[i].credits
-                    + wire.credits[i]
-                    + wire.ejecting[node * vcs + v];
+                let out_vc = &self.all_routers().of_lane(i).out_vc[i];
+                let taken = if self.routers.p.credit_at_crossbar { out_vc.buf.len() } else { 0 };
+                let total = out_vc.credits + taken + wire.credits[i] + wire.ejecting[node * vcs + v];
                 if total != self.routers.p.lane_depth(v) {
                     return self.broken(format!("ejection credits of node {node} vc {v} not conserved"));
                 }

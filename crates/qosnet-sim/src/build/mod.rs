@@ -10,7 +10,7 @@ mod validate;
 
 pub use validate::{validate, Validated};
 
-use crate::config::{Config, RouterKind, SourceQueues, VcRelease, VirtualClockState};
+use crate::config::{Config, CreditAt, RouterKind, SourceQueues, VcRelease, VirtualClockState};
 use crate::endpoint::{EndpointParams, Endpoints, PathChoice};
 use crate::engine::{RunParams, Simulation};
 use crate::error::ConfigErrors;
@@ -84,6 +84,7 @@ impl Simulation {
             vc_allocator: rc.vc_allocator.kind,
             vc_iterations: rc.vc_allocator.iterations(),
             release_on_send: rc.vc_release == VcRelease::TailSent,
+            credit_at_crossbar: rc.credit_at == CreditAt::Crossbar,
             kind: rc.kind,
             class_vcs: v.class_vcs,
             home_vcs: v.home_vcs,

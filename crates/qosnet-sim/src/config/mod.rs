@@ -29,9 +29,10 @@ pub use endpoint::{
 pub use files::{FilePath, FileScope, Files};
 pub use memory::{MemoryEstimate, MemoryPart};
 pub use router::{
-    AllocatorConfig, AllocatorKind, ClassCounts, ControlVc, InputChoice, MarkingConfig, PipelineConfig,
-    PreemptionConfig, RouterConfig, RouterKind, SchedulerConfig, VcAllocatorConfig, VcAllocatorKind,
-    VcClasses, VcRelease, VcSelection, VictimMarking, VirtualClockConfig, VirtualClockState, WaitingHeaders,
+    AllocatorConfig, AllocatorKind, ClassCounts, ControlVc, CreditAt, InputChoice, MarkingConfig,
+    PipelineConfig, PreemptionConfig, RouterConfig, RouterKind, SchedulerConfig, VcAllocatorConfig,
+    VcAllocatorKind, VcClasses, VcRelease, VcSelection, VictimMarking, VirtualClockConfig, VirtualClockState,
+    WaitingHeaders,
 };
 pub use routing::{
     DrbSplit, EscapeRequest, LidVcs, MinAdaptConfig, MinAdaptDirections, MultipathConfig, PathSelection,

@@ -247,6 +247,30 @@ pub enum VcRelease {
     TailSent,
 }
 
+/// Where a flit takes its downstream credit (`[router] credit_at`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CreditAt {
+    /// At the output multiplexer (stage 5, document 003 §3): a flit crosses into its
+    /// output VC buffer while there is room, and leaves on the link only with a credit, so
+    /// the output buffer adds to the downstream one.
+    #[default]
+    Output,
+    /// At the crossbar (stage 4): a flit crosses only with a credit of its output VC, and
+    /// takes it, so the output buffer holds flits with room already kept for them
+    /// downstream. BookSim2's `iq` router (`src/routers/iq_router.cpp`: the switch
+    /// allocator asks for a credit, its output queue is bounded only by them); with its
+    /// speedups the queue then holds no more than the downstream VC buffer. Not with the
+    /// preemptive router.
+    Crossbar,
+}
+
+impl CreditAt {
+    fn is_default(&self) -> bool {
+        *self == CreditAt::Output
+    }
+}
+
 /// How the crossbar (stage 4) matches its inputs to its outputs each cycle
 /// (`router/crossbar.rs`, `router/islip.rs`, `router/wavefront.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -387,6 +411,10 @@ pub struct RouterConfig {
     pub input_buffer: u32,
     /// Output buffer depth per VC, in flits (stage 5).
     pub output_buffer: u32,
+    /// Where a flit takes its downstream credit (`CreditAt`). Default `output`.
+    // (skipped when default, so configurations written before it hash as they did)
+    #[serde(skip_serializing_if = "CreditAt::is_default")]
+    pub credit_at: CreditAt,
     /// Delay of each pipeline stage, in cycles.
     pub pipeline: PipelineConfig,
     /// Wire delay of a link, in cycles.
@@ -528,6 +556,7 @@ impl Default for RouterConfig {
             vc_classes: VcClasses::Auto,
             input_buffer: 40,
             output_buffer: 40,
+            credit_at: CreditAt::Output,
             pipeline: PipelineConfig::default(),
             link_latency: 1,
             credit_latency: 1,

@@ -515,7 +515,16 @@ impl Routers {
         }
         self.outbuf.push(&mut out_vc.buf, ovc, flit);
         let occupancy = out_vc.buf.len();
-        let full = occupancy >= self.p.output_depth;
+        let mut full = occupancy >= self.p.output_depth;
+        // (`CreditAt::Crossbar`, BookSim2's iq router: the flit takes its downstream credit
+        // here, and its VC waits for the next one as for room)
+        if HOOK && self.p.credit_at_crossbar {
+            out_vc.credits -= 1;
+            if out_vc.credits == 0 {
+                *self.op_credited.at_mut(op) &= !(1 << ov);
+                full = true;
+            }
+        }
         // The switch output hook (`marking.rs`) and the recordings (`[trace]`), compiled out
         // of runs without them. A dummy flit carries no packet.
         if HOOK && !(PRE && flit.is_dummy()) {
@@ -550,7 +559,8 @@ impl Routers {
         *self.out.r_ports.at_mut(r) |= 1 << out;
         let tail = flit.is_tail();
         // The output VC buffer is fed by this input VC alone: once full, the VC waits until
-        // it sends (the output stage unblocks it). After a tail the VC serves another packet.
+        // it sends (the output stage unblocks it), or out of credits taken here, until one
+        // comes back (`credit_arrived`). After a tail the VC serves another packet.
         if !tail && full {
             *self.ip_blocked.at_mut(ip) |= 1 << v;
         }

@@ -16,6 +16,8 @@
 //! link cycles. Within a router the stages run 3, 5, 4 so a stage-5 slot freed this
 //! cycle can be refilled by the crossbar in the same cycle, as in a real pipeline register.
 
+#[cfg(test)]
+mod credit_at_tests;
 mod crossbar;
 mod deadlock;
 use matching::XbarScratch;
@@ -67,8 +69,8 @@ pub(crate) use crate::topology::MAX_PORTS;
 /// - `HOOK` (chosen by the engine): the per-flit hooks are compiled in — the switch
 ///   outputs' marking (`marking.rs`), the per-flit recordings of `[trace]`
 ///   (`metrics/trace.rs`) and VC release at the tail (`config::VcRelease::TailSent`: a
-///   VC buffer then holds packets one after another); without them the run carries none
-///   of their code.
+///   VC buffer then holds packets one after another) and credits taken at the crossbar
+///   (`config::CreditAt::Crossbar`); without them the run carries none of their code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Variant {
     pub preemptive: bool,
@@ -77,6 +79,8 @@ pub(crate) struct Variant {
     /// `HOOK`).
     pub marking: bool,
     pub release_on_send: bool,
+    /// Flits take their credits at the crossbar (`config::CreditAt::Crossbar`).
+    pub credit_at_crossbar: bool,
     /// Arbitration tables follow admission control's reservations (the routers' outputs'
     /// and the HCAs', kept with the reservations): a reason for `HOOK` too.
     pub reweighted: bool,
@@ -223,6 +227,7 @@ impl Routers {
             age: self.in_keys.mode.is_age() && self.out.keys.mode.is_age(),
             marking: self.marking != Marking::None,
             release_on_send: self.p.release_on_send,
+            credit_at_crossbar: self.p.credit_at_crossbar,
             reweighted: self.reweighted,
         }
     }

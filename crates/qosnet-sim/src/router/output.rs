@@ -50,7 +50,9 @@ impl Routers {
             let ovcs = self.out_vc.span(base, vcs);
             let key = |v: usize| ovcs.at(v).key;
             let ready = |v: usize| ovcs.at(v).buf.front().ready <= now;
-            let offered = waiting & *self.op_credited.at(op);
+            // (`CreditAt::Crossbar`: every flit here took its credit as it crossed)
+            let taken = HOOK && self.p.credit_at_crossbar;
+            let offered = if taken { waiting } else { waiting & *self.op_credited.at(op) };
             // (admission control's per-link tables, document 000 §4.1: `HOOK` runs only)
             let tables = if HOOK { net.out_tables(op).unwrap_or(&self.out.tables) } else { &self.out.tables };
             let Some(v) = tables.select(self.out.sched.at_mut(op), offered, key, ready) else {
@@ -71,22 +73,26 @@ impl Routers {
                 }
                 ovc.key = self.out.keys.key_in::<AGE>(op, v, ready - self.p.d_crossbar, ready);
             }
-            ovc.credits -= 1;
-            if ovc.credits == 0 {
-                *self.op_credited.at_mut(op) &= !(1 << v);
+            if !taken {
+                ovc.credits -= 1;
+                if ovc.credits == 0 {
+                    *self.op_credited.at_mut(op) &= !(1 << v);
+                }
             }
             // The input VC feeding this output VC may have been waiting for room (if it
-            // still feeds it: it may have moved on to another packet and output VC).
+            // still feeds it: it may have moved on to another packet and output VC); with
+            // credits taken at the crossbar, it may wait for a credit instead.
+            let no_credit = taken && ovc.credits == 0;
             let (oip, ov) = ovc.owner_input();
             let feeds = |f: &InVc| (f.out_port as usize, f.out_vc as usize) == (port, v);
             let waits = |s: &Routers| {
                 *s.ip_blocked.at(oip) & (1 << ov) != 0 && feeds(s.in_vc.at(s.p.lane_index(oip, ov)))
             };
             debug_assert!(
-                was_full || !waits(self),
+                was_full || no_credit || !waits(self),
                 "router[{r}].out[{port}].vc[{v}]: feeder blocked on a buffer with room"
             );
-            if was_full && waits(self) {
+            if was_full && !no_credit && waits(self) {
                 *self.ip_blocked.at_mut(oip) &= !(1 << ov);
                 *self.sa.r_ports.at_mut(r) |= 1 << (oip % ports);
             }

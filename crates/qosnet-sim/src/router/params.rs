@@ -53,6 +53,9 @@ pub(crate) struct Params {
     /// Output VCs are free once their holder's tail has crossed (`VcRelease::TailSent`),
     /// not when its credit returns.
     pub release_on_send: bool,
+    /// A flit takes its downstream credit at the crossbar, not at the output multiplexer
+    /// (`config::CreditAt::Crossbar`, BookSim2's `iq` router; a `HOOK` run's).
+    pub credit_at_crossbar: bool,
     pub kind: RouterKind,
     /// Per traffic class (`TrafficClass::index`): the VCs it may be given.
     pub class_vcs: [u32; 3],

@@ -37,7 +37,13 @@ impl Routers {
                         };
                         stalls.cycles.at_mut(ivc)[cause] += 1;
                     }
-                    let waiting = *self.op_nonempty.at(ip) & !*self.op_credited.at(ip);
+                    // (with credits taken at the crossbar its flits hold theirs: a VC out of
+                    // them stalls at its input, as blocked)
+                    let waiting = if self.p.credit_at_crossbar {
+                        0
+                    } else {
+                        *self.op_nonempty.at(ip) & !*self.op_credited.at(ip)
+                    };
                     for v in bits(waiting) {
                         let ovc = self.p.lane_index(ip, v);
                         if self.out_vc.at(ovc).buf.front().ready <= now {

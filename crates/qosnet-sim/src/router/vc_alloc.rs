@@ -236,8 +236,10 @@ impl Routers {
         state.front.ready = state.front.ready.max(state.gate);
         let out_vc = self.out_vc.at_mut(self.p.lane_index(op, ov));
         out_vc.owner = InputLane::new(ip, v);
-        if HOOK && !PRE && out_vc.buf.len() >= self.p.output_depth {
-            // (`VcRelease::TailSent`: the previous holder's flits may still fill it)
+        let no_credit = self.p.credit_at_crossbar && out_vc.credits == 0;
+        if HOOK && !PRE && (out_vc.buf.len() >= self.p.output_depth || no_credit) {
+            // (`VcRelease::TailSent`: the previous holder's flits may still fill it, or
+            // with `CreditAt::Crossbar` hold all its credits)
             *self.ip_blocked.at_mut(ip) |= 1 << v;
         }
         if ov < self.p.vcs {

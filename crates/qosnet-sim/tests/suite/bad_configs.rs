@@ -240,6 +240,8 @@ fn catalogue(tmp: &Tmp) -> Vec<Case> {
         case("internal speedup fractional", with("[router]\ninternal_speedup = 1.5\n"), "router.internal_speedup", "whole number"),
         case("booksim speedup beside qosnet's", with("[router]\nspeedup = 2\ninput_speedup = 2\n"), "router.input_speedup", "set router.speedup = 1"),
         case("booksim speedup on the preemptive router", with("[router]\nkind = \"preemptive\"\ninternal_speedup = 2\n"), "router.internal_speedup", "must be 1 with the preemptive router"),
+        case("credit at the crossbar on the preemptive router", with("[router]\nkind = \"preemptive\"\ncredit_at = \"crossbar\"\n"), "router.credit_at", "must be \"output\" with the preemptive router"),
+        case("credit at nowhere", with("[router]\ncredit_at = \"switch\"\n"), "router.credit_at", "output"),
         case("expanded crossbar beyond 64 ports", format!("[topology]\nkind = \"star\"\nports = 40\n{TRAFFIC}[router]\noutput_speedup = 2\n"), "router.output_speedup", "80 crossbar ports, at most 64: give at most 1"),
         case("link latency 0", with("[router]\nlink_latency = 0\n"), "router.link_latency", "got 0"),
         case("credit latency 0", with("[router]\ncredit_latency = 0\n"), "router.credit_latency", "got 0"),

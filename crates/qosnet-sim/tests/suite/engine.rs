@@ -398,11 +398,11 @@ fn arb_config() -> impl Strategy<Value = String> {
         (1u32..=4, 1u32..=4, 1u32..=3),
         (0u32..=2, 0u32..=2, 0u32..=2, 1u32..=2, 0u32..=2),
         (1u32..=3, 1u32..=3, 1u32..=2),
-        (prop::bool::ANY, prop::bool::ANY, prop::bool::ANY, prop::bool::ANY),
+        (prop::bool::ANY, prop::bool::ANY, prop::bool::ANY, prop::bool::ANY, prop::bool::ANY),
         (0u32..3, 1u32..=3, prop::bool::ANY, 0u8..3),
         (1u32..=3, 1u32..=2, 1u32..=2),
     )
-        .prop_map(|((vcs, ib, ob), (s1, s2, s3, s4, s5), (link, credit, speedup), (rr1, rr2, lowest, sent), (alloc, iters, output_first, vc_alloc), (s_in, s_out, internal))| {
+        .prop_map(|((vcs, ib, ob), (s1, s2, s3, s4, s5), (link, credit, speedup), (rr1, rr2, lowest, sent, at_crossbar), (alloc, iters, output_first, vc_alloc), (s_in, s_out, internal))| {
             let sched = |rr: bool| if rr { "round_robin" } else { "fcfs" };
             // (iSLIP and the wavefront allocator run without speedup)
             // (the separable allocator's inputs choosing an output first, BookSim2's, runs
@@ -427,11 +427,12 @@ fn arb_config() -> impl Strategy<Value = String> {
                  pipeline = {{ sync = {s1}, routing = {s2}, vc_alloc = {s3}, crossbar = {s4}, output = {s5} }}\n\
                  link_latency = {link}\ncredit_latency = {credit}\nspeedup = {speedup}\n{booksim}\
                  crossbar_scheduler = {{ kind = \"{}\" }}\noutput_scheduler = {{ kind = \"{}\" }}\n\
-                 vc_selection = \"{}\"\nvc_release = \"{}\"\nallocator = {allocator}{}",
+                 vc_selection = \"{}\"\nvc_release = \"{}\"\ncredit_at = \"{}\"\nallocator = {allocator}{}",
                 sched(rr1),
                 sched(rr2),
                 if lowest { "lowest_free" } else { "round_robin" },
                 if sent { "tail_sent" } else { "tail_credit" },
+                if at_crossbar { "crossbar" } else { "output" },
                 // (BookSim2's VC allocators, whose pointers pick the VC)
                 match vc_alloc {
                     1 if lowest => format!("\nvc_allocator = {{ kind = \"islip\", iterations = {iters} }}"),

@@ -2,7 +2,7 @@
 //! split of the VCs among the traffic classes (`vc_classes`).
 
 use super::range;
-use crate::config::{ClassCounts, Config, RouterKind, SchedulerConfig, TrafficClass, VcClasses};
+use crate::config::{ClassCounts, Config, CreditAt, RouterKind, SchedulerConfig, TrafficClass, VcClasses};
 use crate::error::ConfigError;
 use crate::routing::Routing;
 
@@ -16,6 +16,13 @@ pub(super) fn check_router(cfg: &Config, errs: &mut Vec<ConfigError>) {
     range(errs, "router.credit_latency", rc.credit_latency, 1, 10_000);
     range(errs, "router.speedup", rc.speedup, 1, 16);
     check_booksim_speedups(errs, rc);
+    if rc.credit_at == CreditAt::Crossbar && rc.kind == RouterKind::Preemptive {
+        // (its preemption moves flits of a packet that holds no credits: dummies, extra buffers)
+        errs.push(ConfigError::new(
+            "router.credit_at",
+            "must be \"output\" with the preemptive router, got \"crossbar\"; use kind = \"traditional\" or \"non_preemptive\"",
+        ));
+    }
     check_allocator(errs, rc);
     check_vc_allocator(errs, rc);
     range(errs, "router.block_size", rc.block_size, 1, 65_535);
