@@ -353,7 +353,7 @@ impl Simulation {
         let now = self.now;
         self.net.obs.begin_cycle(now);
         self.generate::<HOOK>(now);
-        self.deliver_credits(now);
+        self.deliver_credits::<HOOK>(now);
         self.deliver_control(now);
         self.deliver_flits::<PRE, AGE, HOOK>(now);
         self.visit_routers::<PRE, AGE, HOOK>(now);
@@ -431,13 +431,13 @@ impl Simulation {
     /// is allocated per cycle. Nothing is sent into the slot being delivered: every delay
     /// is at least one cycle.)
     #[inline(always)]
-    fn deliver_credits(&mut self, now: Cycle) {
+    fn deliver_credits<const HOOK: bool>(&mut self, now: Cycle) {
         // (a threaded run's shards take theirs in the parallel phase, `visit_shards`; a
         // run by blocks, each block before its visits, `visit_routers`)
         if self.threads.is_none() && self.blocks.is_none() {
             let mut batch = self.net.links.credits.take(now, TO_ROUTER);
             for c in &batch {
-                self.routers.credit_arrived(c.to as usize, c.vc, c.tail);
+                self.routers.credit_arrived::<HOOK>(c.to as usize, c.vc, c.tail);
             }
             batch.clear();
             self.net.links.credits.restore(now, TO_ROUTER, batch);

@@ -136,7 +136,7 @@ impl Routers {
         now: Cycle,
     ) {
         for c in &inbox.credits {
-            self.credit_arrived(c.to as usize, c.vc, c.tail);
+            self.credit_arrived::<HOOK>(c.to as usize, c.vc, c.tail);
         }
         for a in &inbox.flits {
             self.receive::<PRE, AGE, HOOK>(net, a.to as usize, a.flit, now);

@@ -82,7 +82,7 @@ impl Routers {
     /// A credit for lane `vc` of output port `op` came back; with the packet's `tail` the
     /// output VC is free again (its holder's last flit has left the downstream buffer).
     #[inline(always)]
-    pub(crate) fn credit_arrived(&mut self, op: usize, vc: u8, tail: bool) {
+    pub(crate) fn credit_arrived<const HOOK: bool>(&mut self, op: usize, vc: u8, tail: bool) {
         let bit = 1u32 << vc;
         let out_vc = self.out_vc.at_mut(self.p.lane_index(op, vc as usize));
         out_vc.credits += 1;
@@ -90,7 +90,7 @@ impl Routers {
             out_vc.guard = PacketId::NONE;
         }
         *self.op_credited.at_mut(op) |= bit;
-        if self.p.credit_at_crossbar && out_vc.credits == 1 {
+        if HOOK && self.p.credit_at_crossbar && out_vc.credits == 1 {
             self.credit_back(op, vc as usize);
         }
         if tail && !self.p.release_on_send {
