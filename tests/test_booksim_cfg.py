@@ -94,7 +94,7 @@ def test_defaults_are_booksim2s():
     c = convert("routing_function = dim_order;").config
     # BookSim2's default network is an 8-ary 2-torus, folded: channels of 2 cycles
     assert c["topology"] == {"kind": "torus", "k": 8, "n": 2}
-    assert c["routing"] == {"kind": "dor_dateline"}
+    assert c["routing"] == {"kind": "dor_dateline", "torus_ties": "random"}
     r = c["router"]
     assert (r["vcs"], r["input_buffer"], r["output_buffer"]) == (16, 8, 1)
     assert r["pipeline"] == {"sync": 0, "routing": 1, "vc_alloc": 1, "crossbar": 1, "output": 1}
@@ -466,9 +466,9 @@ def test_unsupported_topology_and_routing_name_what_is_supported():
     assert e["routing_function"] == (
         "ugal is not supported on a torus: qosnet supports dim_order, valiant there"
     )
-    # a torus's valiant is qosnet's (each phase on its own dateline pair)
+    # a torus's valiant is qosnet's (each phase on its own dateline pair), its ties drawn
     torus = MESH.replace("topology = mesh", "topology = torus").replace("dim_order", "valiant")
-    assert convert(torus).config["routing"] == {"kind": "valiant"}
+    assert convert(torus).config["routing"] == {"kind": "valiant", "torus_ties": "random"}
     # a mesh's valiant and xy_yx are qosnet's (oblivious, drawn per packet)
     for name in ("valiant", "xy_yx", "adaptive_xy_yx"):
         assert convert(MESH.replace("dim_order", name)).config["routing"] == {"kind": name}

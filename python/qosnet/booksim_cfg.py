@@ -625,6 +625,11 @@ def _topology(r: _Reader, config: dict[str, Any]) -> int:
             # directions (qosnet's routing.min_adapt); its iSLIP VC allocator asks for the
             # escape VC beside the others, as qosnet's router.vc_allocator = "islip" does
             config["routing"]["min_adapt"] = {"directions": "first"}
+        if topology == "torus":
+            # BookSim2's dor_next_torus breaks a tie (k even, half a ring to go) by a draw
+            # as the packet turns into the dimension; qosnet's default, by the coordinate's
+            # parity, carried Valiant's uniform traffic 2-3% further (session 34's FINDINGS)
+            config["routing"]["torus_ties"] = "random"
     # A folded torus's channels span two routers' pitch: BookSim2 gives them (and their
     # credit channels) 2 cycles under use_noc_latency, a mesh's 1.
     # A cmesh's router channels span a router's two nodes: 2 cycles (cmesh.cpp's cX, cY).

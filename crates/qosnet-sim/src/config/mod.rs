@@ -36,7 +36,7 @@ pub use router::{
 };
 pub use routing::{
     DrbSplit, EscapeRequest, LidVcs, MinAdaptConfig, MinAdaptDirections, MultipathConfig, PathSelection,
-    RoutingConfig, RoutingKind,
+    RoutingConfig, RoutingKind, TorusTies,
 };
 pub use simulation::{PhysicalConfig, SimulationConfig, MAX_CYCLES, MAX_THREADS};
 pub use topology::{FlatflyPlacement, IbFabricFormat, TopologyConfig};

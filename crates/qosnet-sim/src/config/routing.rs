@@ -132,6 +132,34 @@ pub struct RoutingConfig {
     /// the escape when none has a VC free (Duato's protocol).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_adapt: Option<MinAdaptConfig>,
+    /// On a torus (`dor_dateline`, `valiant`): how a packet half a ring from its target
+    /// (k even, distance k/2) picks its direction (`TorusTies`). Default `parity`.
+    // (skipped when default, so configurations written before it hash as they did)
+    #[serde(skip_serializing_if = "TorusTies::is_default")]
+    pub torus_ties: TorusTies,
+}
+
+/// How dimension order on a torus breaks a tie: a packet k/2 hops from its target in a
+/// dimension of even k, where both directions are minimal (`routing/dor.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TorusTies {
+    /// Toward + from an even coordinate, - from an odd one: the ties of uniform traffic split
+    /// evenly over the two directions, the same way every time.
+    #[default]
+    Parity,
+    /// A draw for each packet as it turns into the dimension, as BookSim2's
+    /// `dor_next_torus` (its `dim_order_torus`, `valiant_torus`) draws: drawn at the source
+    /// router with the packet's way, one bit a dimension (and a phase, for Valiant). With
+    /// Valiant the intermediate router and the bits share 16 bits: at most
+    /// 2^(16 - 2n) - 1 routers.
+    Random,
+}
+
+impl TorusTies {
+    fn is_default(&self) -> bool {
+        *self == TorusTies::Parity
+    }
 }
 
 /// `[routing] min_adapt`: the two ways BookSim2's `min_adapt` differs from Duato's
@@ -189,6 +217,7 @@ impl Default for RoutingConfig {
             slack: 2,
             lid_vcs: LidVcs::default(),
             min_adapt: None,
+            torus_ties: TorusTies::Parity,
         }
     }
 }

@@ -70,8 +70,8 @@ pub(super) fn route(
     // afresh from here (as if injected here: `dor.rs` picks the dateline class then).
     let wrap = match (torus, on_escape) {
         (false, _) => Wrap::Mesh,
-        (true, true) => Wrap::Dateline { in_port, in_vc: in_rank as usize },
-        (true, false) => Wrap::Dateline { in_port: EJECT_PORT, in_vc: 0 },
+        (true, true) => Wrap::Dateline { in_port, in_vc: in_rank as usize, ties: dor::Ties::Parity },
+        (true, false) => Wrap::Dateline { in_port: EJECT_PORT, in_vc: 0, ties: dor::Ties::Parity },
     };
     let escape = dor::route(grid, router, dst, wrap, escapes);
     let escape = Route { port: escape.port, vcs: escape.vcs & all_vcs(escapes) };

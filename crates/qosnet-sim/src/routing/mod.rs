@@ -33,6 +33,17 @@ pub fn all_vcs(vcs: u32) -> VcMask {
     }
 }
 
+/// The tie rule of a packet on dimension order with dateline classes: its drawn bits
+/// (its way, `path`) or parity (`dor::Ties`).
+#[inline(always)]
+fn dor_ties(random: bool, path: u32) -> dor::Ties {
+    if random {
+        dor::Ties::Drawn(path)
+    } else {
+        dor::Ties::Parity
+    }
+}
+
 /// A traffic class's VCs (`class_vcs`) as dateline routing's two classes: the lower half
 /// of them (rounded down) and the rest. A class needs two VCs on a torus for both to be
 /// non-empty (validation says so).
@@ -146,8 +157,10 @@ pub enum Routing {
     /// Dimension order (mesh), or minimal dimension order on a torus without dateline
     /// classes (`wrap`: deadlock-prone, for studying deadlock).
     Dor { grid: Grid, wrap: bool },
-    /// Dimension order with two dateline VC classes per dimension (torus, Dally & Seitz).
-    DorDateline { grid: Grid, vcs: u32 },
+    /// Dimension order with two dateline VC classes per dimension (torus, Dally & Seitz);
+    /// its ties drawn for each packet at its source (`random_ties`, `dor::Ties::Drawn`) or
+    /// by parity.
+    DorDateline { grid: Grid, vcs: u32, random_ties: bool },
     /// Up/down with D-mod-K up-port choice (k-ary n-tree); `paths` disjoint up paths per
     /// destination (path p turns every up-port choice p ports further, `fat_tree.rs`).
     DModK { k: u32, n: u32, paths: u32 },
@@ -258,10 +271,11 @@ impl Routing {
                         format!("torus dateline routing needs >= 2 VCs per port, got {vcs}"),
                     ));
                 }
-                Routing::DorDateline { grid: Grid::new(dims), vcs }
+                Routing::DorDateline { grid: Grid::new(dims), vcs, random_ties: false }
             }
             (Shape::Torus { dims }, RoutingKind::Valiant) => {
-                Routing::Oblivious { grid: Grid::new(dims), mode: oblivious::Oblivious::ValiantTorus }
+                let mode = oblivious::Oblivious::ValiantTorus { random_ties: false };
+                Routing::Oblivious { grid: Grid::new(dims), mode }
             }
             (Shape::Torus { .. }, _) => {
                 return Err(mismatch(
@@ -410,6 +424,41 @@ impl Routing {
         }
     }
 
+    /// This routing with its torus ties drawn for each packet (`[routing] torus_ties =
+    /// "random"`, BookSim2's): dimension order with dateline classes and Valiant on a torus.
+    pub fn with_torus_ties(self, ties: crate::config::TorusTies) -> Result<Routing, ConfigError> {
+        use oblivious::{Oblivious, TieBits};
+        if ties == crate::config::TorusTies::Parity {
+            return Ok(self);
+        }
+        match self {
+            Routing::DorDateline { grid, vcs, .. } => {
+                Ok(Routing::DorDateline { grid, vcs, random_ties: true })
+            }
+            Routing::Oblivious { grid, mode: Oblivious::ValiantTorus { .. } } => {
+                let bits = TieBits::of(&grid);
+                let routers: u64 = grid.dims.iter().map(|&d| d as u64).product();
+                if routers > bits.most_routers() {
+                    return Err(ConfigError::new(
+                        "routing.torus_ties",
+                        format!(
+                            "\"random\" with \"valiant\" keeps the intermediate router and {} tie bits in \
+                             a packet's 16 bits: at most {} routers, got {routers}; use \"parity\"",
+                            2 * bits.dims,
+                            bits.most_routers()
+                        ),
+                    ));
+                }
+                Ok(Routing::Oblivious { grid, mode: Oblivious::ValiantTorus { random_ties: true } })
+            }
+            _ => Err(ConfigError::new(
+                "routing.torus_ties",
+                "\"random\" applies to a torus with routing.kind = \"dor_dateline\" (or \"auto\") or \
+                 \"valiant\"; leave it out",
+            )),
+        }
+    }
+
     /// This routing with `paths` paths per destination (`[routing] multipath`): the fat
     /// tree's up/down routing and the LIDs of `[routing] lmc` have several here; 1 is
     /// every routing's own.
@@ -466,8 +515,9 @@ impl Routing {
                 let wrap = if *wrap { Wrap::Unsafe } else { Wrap::Mesh };
                 dor::route(grid, router, dst, wrap, vcs)
             }
-            Routing::DorDateline { grid, .. } => {
-                dor::route(grid, router, dst, Wrap::Dateline { in_port, in_vc }, vcs)
+            Routing::DorDateline { grid, random_ties, .. } => {
+                let ties = dor_ties(*random_ties, path);
+                dor::route(grid, router, dst, Wrap::Dateline { in_port, in_vc, ties }, vcs)
             }
             Routing::DModK { k, n, .. } => {
                 fat_tree::route(*k as usize, *n, topo, router, dst, fat_tree::Up::DModK { path }, vcs)
@@ -527,7 +577,7 @@ impl Routing {
                 Mode::Ugal => "ugal",
             },
             Routing::Oblivious {
-                mode: oblivious::Oblivious::Valiant | oblivious::Oblivious::ValiantTorus,
+                mode: oblivious::Oblivious::Valiant | oblivious::Oblivious::ValiantTorus { .. },
                 ..
             } => "valiant",
             Routing::Oblivious { mode: oblivious::Oblivious::XyYx, .. } => "xy_yx",
@@ -553,6 +603,7 @@ impl Routing {
                 | Routing::Nca { .. }
                 | Routing::Oblivious { .. }
                 | Routing::CMesh { turns: true, .. }
+                | Routing::DorDateline { random_ties: true, .. }
         )
     }
 
@@ -594,6 +645,10 @@ impl Routing {
             Routing::Oblivious { grid, mode } => oblivious::choose(grid, *mode, router, dst, draw, queue),
             // (O1TURN's order: 0 x first, 1 y first)
             Routing::CMesh { turns: true, .. } => (draw & 1) as u16,
+            // (a tie bit a dimension, `dor::Ties::Drawn`)
+            Routing::DorDateline { grid, random_ties: true, .. } => {
+                ((draw >> 32) as u32 & ((1 << grid.dims.len()) - 1)) as u16
+            }
             _ => 0,
         }
     }
@@ -620,11 +675,12 @@ impl Routing {
         class_vcs: VcMask,
     ) -> Route {
         match self {
-            Routing::DorDateline { grid, .. } => {
+            Routing::DorDateline { grid, random_ties, .. } => {
                 let (lower, upper) = dateline_halves(class_vcs);
                 // (the arriving VC's half of its class, as `dor::route` reads it: VC 0 or VC vcs/2)
                 let in_vc = if upper >> in_vc & 1 == 1 { (vcs / 2) as usize } else { 0 };
-                let route = dor::route(grid, router, dst, Wrap::Dateline { in_port, in_vc }, vcs);
+                let ties = dor_ties(*random_ties, path);
+                let route = dor::route(grid, router, dst, Wrap::Dateline { in_port, in_vc, ties }, vcs);
                 // At the destination the ejection port takes every VC of the class: the pair
                 // separates a ring's channels only (as BookSim2's dim_order_torus). Elsewhere
                 // the route's lower half always holds VC 0, its upper half never.

@@ -8,7 +8,9 @@
 //!   order with the torus's two dateline classes (`dor.rs`), so four layers: 2 x phase +
 //!   class. Within a phase the dateline classes keep each ring acyclic, and a packet only
 //!   rises from phase 0 to 1; at the intermediate it starts phase 1 as if just injected (each
-//!   dimension's class chosen on entering it).
+//!   dimension's class chosen on entering it). With drawn ties (`config::TorusTies::Random`,
+//!   BookSim2's) the packet's `via` also holds a tie bit a dimension a phase, drawn with
+//!   the intermediate: `TieBits`.
 //! - O1TURN (Seo et al., ISCA 2005; BookSim2's `xy_yx_mesh`): dimension order lowest
 //!   dimension first (XY) on layer 0 or highest first (YX) on layer 1, half the packets each.
 //!   Either order alone is acyclic and the layers keep them apart.
@@ -23,8 +25,11 @@ use crate::topology::mesh::{minus_port, plus_port, EJECT_PORT};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Oblivious {
     Valiant,
-    /// Valiant on a torus, its phases on the dateline classes (module comment).
-    ValiantTorus,
+    /// Valiant on a torus, its phases on the dateline classes (module comment); its ties
+    /// drawn (`random_ties`) or by parity (`dor::Ties`).
+    ValiantTorus {
+        random_ties: bool,
+    },
     XyYx,
     /// O1TURN with the order chosen by the first hops' queues (`choose`).
     AdaptiveXyYx,
@@ -34,8 +39,41 @@ pub enum Oblivious {
 #[inline(always)]
 pub fn layers(mode: Oblivious) -> u32 {
     match mode {
-        Oblivious::ValiantTorus => 4,
+        Oblivious::ValiantTorus { .. } => 4,
         _ => 2,
+    }
+}
+
+/// Where Valiant on a torus with drawn ties keeps them in a packet's 16-bit `via`: the
+/// intermediate router + 1 below `shift`, then phase 0's bits (one a dimension), then
+/// phase 1's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TieBits {
+    pub shift: u32,
+    pub dims: u32,
+}
+
+impl TieBits {
+    pub fn of(grid: &Grid) -> TieBits {
+        let dims = grid.dims.len() as u32;
+        TieBits { shift: 16u32.saturating_sub(2 * dims), dims }
+    }
+
+    /// The most routers the bits below `shift` can name (as intermediate + 1).
+    pub fn most_routers(self) -> u64 {
+        (1u64 << self.shift) - 1
+    }
+
+    /// `via` (the intermediate + 1) with `draw`'s tie bits above it.
+    fn with_ties(self, via: u16, draw: u64) -> u16 {
+        let bits = (draw >> 32) as u32 & ((1 << (2 * self.dims)) - 1);
+        (via as u32 | bits << self.shift) as u16
+    }
+
+    /// The intermediate + 1, and each phase's ties, of a packet's `via`.
+    fn split(self, via: u32) -> (u32, [dor::Ties; 2]) {
+        let phase = |p: u32| dor::Ties::Drawn(via >> (self.shift + p * self.dims));
+        (via & ((1 << self.shift) - 1), [phase(0), phase(1)])
     }
 }
 
@@ -77,19 +115,22 @@ pub(super) fn route(
                 None => (EJECT_PORT, None),
             }
         }
-        Oblivious::ValiantTorus => {
+        Oblivious::ValiantTorus { random_ties } => {
             // (the layer is 2 x phase + dateline class; from the terminal: phase 0)
             let (phase, mut upper) =
                 if in_port == EJECT_PORT { (0, false) } else { (in_layer / 2, in_layer % 2 == 1) };
+            let (via, ties) =
+                if random_ties { TieBits::of(grid).split(via) } else { (via, [dor::Ties::Parity; 2]) };
             let mut in_port = in_port;
             if via != 0 && phase == 0 {
-                if let Some((port, up)) = dor::torus_hop(grid, router, via as usize - 1, in_port, upper) {
+                let to = via as usize - 1;
+                if let Some((port, up)) = dor::torus_hop(grid, router, to, in_port, upper, ties[0]) {
                     return (port, Some(up as u32));
                 }
                 // at the intermediate: phase 1 starts as from the terminal
                 (in_port, upper) = (EJECT_PORT, false);
             }
-            match dor::torus_hop(grid, router, dst, in_port, upper) {
+            match dor::torus_hop(grid, router, dst, in_port, upper, ties[1]) {
                 Some((port, up)) => (port, Some(2 + up as u32)),
                 None => (EJECT_PORT, None),
             }
@@ -116,13 +157,13 @@ pub fn choose(
     queue: impl Fn(usize) -> u32,
 ) -> u16 {
     match mode {
-        Oblivious::Valiant | Oblivious::ValiantTorus => {
+        Oblivious::Valiant | Oblivious::ValiantTorus { .. } => {
             let routers: usize = grid.dims.iter().map(|&d| d as usize).product();
             let via = (draw % routers as u64) as usize;
-            if via == router {
-                0
-            } else {
-                (via + 1) as u16
+            let via = if via == router { 0 } else { (via + 1) as u16 };
+            match mode {
+                Oblivious::ValiantTorus { random_ties: true } => TieBits::of(grid).with_ties(via, draw),
+                _ => via,
             }
         }
         Oblivious::XyYx => (draw & 1) as u16,
@@ -193,17 +234,18 @@ mod tests {
     fn valiant_on_a_torus_runs_each_phase_as_dateline_dimension_order() {
         // every source, destination and intermediate of a 4x4 torus: phase 0 is the
         // dateline walk to the intermediate (layers 0/1 its classes), phase 1 the walk on
-        // from it as from a terminal (layers 2/3); the layer only rises by phase
+        // from it as from a terminal (layers 2/3); the layer only rises by phase. With
+        // drawn ties, every word of tie bits too: each phase breaks its ties by its own
+        // two bits (`TieBits`: above bit 12 here, phase 1's on top)
         let t = Topology::build(&TopologyConfig::Torus { k: Some(4), n: Some(2), dims: None }).unwrap();
         let grid = Grid::new(&[4, 4]);
-        let dateline = |from: usize, to: usize| {
+        let dateline = |from: usize, to: usize, ties: dor::Ties| {
             // (dimension order with the dateline classes, as the torus's own routing)
             let (mut r, mut in_port, mut upper) = (from, EJECT_PORT, false);
             let (mut routers, mut classes) = (vec![], vec![]);
-            while let Some((port, up)) = dor::torus_hop(&grid, r, to, in_port, upper) {
-                let vcs =
-                    dor::route(&grid, r, to, dor::Wrap::Dateline { in_port, in_vc: upper as usize * 2 }, 4)
-                        .vcs;
+            while let Some((port, up)) = dor::torus_hop(&grid, r, to, in_port, upper, ties) {
+                let wrap = dor::Wrap::Dateline { in_port, in_vc: upper as usize * 2, ties };
+                let vcs = dor::route(&grid, r, to, wrap, 4).vcs;
                 assert_eq!(vcs, if up { 0b1100 } else { 0b0011 }, "torus_hop's class is dor::route's");
                 let Peer::Router { router, port: back } = t.peer(r, port) else { panic!("off the torus") };
                 (r, in_port, upper) = (router.index(), back as usize, up);
@@ -212,29 +254,58 @@ mod tests {
             }
             (routers, classes)
         };
-        for src in 0..16 {
-            for dst in 0..16 {
-                for via in 0..=16u32 {
-                    let (routers, layers) = walk(&t, &grid, Oblivious::ValiantTorus, src, dst, via);
-                    let (mut expect, mut expect_layers) = (vec![src], vec![]);
-                    let from = match via {
-                        0 => src,
-                        v => {
-                            let (r, c) = dateline(src, v as usize - 1);
+        assert_eq!(TieBits::of(&grid), TieBits { shift: 12, dims: 2 });
+        for (random_ties, words) in [(false, 0..1u32), (true, 0..16)] {
+            let mode = Oblivious::ValiantTorus { random_ties };
+            for word in words {
+                let ties = |phase: u32| match random_ties {
+                    true => dor::Ties::Drawn(word >> (2 * phase) & 3),
+                    false => dor::Ties::Parity,
+                };
+                for src in 0..16 {
+                    for dst in 0..16 {
+                        for via in 0..=16u32 {
+                            let (routers, layers) = walk(&t, &grid, mode, src, dst, via | word << 12);
+                            let (mut expect, mut expect_layers) = (vec![src], vec![]);
+                            let from = match via {
+                                0 => src,
+                                v => {
+                                    let (r, c) = dateline(src, v as usize - 1, ties(0));
+                                    expect.extend(r);
+                                    expect_layers.extend(c);
+                                    v as usize - 1
+                                }
+                            };
+                            let (r, c) = dateline(from, dst, ties(1));
                             expect.extend(r);
-                            expect_layers.extend(c);
-                            v as usize - 1
+                            expect_layers.extend(c.into_iter().map(|c| 2 + c));
+                            let what = format!("{src} -> {dst} via {via}, ties {word:04b}");
+                            assert_eq!((&routers, &layers), (&expect, &expect_layers), "{what}");
+                            assert!(layers.windows(2).all(|w| w[0] / 2 <= w[1] / 2), "phases only rise");
                         }
-                    };
-                    let (r, c) = dateline(from, dst);
-                    expect.extend(r);
-                    expect_layers.extend(c.into_iter().map(|c| 2 + c));
-                    assert_eq!((&routers, &layers), (&expect, &expect_layers), "{src} -> {dst} via {via}");
-                    assert!(layers.windows(2).all(|w| w[0] / 2 <= w[1] / 2), "phases only rise");
+                    }
                 }
             }
         }
-        assert_eq!((layers(Oblivious::ValiantTorus), layers(Oblivious::Valiant)), (4, 2));
+        assert_eq!(
+            (layers(Oblivious::ValiantTorus { random_ties: false }), layers(Oblivious::Valiant)),
+            (4, 2)
+        );
+    }
+
+    /// `choose` keeps the intermediate below the tie bits and takes the bits from the
+    /// draw's upper half, so the intermediate's draw (its lower bits) is the same with
+    /// either rule.
+    #[test]
+    fn drawn_ties_ride_above_the_intermediate() {
+        let grid = Grid::new(&[4, 4]);
+        let none = |_: usize| 0;
+        for draw in [0u64, 5, 0xF_0000_0007, 0xA_0000_0010, u64::MAX] {
+            let parity = choose(&grid, Oblivious::ValiantTorus { random_ties: false }, 3, 9, draw, none);
+            let drawn = choose(&grid, Oblivious::ValiantTorus { random_ties: true }, 3, 9, draw, none);
+            assert_eq!(drawn & 0x0FFF, parity, "draw {draw:x}");
+            assert_eq!(drawn >> 12, (draw >> 32) as u16 & 0xF, "draw {draw:x}");
+        }
     }
 
     #[test]

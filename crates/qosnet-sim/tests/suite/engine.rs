@@ -361,9 +361,11 @@ fn arb_config() -> impl Strategy<Value = String> {
                 "kind = \"min_adapt\"\nmin_adapt = { directions = \"first\", escape = \"alongside\" }",
             ][r]
         )),
-        (2u32..=4, 1u32..=2, prop::bool::ANY).prop_map(|(k, n, valiant)| format!(
-            "kind = \"torus\"\nk = {k}\nn = {n}{}",
-            if valiant { "\n[routing]\nkind = \"valiant\"" } else { "" }
+        // (either tie rule: by parity, or drawn per packet as BookSim2's)
+        (2u32..=4, 1u32..=2, prop::bool::ANY, prop::bool::ANY).prop_map(|(k, n, valiant, drawn)| format!(
+            "kind = \"torus\"\nk = {k}\nn = {n}\n[routing]\nkind = \"{}\"\ntorus_ties = \"{}\"",
+            if valiant { "valiant" } else { "dor_dateline" },
+            if drawn { "random" } else { "parity" }
         )),
         // (a k-ary n-fly: nodes inject at its first stage and eject at its last)
         (2u32..=3, 1u32..=3).prop_map(|(k, n)| format!("kind = \"fly\"\nk = {k}\nn = {n}")),

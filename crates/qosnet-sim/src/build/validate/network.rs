@@ -74,6 +74,7 @@ pub(super) fn build_routing(
         };
         let built = Routing::build(kind, t, rc.vcs)
             .and_then(|r| r.with_min_adapt(cfg.routing.min_adapt))
+            .and_then(|r| r.with_torus_ties(cfg.routing.torus_ties))
             .and_then(|r| {
                 // Routings that offer a header other ways at each hop (an escape VC, Duato's
                 // protocol; minimal adaptive routing), or draw each packet's way at its source
