@@ -32,10 +32,12 @@ impl Routers {
         let (dst, class, mut path, signal) =
             (pkt.dst.index(), pkt.class.index(), pkt.path as u32, pkt.signal);
         // (a packet resuming after preemption keeps the way its first part took)
-        if self.routing.chooses_at_source() && !self.in_vc.at(ivc).resumed {
-            path = self.valiant_choice(net, r, port, packet) as u32;
-        } else if self.routing.chooses_at_source() {
-            path = net.packet(packet).via as u32;
+        if self.routing.chooses_at_source() {
+            path = if self.in_vc.at(ivc).resumed {
+                net.packet(packet).via as u32
+            } else {
+                self.valiant_choice(net, r, port, packet) as u32
+            };
         }
         // An extra (preemption) lane routes as its VC.
         let vc = if v >= vcs { v - vcs } else { v };
