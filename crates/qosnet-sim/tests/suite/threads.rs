@@ -22,13 +22,16 @@ fn outputs(toml: &str, threads: u32) -> String {
 
 /// Networks and routers a threaded run takes: meshes and tori with either VC release, the
 /// preemptive QoS router with VirtualClock at both schedulers and three classes, BookSim2's
-/// speedups, a dragonfly, a fly, a fat tree with its deterministic routing, a concentrated
-/// mesh, minimal adaptive routing, the NIC endpoint model, and the routings that draw a way
-/// where a packet enters (Valiant, UGAL with its queues, adaptive O1TURN) or at every hop
-/// (adaptive NCA), whose draws the shards get in one thread's order.
-pub(crate) const CASES: [(&str, &str, &str); 14] = [
+/// speedups (and its output queue holding credits), a dragonfly, a fly, a fat tree with its
+/// deterministic routing, a concentrated mesh, minimal adaptive routing, the NIC endpoint
+/// model, and the routings that draw a way where a packet enters (Valiant, UGAL with its
+/// queues, adaptive O1TURN, drawn torus ties) or at every hop (adaptive NCA), whose draws
+/// the shards get in one thread's order.
+pub(crate) const CASES: [(&str, &str, &str); 16] = [
     ("kind = \"mesh\"\nk = 6\nn = 2", "vcs = 4\ninput_buffer = 3\noutput_buffer = 2", "load = 0.5\nmessage_flits = 9\npacket_flits = 4"),
     ("kind = \"torus\"\nk = 5\nn = 2", "vcs = 2\nvc_release = \"tail_sent\"\ninput_buffer = 4", "load = 0.6\nmessage_flits = 1\npacket_flits = 1"),
+    // (BookSim2's ties, drawn with the packet's way where it enters)
+    ("kind = \"torus\"\nk = 4\nn = 2\n[routing]\ntorus_ties = \"random\"", "vcs = 2", "load = 0.4\nmessage_flits = 2\npacket_flits = 2"),
     (
         "kind = \"mesh\"\nk = 5\nn = 2",
         "kind = \"preemptive\"\nvcs = 4\ninput_buffer = 8\ncrossbar_scheduler = \"virtual_clock\"\noutput_scheduler = { kind = \"virtual_clock\" }",
@@ -36,6 +39,8 @@ pub(crate) const CASES: [(&str, &str, &str); 14] = [
     ),
     ("kind = \"mesh\"\nk = 4\nn = 2", "vcs = 3\ninput_speedup = 2\noutput_speedup = 2\ninternal_speedup = 2\nallocator = { kind = \"islip\" }", "load = 0.8\nmessage_flits = 5\npacket_flits = 5"),
     ("kind = \"dragonfly\"\np = 2\na = 4\nh = 2", "vcs = 2\ninput_buffer = 8", "load = 0.4\nmessage_flits = 4\npacket_flits = 4"),
+    // (dragonflyconfig's router: the internal speedup, its output queue holding credits)
+    ("kind = \"dragonfly\"\np = 2\na = 4\nh = 2", "vcs = 2\ninput_buffer = 8\noutput_buffer = 8\ninternal_speedup = 2\ncredit_at = \"crossbar\"\nvc_release = \"tail_sent\"", "load = 0.6\nmessage_flits = 4\npacket_flits = 4"),
     ("kind = \"fly\"\nk = 4\nn = 2", "vcs = 4", "load = 0.7\nmessage_flits = 3\npacket_flits = 3"),
     ("kind = \"fat_tree\"\nk = 4\nn = 2\n[routing]\nkind = \"d_mod_k\"", "vcs = 2", "load = 0.6\nmessage_flits = 6\npacket_flits = 3"),
     ("kind = \"cmesh\"\nk = 4", "vcs = 2\nvc_release = \"tail_sent\"", "load = 0.3\nmessage_flits = 1\npacket_flits = 1"),
@@ -67,7 +72,7 @@ fn one_two_and_three_threads_give_the_same_bytes() {
 
 #[test]
 fn invariants_hold_every_cycle_across_the_shards() {
-    for case in [CASES[0], CASES[2], CASES[3], CASES[4], CASES[11], CASES[13]] {
+    for case in [CASES[0], CASES[3], CASES[4], CASES[5], CASES[13], CASES[15]] {
         let toml = case_toml(case).replacen("[simulation]\n", "[simulation]\nthreads = 3\n", 1);
         sim(&toml).run_checking_invariants(1).unwrap_or_else(|e| panic!("{e}\n{toml}"));
     }
