@@ -90,29 +90,15 @@ impl Routers {
             out_vc.guard = PacketId::NONE;
         }
         *self.op_credited.at_mut(op) |= bit;
-        if HOOK && self.p.credit_at_crossbar && out_vc.credits == 1 {
-            self.credit_back(op, vc as usize);
+        // (`CreditAt::Crossbar`: the input VC feeding it may have waited for one, if its
+        // buffer has room)
+        if HOOK && self.p.credit_at_crossbar && out_vc.credits == 1 && out_vc.buf.len() < self.p.output_depth
+        {
+            let (ports, owner) = (self.p.ports, out_vc.owner_input());
+            self.wake_feeder(op / ports, op % ports, vc as usize, owner);
         }
         if tail && !self.p.release_on_send {
             self.free_output_vc(op, vc as usize);
-        }
-    }
-
-    /// With credits taken at the crossbar (`CreditAt::Crossbar`), output VC `ov` of port `op`
-    /// has one again: the input VC feeding it may have been waiting for it (if it still
-    /// feeds it, and the output VC buffer has room).
-    #[inline(never)]
-    fn credit_back(&mut self, op: usize, ov: usize) {
-        let ports = self.p.ports;
-        let out_vc = self.out_vc.at(self.p.lane_index(op, ov));
-        let (oip, iv) = out_vc.owner_input();
-        let room = out_vc.buf.len() < self.p.output_depth;
-        let in_vc = self.in_vc.at(self.p.lane_index(oip, iv));
-        let feeds =
-            (oip / ports, in_vc.out_port as usize, in_vc.out_vc as usize) == (op / ports, op % ports, ov);
-        if room && feeds && *self.ip_blocked.at(oip) >> iv & 1 == 1 {
-            *self.ip_blocked.at_mut(oip) &= !(1 << iv);
-            *self.sa.r_ports.at_mut(op / ports) |= 1 << (oip % ports);
         }
     }
 

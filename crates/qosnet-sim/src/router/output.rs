@@ -2,7 +2,7 @@
 //! whose front flit is ready and that hold a credit for the downstream buffer, the output
 //! scheduler picks one flit per cycle for the link (document 003 §3).
 
-use super::{InVc, Routers};
+use super::Routers;
 use crate::ids::LinkEnd;
 use crate::metrics::trace::Hop;
 use crate::net::RouterNet;
@@ -79,23 +79,16 @@ impl Routers {
                     *self.op_credited.at_mut(op) &= !(1 << v);
                 }
             }
-            // The input VC feeding this output VC may have been waiting for room (if it
-            // still feeds it: it may have moved on to another packet and output VC); with
-            // credits taken at the crossbar, it may wait for a credit instead.
-            let no_credit = taken && ovc.credits == 0;
-            let (oip, ov) = ovc.owner_input();
-            let feeds = |f: &InVc| (f.out_port as usize, f.out_vc as usize) == (port, v);
-            let waits = |s: &Routers| {
-                *s.ip_blocked.at(oip) & (1 << ov) != 0 && feeds(s.in_vc.at(s.p.lane_index(oip, ov)))
-            };
+            // The input VC feeding this output VC may have been waiting for room, which it
+            // has now (with credits taken at the crossbar, it needs a credit too).
+            let (no_credit, owner) = (taken && ovc.credits == 0, ovc.owner_input());
+            if was_full && !no_credit {
+                self.wake_feeder(r, port, v, owner);
+            }
             debug_assert!(
-                was_full || no_credit || !waits(self),
+                was_full || no_credit || !self.holds_feeder(port, v, owner),
                 "router[{r}].out[{port}].vc[{v}]: feeder blocked on a buffer with room"
             );
-            if was_full && !no_credit && waits(self) {
-                *self.ip_blocked.at_mut(oip) &= !(1 << ov);
-                *self.sa.r_ports.at_mut(r) |= 1 << (oip % ports);
-            }
             if HOOK && flit.is_head() && !flit.is_dummy() {
                 let flow = net.packet(flit.packet()).flow;
                 net.hop(now, flow, flit.packet(), Hop::Departed, r, port, v);
@@ -106,6 +99,29 @@ impl Routers {
             net.progress().flit_hops += 1;
             net.router_flit_sent(op);
             net.progress().last_progress = now;
+        }
+    }
+
+    /// Whether input VC `(oip, lane)`, the owner of output VC `v` of port `port`
+    /// (`OutVc::owner_input`), is held waiting on it (`ip_blocked`: for room in its buffer
+    /// or, with credits taken at the crossbar, a credit). The owner may have moved on to
+    /// another packet and output VC, so it must still feed this one.
+    #[inline(always)]
+    fn holds_feeder(&self, port: usize, v: usize, (oip, lane): (usize, usize)) -> bool {
+        let f = self.in_vc.at(self.p.lane_index(oip, lane));
+        (f.out_port as usize, f.out_vc as usize) == (port, v) && *self.ip_blocked.at(oip) >> lane & 1 == 1
+    }
+
+    /// Output VC `v` of router `r`'s port `port`, owned by input VC `owner`, has room and
+    /// (with credits taken at the crossbar) a credit again, one of them just now: its output
+    /// stage sent a flit, or a credit came back (`credit_arrived`). The owner, if held
+    /// waiting on it (`holds_feeder`), may cross again.
+    #[inline(always)]
+    pub(super) fn wake_feeder(&mut self, r: usize, port: usize, v: usize, owner: (usize, usize)) {
+        if self.holds_feeder(port, v, owner) {
+            let (oip, lane) = owner;
+            *self.ip_blocked.at_mut(oip) &= !(1 << lane);
+            *self.sa.r_ports.at_mut(r) |= 1 << (oip % self.p.ports);
         }
     }
 }
