@@ -628,7 +628,8 @@ def _topology(r: _Reader, config: dict[str, Any]) -> int:
         if topology == "torus":
             # BookSim2's dor_next_torus breaks a tie (k even, half a ring to go) by a draw
             # as the packet turns into the dimension; qosnet's default, by the coordinate's
-            # parity, carried Valiant's uniform traffic 2-3% further (session 34's FINDINGS)
+            # parity, carried the 8x8 torus's uniform traffic 1-1.5% further
+            # (results/crosscheck/FINDINGS.md, session 34)
             config["routing"]["torus_ties"] = "random"
     # A folded torus's channels span two routers' pitch: BookSim2 gives them (and their
     # credit channels) 2 cycles under use_noc_latency, a mesh's 1.
