@@ -331,6 +331,7 @@ impl Simulation {
             || v.release_on_send
             || v.credit_at_crossbar
             || v.reweighted
+            || v.mixed_keys
             || self.net.obs.trace.per_flit()
             || self.traffic.apps.is_some();
         match (v.preemptive, v.age, hooks) {

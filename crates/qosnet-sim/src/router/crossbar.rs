@@ -66,7 +66,8 @@ impl Routers {
         if inputs == 0 {
             return;
         }
-        let by_key = !AGE && !self.in_keys.mode.is_age();
+        // (without `HOOK` a run not by age is by rate keys on both sides: `Variant`)
+        let by_key = self.in_keys.rated_in::<AGE>(!HOOK);
         // Without speedup (the documents' routers) an output that granted, or an input that
         // sent, is done for the cycle: the rounds keep no counts, so they are kept apart from
         // the speedup rounds and each output's grant is a bit scan (a twentieth fewer
@@ -481,11 +482,11 @@ impl Routers {
             *self.ip_nonempty.at_mut(ip) &= !(1 << v);
         } else {
             let ready = in_vc.buf.front().ready;
-            if next_packet && !AGE && !self.in_keys.mode.is_age() {
+            if next_packet && self.in_keys.rated_in::<AGE>(!HOOK) {
                 let pkt = net.packet(in_vc.buf.front().packet());
                 self.in_keys.set_vtick(ip, v, pkt.vtick, pkt.flow);
             }
-            let key = self.in_keys.key_in::<AGE>(ip, v, ready - self.p.d_sync, ready);
+            let key = self.in_keys.key_in::<AGE>(!HOOK, ip, v, ready - self.p.d_sync, ready);
             // (a tail ends the lane's acceleration: `after_traverse`)
             let accelerated = PRE && *self.pre.ip_accel.at(ip) >> v & 1 == 1 && !flit.is_tail();
             in_vc.set_front(ready, key, accelerated);
@@ -507,11 +508,11 @@ impl Routers {
             out_vc.guard = flit.packet();
         }
         if out_vc.buf.is_empty() {
-            if !AGE && flit.is_head() && !self.out.keys.mode.is_age() {
+            if flit.is_head() && self.out.keys.rated_in::<AGE>(!HOOK) {
                 let pkt = net.packet(flit.packet());
                 self.out.keys.set_vtick(op, ov, pkt.vtick, pkt.flow);
             }
-            out_vc.key = self.out.keys.key_in::<AGE>(op, ov, now, flit.ready);
+            out_vc.key = self.out.keys.key_in::<AGE>(!HOOK, op, ov, now, flit.ready);
         }
         self.outbuf.push(&mut out_vc.buf, ovc, flit);
         let occupancy = out_vc.buf.len();

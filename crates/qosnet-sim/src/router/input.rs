@@ -51,11 +51,11 @@ impl Routers {
         }
         let in_vc = self.in_vc.at_mut(ivc);
         if in_vc.buf.is_empty() {
-            if !AGE && flit.is_head() && !self.in_keys.mode.is_age() {
+            if flit.is_head() && self.in_keys.rated_in::<AGE>(!HOOK) {
                 let pkt = net.packet(flit.packet());
                 self.in_keys.set_vtick(ip, v, pkt.vtick, pkt.flow);
             }
-            let key = self.in_keys.key_in::<AGE>(ip, v, now, flit.ready);
+            let key = self.in_keys.key_in::<AGE>(!HOOK, ip, v, now, flit.ready);
             let accelerated = PRE && *self.pre.ip_accel.at(ip) >> v & 1 == 1;
             in_vc.set_front(flit.ready, key, accelerated);
         }

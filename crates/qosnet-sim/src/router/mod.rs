@@ -71,6 +71,10 @@ pub(crate) use crate::topology::MAX_PORTS;
 ///   (`metrics/trace.rs`) and VC release at the tail (`config::VcRelease::TailSent`: a
 ///   VC buffer then holds packets one after another) and credits taken at the crossbar
 ///   (`config::CreditAt::Crossbar`); without them the run carries none of their code.
+///   A run whose crossbar and output schedulers order by different kinds of key (one by
+///   age, the other by VirtualClock stamps or finish tags) takes it too, so that without
+///   `HOOK` a run not `AGE` is by rate keys on both sides, known at compile time
+///   (`RateKeys::key_in`: the test of the key mode per flit is compiled out).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Variant {
     pub preemptive: bool,
@@ -84,6 +88,9 @@ pub(crate) struct Variant {
     /// Arbitration tables follow admission control's reservations (the routers' outputs'
     /// and the HCAs', kept with the reservations): a reason for `HOOK` too.
     pub reweighted: bool,
+    /// One of the crossbar and output schedulers orders by age, the other by rate keys
+    /// (a reason for `HOOK`).
+    pub mixed_keys: bool,
 }
 
 impl Routers {
@@ -229,6 +236,7 @@ impl Routers {
             release_on_send: self.p.release_on_send,
             credit_at_crossbar: self.p.credit_at_crossbar,
             reweighted: self.reweighted,
+            mixed_keys: self.in_keys.mode.is_age() != self.out.keys.mode.is_age(),
         }
     }
 

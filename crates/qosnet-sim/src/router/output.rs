@@ -66,12 +66,12 @@ impl Routers {
                 *self.op_nonempty.at_mut(op) &= !(1 << v);
             } else {
                 let ready = ovc.buf.front().ready;
-                if HOOK && flit.is_tail() && self.p.release_on_send && !AGE && !self.out.keys.mode.is_age() {
+                if HOOK && flit.is_tail() && self.p.release_on_send && self.out.keys.rated_in::<AGE>(!HOOK) {
                     // the next packet's header follows (`VcRelease::TailSent`): its Vtick
                     let pkt = net.packet(ovc.buf.front().packet());
                     self.out.keys.set_vtick(op, v, pkt.vtick, pkt.flow);
                 }
-                ovc.key = self.out.keys.key_in::<AGE>(op, v, ready - self.p.d_crossbar, ready);
+                ovc.key = self.out.keys.key_in::<AGE>(!HOOK, op, v, ready - self.p.d_crossbar, ready);
             }
             if !taken {
                 ovc.credits -= 1;

@@ -129,6 +129,13 @@ impl RateKeys {
         if self.mode.is_age() {
             return ready;
         }
+        self.rate_key(port, vc, arrival)
+    }
+
+    /// `key` of a VirtualClock or Fair Queueing port (not an age).
+    #[inline(always)]
+    fn rate_key(&mut self, port: usize, vc: usize, arrival: Cycle) -> u64 {
+        debug_assert!(!self.mode.is_age());
         // A best-effort connection (its clock `vtick = 0, aux = 0`, below) without a look
         // at its clock: nothing else writes a zero clock (a finite counter's overflow
         // leaves 0 at 0), so a clear bit stands for it.
@@ -153,16 +160,34 @@ impl RateKeys {
         }
     }
 
-    /// `key`, answered at compile time when the caller knows the keys are ages (`AGE`,
-    /// the engine's static dispatch: `router::Variant`).
+    /// `key`, answered at compile time where the caller knows what the keys are (the
+    /// engine's static dispatch, `router::Variant`): ages (`AGE`), or rate keys (`rated`,
+    /// a constant at the call: a run whose schedulers are neither all by age nor all by
+    /// rate keys takes the `HOOK` cycle).
     #[inline(always)]
-    pub fn key_in<const AGE: bool>(&mut self, port: usize, vc: usize, arrival: Cycle, ready: Cycle) -> u64 {
+    pub fn key_in<const AGE: bool>(
+        &mut self,
+        rated: bool,
+        port: usize,
+        vc: usize,
+        arrival: Cycle,
+        ready: Cycle,
+    ) -> u64 {
         if AGE {
             debug_assert!(self.mode.is_age());
             ready
+        } else if rated {
+            self.rate_key(port, vc, arrival)
         } else {
             self.key(port, vc, arrival, ready)
         }
+    }
+
+    /// Whether keys are rate keys, answered at compile time as `key_in` is.
+    #[inline(always)]
+    pub fn rated_in<const AGE: bool>(&self, rated: bool) -> bool {
+        debug_assert!(!rated || AGE || !self.mode.is_age());
+        !AGE && (rated || !self.mode.is_age())
     }
 
     /// The stamp of a flit of stream `stream` (per-stream state): the stream's clock at
