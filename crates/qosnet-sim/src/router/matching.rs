@@ -7,7 +7,7 @@
 //! worked by hand.
 
 use super::MAX_PORTS;
-use crate::sched::{bits64, rotated};
+use crate::sched::bits64;
 use crate::unchecked::At;
 
 /// Stage 4's scratch for one router visit, indexed by port. It lives in the simulation,
@@ -101,16 +101,27 @@ pub(super) fn first_request(
     keys: Option<&[u64; MAX_PORTS]>,
 ) -> usize {
     debug_assert!(requests != 0 && (start as usize) < ports);
-    let from_start = requests & (u64::MAX << start);
-    let first = if from_start != 0 { from_start } else { requests }.trailing_zeros() as usize;
-    let Some(keys) = keys else { return first };
-    let mut best = (*keys.at(first), first);
-    for p in rotated(requests, start, ports).skip(1) {
-        if *keys.at(p) < best.0 {
-            best = (*keys.at(p), p);
-        }
+    // The first of `among` from `start` on, else from 0.
+    let first = |among: u64| {
+        let from_start = among & (u64::MAX << start);
+        if from_start != 0 { from_start } else { among }.trailing_zeros() as usize
+    };
+    let Some(keys) = keys else { return first(requests) };
+    // The requesters holding the smallest key, in index order (no rotation per requester:
+    // the round robin applies to the ties alone, as `first` does to all requests).
+    let (mut best, mut ties) = (u64::MAX, 0u64);
+    for p in bits64(requests) {
+        let k = *keys.at(p);
+        ties = if k < best {
+            1 << p
+        } else if k == best {
+            ties | 1 << p
+        } else {
+            ties
+        };
+        best = best.min(k);
     }
-    best.1
+    first(ties)
 }
 
 /// The separable input-first allocator without speedup (the default; document 003 §3's
@@ -159,6 +170,7 @@ pub(super) fn separable<X: Crossbar>(x: &mut X, inputs: u64, iterations: u32, by
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
+    use crate::sched::rotated;
     use proptest::prelude::*;
 
     /// A crossbar over a hand-written request matrix: `rows[i]`, the outputs input `i`
