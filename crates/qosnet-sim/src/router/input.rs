@@ -51,6 +51,7 @@ impl Routers {
         }
         let in_vc = self.in_vc.at_mut(ivc);
         if in_vc.buf.is_empty() {
+            // (`!HOOK`: a run not by age is then by rate keys at both schedulers, `Variant`)
             if flit.is_head() && self.in_keys.rated_in::<AGE>(!HOOK) {
                 let pkt = net.packet(flit.packet());
                 self.in_keys.set_vtick(ip, v, pkt.vtick, pkt.flow);
