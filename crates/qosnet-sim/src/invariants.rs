@@ -137,7 +137,7 @@ impl Simulation {
             let i = self.routers.p.lane_index(up as usize, v);
             let upstream = self.all_routers().of_lane(i);
             // (`CreditAt::Crossbar`: the flits in the output VC buffer took theirs)
-            let taken = if upstream.p.credit_at_crossbar { upstream.out_vc[i].buf.len() } else { 0 };
+            let taken = upstream.credits_taken(i);
             (upstream.out_vc[i].credits, wire.credits[i], upstream.op_credited[up as usize], taken)
         };
         let name = || self.input_vc_name(ip, v);
@@ -192,9 +192,9 @@ impl Simulation {
         for node in 0..self.routers.topo.nodes {
             for v in 0..vcs {
                 let i = self.routers.p.lane_index(self.endpoints.eject_port[node].index(), v);
-                let out_vc = &self.all_routers().of_lane(i).out_vc[i];
-                let taken = if self.routers.p.credit_at_crossbar { out_vc.buf.len() } else { 0 };
-                let total = out_vc.credits + taken + wire.credits[i] + wire.ejecting[node * vcs + v];
+                let upstream = self.all_routers().of_lane(i);
+                let (credits, taken) = (upstream.out_vc[i].credits, upstream.credits_taken(i));
+                let total = credits + taken + wire.credits[i] + wire.ejecting[node * vcs + v];
                 if total != self.routers.p.lane_depth(v) {
                     return self.broken(format!("ejection credits of node {node} vc {v} not conserved"));
                 }

@@ -102,6 +102,17 @@ impl Routers {
         }
     }
 
+    /// The flits in output VC `i`'s buffer (`Params::lane_index`) that took their downstream
+    /// credit as they crossed (`CreditAt::Crossbar`; none otherwise): credits it holds, as
+    /// the invariants count them.
+    pub(crate) fn credits_taken(&self, i: usize) -> u32 {
+        if self.p.credit_at_crossbar {
+            self.out_vc.at(i).buf.len()
+        } else {
+            0
+        }
+    }
+
     /// Whether input VC `(oip, lane)`, the owner of output VC `v` of port `port`
     /// (`OutVc::owner_input`), is held waiting on it (`ip_blocked`: for room in its buffer
     /// or, with credits taken at the crossbar, a credit). The owner may have moved on to

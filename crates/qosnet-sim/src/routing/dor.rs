@@ -54,6 +54,13 @@ pub enum Ties {
 }
 
 impl Ties {
+    /// `n` tie bits (one a dimension, for `Drawn`) from a packet's draw at its source: from
+    /// its upper half, apart from the low bits its way's other choices take.
+    #[inline]
+    pub fn drawn_bits(draw: u64, n: u32) -> u32 {
+        (draw >> 32) as u32 & ((1 << n) - 1)
+    }
+
     #[inline(always)]
     fn plus(self, dim: usize, c: u32) -> bool {
         match self {

@@ -647,7 +647,7 @@ impl Routing {
             Routing::CMesh { turns: true, .. } => (draw & 1) as u16,
             // (a tie bit a dimension, `dor::Ties::Drawn`)
             Routing::DorDateline { grid, random_ties: true, .. } => {
-                ((draw >> 32) as u32 & ((1 << grid.dims.len()) - 1)) as u16
+                dor::Ties::drawn_bits(draw, grid.dims.len() as u32) as u16
             }
             _ => 0,
         }

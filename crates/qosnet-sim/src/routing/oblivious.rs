@@ -66,7 +66,7 @@ impl TieBits {
 
     /// `via` (the intermediate + 1) with `draw`'s tie bits above it.
     fn with_ties(self, via: u16, draw: u64) -> u16 {
-        let bits = (draw >> 32) as u32 & ((1 << (2 * self.dims)) - 1);
+        let bits = dor::Ties::drawn_bits(draw, 2 * self.dims);
         (via as u32 | bits << self.shift) as u16
     }
 
